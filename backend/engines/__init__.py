@@ -1,0 +1,1 @@
+"""Interchangeable engines behind the facade: native, cooperative, simulated."""

@@ -1,0 +1,94 @@
+"""The one interface every engine implements.
+
+An engine owns the conversation with one kind of cluster.  It receives targets that the
+facade has already parsed and validated, applies Slurm's rules (the reference's order of
+checks), and either returns a frozen record from ``model`` or raises a typed error from
+``errors``.  Engines know nothing of read-only mode or the audit log: the facade wraps them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from ..model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    ClusterInfo,
+    Interconnect,
+    Snapshot,
+    StepId,
+    StepProcesses,
+)
+
+
+class Engine(ABC):
+    """Jobs, steps, and the nine checkpoint operations of one cluster."""
+
+    name: str
+    """``native``, ``cooperative`` or ``simulated``: shown to the user, written to the audit log."""
+
+    @abstractmethod
+    def cluster_info(self) -> ClusterInfo:
+        """Cluster name, Slurm version, switch and proctrack types, acting user."""
+
+    @abstractmethod
+    def snapshot(self) -> Snapshot:
+        """Jobs with their steps and each step's checkpoint state.
+
+        Engines reuse the controller's "no change since" answer: when nothing changed they
+        return the previous jobs with ``changed=False``.  A failure raises
+        (``ControllerUnreachable`` ...); the facade turns it into a stale snapshot.
+        """
+
+    @abstractmethod
+    def step_processes(self, target: StepId) -> StepProcesses:
+        """The step's pids per node (its proctrack container); loaded on demand."""
+
+    @abstractmethod
+    def interconnect(self, target: StepId) -> Interconnect:
+        """The switch type and the step's network request."""
+
+    # The nine checkpoint operations, with the seed man page's arguments.
+    @abstractmethod
+    def able(self, target: StepId) -> AbleResult:
+        """Whether checkpoints can be issued now (raises ``Disabled`` when not)."""
+
+    @abstractmethod
+    def error(self, target: StepId) -> CheckpointError:
+        """The last checkpoint error (code 0 when none)."""
+
+    @abstractmethod
+    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        """Checkpoint and continue."""
+
+    @abstractmethod
+    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        """Checkpoint, then terminate the step."""
+
+    @abstractmethod
+    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+        """Resume a checkpointed job (whole job only) under the same job id."""
+
+    @abstractmethod
+    def enable(self, target: StepId) -> ActionResult:
+        """Decrement the disable counter (never below zero)."""
+
+    @abstractmethod
+    def disable(self, target: StepId) -> ActionResult:
+        """Increment the disable counter."""
+
+    @abstractmethod
+    def complete(
+        self, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        """Report a finished checkpoint; only the highest error code is kept."""
+
+    @abstractmethod
+    def tasks(
+        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> ActionResult:
+        """Ask the step's tasks on ``nodelist`` to checkpoint themselves."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release threads and libraries; the default has nothing to release."""

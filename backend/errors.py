@@ -1,0 +1,267 @@
+"""Typed errors that carry Slurm's code, its ESLURM name and a sentence a person can act on.
+
+Every failure the UI or the command line can show is one of these.  ``SlurmError`` is the
+base for anything Slurm (or an engine reproducing Slurm) refused; the other branches are
+for sckpt's own refusals (bad input, read-only mode, audit log) and for "cannot talk to
+Slurm at all".  ``error_for(code)`` maps a code to the right subclass; unknown codes get
+the base class, as pygit2's ``check_error`` does.
+
+Names and messages come from libslurm's ``slurm_strerror`` when the binding is loaded
+(``register_strerror``); the small table below is only the fallback for the simulated
+cluster and for machines without libslurm.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import os
+from collections.abc import Callable
+from typing import ClassVar
+
+# Slurm's numbers, identical in every release from 15.08 to 25.11 (see the reference).
+SLURM_SUCCESS = 0
+SLURM_ERROR = -1
+SLURM_NO_CHANGE_IN_DATA = 1900
+SLURM_COMMUNICATIONS_CONNECTION_ERROR = 1001
+ESLURM_ACCESS_DENIED = 2002
+ESLURM_DUPLICATE_JOB_ID = 2011
+ESLURM_INVALID_JOB_ID = 2017
+ESLURM_ALREADY_DONE = 2021
+ESLURM_JOB_PENDING = 2024
+ESLURM_NOT_SUPPORTED = 2036
+ESLURM_DISABLED = 2037
+ESLURM_JOB_SUSPENDED = 2077
+ESLURM_JOB_NOT_FINISHED = 2088
+EPERM = _errno.EPERM
+ENOENT = _errno.ENOENT
+EINVAL = _errno.EINVAL
+EALREADY = _errno.EALREADY
+
+# Fallback (name, message) for the codes sckpt reproduces without libslurm.
+_FALLBACK: dict[int, tuple[str, str]] = {
+    SLURM_SUCCESS: ("SLURM_SUCCESS", "No error"),
+    SLURM_ERROR: ("SLURM_ERROR", "Unspecified error"),
+    SLURM_NO_CHANGE_IN_DATA: (
+        "SLURM_NO_CHANGE_IN_DATA",
+        "Data has not changed since time specified",
+    ),
+    SLURM_COMMUNICATIONS_CONNECTION_ERROR: (
+        "SLURM_COMMUNICATIONS_CONNECTION_ERROR",
+        "Communication connection failure",
+    ),
+    ESLURM_ACCESS_DENIED: ("ESLURM_ACCESS_DENIED", "Access/permission denied"),
+    ESLURM_DUPLICATE_JOB_ID: ("ESLURM_DUPLICATE_JOB_ID", "Duplicate job id"),
+    ESLURM_INVALID_JOB_ID: ("ESLURM_INVALID_JOB_ID", "Invalid job id specified"),
+    ESLURM_ALREADY_DONE: ("ESLURM_ALREADY_DONE", "Job/step already completing or completed"),
+    ESLURM_JOB_PENDING: ("ESLURM_JOB_PENDING", "Job is pending execution"),
+    ESLURM_NOT_SUPPORTED: (
+        "ESLURM_NOT_SUPPORTED",
+        "Requested operation not supported on this system",
+    ),
+    ESLURM_DISABLED: ("ESLURM_DISABLED", "Requested operation is presently disabled"),
+    ESLURM_JOB_SUSPENDED: ("ESLURM_JOB_SUSPENDED", "Job is suspended"),
+    ESLURM_JOB_NOT_FINISHED: ("ESLURM_JOB_NOT_FINISHED", "Job not yet finished"),
+}
+
+_strerror_hook: Callable[[int], tuple[str, str] | None] | None = None
+
+
+def register_strerror(hook: Callable[[int], tuple[str, str] | None]) -> None:
+    """Let the libslurm binding supply names and messages (``slurm_strerror``)."""
+    global _strerror_hook
+    _strerror_hook = hook
+
+
+def describe(code: int) -> tuple[str, str]:
+    """Return ``(name, message)`` for a Slurm or errno code.
+
+    Order: libslurm when loaded, then sckpt's table, then the C library's errno names.
+    """
+    if _strerror_hook is not None:
+        found = _strerror_hook(code)
+        if found is not None:
+            return found
+    if code in _FALLBACK:
+        return _FALLBACK[code]
+    if 0 < code < 1000:
+        return _errno.errorcode.get(code, f"E{code}"), os.strerror(code)
+    return f"SLURM_{code}", f"Slurm error {code}"
+
+
+class SckptError(Exception):
+    """Base of every error sckpt shows to a person.
+
+    ``exit_code`` follows the command line's contract: 1 Slurm refused, 2 bad usage or
+    input, 3 cannot reach Slurm or the shim is unavailable.
+    """
+
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class SlurmError(SckptError):
+    """Slurm (or an engine following Slurm's rules) refused: code, ESLURM name, message."""
+
+    code: int
+    name: str
+    expected_code: ClassVar[int | None] = None
+
+    def __init__(self, code: int | None = None, message: str | None = None, hint: str = "") -> None:
+        if code is None:
+            code = self.expected_code if self.expected_code is not None else SLURM_ERROR
+        name, default_message = describe(code)
+        self.code = code
+        self.name = name
+        super().__init__(message or default_message, hint)
+
+    def __str__(self) -> str:
+        text = f"{self.name} ({self.code}): {self.message}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+class AccessDenied(SlurmError):
+    """The caller is neither the job's owner nor root (nor SlurmUser where allowed)."""
+
+    expected_code = ESLURM_ACCESS_DENIED
+
+
+class PermissionRefused(SlurmError):
+    """EPERM, as the controller's restart path answers a non-owner."""
+
+    expected_code = EPERM
+
+
+class InvalidJobId(SlurmError):
+    """No such job, or no such step in it."""
+
+    expected_code = ESLURM_INVALID_JOB_ID
+
+
+class JobPending(SlurmError):
+    """The job has not started yet."""
+
+    expected_code = ESLURM_JOB_PENDING
+
+
+class JobSuspended(SlurmError):
+    """The job is suspended (whole-job requests)."""
+
+    expected_code = ESLURM_JOB_SUSPENDED
+
+
+class AlreadyDone(SlurmError):
+    """The job has completed, failed or been cancelled."""
+
+    expected_code = ESLURM_ALREADY_DONE
+
+
+class JobNotFinished(SlurmError):
+    """Restart of a job that is still known and not finished."""
+
+    expected_code = ESLURM_JOB_NOT_FINISHED
+
+
+class Disabled(SlurmError):
+    """Checkpoints are disabled for the step (counter above zero, or suspended step)."""
+
+    expected_code = ESLURM_DISABLED
+
+
+class NotSupported(SlurmError):
+    """This Slurm, engine or step cannot do the operation; ``hint`` says why."""
+
+    expected_code = ESLURM_NOT_SUPPORTED
+
+
+class AlreadyInProgress(SlurmError):
+    """EALREADY: a checkpoint of this step is already running."""
+
+    expected_code = EALREADY
+
+
+class InvalidArgument(SlurmError):
+    """EINVAL from Slurm (for instance a mismatching saved job record)."""
+
+    expected_code = EINVAL
+
+
+class NoSuchImage(SlurmError):
+    """ENOENT: the saved job record or image to restart from is missing."""
+
+    expected_code = ENOENT
+
+
+class ControllerUnreachable(SlurmError):
+    """slurmctld (or a slurmd) did not answer; the data shown may be stale."""
+
+    exit_code = 3
+    expected_code = SLURM_COMMUNICATIONS_CONNECTION_ERROR
+
+
+class SetupError(SckptError):
+    """sckpt cannot talk to Slurm at all on this machine (exit code 3)."""
+
+    exit_code = 3
+
+
+class NoConfig(SetupError):
+    """No slurm.conf (SLURM_CONF, default path, or configless) could be found."""
+
+
+class ShimUnavailable(SetupError):
+    """The cffi shim could not be built or loaded (headers, compiler, version mismatch)."""
+
+
+class UsageError(SckptError):
+    """Bad input: ids, numbers, paths, options, config. Refused before any engine call."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """The configuration file is invalid; the message names the key and the expected form."""
+
+
+class ReadOnlyError(SckptError):
+    """A mutating operation was refused because read-only mode is on."""
+
+    exit_code = 1
+
+
+class AuditLogError(SckptError):
+    """The audit log could not be written, so (by default) the action was refused."""
+
+    exit_code = 1
+
+
+_BY_CODE: dict[int, type[SlurmError]] = {
+    cls.expected_code: cls
+    for cls in (
+        AccessDenied,
+        PermissionRefused,
+        InvalidJobId,
+        JobPending,
+        JobSuspended,
+        AlreadyDone,
+        JobNotFinished,
+        Disabled,
+        NotSupported,
+        AlreadyInProgress,
+        InvalidArgument,
+        NoSuchImage,
+        ControllerUnreachable,
+    )
+    if cls.expected_code is not None
+}
+
+
+def error_for(code: int, message: str | None = None, hint: str = "") -> SlurmError:
+    """Build the typed error for a Slurm or errno code (unknown codes: ``SlurmError``)."""
+    return _BY_CODE.get(code, SlurmError)(code, message, hint)

@@ -1,0 +1,293 @@
+"""The frozen records every engine returns and the UI and CLI read.
+
+These are sckpt's own, independent of the Slurm release: the libslurm shim flattens each
+release's structs into them, the simulated cluster builds them directly.  Special step
+numbers use the values of Slurm 20.11 and later; the shim translates older ones.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+# Special step numbers (Slurm >= 20.11 values; sckpt's canonical ones on every release).
+NO_VAL = 0xFFFFFFFE
+WHOLE_JOB = NO_VAL
+"""A target naming the whole job: every running step (``scontrol checkpoint op 123``)."""
+STEP_BATCH = 0xFFFFFFFB
+STEP_EXTERN = 0xFFFFFFFC
+STEP_PENDING = 0xFFFFFFFD
+STEP_INTERACTIVE = 0xFFFFFFFA
+
+_STEP_NAMES = {
+    STEP_BATCH: "batch",
+    STEP_EXTERN: "extern",
+    STEP_PENDING: "pending",
+    STEP_INTERACTIVE: "interactive",
+}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class StepId:
+    """A job, one of its steps, or (``step == WHOLE_JOB``) the whole job.
+
+    ``str()`` gives the form users type and ``squeue -s`` prints: ``123``, ``123.4``,
+    ``123.batch``, ``123.extern``, ``123.interactive``.
+    """
+
+    job_id: int
+    step: int = WHOLE_JOB
+    het_comp: int = NO_VAL
+
+    @property
+    def is_whole_job(self) -> bool:
+        return self.step == WHOLE_JOB
+
+    @property
+    def is_batch(self) -> bool:
+        return self.step == STEP_BATCH
+
+    @property
+    def step_text(self) -> str:
+        """The part after the dot: ``4``, ``batch``, ``extern``; empty for the whole job."""
+        if self.step == WHOLE_JOB:
+            return ""
+        return _STEP_NAMES.get(self.step, str(self.step))
+
+    def __str__(self) -> str:
+        return f"{self.job_id}.{self.step_text}" if self.step_text else str(self.job_id)
+
+
+class JobState(enum.StrEnum):
+    """Base job states, named as ``squeue --json`` names them."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    TIMEOUT = "TIMEOUT"
+    NODE_FAIL = "NODE_FAIL"
+    PREEMPTED = "PREEMPTED"
+    BOOT_FAIL = "BOOT_FAIL"
+    DEADLINE = "DEADLINE"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+
+    @property
+    def short(self) -> str:
+        """squeue's compact code (``R``, ``PD``, ``CD`` ...)."""
+        return _SHORT[self]
+
+    @property
+    def is_finished(self) -> bool:
+        return self not in (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)
+
+
+_SHORT = {
+    JobState.PENDING: "PD",
+    JobState.RUNNING: "R",
+    JobState.SUSPENDED: "S",
+    JobState.COMPLETED: "CD",
+    JobState.CANCELLED: "CA",
+    JobState.FAILED: "F",
+    JobState.TIMEOUT: "TO",
+    JobState.NODE_FAIL: "NF",
+    JobState.PREEMPTED: "PR",
+    JobState.BOOT_FAIL: "BF",
+    JobState.DEADLINE: "DL",
+    JobState.OUT_OF_MEMORY: "OOM",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One job as the controller reports it (times are Unix seconds, 0 = not set)."""
+
+    job_id: int
+    name: str
+    user: str
+    uid: int
+    partition: str
+    state: JobState
+    state_reason: str = ""
+    nodes: str = ""
+    """Nodelist in Slurm's compressed form (``node[1-3]``); empty while pending."""
+    num_nodes: int = 0
+    num_cpus: int = 0
+    num_tasks: int = 0
+    submit_time: int = 0
+    start_time: int = 0
+    end_time: int = 0
+    work_dir: str = ""
+    comment: str = ""
+    held: bool = False
+    """Priority 0 (held by user or admin), as after ``scontrol requeuehold``."""
+    restart_count: int = 0
+    batch: bool = False
+    """Whether the job has a batch script (and so a ``.batch`` step)."""
+    required_nodes: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One job step (``.batch``, ``.extern`` and numbered steps alike)."""
+
+    step_id: StepId
+    name: str
+    user: str
+    uid: int
+    partition: str
+    state: str
+    """Step state as Slurm names it (RUNNING, COMPLETING, ...)."""
+    nodes: str = ""
+    num_tasks: int = 0
+    num_cpus: int = 0
+    start_time: int = 0
+    run_time: int = 0
+    network: str = ""
+    """The step's interconnect request (``srun --network``), from the switch plugin's view."""
+
+
+class CheckpointKind(enum.StrEnum):
+    """What the console shows in a step's checkpoint column."""
+
+    ABLE = "able"
+    DISABLED = "disabled"
+    IN_PROGRESS = "in_progress"
+    NOT_SUPPORTED = "not_supported"
+    PENDING = "pending"
+    """Not applicable: the job has not started."""
+    DONE = "done"
+    """Not applicable: the job or step has finished."""
+    UNKNOWN = "unknown"
+    """Not asked yet (for instance: too many steps to ask in one refresh)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointError:
+    """The last checkpoint error of a step: the highest code reported, with its message."""
+
+    code: int
+    name: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointEvent:
+    """One line of a step's checkpoint history (engines that keep one)."""
+
+    time: int
+    operation: str
+    by: str
+    code: int
+    message: str = ""
+    image_dir: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointState:
+    """A step's checkpoint state, as ``able`` and ``error`` would report it, plus context."""
+
+    kind: CheckpointKind
+    disable_count: int = 0
+    in_progress_since: int = 0
+    reason: str = ""
+    """Why not supported / not applicable, in words."""
+    last_error: CheckpointError | None = None
+    image_dir: str = ""
+    last_checkpoint_time: int = 0
+    history: tuple[CheckpointEvent, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """A step with its checkpoint state."""
+
+    step: Step
+    checkpoint: CheckpointState
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A job with its steps (only running jobs have any)."""
+
+    job: Job
+    steps: tuple[StepView, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    """Facts shown in the header and by ``sckpt doctor``."""
+
+    cluster_name: str
+    slurm_version: str
+    engine: str
+    """``native``, ``cooperative`` or ``simulated``."""
+    acting_user: str
+    switch_type: str = ""
+    proctrack_type: str = ""
+    read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one refresh knows, and how fresh it is.
+
+    ``changed`` is False when the engine answered "no change since last time" (Slurm's
+    SLURM_NO_CHANGE_IN_DATA): ``jobs`` is then the previous data, unchanged.
+    ``stale`` is True when the latest refresh failed; ``stale_since`` says when the data
+    last was fresh and ``error`` why it is not.
+    """
+
+    jobs: tuple[JobView, ...]
+    taken_at: float
+    changed: bool = True
+    stale: bool = False
+    stale_since: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NodePids:
+    """The processes of a step on one node: the proctrack container's view."""
+
+    node: str
+    pids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StepProcesses:
+    """A step's process container, node by node (``slurm_job_step_get_pids``)."""
+
+    step_id: StepId
+    nodes: tuple[NodePids, ...]
+    proctrack_type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Interconnect:
+    """A step's interconnect: the switch plugin in use and the step's network request."""
+
+    step_id: StepId
+    switch_type: str
+    network: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AbleResult:
+    """``able``: checkpoints can be issued; ``in_progress_since`` is 0 when none runs."""
+
+    target: StepId
+    in_progress_since: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """The outcome of a mutating operation that Slurm accepted."""
+
+    target: StepId
+    operation: str
+    detail: str = ""
+    per_step: tuple[tuple[StepId, int], ...] = field(default=())
+    """Whole-job requests: the code each running step answered."""

@@ -1,0 +1,85 @@
+"""Parsing and validation of what users type: step ids, max_wait, image dirs.
+
+Everything here runs before any engine is called, so invalid input never reaches Slurm.
+Each refusal is a ``UsageError`` whose message says what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import UsageError
+from .model import STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE, WHOLE_JOB, StepId
+
+MAX_JOB_ID = 0xFFFFFFF0
+"""Job ids above this collide with Slurm's special values."""
+MAX_STEP = 0xFFFFFFF0
+MAX_WAIT_LIMIT = 65535
+"""max_wait is a uint16_t in the checkpoint API."""
+MAX_PATH = 4095
+
+_NAMED_STEPS = {"batch": STEP_BATCH, "extern": STEP_EXTERN, "interactive": STEP_INTERACTIVE}
+_TARGET = re.compile(r"(?P<job>[0-9]{1,10})(?:\.(?P<step>[0-9]{1,10}|[a-z]+))?")
+
+TARGET_FORMS = "JOB, JOB.STEP, JOB.batch, JOB.extern or JOB.interactive (for example 123.4)"
+
+
+def parse_target(text: str) -> StepId:
+    """``"123"`` -> whole job, ``"123.4"``, ``"123.batch"``, ... -> that step."""
+    if not isinstance(text, str):
+        raise UsageError(f"expected a step id as text: {TARGET_FORMS}")
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    match = _TARGET.fullmatch(text.strip())
+    if match is None:
+        raise UsageError(f"invalid job or step id {shown!r}: expected {TARGET_FORMS}")
+    job_id = int(match["job"])
+    if not 0 < job_id <= MAX_JOB_ID:
+        raise UsageError(f"invalid job id {shown!r}: expected a number from 1 to {MAX_JOB_ID}")
+    step_text = match["step"]
+    if step_text is None:
+        return StepId(job_id, WHOLE_JOB)
+    if step_text.isdigit():
+        step = int(step_text)
+        if step > MAX_STEP:
+            raise UsageError(f"invalid step number in {shown!r}: expected 0 to {MAX_STEP}")
+        return StepId(job_id, step)
+    if step_text in _NAMED_STEPS:
+        return StepId(job_id, _NAMED_STEPS[step_text])
+    raise UsageError(f"invalid step {step_text!r} in {shown!r}: expected {TARGET_FORMS}")
+
+
+def validate_max_wait(value: object) -> int:
+    """Seconds to wait for a checkpoint: a whole number 0..65535."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise UsageError(f"max_wait must be a whole number of seconds from 0 to {MAX_WAIT_LIMIT}")
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]{1,6}", value.strip()):
+            shown = value if len(value) <= 20 else value[:17] + "..."
+            raise UsageError(
+                f"invalid max_wait {shown!r}: expected a whole number of seconds "
+                f"from 0 to {MAX_WAIT_LIMIT}"
+            )
+        value = int(value)
+    if not 0 <= value <= MAX_WAIT_LIMIT:
+        raise UsageError(f"max_wait {value} out of range: expected 0 to {MAX_WAIT_LIMIT} seconds")
+    return value
+
+
+def validate_image_dir(value: object) -> str:
+    """An absolute path, printable, without ``..`` components, at most 4095 bytes."""
+    if not isinstance(value, str) or not value:
+        raise UsageError("image_dir must be an absolute path such as /scratch/ckpt")
+    shown = repr(value if len(value) <= 60 else value[:57] + "...")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise UsageError(f"image_dir {shown} contains control characters: expected a plain path")
+    try:
+        encoded = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"image_dir {shown} is not valid UTF-8: expected a plain path") from None
+    if not value.startswith("/"):
+        raise UsageError(f"image_dir {shown} is relative: expected an absolute path")
+    if ".." in value.split("/"):
+        raise UsageError(f"image_dir {shown} contains '..': expected a path without it")
+    if len(encoded) > MAX_PATH:
+        raise UsageError(f"image_dir is {len(encoded)} bytes long: at most {MAX_PATH} allowed")
+    return value

@@ -1,0 +1,1 @@
+"""Textual CSS shipped inside the wheel; located at run time with importlib.resources."""

@@ -1,0 +1,111 @@
+"""Shared fixtures: the real single-node Slurm cluster, and the slow-test switch.
+
+The cluster comes from ``scripts/slurm-cluster``.  When one is already up at
+``$SCKPT_CLUSTER_DIR`` (a developer keeps it running), the tests reuse it and leave it up;
+otherwise the session starts it and stops it at the end.  When it cannot start, tests marked
+``slurm`` fail under ``CI=true`` and skip elsewhere with the reason printed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER_SCRIPT = ROOT / "scripts" / "slurm-cluster"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    """The running test cluster: its config and the unprivileged users for permission tests."""
+
+    conf: Path
+    directory: Path
+    node: str = "sckpt-node"
+    users: tuple[str, str] = ("sckpt-alice", "sckpt-bob")
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """An environment for Slurm's commands pointing at this cluster."""
+        return {**os.environ, "SLURM_CONF": str(self.conf), **extra}
+
+    def run(
+        self,
+        *argv: str,
+        user: str | None = None,
+        check: bool = True,
+        timeout: float = 60,
+        cwd: str = "/tmp",
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a Slurm command (``squeue``, ``sbatch`` ...), optionally as a test user."""
+        cmd = list(argv)
+        if user is not None:
+            cmd = ["runuser", "-u", user, "--", "env", f"SLURM_CONF={self.conf}", *cmd]
+        return subprocess.run(
+            cmd,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=timeout,
+            cwd=cwd,
+        )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="run the long variants too")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="long variant: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def _cluster_dir() -> Path:
+    return Path(os.environ.get("SCKPT_CLUSTER_DIR", "/tmp/sckpt-cluster"))
+
+
+def _unavailable(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"real Slurm cluster unavailable in CI: {reason}", pytrace=False)
+    print(f"\nSKIP real-cluster tests: {reason}")
+    pytest.skip(f"real Slurm cluster unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    """Bring the cluster up once per session (or reuse a running one)."""
+    if os.geteuid() != 0:
+        _unavailable("the test cluster needs root (it installs Slurm and starts daemons)")
+    directory = _cluster_dir()
+    already_up = (
+        subprocess.run([str(CLUSTER_SCRIPT), "status"], capture_output=True, text=True).returncode
+        == 0
+    )
+    if not already_up:
+        up = subprocess.run(
+            [str(CLUSTER_SCRIPT), "up"], capture_output=True, text=True, timeout=900
+        )
+        if up.returncode != 0:
+            _unavailable(f"scripts/slurm-cluster up failed: {up.stderr.strip()[-2000:]}")
+    cluster = SlurmCluster(conf=directory / "slurm.conf", directory=directory)
+    previous = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(cluster.conf)
+    try:
+        yield cluster
+    finally:
+        if previous is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = previous
+        if not already_up:
+            subprocess.run([str(CLUSTER_SCRIPT), "down"], capture_output=True, timeout=120)

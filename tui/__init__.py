@@ -1,0 +1,1 @@
+"""The Textual console, its screens and widgets, and the ``sckpt`` command line."""
