@@ -1,0 +1,86 @@
+"""scripts/slurm-cluster: `up` twice is harmless, `down` leaves no daemon of its own.
+
+Runs a second, throwaway cluster on other ports so the session's shared cluster is untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import CLUSTER_SCRIPT, IN_CI, SlurmCluster
+
+pytestmark = pytest.mark.slurm
+
+DAEMONS = ("munged", "slurmctld", "slurmd")
+
+
+def _script(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "SCKPT_CLUSTER_DIR": str(directory),
+        "SCKPT_CTLD_PORT": "46917",
+        "SCKPT_SLURMD_PORT": "46918",
+    }
+    return subprocess.run(
+        [str(CLUSTER_SCRIPT), *args], env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def _pids(directory: Path) -> dict[str, int]:
+    return {d: int((directory / "run" / f"{d}.pid").read_text()) for d in DAEMONS}
+
+
+def _alive(pid: int, name: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == name
+    except OSError:
+        return False
+
+
+def test_up_twice_is_harmless_and_down_stops_only_its_daemons(
+    tmp_path: Path, slurm_cluster: SlurmCluster
+) -> None:
+    if os.geteuid() != 0:
+        if IN_CI:
+            pytest.fail("CI must run as root to start a Slurm cluster")
+        pytest.skip("needs root")
+    directory = tmp_path / "cluster"
+    first = _script(directory, "up")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == f"export SLURM_CONF={directory}/slurm.conf"
+    try:
+        pids = _pids(directory)
+        assert all(_alive(pid, name) for name, pid in pids.items())
+
+        second = _script(directory, "up")
+        assert second.returncode == 0, second.stderr
+        assert _pids(directory) == pids  # nothing restarted, nothing duplicated
+
+        status = _script(directory, "status")
+        assert status.returncode == 0
+        assert "sckpt-node idle" in status.stderr
+        conf = (directory / "slurm.conf").read_text()
+        for line in (
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "AuthType=auth/munge",
+            "SlurmdParameters=config_overrides",
+            "SlurmctldPort=46917",
+        ):
+            assert line in conf
+        assert int(conf.split("MaxJobCount=")[1].split()[0]) >= 200000
+    finally:
+        down = _script(directory, "down")
+    assert down.returncode == 0, down.stderr
+    assert not any(_alive(pid, name) for name, pid in pids.items())
+    assert not directory.exists()
+    # The shared cluster (other directory) still answers.
+    assert slurm_cluster.run("sinfo", "-h", "-o", "%t").stdout.split()[0] in (
+        "idle",
+        "mix",
+        "alloc",
+    )
