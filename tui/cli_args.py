@@ -1,0 +1,162 @@
+"""Argument types for the command line: every value is checked while argv is parsed.
+
+Each converter raises ``UsageError`` (exit code 2) with a sentence saying what was expected,
+so a bad value stops the command before a facade is even opened: invalid input never
+reaches an engine, Slurm, or the audit log.  Ids, max_wait and image dirs reuse the
+backend's own validators (``sckpt.backend.targets``) so the console and the command line
+accept exactly the same things.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+
+from sckpt.backend.errors import UsageError
+from sckpt.backend.model import CheckpointKind, JobState, StepId
+from sckpt.backend.targets import parse_target, validate_image_dir, validate_max_wait
+
+MAX_ERROR_CODE = 0xFFFFFFFF
+"""error_code is a uint32_t in slurm_checkpoint_complete."""
+MAX_TEXT = 1024
+_HOSTLIST = re.compile(r"[A-Za-z0-9_.\-\[\],]{1,4095}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DIGITS = re.compile(r"[0-9]{1,20}")
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def target(text: str) -> StepId:
+    """``JOB``, ``JOB.STEP``, ``JOB.batch``, ``JOB.extern``, ``JOB.interactive``."""
+    return parse_target(text)
+
+
+def max_wait(text: str) -> int:
+    """Seconds, 0..65535 (a uint16_t in the checkpoint API)."""
+    return validate_max_wait(text)
+
+
+def image_dir(text: str) -> str:
+    """An absolute path without ``..`` or control characters."""
+    return validate_image_dir(text)
+
+
+def error_code(text: str) -> int:
+    """A checkpoint error code to report: a whole number 0..4294967295."""
+    if not _DIGITS.fullmatch(text.strip()) or int(text) > MAX_ERROR_CODE:
+        raise UsageError(
+            f"invalid error code {_shown(text)}: expected a whole number from 0 to {MAX_ERROR_CODE}"
+        )
+    return int(text)
+
+
+def plain_text(text: str, what: str = "text") -> str:
+    """Free text (an error message): printable, at most 1024 characters."""
+    if _CONTROL.search(text):
+        raise UsageError(f"{what} {_shown(text)} contains control characters: expected plain text")
+    if len(text) > MAX_TEXT:
+        raise UsageError(f"{what} is {len(text)} characters long: at most {MAX_TEXT} allowed")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what} {_shown(text)} is not valid UTF-8: expected plain text") from None
+    return text
+
+
+def error_msg(text: str) -> str:
+    """The message reported with a checkpoint error code."""
+    return plain_text(text, "error message")
+
+
+def nodelist(text: str) -> str:
+    """A Slurm host list such as ``node[1-4],gpu7``."""
+    if not _HOSTLIST.fullmatch(text):
+        raise UsageError(
+            f"invalid node list {_shown(text)}: expected a Slurm host list such as node[1-4],gpu7"
+        )
+    return text
+
+
+def begin_time(text: str) -> int:
+    """When the checkpoint began: ``now``, Unix seconds, or ``YYYY-MM-DDTHH:MM[:SS]`` (local)."""
+    value = text.strip()
+    if value.lower() == "now":
+        return int(time.time())
+    if _DIGITS.fullmatch(value):
+        seconds = int(value)
+        if seconds > 0x7FFFFFFFFFFF:
+            raise UsageError(f"begin time {_shown(text)} is out of range")
+        return seconds
+    if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2})?)?", value):
+        try:
+            return int(datetime.fromisoformat(value).timestamp())
+        except (ValueError, OverflowError, OSError):
+            pass
+    raise UsageError(
+        f"invalid begin time {_shown(text)}: expected now, Unix seconds, or YYYY-MM-DDTHH:MM[:SS]"
+    )
+
+
+_STATE_WORDS: dict[str, JobState] = {}
+for _state in JobState:
+    _STATE_WORDS[_state.value.lower()] = _state
+    _STATE_WORDS[_state.short.lower()] = _state
+
+ACTIVE_STATES = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
+
+
+def states(text: str) -> frozenset[JobState]:
+    """``R,PD``, ``running,pending`` or ``all`` (squeue's names and short codes, any case)."""
+    chosen: set[JobState] = set()
+    for word in text.split(","):
+        key = word.strip().lower()
+        if key == "all":
+            chosen.update(JobState)
+        elif key in _STATE_WORDS:
+            chosen.add(_STATE_WORDS[key])
+        else:
+            names = ", ".join(s.value for s in JobState)
+            raise UsageError(
+                f"invalid job state {_shown(word)}: expected all, or any of {names} "
+                "(or squeue's short codes such as R, PD, CD)"
+            )
+    return frozenset(chosen)
+
+
+def names(text: str) -> frozenset[str]:
+    """A comma-separated list of user or partition names."""
+    chosen = frozenset(part.strip() for part in text.split(",") if part.strip())
+    if not chosen:
+        raise UsageError("expected one or more names separated by commas")
+    for name in chosen:
+        plain_text(name, "name")
+    return chosen
+
+
+def job_ids(text: str) -> frozenset[int]:
+    """A comma-separated list of job ids (``123,456``)."""
+    chosen: set[int] = set()
+    for part in text.split(","):
+        step = parse_target(part)
+        if not step.is_whole_job:
+            raise UsageError(f"invalid job id {_shown(part)}: expected a job id without a step")
+        chosen.add(step.job_id)
+    return frozenset(chosen)
+
+
+def checkpoint_kinds(text: str) -> frozenset[CheckpointKind]:
+    """``able,disabled``: the checkpoint states a step must be in (``in-progress`` too)."""
+    chosen: set[CheckpointKind] = set()
+    for word in text.split(","):
+        key = word.strip().lower().replace("-", "_").replace(" ", "_")
+        try:
+            chosen.add(CheckpointKind(key))
+        except ValueError:
+            kinds = ", ".join(kind.value for kind in CheckpointKind)
+            raise UsageError(
+                f"invalid checkpoint state {_shown(word)}: expected any of {kinds}"
+            ) from None
+    return frozenset(chosen)

@@ -1,0 +1,77 @@
+"""``sckpt ls``: jobs and steps with their checkpoint state, filtered like squeue.
+
+The filters are applied to one snapshot taken through the facade, so ``ls`` costs the
+controller exactly what one console refresh costs.  Without ``--state`` (or ``--all``) only
+active jobs are listed (pending, running, suspended), as squeue does by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sckpt.backend.model import CheckpointKind, ClusterInfo, JobState, JobView, Snapshot
+
+from . import cli_output
+from .cli_args import ACTIVE_STATES
+
+
+@dataclass(frozen=True)
+class ListFilter:
+    """What ``ls`` keeps; an empty set means "no filter on that field".
+
+    ``users`` is the exception: None means no filter, an empty set matches nobody (what
+    ``--mine --user someone-else`` asks for).
+    """
+
+    users: frozenset[str] | None = None
+    states: frozenset[JobState] = ACTIVE_STATES
+    job_ids: frozenset[int] = frozenset()
+    partitions: frozenset[str] = frozenset()
+    checkpoint: frozenset[CheckpointKind] = frozenset()
+
+
+def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
+    """The jobs (and, with a checkpoint filter, the steps) that match every filter."""
+    kept: list[JobView] = []
+    for view in jobs:
+        job = view.job
+        if wanted.users is not None and not {job.user, str(job.uid)} & wanted.users:
+            continue
+        if wanted.states and job.state not in wanted.states:
+            continue
+        if wanted.job_ids and job.job_id not in wanted.job_ids:
+            continue
+        if wanted.partitions and job.partition not in wanted.partitions:
+            continue
+        if wanted.checkpoint:
+            steps = tuple(s for s in view.steps if s.checkpoint.kind in wanted.checkpoint)
+            if not steps:
+                continue
+            view = replace(view, steps=steps)
+        kept.append(view)
+    kept.sort(key=lambda v: v.job.job_id)
+    return kept
+
+
+def render_text(views: list[JobView], snapshot: Snapshot, *, steps: bool, noheader: bool) -> str:
+    """squeue's table (jobs), or ``squeue -s``'s (steps), with the checkpoint columns."""
+    now = snapshot.taken_at
+    if steps:
+        rows = [cli_output.step_row(step, now) for view in views for step in view.steps]
+        return cli_output.render_table(cli_output.STEP_HEADER, rows, noheader=noheader)
+    rows = [cli_output.job_row(view, now) for view in views]
+    return cli_output.render_table(cli_output.JOB_HEADER, rows, noheader=noheader)
+
+
+def render_json(views: list[JobView], snapshot: Snapshot, info: ClusterInfo) -> dict[str, Any]:
+    """The document ``ls --json`` prints: cluster facts, freshness, jobs with their steps."""
+    return {
+        "cluster": cli_output.to_jsonable(info),
+        "taken_at": snapshot.taken_at,
+        "stale": snapshot.stale,
+        "stale_since": snapshot.stale_since,
+        "error": snapshot.error,
+        "jobs": [cli_output.job_json(view) for view in views],
+    }

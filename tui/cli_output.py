@@ -1,0 +1,292 @@
+"""What the command line prints: scontrol-style lines, squeue-style tables, and JSON.
+
+Everything a person reads goes through ``clean()`` first: job names, comments, paths and
+Slurm's messages are data, and data containing terminal escape sequences must be shown
+literally, never interpreted by the terminal.  JSON output is ``json.dumps`` (which escapes
+control characters itself) over plain dicts built from the backend's frozen records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import re
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sckpt.backend.errors import SckptError, SlurmError
+from sckpt.backend.model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    CheckpointState,
+    JobState,
+    JobView,
+    StepId,
+    StepView,
+)
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean(text: object) -> str:
+    """Text safe to print on a terminal: control characters become visible escapes.
+
+    Newlines and tabs are escaped too, so one record stays one line.  Strings decoded with
+    ``surrogateescape`` (non-UTF-8 bytes) print their bytes as ``\\xNN`` instead of failing.
+    """
+    value = str(text)
+    value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    if any("\udc80" <= ch <= "\udcff" for ch in value):
+        value = "".join(
+            f"\\x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else ch for ch in value
+        )
+    return value
+
+
+def format_time(unix_seconds: float) -> str:
+    """Local time as Slurm's ``slurm_make_time_str`` prints it by default (ISO 8601)."""
+    if unix_seconds <= 0:
+        return "None"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(unix_seconds))
+
+
+def format_elapsed(seconds: float) -> str:
+    """squeue's TIME column: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes}:{secs:02d}"
+
+
+# ---------------------------------------------------------------- scontrol-style lines
+
+
+def able_line(result: AbleResult | None) -> str:
+    """scontrol's answer to ``checkpoint able``: ``Yes``, ``Began at <time>``, or ``No``.
+
+    ``None`` stands for ESLURM_DISABLED, which scontrol printed as ``No`` and did not count
+    as an error.
+    """
+    if result is None:
+        return "No"
+    if result.in_progress_since:
+        return f"Began at {format_time(result.in_progress_since)}"
+    return "Yes"
+
+
+def error_line(error: CheckpointError) -> str:
+    """scontrol's answer to ``checkpoint error``: ``error(<code>): <msg>``."""
+    return f"error({error.code}): {clean(error.message)}"
+
+
+def action_line(result: ActionResult) -> str:
+    """One line saying a mutating operation was accepted, with its detail when any."""
+    text = f"{result.target}: {result.operation} accepted"
+    if result.detail:
+        text += f": {clean(result.detail)}"
+    refused = [f"{step}={code}" for step, code in result.per_step if code]
+    if refused:
+        text += f" (steps answering an error: {', '.join(refused)})"
+    return text
+
+
+def failure_line(prefix: str, error: object) -> str:
+    """The one line written to stderr for a refusal or a failure."""
+    return clean(f"sckpt: {prefix}{error}" if prefix else f"sckpt: {error}")
+
+
+# ---------------------------------------------------------------- checkpoint state in words
+
+
+def checkpoint_text(state: CheckpointState) -> str:
+    """A step's checkpoint column, in words (the console's vocabulary)."""
+    kind = state.kind
+    if kind is CheckpointKind.DISABLED:
+        return f"disabled x{state.disable_count}" if state.disable_count else "disabled"
+    if kind is CheckpointKind.IN_PROGRESS:
+        return f"in progress since {format_time(state.in_progress_since)}"
+    if kind is CheckpointKind.NOT_SUPPORTED:
+        return f"not supported: {state.reason}" if state.reason else "not supported"
+    return kind.value
+
+
+def last_error_text(state: CheckpointState) -> str:
+    """``0``, or ``<code> <ESLURM name>`` for the step's last checkpoint error."""
+    error = state.last_error
+    if error is None or error.code == 0:
+        return "0"
+    return f"{error.code} {error.name}"
+
+
+_SUMMARY_ORDER = (
+    CheckpointKind.IN_PROGRESS,
+    CheckpointKind.DISABLED,
+    CheckpointKind.ABLE,
+    CheckpointKind.NOT_SUPPORTED,
+    CheckpointKind.UNKNOWN,
+    CheckpointKind.PENDING,
+    CheckpointKind.DONE,
+)
+
+
+def job_checkpoint_summary(view: JobView) -> str:
+    """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``."""
+    if not view.steps:
+        if view.job.state is JobState.PENDING:
+            return CheckpointKind.PENDING.value
+        if view.job.state.is_finished:
+            return CheckpointKind.DONE.value
+        return "-"
+    counts: dict[CheckpointKind, int] = {}
+    for step in view.steps:
+        counts[step.checkpoint.kind] = counts.get(step.checkpoint.kind, 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts)).value.replace("_", " ")
+    ordered = [kind for kind in _SUMMARY_ORDER if kind in counts]
+    ordered += [kind for kind in counts if kind not in ordered]
+    return ", ".join(f"{counts[kind]} {kind.value.replace('_', ' ')}" for kind in ordered)
+
+
+# ---------------------------------------------------------------- tables
+
+
+def render_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, noheader: bool) -> str:
+    """Left-aligned columns separated by two spaces; the last column is never padded."""
+    body = [[clean(cell) for cell in row] for row in rows]
+    lines_in = body if noheader else [list(header), *body]
+    if not lines_in:
+        return ""
+    widths = [max(len(row[i]) for row in lines_in) for i in range(len(header))]
+    out = []
+    for row in lines_in:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        out.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(out)
+
+
+JOB_HEADER = (
+    "JOBID",
+    "PARTITION",
+    "NAME",
+    "USER",
+    "ST",
+    "TIME",
+    "NODES",
+    "NODELIST(REASON)",
+    "CKPT",
+)
+STEP_HEADER = (
+    "STEPID",
+    "NAME",
+    "PARTITION",
+    "USER",
+    "STATE",
+    "TIME",
+    "TASKS",
+    "NODELIST",
+    "LAST_ERROR",
+    "CKPT",
+)
+
+
+def job_row(view: JobView, now: float) -> list[str]:
+    """One squeue-like row for a job (TIME is the elapsed run time, as squeue's)."""
+    job = view.job
+    if job.start_time and job.state is not JobState.PENDING:
+        end = job.end_time if job.state.is_finished and job.end_time else now
+        elapsed = format_elapsed(end - job.start_time)
+    else:
+        elapsed = "0:00"
+    where = job.nodes if job.nodes else f"({job.state_reason or 'None'})"
+    return [
+        str(job.job_id),
+        job.partition,
+        job.name,
+        job.user,
+        job.state.short,
+        elapsed,
+        str(job.num_nodes),
+        where,
+        job_checkpoint_summary(view),
+    ]
+
+
+def step_row(view: StepView, now: float) -> list[str]:
+    """One ``squeue -s``-like row for a step, with its checkpoint columns."""
+    step = view.step
+    elapsed = step.run_time if step.run_time else (now - step.start_time if step.start_time else 0)
+    return [
+        str(step.step_id),
+        step.name,
+        step.partition,
+        step.user,
+        step.state,
+        format_elapsed(elapsed),
+        str(step.num_tasks),
+        step.nodes,
+        last_error_text(view.checkpoint),
+        checkpoint_text(view.checkpoint),
+    ]
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON data from the backend's records: StepId as its text, enums as values."""
+    if isinstance(value, StepId):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def step_json(view: StepView) -> dict[str, Any]:
+    """A step for ``ls --json``: the record, its id parts, and its checkpoint state."""
+    data: dict[str, Any] = to_jsonable(view.step)
+    data["job_id"] = view.step.step_id.job_id
+    data["step"] = view.step.step_id.step_text
+    data["checkpoint"] = to_jsonable(view.checkpoint)
+    data["checkpoint"]["text"] = checkpoint_text(view.checkpoint)
+    return data
+
+
+def job_json(view: JobView) -> dict[str, Any]:
+    """A job for ``ls --json``: the record, squeue's short state, summary and steps."""
+    data: dict[str, Any] = to_jsonable(view.job)
+    data["state_short"] = view.job.state.short
+    data["checkpoint_summary"] = job_checkpoint_summary(view)
+    data["steps"] = [step_json(step) for step in view.steps]
+    return data
+
+
+def error_json(error: BaseException) -> dict[str, Any]:
+    """An error for JSON output: code/name for Slurm refusals, kind and exit code always."""
+    data: dict[str, Any] = {"kind": type(error).__name__, "message": str(error)}
+    if isinstance(error, SlurmError):
+        data.update(code=error.code, name=error.name, message=error.message, hint=error.hint)
+    if isinstance(error, SckptError):
+        data["exit_code"] = error.exit_code
+    return data
+
+
+def dumps(data: object) -> str:
+    """Stable, readable JSON (sorted keys keep diffs of monitoring output small)."""
+    return json.dumps(data, indent=2, sort_keys=True)
