@@ -1,0 +1,220 @@
+"""sckpt's settings: one TOML file, validated key by key, with defaults for everything.
+
+Where the file is: ``$SCKPT_CONFIG`` when set, else the platform's user config directory
+(``~/.config/sckpt/config.toml`` on Linux, via platformdirs).  A missing default file is not
+an error (every key has a default); a missing file that was named explicitly (argument or
+``$SCKPT_CONFIG``) is, because the user clearly meant one.
+
+The file, with every key and its default::
+
+    refresh_interval = 2.0        # seconds between console refreshes, 0.2 .. 3600
+    engine = "auto"               # auto | native | cooperative | live | simulated
+    read_only = false             # start in read-only mode
+    max_wait = 10                 # default MaxWait for create/vacate/tasks, 0 .. 65535
+    image_dir = ""                # default ImageDir (absolute), "" = the step's own dir
+    audit_log = ""                # audit log path, "" = <user state dir>/sckpt/audit.log
+    audit_required = true         # refuse an action when its audit line cannot be written
+
+    [keys]                        # console key overrides: action name -> key
+    create = "c"
+
+    [demo]                        # the simulated cluster (``sckpt --demo``)
+    seed = 42
+    jobs = 48
+
+Any mistake raises ``ConfigError`` naming the file, the key and the form expected; the
+command line turns it into exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import platformdirs
+
+from .errors import ConfigError, UsageError
+from .targets import MAX_WAIT_LIMIT, validate_image_dir
+
+APP_NAME = "sckpt"
+ENV_CONFIG = "SCKPT_CONFIG"
+ENGINES = ("auto", "native", "cooperative", "live", "simulated")
+"""Accepted values of ``engine``; ``live`` is the listing-only engine for modern Slurm."""
+
+_KEY_ACTION = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_KNOWN = frozenset(
+    {
+        "refresh_interval",
+        "engine",
+        "read_only",
+        "max_wait",
+        "image_dir",
+        "audit_log",
+        "audit_required",
+        "keys",
+        "demo",
+    }
+)
+
+
+def default_config_path() -> Path:
+    """``~/.config/sckpt/config.toml`` (or the platform's equivalent)."""
+    return platformdirs.user_config_path(APP_NAME) / "config.toml"
+
+
+def default_audit_log_path() -> Path:
+    """``~/.local/state/sckpt/audit.log`` (or the platform's equivalent)."""
+    return platformdirs.user_state_path(APP_NAME) / "audit.log"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable, already validated.  Build one directly in tests."""
+
+    refresh_interval: float = 2.0
+    """Seconds between two console refreshes."""
+    engine: str = "auto"
+    """``auto`` picks native, cooperative or live from what the binding reports."""
+    read_only: bool = False
+    max_wait: int = 10
+    """Default MaxWait for create, vacate and tasks (scontrol's default is 10 s)."""
+    image_dir: str | None = None
+    """Default ImageDir; None lets Slurm use the step's checkpoint dir (its work dir)."""
+    audit_log: Path = field(default_factory=default_audit_log_path)
+    audit_required: bool = True
+    """Refuse a mutating action when its audit line cannot be written (checked before acting)."""
+    keys: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Console key overrides: action name (``create``, ``vacate`` ...) to a key (``ctrl+k``)."""
+    demo_seed: int = 42
+    demo_jobs: int = 48
+    source: Path | None = None
+    """The file these settings came from (None: built-in defaults)."""
+
+
+def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Read and validate the config file; defaults when the default file does not exist.
+
+    ``path`` wins over ``$SCKPT_CONFIG``, which wins over the XDG path.
+    """
+    explicit = path is not None or bool(os.environ.get(ENV_CONFIG))
+    if path is not None:
+        chosen = Path(path)
+    elif os.environ.get(ENV_CONFIG):
+        chosen = Path(os.environ[ENV_CONFIG])
+    else:
+        chosen = default_config_path()
+    try:
+        raw = chosen.read_bytes()
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"config file {chosen} does not exist") from None
+        return Settings()
+    except OSError as exc:
+        raise ConfigError(f"config file {chosen} cannot be read: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{chosen}: not UTF-8 text: expected a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{chosen}: not valid TOML: {exc}") from None
+    return settings_from_mapping(data, source=chosen)
+
+
+def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -> Settings:
+    """Validate a parsed TOML table into ``Settings`` (``ConfigError`` names the bad key)."""
+    where = f"{source}: " if source is not None else ""
+
+    def bad(key: str, expected: str, value: object) -> ConfigError:
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return ConfigError(f"{where}key {key!r} = {shown}: expected {expected}")
+
+    unknown = sorted(set(data) - _KNOWN)
+    if unknown:
+        raise ConfigError(
+            f"{where}unknown key {unknown[0]!r}: expected one of {', '.join(sorted(_KNOWN))}"
+        )
+    kwargs: dict[str, Any] = {"source": source}
+
+    if "refresh_interval" in data:
+        value = data["refresh_interval"]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0.2 <= value <= 3600
+        ):
+            raise bad("refresh_interval", "a number of seconds from 0.2 to 3600", value)
+        kwargs["refresh_interval"] = float(value)
+    if "engine" in data:
+        value = data["engine"]
+        if value not in ENGINES:
+            raise bad("engine", "one of " + ", ".join(f'"{e}"' for e in ENGINES), value)
+        kwargs["engine"] = value
+    for key in ("read_only", "audit_required"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, bool):
+                raise bad(key, "true or false", value)
+            kwargs[key] = value
+    if "max_wait" in data:
+        value = data["max_wait"]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+            raise bad("max_wait", f"a whole number of seconds from 0 to {MAX_WAIT_LIMIT}", value)
+        kwargs["max_wait"] = value
+    if "image_dir" in data:
+        value = data["image_dir"]
+        if not isinstance(value, str):
+            raise bad("image_dir", 'an absolute path such as "/scratch/ckpt", or ""', value)
+        if value:
+            try:
+                kwargs["image_dir"] = validate_image_dir(value)
+            except UsageError as exc:
+                raise ConfigError(f"{where}key 'image_dir': {exc.message}") from None
+    if "audit_log" in data:
+        value = data["audit_log"]
+        if not isinstance(value, str) or "\0" in value:
+            raise bad("audit_log", 'a file path such as "/var/log/sckpt/audit.log", or ""', value)
+        if value:
+            path = Path(value).expanduser()
+            if not path.is_absolute():
+                raise bad("audit_log", "an absolute path (or ~/...)", value)
+            kwargs["audit_log"] = path
+    if "keys" in data:
+        table = data["keys"]
+        if not isinstance(table, dict):
+            raise bad("keys", 'a table such as [keys] create = "c"', table)
+        keys: dict[str, str] = {}
+        for action, key in table.items():
+            if not _KEY_ACTION.fullmatch(action):
+                raise bad(
+                    f"keys.{action}", "an action name in lower case (create, vacate ...)", key
+                )
+            if not isinstance(key, str) or not key or len(key) > 40 or not key.isprintable():
+                raise bad(f"keys.{action}", 'a key name such as "c", "f5" or "ctrl+k"', key)
+            keys[action] = key
+        kwargs["keys"] = MappingProxyType(keys)
+    if "demo" in data:
+        table = data["demo"]
+        if not isinstance(table, dict):
+            raise bad("demo", "a table such as [demo] seed = 42", table)
+        extra = sorted(set(table) - {"seed", "jobs"})
+        if extra:
+            raise ConfigError(f"{where}unknown key 'demo.{extra[0]}': expected seed or jobs")
+        if "seed" in table:
+            value = table["seed"]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+                raise bad("demo.seed", "a whole number >= 0", value)
+            kwargs["demo_seed"] = value
+        if "jobs" in table:
+            value = table["jobs"]
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 200_000:
+                raise bad("demo.jobs", "a whole number of jobs from 1 to 200000", value)
+            kwargs["demo_jobs"] = value
+    return Settings(**kwargs)

@@ -1,0 +1,1285 @@
+"""The simulated cluster: an in-process Slurm 19.05 with the BLCR checkpoint plugin.
+
+Why it exists: no Slurm release still supported has the checkpoint API, so the console's
+demo (``sckpt --demo``), its UI tests and the rule tests need a cluster that follows the
+historical rules exactly (``shared/reference/checkpoint-semantics.md``).  The rules live in
+``SimulatedCluster``; ``SimulatedEngine`` is the ``Engine`` that acts as one user on it
+(several engines, one per user, may share one cluster: that is how the tests check access).
+
+Rules, in the controller's order of checks (``_checks``):
+
+1. no such job -> ESLURM_INVALID_JOB_ID
+2. caller neither owner nor root -> ESLURM_ACCESS_DENIED (job-level requests: SlurmUser too)
+3. pending -> ESLURM_JOB_PENDING
+4. suspended -> ESLURM_DISABLED (job-level request: ESLURM_JOB_SUSPENDED)
+5. not running -> ESLURM_ALREADY_DONE
+6. no such step -> ESLURM_INVALID_JOB_ID
+7. the plugin (checkpoint/blcr here; checkpoint/none answers ESLURM_NOT_SUPPORTED).
+
+"Job-level" requests are the whole job (``123``) and the batch script (``123.batch``): in
+Slurm 19.05 ``SLURM_BATCH_SCRIPT`` *was* ``NO_VAL``, so both reached the controller's
+job-level path (SlurmUser allowed, ESLURM_JOB_SUSPENDED, job record saved by create/vacate,
+restart accepted).  They differ in what the plugin acts on: the whole job acts on every
+RUNNING step and reports the highest code; ``123.batch`` acts on the batch step alone.
+
+Plugin (BLCR) behaviour: disable/enable are a counter (enable at 0 stays 0); able is
+ESLURM_DISABLED while the counter is non-zero; create/vacate are ESLURM_DISABLED while
+disabled, EALREADY while one runs, otherwise they reset the error and run for at most
+``max_wait`` seconds (0 = no limit) in simulated time; at the end the error code/message
+record the result (ETIME when max_wait ran out).  vacate then terminates the step (the
+batch step's end ends the job).  ``complete`` keeps only the highest error code.
+Restart: whole job/batch only (else ESLURM_NOT_SUPPORTED), ESLURM_JOB_NOT_FINISHED while
+the job runs, ENOENT without the saved record ``<dir>/<jobid>.ckpt``, EINVAL when the
+record is for another job, EPERM for a non-owner who is neither root nor SlurmUser; the
+job is resubmitted under the same id, pinned to its old nodes with ``stick``, and its
+tasks get ``SLURM_RESTART_DIR``.
+
+Time: the cluster reads an injectable clock (``ManualClock`` for tests: it only moves on
+``advance``).  Events (job start/end, checkpoint end, new submissions) sit in a heap and
+are applied lazily on every call, in time order, so the outcome does not depend on how
+often anyone looks.  Everything random comes from ``random.Random(seed)`` or from a hash
+of ids, so the same seed, size and clock give the same cluster.
+
+Scale: 100,000 jobs and ~300,000 steps.  Views (``JobView``) are built once and rebuilt
+only for jobs that changed, so ``snapshot()`` costs one tuple of the cached views.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import heapq
+import os
+import pwd
+import random
+import threading
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from ..errors import (
+    EALREADY,
+    ESLURM_DISABLED,
+    ESLURM_INVALID_JOB_ID,
+    ESLURM_NOT_SUPPORTED,
+    AccessDenied,
+    AlreadyDone,
+    Disabled,
+    InvalidArgument,
+    InvalidJobId,
+    JobNotFinished,
+    JobPending,
+    JobSuspended,
+    NoSuchImage,
+    NotSupported,
+    PermissionRefused,
+    UsageError,
+    describe,
+    error_for,
+)
+from ..model import (
+    STEP_BATCH,
+    STEP_EXTERN,
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointEvent,
+    CheckpointKind,
+    CheckpointState,
+    ClusterInfo,
+    Interconnect,
+    Job,
+    JobState,
+    JobView,
+    NodePids,
+    Snapshot,
+    Step,
+    StepId,
+    StepProcesses,
+    StepView,
+)
+from .base import Engine
+from .sim_hostlist import compress_range, expand_hostlist
+
+DEMO_EPOCH = 1_780_000_000.0
+"""2026-05-28 20:26:40 UTC: the start of ``ManualClock`` unless told otherwise."""
+DEFAULT_JOB_CHECKPOINT_DIR = "/var/slurm/checkpoint"
+DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
+SLURM_USER = "slurm"
+SLURM_UID = 64030
+MAX_DISABLE = 0xFFFF
+HISTORY_LIMIT = 20
+ETIME = _errno.ETIME
+
+# (job name, step executable, partition kind)
+_APPS: tuple[tuple[str, str, str], ...] = (
+    ("lammps-eq", "lmp_mpi", "cpu"),
+    ("gromacs-md", "gmx_mpi", "cpu"),
+    ("vasp-relax", "vasp_std", "cpu"),
+    ("wrf-forecast", "wrf.exe", "cpu"),
+    ("train-resnet50", "python", "gpu"),
+    ("namd-apoa1", "namd2", "cpu"),
+    ("cp2k-aimd", "cp2k.psmp", "cpu"),
+    ("openfoam-motorbike", "simpleFoam", "cpu"),
+    ("bwa-align", "bwa", "cpu"),
+    ("nwchem-dft", "nwchem", "cpu"),
+    ("qe-scf", "pw.x", "cpu"),
+    ("paraview-render", "pvbatch", "cpu"),
+    ("alphafold-msa", "python", "gpu"),
+    ("cesm-b1850", "cesm.exe", "cpu"),
+    ("ray-tune", "python", "gpu"),
+    ("gatk-haplo", "gatk", "bigmem"),
+    ("velvet-assembly", "velvetg", "bigmem"),
+)
+_PENDING_REASONS = ("Priority", "Resources", "Priority", "Resources", "Dependency", "JobHeldUser")
+_FAIL_CODES = (_errno.ENOSPC, _errno.EIO, _errno.ENOMEM, _errno.EACCES)
+_STATE_WEIGHTS = (
+    (JobState.PENDING, 14),
+    (JobState.RUNNING, 64),
+    (JobState.SUSPENDED, 3),
+    (JobState.COMPLETED, 11),
+    (JobState.FAILED, 4),
+    (JobState.CANCELLED, 4),
+)
+_REQUIRED_STATES = tuple(state for state, _ in _STATE_WEIGHTS)
+
+
+class ManualClock:
+    """A clock that moves only when told to: deterministic tests and screenshots."""
+
+    def __init__(self, start: float = DEMO_EPOCH) -> None:
+        self._now = float(start)
+
+    def __call__(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward (never backward: Slurm's times never go back)."""
+        if seconds < 0:
+            raise ValueError("a ManualClock only moves forward")
+        self._now += seconds
+
+
+@dataclass(frozen=True, slots=True)
+class SimUser:
+    """A user of the simulated cluster."""
+
+    name: str
+    uid: int
+
+
+@dataclass(frozen=True, slots=True)
+class SavedRecord:
+    """A job record saved by create/vacate of a batch job (``<dir>/<jobid>.ckpt``)."""
+
+    path: str
+    job_id: int
+    uid: int
+    user: str
+    job: Job
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointScript:
+    """A forced outcome for the next checkpoints of one step (test hook)."""
+
+    duration: float
+    code: int = 0
+
+
+def _h(*parts: int) -> int:
+    """A stable hash of ids: outcomes that do not depend on call order."""
+    return zlib.crc32(b"/".join(str(p).encode() for p in parts))
+
+
+def uid_for(name: str) -> int:
+    """The uid of a simulated user: fixed for the demo users, else from passwd, else hashed."""
+    if name == "root":
+        return 0
+    if name == SLURM_USER:
+        return SLURM_UID
+    if name in DEMO_USERS:
+        return 1001 + DEMO_USERS.index(name)
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return 50000 + zlib.crc32(name.encode()) % 10000
+
+
+class _StepRec:
+    """A step and its plugin state (mutable; views are rebuilt from it)."""
+
+    __slots__ = (
+        "ckpt_count",
+        "ckpt_dir",
+        "ckpt_start",
+        "ckpt_token",
+        "ckpt_vacate",
+        "disable_count",
+        "error_code",
+        "error_msg",
+        "history",
+        "image_dir",
+        "last_ckpt",
+        "step",
+    )
+
+    def __init__(self, step: Step, ckpt_dir: str) -> None:
+        self.step = step
+        self.ckpt_dir = ckpt_dir
+        self.disable_count = 0
+        self.ckpt_start = 0
+        self.ckpt_token = 0
+        self.ckpt_vacate = False
+        self.ckpt_count = 0
+        self.error_code = 0
+        self.error_msg = ""
+        self.image_dir = ""
+        self.last_ckpt = 0
+        self.history: list[CheckpointEvent] | None = None
+
+
+class _JobRec:
+    """A job, its steps and what the scheduler will do with it."""
+
+    __slots__ = (
+        "app",
+        "duration",
+        "env",
+        "fails",
+        "job",
+        "n_numbered",
+        "requeue",
+        "steps",
+        "token",
+    )
+
+    def __init__(self, job: Job, app: int, duration: int, fails: bool, n_numbered: int) -> None:
+        self.job = job
+        self.app = app
+        self.duration = duration
+        self.fails = fails
+        self.n_numbered = n_numbered
+        self.steps: dict[int, _StepRec] = {}
+        self.token = 0
+        self.requeue = False
+        self.env: dict[str, str] = {}
+
+
+_ABLE = CheckpointState(kind=CheckpointKind.ABLE)
+
+
+class SimulatedCluster:
+    """A deterministic in-process cluster following Slurm 19.05's checkpoint rules.
+
+    Arguments: ``seed`` and ``n_jobs`` fix the generated cluster; ``clock`` (default
+    ``time.time``; pass ``ManualClock()`` for tests) is read on every call; ``users`` are the
+    job owners (default ``DEMO_USERS``); ``checkpoint_type`` ``"checkpoint/blcr"`` (works)
+    or ``"checkpoint/none"`` (every op ESLURM_NOT_SUPPORTED after the state checks);
+    ``job_checkpoint_dir`` is slurm.conf's JobCheckpointDir ("" = none configured);
+    ``arrivals`` submits a new job every few minutes so the demo stays alive;
+    ``demo_touches`` disables a few steps, starts one checkpoint and leaves one error so
+    the demo shows every state.
+    """
+
+    def __init__(
+        self,
+        seed: int = 42,
+        n_jobs: int = 48,
+        clock: Callable[[], float] | None = None,
+        *,
+        users: Sequence[str] = DEMO_USERS,
+        checkpoint_type: str = "checkpoint/blcr",
+        job_checkpoint_dir: str = DEFAULT_JOB_CHECKPOINT_DIR,
+        cluster_name: str = "demo",
+        arrivals: bool = True,
+        demo_touches: bool = True,
+        first_job_id: int = 184_201,
+    ) -> None:
+        if n_jobs < 0:
+            raise UsageError("n_jobs must be 0 or more")
+        if not users:
+            raise UsageError("the simulated cluster needs at least one user")
+        self.seed = seed
+        self.clock: Callable[[], float] = clock if clock is not None else time.time
+        self.users = tuple(SimUser(name, uid_for(name)) for name in users)
+        self.slurm_user = SimUser(SLURM_USER, SLURM_UID)
+        self.checkpoint_type = checkpoint_type
+        self.job_checkpoint_dir = job_checkpoint_dir
+        self.cluster_name = cluster_name
+        self.arrivals = arrivals
+        self._lock = threading.RLock()
+        self._rng = random.Random(seed)
+        self._jobs: dict[int, _JobRec] = {}
+        self._views: dict[int, JobView] = {}
+        self._dirty: set[int] = set()
+        self._events: list[tuple[float, int, str, int, int, int]] = []
+        self._seq = 0
+        self._version = 0
+        self._returned_version = -1
+        self._last_snapshot: tuple[JobView, ...] = ()
+        self._records: dict[str, SavedRecord] = {}
+        self._scripts: dict[StepId, CheckpointScript] = {}
+        self._pending_codes: dict[tuple[StepId, int], int] = {}
+        self._next_job_id = first_job_id
+        # Node families: (prefix, width, count, partitions)
+        cpu = max(32, n_jobs // 3)
+        width = max(3, len(str(cpu)))
+        self._families = {
+            "cpu": ("cn", width, cpu),
+            "gpu": (
+                "gpu",
+                2 if n_jobs < 400 else len(str(max(8, n_jobs // 40))),
+                max(8, n_jobs // 40),
+            ),
+            "bigmem": (
+                "bigmem",
+                2 if n_jobs < 400 else len(str(max(2, n_jobs // 200))),
+                max(2, n_jobs // 200),
+            ),
+        }
+        self._now = self.clock()
+        self._generate(n_jobs)
+        if demo_touches:
+            self._demo_touches()
+        self._rebuild_dirty()
+
+    # ------------------------------------------------------------------ generation
+
+    def _push(self, when: float, kind: str, job_id: int, step: int = 0, token: int = 0) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (when, self._seq, kind, job_id, step, token))
+
+    def _partition_for(self, kind: str, rng: random.Random) -> str:
+        if kind == "gpu":
+            return "gpu"
+        if kind == "bigmem":
+            return "bigmem"
+        return rng.choice(("batch", "batch", "batch", "debug", "long"))
+
+    def _allocate(self, kind: str, rng: random.Random, required: str = "") -> tuple[str, int, int]:
+        """Pick a contiguous block of nodes: (nodelist, number of nodes, cpus per node)."""
+        prefix, width, count = self._families[kind]
+        if required:
+            names = expand_hostlist(required)
+            return required, len(names), 64 if kind == "cpu" else 32
+        n = rng.choice((1, 1, 1, 2, 2, 4, 8)) if kind == "cpu" else rng.choice((1, 1, 2))
+        n = min(n, count)
+        first = rng.randint(1, count - n + 1)
+        return compress_range(prefix, first, first + n - 1, width), n, 64 if kind == "cpu" else 32
+
+    def _new_job(self, rng: random.Random, state: JobState, now: float) -> _JobRec:
+        job_id = self._next_job_id
+        self._next_job_id += 1
+        user = self.users[rng.randrange(len(self.users))]
+        app = rng.randrange(len(_APPS))
+        name, _exe, kind = _APPS[app]
+        partition = self._partition_for(kind, rng)
+        work_dir = (
+            f"/home/{user.name}/{name}" if rng.random() < 0.6 else f"/scratch/{user.name}/{name}"
+        )
+        batch = rng.random() < 0.85
+        duration = rng.randint(600, 36 * 3600)
+        n_numbered = rng.choice((1, 1, 2, 2, 3, 4)) if batch else 1
+        fails = rng.random() < 0.1
+        submit = int(now) - rng.randint(30, 6 * 3600)
+        job = Job(
+            job_id=job_id,
+            name=name,
+            user=user.name,
+            uid=user.uid,
+            partition=partition,
+            state=JobState.PENDING,
+            submit_time=submit,
+            work_dir=work_dir,
+            batch=batch,
+        )
+        rec = _JobRec(job, app, duration, fails, n_numbered)
+        self._jobs[job_id] = rec
+        self._dirty.add(job_id)
+        if state is JobState.PENDING:
+            reason = rng.choice(_PENDING_REASONS)
+            held = reason == "JobHeldUser"
+            rec.job = replace(job, state_reason=reason, held=held)
+            if reason in ("Priority", "Resources"):
+                self._push(now + rng.randint(20, 900), "start", job_id, token=rec.token)
+        elif state in (JobState.RUNNING, JobState.SUSPENDED):
+            start = max(submit + 5, int(now) - rng.randint(60, 20 * 3600))
+            self._start(rec, start, rng)
+            if state is JobState.SUSPENDED:
+                rec.job = replace(rec.job, state=JobState.SUSPENDED, state_reason="")
+                for srec in rec.steps.values():
+                    srec.step = replace(srec.step, state="SUSPENDED")
+        else:
+            start = submit + rng.randint(5, 1200)
+            end = min(int(now) - 5, start + rng.randint(30, 4 * 3600))
+            start = min(start, end)
+            nodes, n_nodes, cpn = self._allocate(kind, rng)
+            rec.job = replace(
+                job,
+                state=state,
+                nodes=nodes,
+                num_nodes=n_nodes,
+                num_cpus=n_nodes * cpn,
+                num_tasks=n_nodes * cpn,
+                start_time=start,
+                end_time=end,
+                state_reason="NonZeroExitCode" if state is JobState.FAILED else "",
+            )
+        return rec
+
+    def _start(self, rec: _JobRec, start: int, rng: random.Random) -> None:
+        """PENDING -> RUNNING at ``start``: nodes, the batch/extern/numbered steps, the end."""
+        job = rec.job
+        _name, exe, kind = _APPS[rec.app]
+        nodes, n_nodes, cpn = self._allocate(kind, rng, job.required_nodes)
+        cpus = n_nodes * cpn
+        rec.job = replace(
+            job,
+            state=JobState.RUNNING,
+            state_reason="",
+            nodes=nodes,
+            num_nodes=n_nodes,
+            num_cpus=cpus,
+            num_tasks=cpus,
+            start_time=start,
+            end_time=start + rec.duration,
+            held=False,
+        )
+        job = rec.job
+        rec.token += 1
+        first_node = expand_hostlist(nodes)[0] if n_nodes > 1 else nodes
+        steps: dict[int, _StepRec] = {}
+        jid = job.job_id
+        common = (job.user, job.uid, job.partition)
+        steps[STEP_EXTERN] = _StepRec(
+            Step(
+                StepId(jid, STEP_EXTERN),
+                "extern",
+                *common,
+                "RUNNING",
+                nodes,
+                n_nodes,
+                n_nodes,
+                start,
+            ),
+            job.work_dir,
+        )
+        if job.batch:
+            steps[STEP_BATCH] = _StepRec(
+                Step(
+                    StepId(jid, STEP_BATCH), "batch", *common, "RUNNING", first_node, 1, cpn, start
+                ),
+                job.work_dir,
+            )
+        network = "ib" if kind == "cpu" and n_nodes > 1 else ""
+        for number in range(rec.n_numbered):
+            steps[number] = _StepRec(
+                Step(
+                    StepId(jid, number),
+                    exe,
+                    *common,
+                    "RUNNING",
+                    nodes,
+                    cpus,
+                    cpus,
+                    start + 2 + number * 30,
+                    network=network,
+                ),
+                job.work_dir,
+            )
+        rec.steps = steps
+        self._dirty.add(jid)
+        self._push(float(start + rec.duration), "end", jid, token=rec.token)
+
+    def _generate(self, n_jobs: int) -> None:
+        rng = self._rng
+        now = self._now
+        states = rng.choices(
+            [s for s, _ in _STATE_WEIGHTS], weights=[w for _, w in _STATE_WEIGHTS], k=n_jobs
+        )
+        # Every state at least once (when there are enough jobs), at spread positions.
+        for k, state in enumerate(_REQUIRED_STATES):
+            if n_jobs >= len(_REQUIRED_STATES) and state not in states:
+                states[(k * 7) % n_jobs] = state
+        for state in states:
+            self._new_job(rng, state, now)
+        if self.arrivals:
+            self._push(now + rng.randint(45, 180), "arrive", 0)
+
+    def _demo_touches(self) -> None:
+        """Make the demo show every checkpoint state: disabled, in progress, an old error."""
+        running = [r for r in self._jobs.values() if r.job.state is JobState.RUNNING]
+        if not running:
+            return
+        now = int(self._now)
+        rng = random.Random(self.seed + 1)
+        picks = rng.sample(running, min(len(running), 6))
+        for i, rec in enumerate(picks):
+            numbered = [s for k, s in rec.steps.items() if k < STEP_EXTERN - 16]
+            srec = numbered[0] if numbered else next(iter(rec.steps.values()))
+            if i in (0, 1):
+                srec.disable_count = i + 1
+                self._event(srec, now - 600 * (i + 1), "disable", rec.job.user, 0)
+            elif i == 2:
+                srec.ckpt_start = now - 4
+                srec.ckpt_count = 1
+                srec.ckpt_token = 1
+                srec.image_dir = self._image_path(rec, srec, None)
+                self._event(srec, now - 4, "create", rec.job.user, 0, srec.image_dir)
+                self._push(float(now + 26), "ckpt_done", rec.job.job_id, srec.step.step_id.step, 1)
+            elif i == 3:
+                srec.error_code = _errno.ENOSPC
+                srec.error_msg = os.strerror(_errno.ENOSPC)
+                srec.last_ckpt = now - 1800
+                srec.image_dir = self._image_path(rec, srec, None)
+                self._event(srec, now - 1800, "create", rec.job.user, _errno.ENOSPC, srec.image_dir)
+            elif i == 4:
+                srec.last_ckpt = now - 900
+                srec.image_dir = self._image_path(rec, srec, "/scratch/ckpt")
+                self._event(srec, now - 900, "create", rec.job.user, 0, srec.image_dir)
+            self._dirty.add(rec.job.job_id)
+
+    # ------------------------------------------------------------------ time
+
+    def advance(self, seconds: float) -> None:
+        """Test hook: move a ``ManualClock`` forward and apply what happened meanwhile."""
+        clock = self.clock
+        if not isinstance(clock, ManualClock):
+            raise TypeError("advance() needs the cluster to run on a ManualClock")
+        with self._lock:
+            clock.advance(seconds)
+            self._tick()
+
+    def now(self) -> float:
+        """The cluster's current time (its clock)."""
+        return self.clock()
+
+    def _tick(self) -> None:
+        """Apply every event due by now, in time order."""
+        now = self.clock()
+        if now > self._now:
+            self._now = now
+        events = self._events
+        while events and events[0][0] <= now:
+            when, _seq, kind, job_id, step, token = heapq.heappop(events)
+            self._apply(when, kind, job_id, step, token)
+
+    def _apply(self, when: float, kind: str, job_id: int, step: int, token: int) -> None:
+        t = int(when)
+        if kind == "arrive":
+            rng = self._rng
+            new = self._new_job(rng, JobState.PENDING, when)
+            new.job = replace(new.job, submit_time=t, state_reason="Priority", held=False)
+            self._push(when + rng.randint(20, 240), "start", new.job.job_id, token=new.token)
+            self._push(when + rng.randint(45, 180), "arrive", 0)
+            self._version += 1
+            return
+        rec = self._jobs.get(job_id)
+        if rec is None:
+            return
+        if kind == "start":
+            if rec.token != token or rec.job.state is not JobState.PENDING or rec.job.held:
+                return
+            self._start(rec, t, self._rng)
+        elif kind == "end":
+            if rec.token != token or rec.job.state is not JobState.RUNNING:
+                return
+            self._end_job(rec, t, JobState.FAILED if rec.fails else JobState.COMPLETED)
+        elif kind == "ckpt_done":
+            srec = rec.steps.get(step)
+            code = self._pending_codes.pop((StepId(job_id, step), token), 0)
+            if srec is None or srec.ckpt_token != token or not srec.ckpt_start:
+                return
+            self._finish_checkpoint(rec, srec, t, code)
+        self._version += 1
+
+    def _checkpoint_outcome(self, rec: _JobRec, srec: _StepRec) -> tuple[float, int]:
+        """How long the next checkpoint of a step takes and which code it ends with."""
+        scripted = self._scripts.get(srec.step.step_id)
+        if scripted is not None:
+            return scripted.duration, scripted.code
+        sid = srec.step.step_id
+        h = _h(self.seed, sid.job_id, sid.step, srec.ckpt_count)
+        # Mostly a few seconds (inside scontrol's default MaxWait of 10 s), sometimes long.
+        duration = 2 + h % 7 if (h >> 12) % 6 else 12 + h % 30
+        code = _FAIL_CODES[(h >> 8) % len(_FAIL_CODES)] if (h >> 4) % 9 == 0 else 0
+        return float(duration), code
+
+    def _finish_checkpoint(self, rec: _JobRec, srec: _StepRec, t: int, code: int) -> None:
+        """A checkpoint ends: start_time back to 0, the result recorded, vacate terminates."""
+        srec.ckpt_start = 0
+        srec.error_code = code
+        srec.error_msg = os.strerror(code) if code else ""
+        srec.last_ckpt = t
+        self._event(srec, t, "done", "", code, srec.image_dir)
+        self._dirty.add(rec.job.job_id)
+        if srec.ckpt_vacate:
+            srec.ckpt_vacate = False
+            self._terminate_step(rec, srec, t)
+
+    def _terminate_step(self, rec: _JobRec, srec: _StepRec, t: int) -> None:
+        """SIGTERM after vacate: the step goes; the batch step (or the last step) ends the job."""
+        sid = srec.step.step_id
+        rec.steps.pop(sid.step, None)
+        self._dirty.add(sid.job_id)
+        left = [k for k in rec.steps if k != STEP_EXTERN]
+        if sid.step == STEP_BATCH or not left:
+            self._end_job(rec, t, JobState.CANCELLED, reason="Vacated")
+
+    def _end_job(self, rec: _JobRec, t: int, state: JobState, reason: str = "") -> None:
+        rec.token += 1
+        rec.steps = {}
+        self._dirty.add(rec.job.job_id)
+        if rec.requeue:
+            rec.requeue = False
+            rec.job = replace(
+                rec.job,
+                state=JobState.PENDING,
+                state_reason="BeginTime",
+                nodes="",
+                num_nodes=0,
+                end_time=0,
+                start_time=0,
+                restart_count=rec.job.restart_count + 1,
+            )
+            self._push(float(t + 30), "start", rec.job.job_id, token=rec.token)
+            return
+        if state is JobState.FAILED and not reason:
+            reason = "NonZeroExitCode"
+        rec.job = replace(rec.job, state=state, end_time=t, state_reason=reason)
+
+    # ------------------------------------------------------------------ views
+
+    def _event(
+        self, srec: _StepRec, t: int, operation: str, by: str, code: int, image_dir: str = ""
+    ) -> None:
+        history = srec.history if srec.history is not None else []
+        history.append(
+            CheckpointEvent(t, operation, by, code, os.strerror(code) if code else "", image_dir)
+        )
+        if len(history) > HISTORY_LIMIT:
+            del history[: len(history) - HISTORY_LIMIT]
+        srec.history = history
+
+    def _ckpt_view(self, rec: _JobRec, srec: _StepRec) -> CheckpointState:
+        if (
+            srec.history is None
+            and not srec.disable_count
+            and not srec.error_code
+            and rec.job.state is JobState.RUNNING
+            and self.checkpoint_type != "checkpoint/none"
+        ):
+            return _ABLE
+        if self.checkpoint_type == "checkpoint/none":
+            kind, reason = CheckpointKind.NOT_SUPPORTED, "CheckpointType is checkpoint/none"
+        elif rec.job.state is JobState.SUSPENDED:
+            kind, reason = CheckpointKind.DISABLED, "job suspended"
+        elif srec.ckpt_start:
+            kind, reason = CheckpointKind.IN_PROGRESS, "vacate" if srec.ckpt_vacate else "create"
+        elif srec.disable_count:
+            kind, reason = CheckpointKind.DISABLED, f"disabled {srec.disable_count}x"
+        else:
+            kind, reason = CheckpointKind.ABLE, ""
+        last = None
+        if srec.error_code:
+            name, _msg = describe(srec.error_code)
+            last = CheckpointError(srec.error_code, name, srec.error_msg)
+        return CheckpointState(
+            kind=kind,
+            disable_count=srec.disable_count,
+            in_progress_since=srec.ckpt_start,
+            reason=reason,
+            last_error=last,
+            image_dir=srec.image_dir,
+            last_checkpoint_time=srec.last_ckpt,
+            history=tuple(srec.history or ()),
+        )
+
+    def _rebuild_dirty(self) -> None:
+        if not self._dirty:
+            return
+        views = self._views
+        for job_id in sorted(self._dirty):
+            rec = self._jobs.get(job_id)
+            if rec is None:
+                views.pop(job_id, None)
+                continue
+            steps = tuple(
+                StepView(srec.step, self._ckpt_view(rec, srec))
+                for _k, srec in sorted(rec.steps.items(), key=_step_order)
+            )
+            if job_id not in views and views and job_id < next(reversed(views)):
+                # A job id older than the newest (never happens for new submissions): resort.
+                views[job_id] = JobView(rec.job, steps)
+                self._views = dict(sorted(views.items()))
+                views = self._views
+            else:
+                views[job_id] = JobView(rec.job, steps)
+        self._dirty.clear()
+        self._version += 1
+
+    def snapshot(self) -> Snapshot:
+        """Every job with its steps and their checkpoint state (cached views)."""
+        with self._lock:
+            self._tick()
+            self._rebuild_dirty()
+            changed = self._version != self._returned_version
+            if changed:
+                self._last_snapshot = tuple(self._views.values())
+                self._returned_version = self._version
+            return Snapshot(jobs=self._last_snapshot, taken_at=self.clock(), changed=changed)
+
+    # ------------------------------------------------------------------ test hooks
+
+    def job(self, job_id: int) -> Job:
+        """The current record of one job (test hook)."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(job_id)
+            if rec is None:
+                raise InvalidJobId(hint=f"no job {job_id}")
+            return rec.job
+
+    def step_state(self, target: StepId) -> CheckpointState:
+        """The checkpoint state of one step, as the snapshot shows it (test hook)."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(target.job_id)
+            srec = rec.steps.get(target.step) if rec is not None else None
+            if rec is None or srec is None:
+                raise InvalidJobId(hint=f"no step {target}")
+            return self._ckpt_view(rec, srec)
+
+    def job_environment(self, job_id: int) -> dict[str, str]:
+        """Environment the job's tasks get from the cluster (``SLURM_RESTART_DIR``)."""
+        with self._lock:
+            rec = self._jobs.get(job_id)
+            return dict(rec.env) if rec is not None else {}
+
+    def jobs_where(self, predicate: Callable[[Job], bool]) -> list[Job]:
+        """Jobs matching ``predicate``, by id (test hook for picking a job in a state)."""
+        with self._lock:
+            self._tick()
+            return [r.job for r in self._jobs.values() if predicate(r.job)]
+
+    def records(self) -> dict[str, SavedRecord]:
+        """Saved job records by path (the simulated ``<dir>/<jobid>.ckpt`` files)."""
+        with self._lock:
+            return dict(self._records)
+
+    def put_record(self, path: str, record: SavedRecord) -> None:
+        """Place a saved record at ``path`` (a copied or foreign file: restart's EINVAL)."""
+        with self._lock:
+            self._records[path] = record
+
+    def remove_record(self, path: str) -> None:
+        """Delete a saved record (restart's ENOENT)."""
+        with self._lock:
+            self._records.pop(path, None)
+
+    def script_checkpoint(self, target: StepId, duration: float, code: int = 0) -> None:
+        """Force how long the step's checkpoints take and the code they end with."""
+        with self._lock:
+            self._scripts[target] = CheckpointScript(duration, code)
+
+    def submit(
+        self,
+        user: str,
+        *,
+        name: str = "job",
+        state: JobState = JobState.RUNNING,
+        batch: bool = True,
+        n_steps: int = 1,
+        duration: int = 3600,
+        partition: str = "batch",
+        work_dir: str = "",
+        held: bool = False,
+    ) -> Job:
+        """Add one job in a given state (test hook); running jobs get their steps now."""
+        with self._lock:
+            self._tick()
+            now = int(self.clock())
+            owner = SimUser(user, uid_for(user))
+            job_id = self._next_job_id
+            self._next_job_id += 1
+            job = Job(
+                job_id=job_id,
+                name=name,
+                user=owner.name,
+                uid=owner.uid,
+                partition=partition,
+                state=JobState.PENDING,
+                submit_time=now,
+                work_dir=work_dir or f"/home/{user}/{name}",
+                batch=batch,
+                held=held,
+                state_reason="JobHeldUser" if held else "Priority",
+            )
+            rec = _JobRec(job, 0, duration, False, n_steps)
+            self._jobs[job_id] = rec
+            self._dirty.add(job_id)
+            rng = random.Random(job_id)
+            if state in (JobState.RUNNING, JobState.SUSPENDED):
+                self._start(rec, now, rng)
+                if state is JobState.SUSPENDED:
+                    rec.job = replace(rec.job, state=JobState.SUSPENDED)
+                    for srec in rec.steps.values():
+                        srec.step = replace(srec.step, state="SUSPENDED")
+            elif state is not JobState.PENDING:
+                nodes, n_nodes, cpn = self._allocate("cpu", rng)
+                rec.job = replace(
+                    job,
+                    state=state,
+                    state_reason="",
+                    nodes=nodes,
+                    num_nodes=n_nodes,
+                    start_time=now - 60,
+                    end_time=now,
+                    num_cpus=n_nodes * cpn,
+                )
+            self._version += 1
+            return rec.job
+
+    def set_job_state(self, job_id: int, state: JobState) -> None:
+        """Force a job's state (suspend/resume/finish) as an operator would (test hook)."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs[job_id]
+            now = int(self.clock())
+            if state.is_finished:
+                self._end_job(rec, now, state)
+            else:
+                rec.job = replace(rec.job, state=state)
+                for srec in rec.steps.values():
+                    srec.step = replace(srec.step, state=str(state))
+            self._dirty.add(job_id)
+            self._version += 1
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(jobs, steps) currently known."""
+        with self._lock:
+            return len(self._jobs), sum(len(r.steps) for r in self._jobs.values())
+
+    # ------------------------------------------------------------------ rules
+
+    def user(self, name: str) -> SimUser:
+        """The simulated user called ``name`` (root, slurm, a job owner, anyone)."""
+        return SimUser(name, uid_for(name))
+
+    def _is_slurm_user(self, caller: SimUser) -> bool:
+        return caller.uid == self.slurm_user.uid
+
+    def _checks(self, caller: SimUser, target: StepId) -> _JobRec:
+        """Checks 1-5 of the controller, in its order (the step, check 6, comes after)."""
+        job_level = target.is_whole_job or target.is_batch
+        rec = self._jobs.get(target.job_id)
+        if rec is None:
+            raise InvalidJobId(hint=f"there is no job {target.job_id}")
+        job = rec.job
+        if caller.uid not in (0, job.uid) and not (job_level and self._is_slurm_user(caller)):
+            who = "root or SlurmUser" if job_level else "root"
+            raise AccessDenied(
+                hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
+            )
+        if job.state is JobState.PENDING:
+            raise JobPending(hint=f"job {job.job_id} has not started yet")
+        if job.state is JobState.SUSPENDED:
+            if job_level:
+                raise JobSuspended(hint=f"resume job {job.job_id} first")
+            raise Disabled(hint=f"job {job.job_id} is suspended; resume it first")
+        if job.state is not JobState.RUNNING:
+            raise AlreadyDone(hint=f"job {job.job_id} is {job.state.value.lower()}")
+        return rec
+
+    def _step(self, rec: _JobRec, target: StepId) -> _StepRec:
+        srec = rec.steps.get(target.step)
+        if srec is None:
+            raise InvalidJobId(hint=f"job {target.job_id} has no running step {target.step_text}")
+        return srec
+
+    def _targets(self, rec: _JobRec, target: StepId) -> list[_StepRec]:
+        """The steps an operation acts on: every RUNNING step for the whole job."""
+        if target.is_whole_job:
+            return [
+                s
+                for _k, s in sorted(rec.steps.items(), key=_step_order)
+                if s.step.state == "RUNNING"
+            ]
+        return [self._step(rec, target)]
+
+    def _image_path(self, rec: _JobRec, srec: _StepRec, image_dir: str | None) -> str:
+        """(image_dir, else the step's checkpoint dir) + /<job>.<step> (or /<job> for batch)."""
+        base = (image_dir or srec.ckpt_dir or rec.job.work_dir).rstrip("/") or ""
+        sid = srec.step.step_id
+        leaf = f"{sid.job_id}" if sid.is_batch else f"{sid.job_id}.{sid.step_text}"
+        return f"{base}/{leaf}"
+
+    def _plugin_supported(self) -> bool:
+        return self.checkpoint_type != "checkpoint/none"
+
+    def _aggregate(
+        self, target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
+    ) -> ActionResult:
+        """Highest code wins; a non-zero one is raised with what each step answered."""
+        highest = max((code for _sid, code in codes), default=0)
+        if highest:
+            refused = [f"{sid} {describe(code)[0]}" for sid, code in codes if code]
+            hint = ""
+            if target.is_whole_job:
+                hint = f"{len(refused)} of {len(codes)} running steps refused: " + ", ".join(
+                    refused[:6]
+                )
+            elif highest == ESLURM_NOT_SUPPORTED:
+                hint = f"CheckpointType is {self.checkpoint_type}"
+            raise error_for(highest, hint=hint)
+        return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+
+    def _run(
+        self,
+        caller: SimUser,
+        target: StepId,
+        operation: str,
+        per_step: Callable[[_JobRec, _StepRec], int],
+        before: Callable[[_JobRec], None] | None = None,
+        detail: str = "",
+    ) -> ActionResult:
+        with self._lock:
+            self._tick()
+            rec = self._checks(caller, target)
+            steps = self._targets(rec, target)
+            if before is not None:
+                before(rec)
+            codes = []
+            for srec in steps:
+                code = per_step(rec, srec) if self._plugin_supported() else ESLURM_NOT_SUPPORTED
+                codes.append((srec.step.step_id, code))
+            self._dirty.add(rec.job.job_id)
+            self._version += 1
+            return self._aggregate(target, operation, codes, detail)
+
+    # The nine operations (plus requeue), acting as ``caller``.
+
+    def able(self, caller: SimUser, target: StepId) -> AbleResult:
+        with self._lock:
+            self._tick()
+            rec = self._checks(caller, target)
+            steps = self._targets(rec, target)
+            if not self._plugin_supported():
+                self._aggregate(
+                    target, "able", [(s.step.step_id, ESLURM_NOT_SUPPORTED) for s in steps]
+                )
+            codes = [(s.step.step_id, ESLURM_DISABLED if s.disable_count else 0) for s in steps]
+            self._aggregate(target, "able", codes)
+            starts = [s.ckpt_start for s in steps if s.ckpt_start]
+            return AbleResult(target, min(starts) if starts else 0)
+
+    def error(self, caller: SimUser, target: StepId) -> CheckpointError:
+        with self._lock:
+            self._tick()
+            rec = self._checks(caller, target)
+            steps = self._targets(rec, target)
+            if not self._plugin_supported():
+                self._aggregate(
+                    target, "error", [(s.step.step_id, ESLURM_NOT_SUPPORTED) for s in steps]
+                )
+            worst = max(steps, key=lambda s: s.error_code, default=None)
+            if worst is None or not worst.error_code:
+                name, _ = describe(0)
+                return CheckpointError(0, name, "")
+            return CheckpointError(worst.error_code, describe(worst.error_code)[0], worst.error_msg)
+
+    def enable(self, caller: SimUser, target: StepId) -> ActionResult:
+        def op(rec: _JobRec, srec: _StepRec) -> int:
+            # BLCR wrapped 0 - 1 to 65535 (disabled forever); sckpt stops at 0.
+            srec.disable_count = max(0, srec.disable_count - 1)
+            self._event(srec, int(self._now), "enable", caller.name, 0)
+            return 0
+
+        return self._run(caller, target, "enable", op)
+
+    def disable(self, caller: SimUser, target: StepId) -> ActionResult:
+        def op(rec: _JobRec, srec: _StepRec) -> int:
+            srec.disable_count = min(MAX_DISABLE, srec.disable_count + 1)
+            self._event(srec, int(self._now), "disable", caller.name, 0)
+            return 0
+
+        return self._run(caller, target, "disable", op)
+
+    def _save_record(self, rec: _JobRec, image_dir: str | None) -> None:
+        """Batch job, create/vacate: save ``<dir>/<jobid>.ckpt`` first (no dir: DISABLED)."""
+        directory = image_dir or self.job_checkpoint_dir
+        if not directory:
+            raise Disabled(hint="no ImageDir given and JobCheckpointDir is not set")
+        path = f"{directory.rstrip('/')}/{rec.job.job_id}.ckpt"
+        self._records[path] = SavedRecord(path, rec.job.job_id, rec.job.uid, rec.job.user, rec.job)
+
+    def _checkpoint(
+        self,
+        caller: SimUser,
+        target: StepId,
+        operation: str,
+        max_wait: int,
+        image_dir: str | None,
+        vacate: bool,
+        requeue: bool = False,
+    ) -> ActionResult:
+        now = int(self.clock())
+
+        def before(rec: _JobRec) -> None:
+            if requeue and not rec.job.batch:
+                raise NotSupported(hint="requeue needs a batch job")
+            if (target.is_whole_job or target.is_batch) and rec.job.batch:
+                self._save_record(rec, image_dir)
+            if requeue:
+                rec.requeue = True
+
+        def op(rec: _JobRec, srec: _StepRec) -> int:
+            if srec.disable_count:
+                return ESLURM_DISABLED
+            if srec.ckpt_start:
+                return EALREADY
+            srec.error_code = 0
+            srec.error_msg = ""
+            srec.ckpt_start = now
+            srec.ckpt_count += 1
+            srec.ckpt_token += 1
+            srec.ckpt_vacate = vacate or requeue
+            srec.image_dir = self._image_path(rec, srec, image_dir)
+            duration, code = self._checkpoint_outcome(rec, srec)
+            if max_wait and duration > max_wait:
+                duration, code = float(max_wait), ETIME
+            self._event(srec, now, operation, caller.name, 0, srec.image_dir)
+            self._pending_codes[(srec.step.step_id, srec.ckpt_token)] = code
+            self._push(
+                now + duration, "ckpt_done", rec.job.job_id, srec.step.step_id.step, srec.ckpt_token
+            )
+            return 0
+
+        detail = f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
+        return self._run(caller, target, operation, op, before, detail)
+
+    def create(
+        self, caller: SimUser, target: StepId, max_wait: int, image_dir: str | None
+    ) -> ActionResult:
+        return self._checkpoint(caller, target, "create", max_wait, image_dir, vacate=False)
+
+    def vacate(
+        self, caller: SimUser, target: StepId, max_wait: int, image_dir: str | None
+    ) -> ActionResult:
+        return self._checkpoint(caller, target, "vacate", max_wait, image_dir, vacate=True)
+
+    def requeue(
+        self, caller: SimUser, target: StepId, max_wait: int, image_dir: str | None = None
+    ) -> ActionResult:
+        """Checkpoint every step, end the job, put it back to PENDING (batch jobs only)."""
+        if not (target.is_whole_job or target.is_batch):
+            with self._lock:
+                self._checks(caller, target)
+            raise NotSupported(hint="requeue applies to a whole batch job")
+        return self._checkpoint(
+            caller, target, "requeue", max_wait, image_dir, vacate=True, requeue=True
+        )
+
+    def complete(
+        self, caller: SimUser, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        now = int(self.clock())
+
+        def op(rec: _JobRec, srec: _StepRec) -> int:
+            # Only the highest error code is kept, with its message.
+            if error_code > srec.error_code or (
+                error_code == srec.error_code and not srec.error_msg
+            ):
+                srec.error_code = error_code
+                srec.error_msg = error_msg or (os.strerror(error_code) if error_code else "")
+            self._event(srec, now, "complete", caller.name, error_code)
+            if srec.ckpt_start and begin_time == srec.ckpt_start:
+                srec.ckpt_start = 0
+                srec.ckpt_token += 1
+                srec.last_ckpt = now
+                if srec.ckpt_vacate:
+                    srec.ckpt_vacate = False
+                    self._terminate_step(rec, srec, now)
+            return 0
+
+        return self._run(caller, target, "complete", op)
+
+    def tasks(
+        self,
+        caller: SimUser,
+        target: StepId,
+        begin_time: int,
+        image_dir: str,
+        max_wait: int,
+        nodelist: str,
+    ) -> ActionResult:
+        with self._lock:
+            self._tick()
+            rec = self._checks(caller, target)
+            steps = self._targets(rec, target)
+            wanted = set(expand_hostlist(nodelist)) if nodelist else set()
+
+        def op(rec: _JobRec, srec: _StepRec) -> int:
+            nodes = set(expand_hostlist(srec.step.nodes))
+            if wanted - nodes:
+                return ESLURM_INVALID_JOB_ID
+            srec.last_ckpt = begin_time or int(self._now)
+            self._event(srec, int(self._now), "tasks", caller.name, 0, image_dir)
+            return 0
+
+        del steps
+        return self._run(caller, target, "tasks", op, detail=f"nodes {nodelist or 'all'}")
+
+    def restart(
+        self, caller: SimUser, target: StepId, stick: bool, image_dir: str | None
+    ) -> ActionResult:
+        with self._lock:
+            self._tick()
+            if not (target.is_whole_job or target.is_batch):
+                raise NotSupported(
+                    hint="restart applies to a whole job (JOB or JOB.batch), not one step"
+                )
+            rec = self._jobs.get(target.job_id)
+            if rec is not None and not rec.job.state.is_finished:
+                raise JobNotFinished(hint=f"job {target.job_id} is {rec.job.state.value.lower()}")
+            directory = image_dir or self.job_checkpoint_dir
+            path = f"{directory.rstrip('/')}/{target.job_id}.ckpt"
+            saved = self._records.get(path)
+            if saved is None:
+                raise NoSuchImage(hint=f"no saved job record {path}")
+            if saved.job_id != target.job_id:
+                raise InvalidArgument(hint=f"{path} holds job {saved.job_id}, not {target.job_id}")
+            if caller.uid not in (0, saved.uid) and not self._is_slurm_user(caller):
+                raise PermissionRefused(hint=f"job {target.job_id} belongs to {saved.user}")
+            now = int(self.clock())
+            if rec is None:
+                rec = _JobRec(replace(saved.job), 0, 3600, False, 1)
+                self._jobs[target.job_id] = rec
+            rec.token += 1
+            rec.steps = {}
+            rec.env = {"SLURM_RESTART_DIR": directory}
+            rec.job = replace(
+                rec.job,
+                state=JobState.PENDING,
+                state_reason="Priority",
+                nodes="",
+                num_nodes=0,
+                start_time=0,
+                end_time=0,
+                submit_time=now,
+                restart_count=rec.job.restart_count + 1,
+                required_nodes=saved.job.nodes if stick else "",
+                comment=f"restarted from {directory}",
+            )
+            self._push(float(now + 5), "start", target.job_id, token=rec.token)
+            self._dirty.add(target.job_id)
+            self._version += 1
+            where = f" on {saved.job.nodes}" if stick and saved.job.nodes else ""
+            return ActionResult(target, "restart", f"resubmitted as job {target.job_id}{where}")
+
+    # ------------------------------------------------------------------ processes
+
+    def step_processes(self, caller: SimUser, target: StepId) -> StepProcesses:
+        with self._lock:
+            self._tick()
+            rec = self._checks(caller, target)
+            steps = self._targets(rec, target)
+            nodes: list[NodePids] = []
+            for srec in steps:
+                names = expand_hostlist(srec.step.nodes)
+                per_node = max(1, srec.step.num_tasks // max(1, len(names)))
+                for i, node in enumerate(names):
+                    base = 1000 + _h(target.job_id, srec.step.step_id.step, i) % 60000
+                    nodes.append(NodePids(node, tuple(base + k for k in range(min(per_node, 8)))))
+            return StepProcesses(target, tuple(nodes), "proctrack/cgroup")
+
+    def interconnect(self, caller: SimUser, target: StepId) -> Interconnect:
+        with self._lock:
+            self._tick()
+            rec = self._checks(caller, target)
+            steps = self._targets(rec, target)
+            network = next((s.step.network for s in steps if s.step.network), "")
+            return Interconnect(target, "switch/none", network)
+
+
+def _step_order(item: tuple[int, _StepRec]) -> tuple[int, int]:
+    """Steps as squeue lists them: batch, extern, then 0, 1, 2 ..."""
+    key = item[0]
+    if key == STEP_BATCH:
+        return (0, 0)
+    if key == STEP_EXTERN:
+        return (1, 0)
+    return (2, key)
+
+
+class SimulatedEngine(Engine):
+    """The ``Engine`` acting as one user on a ``SimulatedCluster``."""
+
+    name = "simulated"
+
+    def __init__(self, cluster: SimulatedCluster, user: str) -> None:
+        self.cluster = cluster
+        self.caller = cluster.user(user)
+
+    def cluster_info(self) -> ClusterInfo:
+        return ClusterInfo(
+            cluster_name=self.cluster.cluster_name,
+            slurm_version="19.05.8 (simulated)",
+            engine=self.name,
+            acting_user=self.caller.name,
+            switch_type="switch/none",
+            proctrack_type="proctrack/cgroup",
+        )
+
+    def snapshot(self) -> Snapshot:
+        return self.cluster.snapshot()
+
+    def step_processes(self, target: StepId) -> StepProcesses:
+        return self.cluster.step_processes(self.caller, target)
+
+    def interconnect(self, target: StepId) -> Interconnect:
+        return self.cluster.interconnect(self.caller, target)
+
+    def able(self, target: StepId) -> AbleResult:
+        return self.cluster.able(self.caller, target)
+
+    def error(self, target: StepId) -> CheckpointError:
+        return self.cluster.error(self.caller, target)
+
+    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        return self.cluster.create(self.caller, target, max_wait, image_dir)
+
+    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        return self.cluster.vacate(self.caller, target, max_wait, image_dir)
+
+    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+        return self.cluster.restart(self.caller, target, stick, image_dir)
+
+    def enable(self, target: StepId) -> ActionResult:
+        return self.cluster.enable(self.caller, target)
+
+    def disable(self, target: StepId) -> ActionResult:
+        return self.cluster.disable(self.caller, target)
+
+    def complete(
+        self, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        return self.cluster.complete(self.caller, target, begin_time, error_code, error_msg)
+
+    def tasks(
+        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> ActionResult:
+        return self.cluster.tasks(self.caller, target, begin_time, image_dir, max_wait, nodelist)
+
+    def requeue(self, target: StepId, max_wait: int, image_dir: str | None = None) -> ActionResult:
+        """Not one of the nine: the cooperative engine's building block, kept for tests."""
+        return self.cluster.requeue(self.caller, target, max_wait, image_dir)
+
+
+def demo_users_for(acting_user: str) -> tuple[str, ...]:
+    """The demo's owners: the acting user takes alice's place so they own some jobs."""
+    if acting_user in ("root", SLURM_USER) or acting_user in DEMO_USERS:
+        return DEMO_USERS
+    return (acting_user, *DEMO_USERS[1:])

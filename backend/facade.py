@@ -1,0 +1,696 @@
+"""The one door to the backend: validation, read-only guard, audit log, engine choice.
+
+The console and the command line call only this module.  Each call:
+
+1. **validates** its input (``targets.py``): a bad id or argument raises ``UsageError``
+   saying what was expected, and no engine is called;
+2. for a mutating operation (``MUTATING``): refuses with ``ReadOnlyError`` in read-only
+   mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then opens the
+   audit log (``AuditLogError`` and no action when it cannot be opened and is required);
+3. calls the engine, which applies Slurm's rules and raises typed ``SlurmError``s;
+4. appends one JSON line to the audit log for every mutating attempt, allowed or refused.
+
+``snapshot()`` never raises on a controller outage: it returns the last data it had,
+marked ``stale`` with the time it was last fresh and the reason.
+
+Engines are chosen by ``open_facade``:
+
+* ``demo=True`` or ``engine="simulated"``: the in-process ``SimulatedCluster``;
+* ``native``: libslurm with the ``slurm_checkpoint_*`` symbols (Slurm <= 19.05);
+* ``cooperative``: modern Slurm, signal/requeue plus the shared state store;
+* ``live``: modern Slurm without the cooperative engine: listing works, checkpoint
+  operations answer ESLURM_NOT_SUPPORTED ("not supported by this Slurm") after the
+  job-state checks;
+* ``auto`` (default): native if the binding reports the checkpoint symbols, else
+  cooperative when it is available, else live.  Without any Slurm configuration ``auto``
+  fails with ``NoConfig`` whose hint names ``--demo``.
+
+Engine registry (how the cooperative engine plugs in): an engine module calls
+``register_engine(name, factory)`` at import time, where ``factory(request: EngineRequest)
+-> Engine``.  When a name is not registered yet, ``open_facade`` imports
+``sckpt.backend.engines.<name>`` (which registers itself, or defines a module-level
+``create_engine(request)``) and looks again.  ``auto`` asks for ``cooperative`` this way, so
+the cooperative engine needs no change here: it only has to exist.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import pwd
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from .audit import AuditLog, AuditReservation, monotonic
+from .config import ENGINES, Settings, load_settings
+from .engines.base import Engine
+from .errors import (
+    AuditLogError,
+    NoConfig,
+    ReadOnlyError,
+    SckptError,
+    SetupError,
+    SlurmError,
+    UsageError,
+)
+from .model import (
+    STEP_BATCH,
+    STEP_EXTERN,
+    STEP_INTERACTIVE,
+    WHOLE_JOB,
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    ClusterInfo,
+    Interconnect,
+    Snapshot,
+    StepId,
+    StepProcesses,
+)
+from .readonly import ReadOnlyEngine, refusal
+from .targets import (
+    MAX_JOB_ID,
+    MAX_STEP,
+    TARGET_FORMS,
+    parse_target,
+    validate_image_dir,
+    validate_max_wait,
+)
+
+OPERATIONS = (
+    "able",
+    "error",
+    "create",
+    "vacate",
+    "restart",
+    "enable",
+    "disable",
+    "complete",
+    "tasks",
+)
+"""The nine checkpoint operations of the seed man page, in its order of importance."""
+MUTATING = frozenset({"create", "vacate", "restart", "enable", "disable", "complete", "tasks"})
+"""Operations that change something: refused in read-only mode, always audited."""
+
+MAX_ERROR_CODE = 0xFFFFFFFF
+MAX_ERROR_MSG = 1024
+MAX_NODELIST = 65536
+MAX_TIME = 2**63 - 1
+
+Target = str | StepId
+
+
+# ---------------------------------------------------------------------- engine registry
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """What an engine factory gets: the settings, the user to act as, the loaded binding."""
+
+    settings: Settings
+    as_user: str | None = None
+    binding: Any = None
+    """The libslurm binding object (``sckpt.backend.libslurm``), None for the simulator."""
+
+
+class EngineFactory(Protocol):
+    def __call__(self, request: EngineRequest) -> Engine: ...
+
+
+_FACTORIES: dict[str, EngineFactory] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def register_engine(name: str, factory: EngineFactory) -> None:
+    """Make ``name`` available to ``open_facade`` (engine modules call this on import)."""
+    with _REGISTRY_LOCK:
+        _FACTORIES[name] = factory
+
+
+def engine_factory(name: str) -> EngineFactory | None:
+    """The factory for ``name``: registered, or found by importing its module; else None."""
+    with _REGISTRY_LOCK:
+        found = _FACTORIES.get(name)
+    if found is not None:
+        return found
+    try:
+        module = importlib.import_module(f"sckpt.backend.engines.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"sckpt.backend.engines.{name}":
+            return None
+        raise
+    with _REGISTRY_LOCK:
+        found = _FACTORIES.get(name)
+    if found is None and callable(getattr(module, "create_engine", None)):
+        found = module.create_engine
+    return found
+
+
+def current_user() -> str:
+    """The real user running sckpt (the simulated engine's default acting user)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def to_target(value: object) -> StepId:
+    """A ``StepId`` from user text or a ``StepId``; ``UsageError`` for anything else."""
+    if isinstance(value, StepId):
+        job_id, step = value.job_id, value.step
+        if (
+            not isinstance(job_id, int)
+            or isinstance(job_id, bool)
+            or not isinstance(step, int)
+            or isinstance(step, bool)
+        ):
+            raise UsageError(f"invalid step id {value!r}: expected {TARGET_FORMS}")
+        if not 0 < job_id <= MAX_JOB_ID:
+            raise UsageError(f"invalid job id {job_id}: expected a number from 1 to {MAX_JOB_ID}")
+        if step not in (WHOLE_JOB, STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE) and not (
+            0 <= step <= MAX_STEP
+        ):
+            raise UsageError(f"invalid step number {step}: expected 0 to {MAX_STEP}")
+        return value
+    if isinstance(value, str):
+        return parse_target(value)
+    raise UsageError(f"invalid target of type {type(value).__name__}: expected {TARGET_FORMS}")
+
+
+def _whole(value: object, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{what} must be a whole number from {low} to {high}")
+    if not low <= value <= high:
+        raise UsageError(f"{what} {value} out of range: expected {low} to {high}")
+    return value
+
+
+def _begin_time(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, float) and math.isfinite(value) and value >= 0:
+        return int(value)
+    return _whole(value, "begin_time (Unix seconds)", 0, MAX_TIME)
+
+
+def _stick(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise UsageError("stick must be true or false")
+
+
+def _error_msg(value: object) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise UsageError("error_msg must be text")
+    if "\0" in value:
+        raise UsageError("error_msg contains a NUL character: expected plain text")
+    if len(value) > MAX_ERROR_MSG:
+        raise UsageError(f"error_msg is {len(value)} characters long: at most {MAX_ERROR_MSG}")
+    return value
+
+
+def _nodelist(value: object) -> str:
+    from .engines.sim_hostlist import expand_hostlist
+
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_NODELIST:
+        raise UsageError("nodelist must be a node list such as node[1-4],gpu01")
+    expand_hostlist(value)
+    return value.strip()
+
+
+# ---------------------------------------------------------------------- the facade
+
+
+class Facade:
+    """Validated, guarded, audited access to one engine.  Safe to call from threads."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        settings: Settings | None = None,
+        *,
+        read_only: bool = False,
+        audit: AuditLog | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else Settings()
+        self.read_only = read_only
+        self._raw_engine = engine
+        self._engine: Engine = ReadOnlyEngine(engine) if read_only else engine
+        self.engine_name: str = engine.name
+        self.audit = (
+            audit
+            if audit is not None
+            else AuditLog(self.settings.audit_log, self.settings.audit_required)
+        )
+        self._lock = threading.Lock()
+        self._info: ClusterInfo | None = None
+        self._last: Snapshot | None = None
+        self._stale = False
+        self._closed = False
+        self.last_audit_problem = ""
+        """The latest audit-log failure that did not refuse an action ("" when none)."""
+
+    # ---------------------------------------------------------- reading
+
+    @property
+    def info(self) -> ClusterInfo:
+        """Cluster name, Slurm version, engine, acting user, switch/proctrack, read-only."""
+        with self._lock:
+            if self._info is None:
+                base = self._engine.cluster_info()
+                self._info = replace(base, engine=self.engine_name, read_only=self.read_only)
+            return self._info
+
+    @property
+    def engine(self) -> Engine:
+        """The engine behind the facade (wrapped in ``ReadOnlyEngine`` in read-only mode)."""
+        return self._engine
+
+    @property
+    def simulated_cluster(self) -> Any:
+        """The ``SimulatedCluster`` behind a simulated engine (test hooks), else None."""
+        return getattr(self._raw_engine, "cluster", None)
+
+    def snapshot(self) -> Snapshot:
+        """Jobs, steps and checkpoint states; on failure the last data, marked stale.
+
+        ``changed`` is True when anything the UI shows changed, including the switch
+        between fresh and stale.
+        """
+        try:
+            snap = self._engine.snapshot()
+        except Exception as exc:  # any failure of the source: show the last data, stale
+            reason = str(exc) or type(exc).__name__
+            with self._lock:
+                last = self._last
+                changed = not self._stale
+                self._stale = True
+            if last is None:
+                return Snapshot(
+                    jobs=(),
+                    taken_at=0.0,
+                    changed=changed,
+                    stale=True,
+                    stale_since=0.0,
+                    error=reason,
+                )
+            return replace(
+                last, changed=changed, stale=True, stale_since=last.taken_at, error=reason
+            )
+        with self._lock:
+            if self._stale and not snap.changed:
+                snap = replace(snap, changed=True)
+            self._stale = False
+            self._last = snap
+        return snap
+
+    def step_processes(self, target: Target) -> StepProcesses:
+        """The step's processes per node (its proctrack container)."""
+        return self._engine.step_processes(to_target(target))
+
+    def interconnect(self, target: Target) -> Interconnect:
+        """The switch plugin in use and the step's network request."""
+        return self._engine.interconnect(to_target(target))
+
+    def able(self, target: Target) -> AbleResult:
+        """Whether checkpoints can be issued (``Disabled`` when not); not audited."""
+        return self._engine.able(to_target(target))
+
+    def error(self, target: Target) -> CheckpointError:
+        """The step's last checkpoint error (code 0 when none); not audited."""
+        return self._engine.error(to_target(target))
+
+    # ---------------------------------------------------------- acting
+
+    def create(
+        self, target: Target, max_wait: int | str | None = None, image_dir: str | None = None
+    ) -> ActionResult:
+        """Checkpoint and continue (defaults: the config's max_wait and image_dir)."""
+        return self._act(
+            "create",
+            target,
+            {"max_wait": max_wait, "image_dir": image_dir},
+            lambda a: {"max_wait": self._max_wait(a), "image_dir": self._image_dir(a)},
+            lambda e, t, a: e.create(t, a["max_wait"], a["image_dir"]),
+        )
+
+    def vacate(
+        self, target: Target, max_wait: int | str | None = None, image_dir: str | None = None
+    ) -> ActionResult:
+        """Checkpoint, then terminate the step."""
+        return self._act(
+            "vacate",
+            target,
+            {"max_wait": max_wait, "image_dir": image_dir},
+            lambda a: {"max_wait": self._max_wait(a), "image_dir": self._image_dir(a)},
+            lambda e, t, a: e.vacate(t, a["max_wait"], a["image_dir"]),
+        )
+
+    def restart(
+        self, target: Target, stick: bool = False, image_dir: str | None = None
+    ) -> ActionResult:
+        """Resume a checkpointed job under the same id (``stick``: on the same nodes)."""
+        return self._act(
+            "restart",
+            target,
+            {"stick": stick, "image_dir": image_dir},
+            lambda a: {"stick": _stick(a["stick"]), "image_dir": self._image_dir(a)},
+            lambda e, t, a: e.restart(t, a["stick"], a["image_dir"]),
+        )
+
+    def enable(self, target: Target) -> ActionResult:
+        """Decrement the step's disable counter (never below zero)."""
+        return self._act("enable", target, {}, lambda a: {}, lambda e, t, a: e.enable(t))
+
+    def disable(self, target: Target) -> ActionResult:
+        """Increment the step's disable counter."""
+        return self._act("disable", target, {}, lambda a: {}, lambda e, t, a: e.disable(t))
+
+    def complete(
+        self,
+        target: Target,
+        begin_time: int | None = 0,
+        error_code: int = 0,
+        error_msg: str | None = "",
+    ) -> ActionResult:
+        """Report a finished checkpoint; only the highest error code is kept."""
+        return self._act(
+            "complete",
+            target,
+            {"begin_time": begin_time, "error_code": error_code, "error_msg": error_msg},
+            lambda a: {
+                "begin_time": _begin_time(a["begin_time"]),
+                "error_code": _whole(a["error_code"], "error_code", 0, MAX_ERROR_CODE),
+                "error_msg": _error_msg(a["error_msg"]),
+            },
+            lambda e, t, a: e.complete(t, a["begin_time"], a["error_code"], a["error_msg"]),
+        )
+
+    def tasks(
+        self,
+        target: Target,
+        begin_time: int | None = 0,
+        image_dir: str | None = None,
+        max_wait: int | str | None = None,
+        nodelist: str | None = None,
+    ) -> ActionResult:
+        """Ask the step's tasks on ``nodelist`` (default: all its nodes) to checkpoint."""
+        return self._act(
+            "tasks",
+            target,
+            {
+                "begin_time": begin_time,
+                "image_dir": image_dir,
+                "max_wait": max_wait,
+                "nodelist": nodelist,
+            },
+            lambda a: {
+                "begin_time": _begin_time(a["begin_time"]),
+                "image_dir": self._image_dir(a) or "",
+                "max_wait": self._max_wait(a),
+                "nodelist": _nodelist(a["nodelist"]),
+            },
+            lambda e, t, a: e.tasks(
+                t, a["begin_time"], a["image_dir"], a["max_wait"], a["nodelist"]
+            ),
+        )
+
+    def close(self) -> None:
+        """Release the engine (threads, libslurm); safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._engine.close()
+
+    def __enter__(self) -> Facade:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------- internals
+
+    def _max_wait(self, args: Mapping[str, Any]) -> int:
+        value = args["max_wait"]
+        return self.settings.max_wait if value is None else validate_max_wait(value)
+
+    def _image_dir(self, args: Mapping[str, Any]) -> str | None:
+        value = args["image_dir"]
+        if value is None:
+            return self.settings.image_dir
+        return validate_image_dir(value)
+
+    def _act(
+        self,
+        operation: str,
+        raw_target: object,
+        raw_args: dict[str, Any],
+        validate: Callable[[Mapping[str, Any]], dict[str, Any]],
+        call: Callable[[Engine, StepId, dict[str, Any]], ActionResult],
+    ) -> ActionResult:
+        """Validate, guard, audit and run one mutating operation."""
+        started = monotonic()
+        shown = str(raw_target) if isinstance(raw_target, StepId | str) else repr(raw_target)
+        try:
+            target = to_target(raw_target)
+            args = validate(raw_args)
+        except UsageError as exc:
+            self._audit_refusal(operation, shown[:200], _printable(raw_args), exc, started)
+            raise
+        if self.read_only:
+            refused = refusal(operation, target)
+            self._audit_refusal(operation, str(target), args, refused, started)
+            raise refused
+        reservation = self.audit.reserve()  # AuditLogError here: nothing was done
+        try:
+            result = call(self._engine, target, args)
+        except SckptError as exc:
+            problem = self._write(reservation, operation, target, args, exc, started)
+            if problem:
+                exc.hint = f"{exc.hint}; {problem}" if exc.hint else problem
+            raise
+        except Exception as exc:
+            self._write(reservation, operation, target, args, exc, started)
+            raise
+        problem = self._write(reservation, operation, target, args, None, started)
+        if problem:
+            if self.audit.required:
+                raise AuditLogError(
+                    f"{operation} {target} WAS DONE ({result.detail or 'accepted'}), "
+                    f"but its audit line could not be written: {problem}",
+                    "the action is not in the audit log; record it by hand",
+                )
+            detail = f"{result.detail}; " if result.detail else ""
+            result = replace(result, detail=f"{detail}audit log not written: {problem}")
+        return result
+
+    def _write(
+        self,
+        reservation: AuditReservation,
+        operation: str,
+        target: StepId,
+        args: Mapping[str, Any],
+        outcome: BaseException | None,
+        started: float,
+    ) -> str:
+        code, name, message = _result_fields(outcome)
+        record = self.audit.record(
+            engine=self.engine_name,
+            operation=operation,
+            target=str(target),
+            arguments=args,
+            code=code,
+            name=name,
+            message=message,
+            duration=monotonic() - started,
+            acting_user=self._acting_user(),
+        )
+        problem = self.audit.write(reservation, record)
+        if problem:
+            self.last_audit_problem = problem
+        return problem
+
+    def _audit_refusal(
+        self,
+        operation: str,
+        target: str,
+        args: Mapping[str, Any],
+        refused: SckptError,
+        started: float,
+    ) -> None:
+        """Audit a refusal made before acting; a log failure never hides the refusal."""
+        try:
+            reservation = self.audit.reserve()
+        except AuditLogError as exc:
+            self.last_audit_problem = exc.message
+            return
+        code, name, message = _result_fields(refused)
+        record = self.audit.record(
+            engine=self.engine_name,
+            operation=operation,
+            target=target,
+            arguments=args,
+            code=code,
+            name=name,
+            message=message,
+            duration=monotonic() - started,
+            acting_user=self._acting_user(),
+        )
+        problem = self.audit.write(reservation, record)
+        if problem:
+            self.last_audit_problem = problem
+
+    def _acting_user(self) -> str:
+        try:
+            return self.info.acting_user
+        except Exception:
+            return ""
+
+
+def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:
+    """(code, name, message) for the audit line."""
+    if outcome is None:
+        return 0, "SLURM_SUCCESS", "accepted"
+    if isinstance(outcome, SlurmError):
+        return outcome.code, outcome.name, str(outcome.message)
+    if isinstance(outcome, ReadOnlyError):
+        return None, "READ_ONLY", outcome.message
+    if isinstance(outcome, UsageError):
+        return None, "USAGE", outcome.message
+    if isinstance(outcome, SckptError):
+        return None, type(outcome).__name__, outcome.message
+    return None, type(outcome).__name__, str(outcome)
+
+
+def _printable(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Raw (unvalidated) arguments made safe for JSON and short."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if value is None or isinstance(value, bool | int | float):
+            out[key] = value if not isinstance(value, float) or math.isfinite(value) else str(value)
+        else:
+            text = repr(value)
+            out[key] = text if len(text) <= 200 else text[:197] + "..."
+    return out
+
+
+# ---------------------------------------------------------------------- opening
+
+
+def open_facade(
+    settings: Settings | None = None,
+    demo: bool = False,
+    read_only: bool | None = None,
+    as_user: str | None = None,
+    engine: str | None = None,
+    *,
+    cluster: Any = None,
+    clock: Callable[[], float] | None = None,
+    audit: AuditLog | None = None,
+) -> Facade:
+    """Build the facade the user asked for.
+
+    ``engine`` None -> ``settings.engine``; ``demo=True`` -> simulated.  ``read_only``
+    None -> ``settings.read_only``.  ``as_user`` is for the simulated cluster only (default:
+    the current user; ``"root"`` acts as operator).  Tests may pass a prebuilt
+    ``cluster`` (``SimulatedCluster``), a ``clock`` for a fresh one (``ManualClock``), and
+    an ``AuditLog``.
+    """
+    if settings is None:
+        settings = load_settings()
+    chosen = engine if engine is not None else settings.engine
+    if chosen not in ENGINES:
+        raise UsageError(f"unknown engine {chosen!r}: expected one of {', '.join(ENGINES)}")
+    if demo or cluster is not None:
+        chosen = "simulated"
+    ro = settings.read_only if read_only is None else bool(read_only)
+    if as_user is not None:
+        _check_user_name(as_user)
+    if chosen == "simulated":
+        engine_obj = _simulated(settings, as_user, cluster, clock)
+    else:
+        if as_user is not None:
+            raise UsageError(
+                f"--as-user works only on the simulated cluster (engine {chosen!r}): "
+                "on a real cluster run sckpt as that user"
+            )
+        engine_obj = _real_engine(chosen, settings)
+    return Facade(engine_obj, settings, read_only=ro, audit=audit)
+
+
+def _check_user_name(name: object) -> None:
+    import re
+
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_.\-]{0,31}\$?", name):
+        raise UsageError(f"invalid user name {name!r}: expected a login name such as alice or root")
+
+
+def _simulated(
+    settings: Settings, as_user: str | None, cluster: Any, clock: Callable[[], float] | None
+) -> Engine:
+    from .engines.simulated import SimulatedCluster, SimulatedEngine, demo_users_for
+
+    user = as_user if as_user is not None else current_user()
+    if cluster is None:
+        cluster = SimulatedCluster(
+            seed=settings.demo_seed,
+            n_jobs=settings.demo_jobs,
+            clock=clock,
+            users=demo_users_for(user),
+        )
+    return SimulatedEngine(cluster, user)
+
+
+def load_binding() -> Any:
+    """The libslurm binding (``sckpt.backend.libslurm.get_binding()``), or a SetupError."""
+    try:
+        libslurm = importlib.import_module("sckpt.backend.libslurm")
+    except ImportError as exc:
+        raise SetupError(f"the libslurm binding cannot be imported: {exc}") from None
+    getter = getattr(libslurm, "get_binding", None)
+    if getter is None:
+        raise SetupError("the libslurm binding is not available in this build (no get_binding)")
+    return getter()
+
+
+def _has_checkpoint_api(binding: Any) -> bool:
+    for attr in ("has_checkpoint", "HAS_CHECKPOINT", "has_checkpoint_api"):
+        value = getattr(binding, attr, None)
+        if value is not None:
+            return bool(value() if callable(value) else value)
+    return False
+
+
+def _real_engine(chosen: str, settings: Settings) -> Engine:
+    try:
+        binding = load_binding()
+    except NoConfig as exc:
+        if not exc.hint:
+            exc.hint = "no Slurm configured here; run `sckpt --demo` for the simulated cluster"
+        raise
+    request = EngineRequest(settings=settings, binding=binding)
+    if chosen == "auto":
+        if _has_checkpoint_api(binding):
+            chosen = "native"
+        else:
+            chosen = "cooperative" if engine_factory("cooperative") is not None else "live"
+    factory = engine_factory(chosen)
+    if factory is None:
+        raise SetupError(
+            f"the {chosen} engine is not available in this installation",
+            'use engine = "auto" or --demo',
+        )
+    return factory(request)

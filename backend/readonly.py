@@ -1,0 +1,85 @@
+"""Read-only mode: an engine wrapper whose mutating operations never reach the engine.
+
+The facade refuses mutating calls itself (so it can audit the refusal), and it also wraps
+the engine in ``ReadOnlyEngine``: a second, independent guard, so that no code path that
+holds the engine (a future helper, a bug in the facade) can reach libslurm or the
+cooperative store while read-only mode is on.  Reading (snapshot, able, error, processes,
+interconnect) goes through unchanged.
+"""
+
+from __future__ import annotations
+
+from .engines.base import Engine
+from .errors import ReadOnlyError
+from .model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    ClusterInfo,
+    Interconnect,
+    Snapshot,
+    StepId,
+    StepProcesses,
+)
+
+
+def refusal(operation: str, target: StepId | str) -> ReadOnlyError:
+    """The error every refused mutating call raises (the same text everywhere)."""
+    return ReadOnlyError(
+        f"{operation} {target} refused: sckpt is in read-only mode",
+        "start sckpt without --read-only (and read_only = false in the config) to act",
+    )
+
+
+class ReadOnlyEngine(Engine):
+    """Delegates reads to ``inner``; raises ``ReadOnlyError`` for every mutating operation."""
+
+    def __init__(self, inner: Engine) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def cluster_info(self) -> ClusterInfo:
+        return self.inner.cluster_info()
+
+    def snapshot(self) -> Snapshot:
+        return self.inner.snapshot()
+
+    def step_processes(self, target: StepId) -> StepProcesses:
+        return self.inner.step_processes(target)
+
+    def interconnect(self, target: StepId) -> Interconnect:
+        return self.inner.interconnect(target)
+
+    def able(self, target: StepId) -> AbleResult:
+        return self.inner.able(target)
+
+    def error(self, target: StepId) -> CheckpointError:
+        return self.inner.error(target)
+
+    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        raise refusal("create", target)
+
+    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        raise refusal("vacate", target)
+
+    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+        raise refusal("restart", target)
+
+    def enable(self, target: StepId) -> ActionResult:
+        raise refusal("enable", target)
+
+    def disable(self, target: StepId) -> ActionResult:
+        raise refusal("disable", target)
+
+    def complete(
+        self, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        raise refusal("complete", target)
+
+    def tasks(
+        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> ActionResult:
+        raise refusal("tasks", target)
+
+    def close(self) -> None:
+        self.inner.close()
