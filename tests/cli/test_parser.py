@@ -1,0 +1,174 @@
+"""The parser: usage errors are one line and exit 2, before any facade is opened."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from sckpt.tui import cli
+
+
+class BackendReached(AssertionError):
+    """Raised if a command got as far as opening a facade."""
+
+
+@pytest.fixture
+def no_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Fail loudly if the command under test opens a facade (or the doctor)."""
+    opened: list[str] = []
+
+    def refuse(args: object) -> object:
+        opened.append(repr(args))
+        raise BackendReached("the backend was reached")
+
+    monkeypatch.setattr(cli, "_open", refuse)
+    yield opened
+    assert opened == []
+
+
+BAD_USAGE = [
+    ["bogus"],
+    ["create"],
+    ["create", "12x"],
+    ["create", "0"],
+    ["create", "12.foo"],
+    ["create", "12", "--max-wait", "65536"],
+    ["create", "12", "--max-wait", "-1"],
+    ["create", "12", "--max-wait", "ten"],
+    ["create", "12", "--image-dir", "relative/dir"],
+    ["create", "12", "--image-dir", "/a/../b"],
+    ["create", "12", "--image-dir", "/a\nb"],
+    ["create", "12", "--stick"],
+    ["vacate", "12", "--nodelist", "n1"],
+    ["restart", "12", "--max-wait", "3"],
+    ["able", "12", "--image-dir", "/x"],
+    ["able", "1", "2", "bad"],  # one bad target: nothing acts
+    ["tasks", "12"],  # --nodelist is required
+    ["tasks", "12", "--nodelist", "node;rm -rf /"],
+    ["complete", "12", "--error-code", "x"],
+    ["complete", "12", "--error-code", "4294967296"],
+    ["complete", "12", "--error-msg", "a\x1bb"],
+    ["complete", "12", "--begin-time", "yesterday"],
+    ["ls", "--state", "RUNNINGX"],
+    ["ls", "--job", "12.3"],
+    ["ls", "--ckpt", "sometimes"],
+    ["ls", "--bogus"],
+    ["--engine", "magic", "ls"],
+    ["--step", "abc"],
+    ["abc.def"],
+    ["12.x"],
+    ["--step", "12.1", "ls"],
+    ["checkpoint"],
+    ["checkpoint", "x", "12"],
+    ["checkpoint", "able"],
+    ["checkpoint", "able", "12", "extra"],
+    ["checkpoint", "create", "12", "MaxWait=abc"],
+    ["checkpoint", "create", "12", "ImageDir=rel"],
+    ["checkpoint", "create", "12x"],
+    ["checkpoint", "requeue", "12"],
+    ["ch", "re", "12"],
+    ["completion"],
+    ["completion", "fish"],
+    ["--config"],
+    ["--as-user"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD_USAGE, ids=lambda a: " ".join(a) or "<empty>")
+def test_bad_usage_exits_2_with_one_line_and_never_opens_the_backend(
+    argv: list[str], no_backend: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("sckpt: ")
+    assert "Traceback" not in err
+
+
+def test_debug_adds_the_traceback(
+    no_backend: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["--debug", "create", "12x"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.rstrip().splitlines()[-1].startswith("sckpt: invalid job")
+
+
+def test_help_and_version_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    text = capsys.readouterr().out
+    for command in cli.COMMANDS:
+        assert command in text
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("sckpt ")
+    for command in cli.COMMANDS:
+        assert cli.main([command, "--help"]) == 0
+        assert "usage: sckpt " + command in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["12.3"], ["--step", "12.3"]),
+        (["--demo", "12"], ["--demo", "--step", "12"]),
+        (["--as-user", "root", "12.batch"], ["--as-user", "root", "--step", "12.batch"]),
+        (["CH", "able", "12"], ["checkpoint", "able", "12"]),
+        (["--demo", "check", "cr", "1"], ["--demo", "checkpoint", "cr", "1"]),
+        (["ls", "12"], ["ls", "12"]),
+        (["create", "12"], ["create", "12"]),
+        (["--config", "12", "ls"], ["--config", "12", "ls"]),
+        ([], []),
+    ],
+)
+def test_rewrite_maps_console_targets_and_the_checkpoint_keyword(
+    argv: list[str], expected: list[str]
+) -> None:
+    assert cli._rewrite(argv) == expected
+
+
+def test_bash_completion_is_valid_and_completes_commands_and_options(
+    capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    assert cli.main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    probe = (
+        script
+        + '\nCOMP_WORDS=(sckpt cr); COMP_CWORD=1; _shtab_sckpt; echo "${COMPREPLY[*]}"'
+        + '\nCOMP_WORDS=(sckpt create --ma); COMP_CWORD=2; _shtab_sckpt; echo "${COMPREPLY[*]}"'
+        + '\nCOMP_WORDS=(sckpt ls --st); COMP_CWORD=2; _shtab_sckpt; echo "${COMPREPLY[*]}"'
+        + "\nCOMP_WORDS=(sckpt completion ''); COMP_CWORD=2; _shtab_sckpt;"
+        + ' echo "${COMPREPLY[*]}"'
+    )
+    answer = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
+    lines = answer.stdout.splitlines()
+    assert lines[0].split() == ["create"]
+    assert lines[1].split() == ["--max-wait"]
+    assert set(lines[2].split()) == {"--state", "--steps"}
+    assert set(lines[3].split()) == {"bash", "zsh"}
+
+
+def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["completion", "zsh"]) == 0
+    script = capsys.readouterr().out
+    assert script.startswith("#compdef sckpt")
+    for command in cli.COMMANDS:
+        assert f"\n        {command}) _arguments" in script
+    zsh = shutil.which("zsh")
+    if zsh is None:
+        pytest.skip("zsh is not installed: checked the script's text only")
+    checked = subprocess.run(
+        [
+            zsh,
+            "-f",
+            "-c",
+            'autoload -U compinit && compinit -u -D && eval "$1" '
+            "&& print ${+functions[_shtab_sckpt]}",
+            "zsh",
+            script,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.strip() == "1"

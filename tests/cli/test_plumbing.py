@@ -1,0 +1,294 @@
+"""Each command passes exactly its options to the facade, and maps each answer and refusal.
+
+A recording facade stands in for the backend here so the test can see every argument; the
+same commands run against the simulated cluster in test_simulated.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from sckpt.backend.errors import (
+    AccessDenied,
+    ControllerUnreachable,
+    Disabled,
+    NotSupported,
+    ReadOnlyError,
+    SckptError,
+    UsageError,
+)
+from sckpt.backend.model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    ClusterInfo,
+    StepId,
+)
+from sckpt.tui import cli
+
+
+@dataclass
+class RecordingFacade:
+    """Answers from a script, records every call (operation, target, keyword arguments)."""
+
+    answers: dict[str, Any] = field(default_factory=dict)
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    engine_name: str = "simulated"
+    read_only: bool = False
+    closed: bool = False
+
+    @property
+    def info(self) -> ClusterInfo:
+        return ClusterInfo("c", "22.05.8", self.engine_name, "alice", read_only=self.read_only)
+
+    def _answer(self, operation: str, target: StepId, **kwargs: Any) -> Any:
+        self.calls.append((operation, str(target), kwargs))
+        answer = self.answers.get(f"{operation} {target}", self.answers.get(operation))
+        if isinstance(answer, BaseException):
+            raise answer
+        if answer is None and operation not in ("able",):
+            return ActionResult(target, operation)
+        return answer if answer is not None else AbleResult(target)
+
+    def able(self, target: StepId) -> Any:
+        return self._answer("able", target)
+
+    def error(self, target: StepId) -> Any:
+        return self._answer("error", target)
+
+    def create(self, target: StepId, max_wait: int | None, image_dir: str | None) -> Any:
+        return self._answer("create", target, max_wait=max_wait, image_dir=image_dir)
+
+    def vacate(self, target: StepId, max_wait: int | None, image_dir: str | None) -> Any:
+        return self._answer("vacate", target, max_wait=max_wait, image_dir=image_dir)
+
+    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> Any:
+        return self._answer("restart", target, stick=stick, image_dir=image_dir)
+
+    def enable(self, target: StepId) -> Any:
+        return self._answer("enable", target)
+
+    def disable(self, target: StepId) -> Any:
+        return self._answer("disable", target)
+
+    def complete(self, target: StepId, begin_time: int, error_code: int, error_msg: str) -> Any:
+        return self._answer(
+            "complete", target, begin_time=begin_time, error_code=error_code, error_msg=error_msg
+        )
+
+    def tasks(
+        self,
+        target: StepId,
+        begin_time: int,
+        image_dir: str | None,
+        max_wait: int | None,
+        nodelist: str,
+    ) -> Any:
+        return self._answer(
+            "tasks",
+            target,
+            begin_time=begin_time,
+            image_dir=image_dir,
+            max_wait=max_wait,
+            nodelist=nodelist,
+        )
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def facade(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordingFacade]:
+    fake = RecordingFacade()
+    opened: list[argparse.Namespace] = []
+
+    def open_fake(args: argparse.Namespace) -> tuple[RecordingFacade, None]:
+        opened.append(args)
+        return fake, None
+
+    monkeypatch.setattr(cli, "_open", open_fake)
+    yield fake
+    if opened:
+        assert fake.closed, "the facade was not closed"
+
+
+def test_each_target_is_acted_on_in_order_with_the_options(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["create", "12", "12.3", "12.batch", "--max-wait", "30", "--image-dir", "/ck"]
+    assert cli.main(argv) == 0
+    assert facade.calls == [
+        ("create", target, {"max_wait": 30, "image_dir": "/ck"})
+        for target in ("12", "12.3", "12.batch")
+    ]
+    assert capsys.readouterr().out.splitlines() == [
+        "12: create accepted",
+        "12.3: create accepted",
+        "12.batch: create accepted",
+    ]
+
+
+def test_defaults_are_left_to_the_facade(facade: RecordingFacade) -> None:
+    assert cli.main(["vacate", "5.0"]) == 0
+    assert facade.calls == [("vacate", "5.0", {"max_wait": None, "image_dir": None})]
+
+
+def test_restart_passes_stick_and_image_dir(facade: RecordingFacade) -> None:
+    assert cli.main(["restart", "5", "--stick", "--image-dir", "/i"]) == 0
+    assert cli.main(["restart", "6"]) == 0
+    assert facade.calls == [
+        ("restart", "5", {"stick": True, "image_dir": "/i"}),
+        ("restart", "6", {"stick": False, "image_dir": None}),
+    ]
+
+
+def test_complete_and_tasks_pass_their_arguments(facade: RecordingFacade) -> None:
+    argv = ["complete", "5.1", "--error-code", "7", "--error-msg", "disk full"]
+    assert cli.main([*argv, "--begin-time", "1700000000"]) == 0
+    assert cli.main(["tasks", "5.1", "--nodelist", "n[1-2]", "--max-wait", "9"]) == 0
+    assert facade.calls[0] == (
+        "complete",
+        "5.1",
+        {"begin_time": 1700000000, "error_code": 7, "error_msg": "disk full"},
+    )
+    operation, target, kwargs = facade.calls[1]
+    assert (operation, target) == ("tasks", "5.1")
+    assert kwargs["nodelist"] == "n[1-2]" and kwargs["max_wait"] == 9
+    assert kwargs["image_dir"] is None
+
+
+def test_able_prints_yes_began_and_no_and_no_is_not_an_error(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {
+        "able 1.0": AbleResult(StepId(1, 0)),
+        "able 1.1": AbleResult(StepId(1, 1), 1_700_000_000),
+        "able 1.2": Disabled(),
+    }
+    assert cli.main(["able", "1.2"]) == 0
+    assert capsys.readouterr().out == "No\n"
+    assert cli.main(["able", "1.0", "1.1", "1.2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "1.0: Yes"
+    assert lines[1].startswith("1.1: Began at 2023-11-1")
+    assert lines[2] == "1.2: No"
+
+
+def test_error_prints_scontrols_line(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {"error": CheckpointError(114, "EALREADY", "Operation already in progress")}
+    assert cli.main(["error", "3.0"]) == 0
+    assert capsys.readouterr().out == "error(114): Operation already in progress\n"
+
+
+@pytest.mark.parametrize(
+    ("refusal", "code", "name"),
+    [
+        (Disabled(), 1, "ESLURM_DISABLED"),
+        (AccessDenied(), 1, "ESLURM_ACCESS_DENIED"),
+        (NotSupported(hint="not under sckpt run"), 1, "ESLURM_NOT_SUPPORTED"),
+        (ReadOnlyError("read-only mode: create refused"), 1, "read-only"),
+        (ControllerUnreachable(), 3, "SLURM_COMMUNICATIONS_CONNECTION_ERROR"),
+        (UsageError("image_dir is relative"), 2, "image_dir"),
+    ],
+)
+def test_refusals_map_to_exit_codes_with_one_line_naming_the_error(
+    facade: RecordingFacade,
+    capsys: pytest.CaptureFixture[str],
+    refusal: SckptError,
+    code: int,
+    name: str,
+) -> None:
+    facade.answers = {"create": refusal}
+    assert cli.main(["create", "4.0"]) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("sckpt: create 4.0: ") and name in err
+
+
+def test_several_targets_report_each_and_exit_with_the_worst(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {"disable 2.0": AccessDenied(), "disable 3.0": ControllerUnreachable()}
+    assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0"]) == 3
+    out, err = capsys.readouterr()
+    assert [c[1] for c in facade.calls] == ["1.0", "2.0", "3.0", "4.0"]
+    assert out.splitlines() == ["1.0: disable accepted", "4.0: disable accepted"]
+    assert len(err.splitlines()) == 2
+    assert "2.0" in err.splitlines()[0] and "ESLURM_ACCESS_DENIED" in err.splitlines()[0]
+
+
+def test_json_reports_every_target_with_codes(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {"able 1.1": Disabled(), "able 1.2": AccessDenied()}
+    assert cli.main(["able", "1.0", "1.1", "1.2", "--json"]) == 1
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert document["exit_code"] == 1 and document["operation"] == "able"
+    first, second, third = document["results"]
+    assert first == {
+        "target": "1.0",
+        "operation": "able",
+        "ok": True,
+        "able": True,
+        "in_progress": False,
+        "in_progress_since": 0,
+        "began_at": None,
+        "text": "Yes",
+    }
+    assert second["ok"] is True and second["able"] is False and second["text"] == "No"
+    assert second["disabled"]["code"] == 2037
+    assert third["ok"] is False and third["error"]["name"] == "ESLURM_ACCESS_DENIED"
+    assert third["error"]["code"] == 2002 and third["error"]["exit_code"] == 1
+    assert err.count("\n") == 1
+
+
+def test_historical_syntax_calls_the_same_operations(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["checkpoint", "CR", "9.1", "maxwait=4", "imagedir=/d"]) == 0
+    assert cli.main(["ch", "va", "9"]) == 0
+    assert cli.main(["CHECKPOINT", "RES", "9", "Stick"]) == 0
+    assert cli.main(["checkpoint", "d", "9.1"]) == 0
+    assert cli.main(["checkpoint", "en", "9.1"]) == 0
+    # scontrol printed nothing for the mutating operations
+    assert capsys.readouterr().out == ""
+    facade.answers = {"able": Disabled(), "error": CheckpointError(0, "SLURM_SUCCESS", "No error")}
+    assert cli.main(["checkpoint", "a", "9.1"]) == 0
+    assert cli.main(["checkpoint", "er", "9.1"]) == 0
+    assert capsys.readouterr().out == "No\nerror(0): No error\n"
+    assert facade.calls[:5] == [
+        ("create", "9.1", {"max_wait": 4, "image_dir": "/d"}),
+        ("vacate", "9", {"max_wait": None, "image_dir": None}),
+        ("restart", "9", {"stick": True, "image_dir": None}),
+        ("disable", "9.1", {}),
+        ("enable", "9.1", {}),
+    ]
+
+
+def test_an_unexpected_exception_is_one_line_and_exit_1(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {"enable": ZeroDivisionError("boom")}
+    assert cli.main(["enable", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "sckpt: internal error: ZeroDivisionError: boom (run with --debug for the traceback)\n"
+    )
+    assert cli.main(["--debug", "enable", "1"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_keyboard_interrupt_exits_130(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {"enable": KeyboardInterrupt()}
+    assert cli.main(["enable", "1"]) == 130
+    assert capsys.readouterr().err == "sckpt: interrupted\n"
