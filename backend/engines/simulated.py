@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import errno as _errno
 import heapq
-import os
 import pwd
 import random
 import threading
@@ -530,7 +529,7 @@ class SimulatedCluster:
                 self._push(float(now + 26), "ckpt_done", rec.job.job_id, srec.step.step_id.step, 1)
             elif i == 3:
                 srec.error_code = _errno.ENOSPC
-                srec.error_msg = os.strerror(_errno.ENOSPC)
+                srec.error_msg = _strerror(_errno.ENOSPC)
                 srec.last_ckpt = now - 1800
                 srec.image_dir = self._image_path(rec, srec, None)
                 self._event(srec, now - 1800, "create", rec.job.user, _errno.ENOSPC, srec.image_dir)
@@ -609,8 +608,7 @@ class SimulatedCluster:
     def _finish_checkpoint(self, rec: _JobRec, srec: _StepRec, t: int, code: int) -> None:
         """A checkpoint ends: start_time back to 0, the result recorded, vacate terminates."""
         srec.ckpt_start = 0
-        srec.error_code = code
-        srec.error_msg = os.strerror(code) if code else ""
+        _keep_highest(srec, code, "")
         srec.last_ckpt = t
         self._event(srec, t, "done", "", code, srec.image_dir)
         self._dirty.add(rec.job.job_id)
@@ -656,7 +654,7 @@ class SimulatedCluster:
     ) -> None:
         history = srec.history if srec.history is not None else []
         history.append(
-            CheckpointEvent(t, operation, by, code, os.strerror(code) if code else "", image_dir)
+            CheckpointEvent(t, operation, by, code, _strerror(code) if code else "", image_dir)
         )
         if len(history) > HISTORY_LIMIT:
             del history[: len(history) - HISTORY_LIMIT]
@@ -1088,12 +1086,7 @@ class SimulatedCluster:
         now = int(self.clock())
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            # Only the highest error code is kept, with its message.
-            if error_code > srec.error_code or (
-                error_code == srec.error_code and not srec.error_msg
-            ):
-                srec.error_code = error_code
-                srec.error_msg = error_msg or (os.strerror(error_code) if error_code else "")
+            _keep_highest(srec, error_code, error_msg)
             self._event(srec, now, "complete", caller.name, error_code)
             if srec.ckpt_start and begin_time == srec.ckpt_start:
                 srec.ckpt_start = 0
@@ -1115,11 +1108,7 @@ class SimulatedCluster:
         max_wait: int,
         nodelist: str,
     ) -> ActionResult:
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target)
-            steps = self._targets(rec, target)
-            wanted = set(expand_hostlist(nodelist)) if nodelist else set()
+        wanted = set(expand_hostlist(nodelist)) if nodelist else set()
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
             nodes = set(expand_hostlist(srec.step.nodes))
@@ -1129,7 +1118,6 @@ class SimulatedCluster:
             self._event(srec, int(self._now), "tasks", caller.name, 0, image_dir)
             return 0
 
-        del steps
         return self._run(caller, target, "tasks", op, detail=f"nodes {nodelist or 'all'}")
 
     def restart(
@@ -1202,6 +1190,18 @@ class SimulatedCluster:
             steps = self._targets(rec, target)
             network = next((s.step.network for s in steps if s.step.network), "")
             return Interconnect(target, "switch/none", network)
+
+
+def _strerror(code: int) -> str:
+    """The message Slurm's strerror gives for a code (errno text for small codes)."""
+    return describe(code)[1]
+
+
+def _keep_highest(srec: _StepRec, code: int, message: str) -> None:
+    """A completion report: only the highest error code is kept, with its message."""
+    if code > srec.error_code or (code == srec.error_code and message and not srec.error_msg):
+        srec.error_code = code
+        srec.error_msg = message or (_strerror(code) if code else "")
 
 
 def _step_order(item: tuple[int, _StepRec]) -> tuple[int, int]:

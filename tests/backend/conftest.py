@@ -1,0 +1,46 @@
+"""Fixtures for the backend tests: an empty simulated cluster on a frozen clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sckpt.backend.config import Settings
+from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, SimulatedEngine
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def sim(clock: ManualClock) -> SimulatedCluster:
+    """No generated jobs, no arrivals: each test submits exactly the jobs it needs."""
+    return SimulatedCluster(seed=1, n_jobs=0, clock=clock, arrivals=False, demo_touches=False)
+
+
+@pytest.fixture
+def alice(sim: SimulatedCluster) -> SimulatedEngine:
+    return SimulatedEngine(sim, "alice")
+
+
+@pytest.fixture
+def bob(sim: SimulatedCluster) -> SimulatedEngine:
+    return SimulatedEngine(sim, "bob")
+
+
+@pytest.fixture
+def root(sim: SimulatedCluster) -> SimulatedEngine:
+    return SimulatedEngine(sim, "root")
+
+
+@pytest.fixture
+def slurm_user(sim: SimulatedCluster) -> SimulatedEngine:
+    return SimulatedEngine(sim, "slurm")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings with the audit log in the test's own directory."""
+    return Settings(audit_log=tmp_path / "audit.log")

@@ -1,0 +1,131 @@
+"""The TOML config: where it is read from, every key, and the messages for mistakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sckpt.backend.config import ENV_CONFIG, Settings, default_config_path, load_settings
+from sckpt.backend.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_missing_default_file_gives_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_CONFIG, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
+    assert default_config_path() == tmp_path / "nothing" / "sckpt" / "config.toml"
+    settings = load_settings()
+    assert settings.max_wait == 10 and settings.engine == "auto" and settings.audit_required
+    assert settings.source is None
+
+
+def test_xdg_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_CONFIG, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    write(tmp_path, "")
+    (tmp_path / "cfg" / "sckpt").mkdir(parents=True)
+    (tmp_path / "cfg" / "sckpt" / "config.toml").write_text("max_wait = 3\n")
+    settings = load_settings()
+    assert settings.max_wait == 3
+    assert settings.audit_log == tmp_path / "state" / "sckpt" / "audit.log"
+
+
+def test_every_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(
+        tmp_path,
+        """
+refresh_interval = 5
+engine = "simulated"
+read_only = true
+max_wait = 60
+image_dir = "/scratch/ckpt"
+audit_log = "/var/tmp/sckpt-audit.log"
+audit_required = false
+[keys]
+create = "C"
+vacate = "ctrl+v"
+[demo]
+seed = 7
+jobs = 100
+""",
+    )
+    monkeypatch.setenv(ENV_CONFIG, str(path))
+    s = load_settings()
+    assert s == Settings(
+        refresh_interval=5.0,
+        engine="simulated",
+        read_only=True,
+        max_wait=60,
+        image_dir="/scratch/ckpt",
+        audit_log=Path("/var/tmp/sckpt-audit.log"),
+        audit_required=False,
+        keys=s.keys,
+        demo_seed=7,
+        demo_jobs=100,
+        source=path,
+    )
+    assert dict(s.keys) == {"create": "C", "vacate": "ctrl+v"}
+
+
+def test_argument_beats_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = write(tmp_path, "max_wait = 1\n")
+    other = tmp_path / "other.toml"
+    other.write_text("max_wait = 2\n")
+    monkeypatch.setenv(ENV_CONFIG, str(env))
+    assert load_settings(other).max_wait == 2
+    assert load_settings().max_wait == 1
+
+
+def test_named_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "expected"),
+    [
+        ("max_wait = 70000", "max_wait", "0 to 65535"),
+        ("max_wait = '10'", "max_wait", "whole number"),
+        ("refresh_interval = 0", "refresh_interval", "0.2 to 3600"),
+        ("engine = 'fast'", "engine", '"auto"'),
+        ("read_only = 'yes'", "read_only", "true or false"),
+        ("image_dir = 'relative'", "image_dir", "absolute"),
+        ("audit_log = 'rel/a.log'", "audit_log", "absolute"),
+        ("audit_required = 1", "audit_required", "true or false"),
+        ("keys = 3", "keys", "table"),
+        ("[keys]\ncreate = ''", "keys.create", "key name"),
+        ("[keys]\n'Bad Action' = 'x'", "keys.Bad Action", "action name"),
+        ("[demo]\njobs = 0", "demo.jobs", "1 to 200000"),
+        ("[demo]\nsize = 3", "demo.size", "seed or jobs"),
+        ("colour = 'red'", "colour", "one of"),
+    ],
+)
+def test_invalid_values_name_the_key_and_the_form(
+    tmp_path: Path, text: str, key: str, expected: str
+) -> None:
+    path = write(tmp_path, text + "\n")
+    with pytest.raises(ConfigError) as exc:
+        load_settings(path)
+    message = str(exc.value)
+    assert key in message and expected in message and str(path) in message
+    assert exc.value.exit_code == 2
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(write(tmp_path, "max_wait = = 3"))
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"max_wait = 3 # \xff\n")
+    with pytest.raises(ConfigError, match="UTF-8"):
+        load_settings(path)
