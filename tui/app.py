@@ -1,0 +1,482 @@
+"""The sckpt console: a Textual app over the facade, safe to keep open all day over SSH.
+
+Data flow: a thread worker calls ``facade.snapshot()`` (which may block on libslurm); when
+it finishes, the app keeps the jobs, updates the header's freshness and asks the screens
+to sync their tables.  The next refresh is scheduled with ``set_timer`` only once the last
+one has finished (dolphie-style), so two refreshes never overlap and a slow controller is
+never asked twice at once.  The interval comes from the settings; it grows after failures
+(exponential back-off up to a minute) and when the controller is slow, and returns to the
+configured value as soon as a refresh succeeds quickly: recovery needs no key press.
+"No change" answers (``Snapshot.changed`` False) cost no table work at all.
+
+Actions run in thread workers too; their outcome is a notification (with Slurm's error
+name, code and message when refused) and an immediate refresh so the row updates.
+
+``build_app`` is the factory the tests reuse; ``run_console`` is what ``sckpt`` calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from importlib.resources import files
+from typing import Any
+
+from rich.text import Text
+from sckpt.backend.config import Settings
+from sckpt.backend.errors import SckptError, SlurmError
+from sckpt.backend.facade import Facade
+from sckpt.backend.model import JobView, Snapshot, StepId
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.worker import Worker, WorkerState
+
+from .commands import ActionsProvider
+from .console_text import checkpoint_text, clock_time, error_text, printable
+from .dialogs.form import ActionParams
+from .dialogs.help import HelpScreen
+from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
+from .screens.base import TargetScreen
+from .screens.console import ConsoleScreen
+from .screens.step import StepScreen
+from .widgets.header import StatusHeader
+
+LINGER = 300.0
+"""Seconds a finished (or vanished) job stays visible with "show finished" off."""
+MAX_BACKOFF = 60.0
+"""Longest wait between two refreshes while the controller is unreachable."""
+SLOW_FACTOR = 0.5
+"""A refresh taking more than this share of the interval counts as a slow controller."""
+
+
+def _stylesheet() -> str:
+    """The console's CSS, found inside the installed package (works from the wheel)."""
+    return str(files("sckpt.styles").joinpath("app.tcss"))
+
+
+class SckptApp(App[int]):
+    """Jobs, steps and their checkpoint state, with one-key actions."""
+
+    CSS_PATH = _stylesheet()
+    TITLE = "sckpt"
+    COMMANDS = App.COMMANDS | {ActionsProvider}
+    BINDINGS = [*bindings(GLOBAL_KEYS), Binding("ctrl+c", "quit", show=False, priority=True)]
+
+    def __init__(
+        self,
+        facade: Facade,
+        settings: Settings,
+        *,
+        focus: StepId | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        super().__init__()
+        self.facade = facade
+        self.settings = settings
+        self.read_only = facade.read_only
+        self.focus_target = focus
+        self.now: Callable[[], float] = clock if clock is not None else time.time
+        """The app's clock: ``time.time``, or a fixed one in tests and screenshots."""
+        self.interval = settings.refresh_interval
+        self.loaded = False
+        """True once the first snapshot has arrived."""
+        self.stale = False
+        self.failures = 0
+        """Consecutive failed refreshes (drives the back-off)."""
+        self.next_delay = self.interval
+        self.refresh_count = 0
+        self.last_duration = 0.0
+        self._jobs: dict[int, JobView] = {}
+        self._gone: dict[int, tuple[JobView, float]] = {}
+        """Jobs the controller stopped reporting, with when: kept for ``LINGER`` seconds."""
+        self._finished_seen: dict[int, float] = {}
+        self._refreshing = False
+        self._again = False
+        self._closing = False
+        self._timer: Any = None
+        self._last_view_sync = 0.0
+        self.set_keymap(keymap(settings.keys))
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_mount(self) -> None:
+        self.push_screen(ConsoleScreen(read_only=self.read_only))
+        focus = self.focus_target
+        if focus is not None and not focus.is_whole_job:
+            self.push_screen(StepScreen(focus, read_only=self.read_only))
+        self.set_interval(1.0, self._tick_headers)
+        self.refresh_now()
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        """``q``: stop scheduling refreshes and leave; no thread is left waiting."""
+        self._closing = True
+        if self._timer is not None:
+            self._timer.stop()
+        self.exit(0)
+
+    def action_help(self) -> None:
+        """``?``: the keys of the current screen (without the read-only-hidden ones)."""
+        screen = self.screen
+        if not isinstance(screen, TargetScreen):
+            return
+        active = {b.binding.id: key for key, b in screen.active_bindings.items() if b.binding.id}
+
+        def entries(specs: tuple[KeySpec, ...]) -> list[tuple[str, KeySpec]]:
+            out = []
+            for spec in specs:
+                if self.read_only and spec.mutating:
+                    continue
+                key = active.get(spec.id, spec.key) if spec.bound else spec.key
+                out.append((_key_label(key, spec), spec))
+            return out
+
+        sections = [("Actions", entries(ACTION_KEYS))]
+        if isinstance(screen, ConsoleScreen):
+            sections.append(("Console", entries(CONSOLE_KEYS)))
+        if isinstance(screen, StepScreen):
+            sections.append(("Step", entries(STEP_KEYS)))
+        sections.append(("Everywhere", entries(GLOBAL_KEYS)))
+        self.push_screen(HelpScreen(sections, self.read_only))
+
+    # ------------------------------------------------------------------ data access
+
+    def job(self, job_id: int) -> JobView | None:
+        """The latest view of a job (also a recently vanished one)."""
+        found = self._jobs.get(job_id)
+        if found is None and job_id in self._gone:
+            return self._gone[job_id][0]
+        return found
+
+    def all_jobs(self) -> list[JobView]:
+        """Every job known: the controller's, then the vanished ones still lingering."""
+        return [*self._jobs.values(), *(v for v, _ in self._gone.values())]
+
+    def gone_ids(self) -> frozenset[int]:
+        """Jobs the controller no longer reports."""
+        return frozenset(self._gone)
+
+    def recently_finished(self) -> frozenset[int]:
+        """Finished or vanished jobs still within ``LINGER`` seconds of their end."""
+        now = self.now()
+        recent = {i for i, t in self._finished_seen.items() if now - t < LINGER}
+        recent.update(i for i, (_, t) in self._gone.items() if now - t < LINGER)
+        return frozenset(recent)
+
+    def describe_target(self, target: StepId) -> str:
+        """``step 123.4 (name)`` or ``job 123 (name, every running step)``."""
+        job = self.job(target.job_id)
+        name = f" ({job.job.name})" if job is not None else ""
+        if target.is_whole_job:
+            return f"job {target}{name}, every running step"
+        return f"step {target}{name}"
+
+    # ------------------------------------------------------------------ refresh loop
+
+    def refresh_now(self) -> None:
+        """Refresh as soon as possible: now, or right after the refresh that is running."""
+        if self._closing:
+            return
+        if self._refreshing:
+            self._again = True
+            return
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._refreshing = True
+        self._refresh_worker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="refresh")
+    def _refresh_worker(self) -> tuple[Snapshot, float]:
+        """Take one snapshot off the UI thread (the facade may block on libslurm)."""
+        started = time.monotonic()
+        snap = self.facade.snapshot()
+        return snap, time.monotonic() - started
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group == "refresh":
+            if event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+                return
+            self._refreshing = False
+            if event.state is WorkerState.SUCCESS and worker.result is not None:
+                snap, duration = worker.result
+                self.apply_snapshot(snap, duration)
+            elif event.state is WorkerState.ERROR:
+                # The facade never raises on an outage; anything else is shown, then retried.
+                self.failures += 1
+                self._mark_stale(f"refresh failed: {worker.error}")
+                self.next_delay = self._backoff()
+            self._schedule()
+        elif event.state is WorkerState.ERROR:
+            self.notify(
+                f"internal error in {worker.name}: {worker.error}",
+                severity="error",
+                markup=False,
+            )
+
+    def _backoff(self) -> float:
+        factor = float(2 ** min(self.failures, 10))
+        return min(self.interval * factor, max(MAX_BACKOFF, self.interval))
+
+    def _schedule(self) -> None:
+        if self._closing:
+            return
+        delay = 0.0 if self._again else self.next_delay
+        self._again = False
+        if delay <= 0:
+            self.refresh_now()
+        else:
+            self._timer = self.set_timer(delay, self.refresh_now)
+
+    def apply_snapshot(self, snap: Snapshot, duration: float) -> None:
+        """Keep the snapshot's jobs and update the screens (nothing when nothing changed)."""
+        self.refresh_count += 1
+        self.last_duration = duration
+        now = self.now()
+        if snap.stale:
+            self.failures += 1
+            self.stale = True
+            self.next_delay = self._backoff()
+            since = snap.stale_since or (self._last_fresh if self.loaded else now)
+            self._stale_error = snap.error
+            for header in self._headers():
+                header.show_stale(since, snap.error, now)
+            if not self.loaded and snap.jobs:
+                self._take(snap, now)
+            return
+        self.failures = 0
+        self.stale = False
+        self.next_delay = self.interval
+        if duration > self.interval * SLOW_FACTOR:
+            # A slow controller: give it several times what the last answer cost.
+            self.next_delay = max(self.interval, duration * 4)
+        self._last_fresh = snap.taken_at or now
+        for header in self._headers():
+            header.show_fresh(self._last_fresh, now)
+        expired = [i for i, (_, t) in self._gone.items() if now - t >= LINGER]
+        if snap.changed or not self.loaded or expired or now - self._last_view_sync >= 30:
+            for job_id in expired:
+                del self._gone[job_id]
+            self._take(snap, now)
+
+    _last_fresh = 0.0
+    _stale_error = ""
+
+    def _take(self, snap: Snapshot, now: float) -> None:
+        new = {v.job.job_id: v for v in snap.jobs}
+        for job_id, view in self._jobs.items():
+            if job_id not in new:
+                self._gone[job_id] = (view, now)
+        for job_id in new:
+            self._gone.pop(job_id, None)
+        for job_id, view in new.items():
+            if view.job.state.is_finished:
+                if job_id not in self._finished_seen:
+                    end = view.job.end_time
+                    self._finished_seen[job_id] = float(end) if end else now
+            else:
+                self._finished_seen.pop(job_id, None)
+        self._jobs = new
+        first = not self.loaded
+        self.loaded = True
+        self._last_view_sync = now
+        for screen in self.screen_stack:
+            if isinstance(screen, TargetScreen) and screen.is_mounted:
+                screen.refresh_view()
+        if first and self.focus_target is not None:
+            self._select(self.focus_target)
+
+    def _mark_stale(self, error: str) -> None:
+        now = self.now()
+        self.stale = True
+        self._stale_error = error
+        for header in self._headers():
+            header.show_stale(self._last_fresh or now, error, now)
+
+    def sync_header(self, header: StatusHeader) -> None:
+        """Give a newly mounted header the freshness state the app already knows."""
+        now = self.now()
+        if self.stale:
+            header.show_stale(self._last_fresh or now, self._stale_error, now)
+        elif self.loaded:
+            header.show_fresh(self._last_fresh, now)
+
+    def _headers(self) -> list[StatusHeader]:
+        found: list[StatusHeader] = []
+        for screen in self.screen_stack:
+            found.extend(screen.query(StatusHeader))
+        return found
+
+    def _tick_headers(self) -> None:
+        now = self.now()
+        for header in self._headers():
+            header.tick(now)
+
+    # ------------------------------------------------------------------ navigation
+
+    def console_screen(self) -> ConsoleScreen | None:
+        """The console screen (always at the bottom of the stack)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ConsoleScreen):
+                return screen
+        return None
+
+    def _select(self, target: StepId) -> None:
+        console = self.console_screen()
+        if console is None:
+            return
+        if console.jobs_table.select_key(str(target.job_id)):
+            console.refresh_steps()
+            if not target.is_whole_job and console.steps_table.select_key(str(target)):
+                console.steps_table.focus()
+
+    def open_step(self, target: StepId) -> None:
+        """Open the step detail screen (Enter on a step)."""
+        self.push_screen(StepScreen(target, read_only=self.read_only))
+
+    def close_step(self, screen: StepScreen) -> None:
+        """Escape on the step screen: back to the console, with that step selected."""
+        if self.screen is screen:
+            self.pop_screen()
+        self._select(screen.target)
+
+    # ------------------------------------------------------------------ actions
+
+    @work(thread=True, exit_on_error=False, group="actions")
+    def run_operation(self, operation: str, target: StepId, params: ActionParams | None) -> None:
+        """Call the facade for one action, off the UI thread; report and refresh."""
+        facade = self.facade
+        try:
+            if operation == "create":
+                assert params is not None
+                result = facade.create(target, max_wait=params.max_wait, image_dir=params.image_dir)
+            elif operation == "vacate":
+                assert params is not None
+                result = facade.vacate(target, max_wait=params.max_wait, image_dir=params.image_dir)
+            elif operation == "restart":
+                assert params is not None
+                result = facade.restart(target, stick=params.stick, image_dir=params.image_dir)
+            elif operation == "enable":
+                result = facade.enable(target)
+            elif operation == "disable":
+                result = facade.disable(target)
+            else:
+                raise ValueError(f"unknown operation {operation}")
+        except SckptError as exc:
+            self.call_from_thread(self._report_refusal, operation, target, exc)
+        else:
+            detail = f": {printable(result.detail)}" if result.detail else ""
+            self.call_from_thread(
+                self.notify, f"{operation} {target}: done{detail}", title=operation, markup=False
+            )
+        self.call_from_thread(self.refresh_now)
+
+    def _report_refusal(self, operation: str, target: StepId, exc: SckptError) -> None:
+        if isinstance(exc, SlurmError):
+            message = f"{operation} {target} refused: {exc.name} ({exc.code}): {exc.message}"
+            if exc.hint:
+                message += f"; {exc.hint}"
+        else:
+            message = f"{operation} {target} refused: {exc}"
+        self.notify(printable(message), title="refused", severity="error", markup=False, timeout=8)
+
+    @work(thread=True, exit_on_error=False, group="actions")
+    def run_check(self, target: StepId) -> None:
+        """``x``: ask able and error again for one row, and show the answers on it."""
+        facade = self.facade
+        able: Text
+        try:
+            result = facade.able(target)
+        except SlurmError as exc:
+            able = Text(f"{exc.name}", style="yellow")
+            able_msg = f"able: no, {exc.name} ({exc.code}): {exc.message}"
+        except SckptError as exc:
+            self.call_from_thread(self._report_refusal, "able", target, exc)
+            return
+        else:
+            if result.in_progress_since:
+                able_msg = (
+                    f"able: yes, a checkpoint began at {clock_time(result.in_progress_since)}"
+                )
+            else:
+                able_msg = "able: yes"
+            able = Text("able", style="green")
+        try:
+            err = facade.error(target)
+        except SckptError as exc:
+            err_msg = f"error: {exc}"
+            err_text = None
+        else:
+            err_msg = f"error({err.code}): {err.message}" if err.code else "no error"
+            err_text = error_text(err)
+        self.call_from_thread(self._show_check, target, able, err_text, f"{able_msg}; {err_msg}")
+
+    def _show_check(self, target: StepId, able: Text, err: Text | None, message: str) -> None:
+        self.notify(printable(f"{target}: {message}"), title="check", markup=False)
+        console = self.console_screen()
+        if console is not None and not target.is_whole_job:
+            view = None
+            job = self.job(target.job_id)
+            if job is not None:
+                view = next((s for s in job.steps if s.step.step_id == target), None)
+            shown = checkpoint_text(view.checkpoint, self.now()) if view is not None else able
+            if able.plain != "able" or shown.plain == "able":
+                shown = able if able.plain != "able" else shown
+            console.steps_table.set_cell(str(target), "checkpoint", shown)
+            if err is not None:
+                console.steps_table.set_cell(str(target), "error", err)
+        self.refresh_now()
+
+    @work(thread=True, exit_on_error=False, group="extras")
+    def load_step_extras(self, target: StepId) -> None:
+        """The step's processes and interconnect, loaded on demand."""
+        processes: object
+        interconnect: object
+        try:
+            processes = self.facade.step_processes(target)
+        except SckptError as exc:
+            processes = str(exc)
+        try:
+            interconnect = self.facade.interconnect(target)
+        except SckptError as exc:
+            interconnect = str(exc)
+        self.call_from_thread(self._show_extras, target, processes, interconnect)
+
+    def _show_extras(self, target: StepId, processes: object, interconnect: object) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, StepScreen) and screen.target == target and screen.is_mounted:
+                screen.show_extras(processes, interconnect)
+
+
+def _key_label(key: str, spec: KeySpec) -> str:
+    """How a key is written in the help: ``/`` and ``?`` rather than their names."""
+    if key == spec.key and spec.key_display:
+        return spec.key_display
+    return {
+        "slash": "/",
+        "question_mark": "?",
+        "escape": "Esc",
+        "enter": "Enter",
+        "tab": "Tab",
+    }.get(key, key)
+
+
+def build_app(
+    facade: Facade,
+    settings: Settings,
+    *,
+    focus: StepId | None = None,
+    clock: Callable[[], float] | None = None,
+) -> SckptApp:
+    """The console app for ``facade``; tests build it directly (with a fixed clock)."""
+    return SckptApp(facade, settings, focus=focus, clock=clock)
+
+
+def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = None) -> int:
+    """Run the console until the operator quits; return the exit code (0 on ``q``)."""
+    app = build_app(facade, settings, focus=focus)
+    code = app.run()
+    if app.return_code not in (None, 0):
+        return int(app.return_code)
+    return int(code or 0)

@@ -1,0 +1,53 @@
+"""The command palette's provider: every console action, searchable by name.
+
+Built from the same key table as the footer and the help (``keys.py``); in read-only mode
+the mutating actions are left out.  Each hit runs the action on the screen the palette was
+opened from, exactly as its key would.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from .keys import ACTION_KEYS, CONSOLE_KEYS, STEP_KEYS, KeySpec
+
+if TYPE_CHECKING:
+    from .app import SckptApp
+
+
+class ActionsProvider(Provider):
+    """Create, vacate, restart, enable, disable, check, filter, sort, toggles."""
+
+    def _specs(self) -> list[KeySpec]:
+        app = cast("SckptApp", self.app)
+        screen_id = self.screen.id
+        specs: list[KeySpec] = list(ACTION_KEYS)
+        if screen_id == "console":
+            specs += [s for s in CONSOLE_KEYS if s.bound]
+        elif screen_id == "step-screen":
+            specs += list(STEP_KEYS)
+        else:
+            return []
+        return [s for s in specs if not (app.read_only and s.mutating)]
+
+    async def discover(self) -> Hits:
+        for spec in self._specs():
+            yield DiscoveryHit(
+                spec.description, partial(self.screen.run_action, spec.id), help=spec.help
+            )
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for spec in self._specs():
+            text = f"{spec.description}: {spec.help}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(spec.description),
+                    partial(self.screen.run_action, spec.id),
+                    help=spec.help,
+                )

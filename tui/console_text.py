@@ -1,0 +1,392 @@
+"""What the console shows, as pure functions of the backend's records (no widgets here).
+
+Kept apart from the widgets so the formatting, the filter language and the sort keys can be
+tested without a terminal, and so the refresh worker can build rows off the UI thread.
+
+Every value that comes from Slurm (job names, users, paths, error messages) goes through
+``literal``: it becomes a rich ``Text`` (never parsed as markup) with control characters
+shown as escapes, so a job named ``[red]x`` or ``\\x1b]0;pwned`` is displayed as typed and
+cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from sckpt.backend.model import (
+    CheckpointError,
+    CheckpointKind,
+    CheckpointState,
+    JobState,
+    JobView,
+    StepView,
+)
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(value: str) -> str:
+    """``value`` with every C0/C1 control character replaced by its ``\\xNN`` escape."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
+def literal(value: object, style: str = "") -> Text:
+    """A Slurm-supplied value as display text: no markup, no terminal escapes."""
+    return Text(printable(str(value)), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def compact_duration(seconds: float) -> str:
+    """A short human duration for narrow columns: ``45s``, ``12m``, ``3h05m``, ``2d04h``.
+
+    Granularity is coarse on purpose: a column that changes every second would force a
+    repaint of every running row on every refresh.
+    """
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m}m"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h}h{m:02d}m"
+    d, h = divmod(h, 24)
+    return f"{d}d{h:02d}h"
+
+
+def ago(seconds: float) -> str:
+    """``updated 2 s ago`` style: seconds below a minute, then the compact form."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s ago"
+    return f"{compact_duration(s)} ago"
+
+
+def clock_time(stamp: float) -> str:
+    """A Unix time as local ``HH:MM:SS`` (the day is implied: the console shows recent events)."""
+    return time.strftime("%H:%M:%S", time.localtime(stamp))
+
+
+def date_time(stamp: float) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM:SS``."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def job_elapsed(job: JobView, now: float) -> str:
+    """Run time so far (running), total run time (finished) or time queued (pending)."""
+    j = job.job
+    if j.state is JobState.PENDING:
+        return compact_duration(now - j.submit_time) if j.submit_time else ""
+    if not j.start_time:
+        return ""
+    end = j.end_time if j.state.is_finished and j.end_time else now
+    return compact_duration(end - j.start_time)
+
+
+def checkpoint_text(state: CheckpointState, now: float) -> Text:
+    """The step's checkpoint column: able / disabled xN / in progress since ... / ..."""
+    kind = state.kind
+    if kind is CheckpointKind.ABLE:
+        return Text("able", style="green")
+    if kind is CheckpointKind.DISABLED:
+        return Text(f"disabled ×{state.disable_count}", style="yellow")  # noqa: RUF001
+    if kind is CheckpointKind.IN_PROGRESS:
+        since = state.in_progress_since
+        if since:
+            return Text(
+                f"in progress since {clock_time(since)} ({compact_duration(now - since)})",
+                style="bold cyan",
+            )
+        return Text("in progress", style="bold cyan")
+    if kind is CheckpointKind.NOT_SUPPORTED:
+        text = Text("not supported", style="dim")
+        if state.reason:
+            text.append(": ")
+            text.append_text(literal(state.reason))
+        return text
+    if kind is CheckpointKind.PENDING:
+        return Text("pending", style="dim")
+    if kind is CheckpointKind.DONE:
+        return Text("done", style="dim")
+    return Text("?", style="dim")
+
+
+def error_text(error: CheckpointError | None) -> Text:
+    """``2037 ESLURM_DISABLED: message``; empty when there is no error."""
+    if error is None or error.code == 0:
+        return Text("")
+    text = Text(f"{error.code} {printable(error.name)}", style="red")
+    if error.message:
+        text.append(": ")
+        text.append_text(literal(error.message))
+    return text
+
+
+def job_summary(job: JobView) -> Text:
+    """One cell for a job's checkpoint picture: counts of its steps' states."""
+    state = job.job.state
+    if state is JobState.PENDING:
+        return Text("pending", style="dim")
+    if state.is_finished:
+        return Text("done", style="dim")
+    if not job.steps:
+        return Text("no steps", style="dim")
+    counts: dict[CheckpointKind, int] = {}
+    for step in job.steps:
+        counts[step.checkpoint.kind] = counts.get(step.checkpoint.kind, 0) + 1
+    parts: list[tuple[str, str]] = []
+    labels = (
+        (CheckpointKind.IN_PROGRESS, "busy", "bold cyan"),
+        (CheckpointKind.ABLE, "able", "green"),
+        (CheckpointKind.DISABLED, "dis", "yellow"),
+        (CheckpointKind.NOT_SUPPORTED, "n/s", "dim"),
+        (CheckpointKind.DONE, "done", "dim"),
+        (CheckpointKind.PENDING, "pend", "dim"),
+        (CheckpointKind.UNKNOWN, "?", "dim"),
+    )
+    for kind, label, style in labels:
+        if counts.get(kind):
+            parts.append((f"{counts[kind]} {label}", style))
+    text = Text()
+    for i, (part, style) in enumerate(parts):
+        if i:
+            text.append(" ")
+        text.append(part, style=style)
+    if any(s.checkpoint.last_error and s.checkpoint.last_error.code for s in job.steps):
+        text.append(" !", style="bold red")
+    return text
+
+
+def state_text(state: JobState, *, gone: bool = False) -> Text:
+    """squeue's short state code, coloured; ``gone`` marks a job the controller forgot."""
+    style = {
+        JobState.RUNNING: "green",
+        JobState.PENDING: "yellow",
+        JobState.SUSPENDED: "magenta",
+    }.get(state, "dim")
+    text = Text(state.short, style=style)
+    if gone:
+        text.append("*", style="dim")
+    return text
+
+
+# ----------------------------------------------------------------- columns and rows
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One table column: key, header label, width (None = auto) and the minimum table width
+    (terminal columns) at which it is shown, so narrow terminals drop the least useful."""
+
+    key: str
+    label: str
+    width: int | None
+    min_width: int = 0
+
+
+JOB_COLUMNS: tuple[Column, ...] = (
+    Column("id", "JobID", 9),
+    Column("user", "User", 11),
+    Column("name", "Name", 16),
+    Column("partition", "Part", 7, 100),
+    Column("state", "St", 3),
+    Column("elapsed", "Elapsed", 7),
+    Column("nodes", "Nodes", 12, 120),
+    Column("steps", "Stp", 3),
+    Column("checkpoint", "Checkpoint", None),
+)
+
+STEP_COLUMNS: tuple[Column, ...] = (
+    Column("id", "Step", 14),
+    Column("name", "Name", 14),
+    Column("state", "State", 9),
+    Column("tasks", "Tasks", 5, 100),
+    Column("nodes", "Nodes", 12, 120),
+    Column("checkpoint", "Checkpoint", 26),
+    Column("error", "Last error", None),
+)
+
+
+def columns_for(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
+    """The columns shown at a terminal ``width``."""
+    return tuple(c for c in columns if width >= c.min_width)
+
+
+def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Text]:
+    """Every job column's cell, keyed by column key."""
+    j = view.job
+    return {
+        "id": Text(str(j.job_id)),
+        "user": literal(j.user),
+        "name": literal(j.name),
+        "partition": literal(j.partition),
+        "state": state_text(j.state, gone=gone),
+        "elapsed": Text(job_elapsed(view, now), justify="right"),
+        "nodes": literal(j.nodes or (j.state_reason and f"({j.state_reason})") or ""),
+        "steps": Text(str(len(view.steps)), justify="right"),
+        "checkpoint": job_summary(view),
+    }
+
+
+def step_cells(view: StepView, now: float) -> dict[str, Text]:
+    """Every step column's cell, keyed by column key."""
+    s = view.step
+    return {
+        "id": Text(str(s.step_id)),
+        "name": literal(s.name),
+        "state": literal(s.state),
+        "tasks": Text(str(s.num_tasks), justify="right"),
+        "nodes": literal(s.nodes),
+        "checkpoint": checkpoint_text(view.checkpoint, now),
+        "error": error_text(view.checkpoint.last_error),
+    }
+
+
+def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
+    """A sort key for a job by column; ties broken by job id so the order is stable."""
+    j = view.job
+    value: object
+    if column == "id":
+        value = j.job_id
+    elif column == "user":
+        value = j.user
+    elif column == "name":
+        value = j.name.lower()
+    elif column == "partition":
+        value = j.partition
+    elif column == "state":
+        value = j.state.short
+    elif column == "elapsed":
+        start = j.start_time or j.submit_time
+        end = j.end_time if j.state.is_finished and j.end_time else now
+        value = end - start if start else 0
+    elif column == "nodes":
+        value = j.nodes
+    elif column == "steps":
+        value = len(view.steps)
+    elif column == "checkpoint":
+        value = job_summary(view).plain
+    else:
+        value = 0
+    return (value, j.job_id)
+
+
+# ----------------------------------------------------------------- filter language
+
+FILTER_FIELDS = ("id", "user", "name", "partition", "state", "nodes", "ckpt")
+_FIELD_ALIASES = {
+    "job": "id",
+    "jobid": "id",
+    "u": "user",
+    "n": "name",
+    "p": "partition",
+    "part": "partition",
+    "s": "state",
+    "st": "state",
+    "node": "nodes",
+    "checkpoint": "ckpt",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """A parsed ``/`` filter: every term must match (AND); a term is free text or field:value.
+
+    Free text matches as a case-insensitive substring of the id, user, name, partition,
+    state or nodes.  ``state:`` matches squeue's short code exactly (``R``, ``PD``) or a
+    prefix of the long name (``run``).  Unknown fields are reported in ``errors``.
+    """
+
+    terms: tuple[tuple[str, str], ...] = ()
+    errors: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+def parse_filter(text: str) -> Filter:
+    """Split the filter box's text into terms (whitespace separated, all lower-cased)."""
+    terms: list[tuple[str, str]] = []
+    errors: list[str] = []
+    for raw in text.split():
+        word = raw.lower()
+        field, sep, value = word.partition(":")
+        if sep and field:
+            field = _FIELD_ALIASES.get(field, field)
+            if field not in FILTER_FIELDS:
+                errors.append(f"unknown field {printable(field)!r}: use {', '.join(FILTER_FIELDS)}")
+                continue
+            if value:
+                terms.append((field, value))
+        else:
+            terms.append(("", word))
+    return Filter(tuple(terms), tuple(errors))
+
+
+def _field_values(view: JobView) -> dict[str, str]:
+    j = view.job
+    return {
+        "id": str(j.job_id),
+        "user": j.user.lower(),
+        "name": j.name.lower(),
+        "partition": j.partition.lower(),
+        "nodes": j.nodes.lower(),
+        "ckpt": job_summary(view).plain.lower(),
+    }
+
+
+def _state_matches(state: JobState, value: str) -> bool:
+    return value == state.short.lower() or state.value.lower().startswith(value)
+
+
+def matches(flt: Filter, view: JobView) -> bool:
+    """Whether a job passes the filter."""
+    if flt.empty:
+        return True
+    values = _field_values(view)
+    for field, value in flt.terms:
+        if field == "state":
+            if not _state_matches(view.job.state, value):
+                return False
+        elif field == "id":
+            if not values["id"].startswith(value):
+                return False
+        elif field:
+            if value not in values[field]:
+                return False
+        elif not (
+            any(value in v for v in values.values()) or _state_matches(view.job.state, value)
+        ):
+            return False
+    return True
+
+
+def visible_jobs(
+    jobs: Iterable[JobView],
+    flt: Filter,
+    *,
+    mine_only: bool,
+    me: str,
+    show_finished: bool,
+    recently_finished: frozenset[int] = frozenset(),
+) -> list[JobView]:
+    """The jobs the table shows: filter, "mine only", and finished jobs.
+
+    Finished jobs are hidden unless ``show_finished``, except those in
+    ``recently_finished`` (they linger for a while so they do not vanish at once).
+    """
+    out: list[JobView] = []
+    for view in jobs:
+        j = view.job
+        if mine_only and j.user != me:
+            continue
+        if j.state.is_finished and not show_finished and j.job_id not in recently_finished:
+            continue
+        if matches(flt, view):
+            out.append(view)
+    return out

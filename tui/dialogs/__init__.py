@@ -1,0 +1,1 @@
+"""Modal dialogs: action form, confirmation, help."""

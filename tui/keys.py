@@ -1,0 +1,117 @@
+"""Every console key in one table: the footer, the help screen and the command palette read it.
+
+Each binding has an ``id`` equal to its action name, posting-style, so ``[keys]`` in the
+config file remaps it (``create = "ctrl+k"``) through ``App.set_keymap``.  Mutating actions
+are flagged: read-only mode hides them from the footer, the help and the palette.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from textual.binding import Binding, BindingType
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """One console action: its binding id (= action name), default key, and words."""
+
+    id: str
+    key: str
+    description: str
+    help: str
+    mutating: bool = False
+    show: bool = True
+    key_display: str | None = None
+    bound: bool = True
+    """False: handled by a widget (Enter, Tab); listed in the help, not bound again."""
+
+
+ACTION_KEYS: tuple[KeySpec, ...] = (
+    KeySpec(
+        "create", "c", "Create", "checkpoint the selected step (or job) and let it continue", True
+    ),
+    KeySpec("vacate", "v", "Vacate", "checkpoint, then terminate the step (asks first)", True),
+    KeySpec(
+        "restart", "r", "Restart", "restart the selected job from its checkpoint (asks first)", True
+    ),
+    KeySpec("enable", "e", "Enable", "enable checkpoints: decrement the disable counter", True),
+    KeySpec("disable", "d", "Disable", "disable checkpoints: increment the disable counter", True),
+    KeySpec(
+        "check", "x", "Check", "ask Slurm again whether the row can checkpoint, and its last error"
+    ),
+)
+"""Actions on the selected step or job (on the console and on the step screen)."""
+
+CONSOLE_KEYS: tuple[KeySpec, ...] = (
+    KeySpec(
+        "filter",
+        "slash",
+        "Filter",
+        "filter jobs: text or field:value (user:alice state:R)",
+        key_display="/",
+    ),
+    KeySpec("sort", "s", "Sort", "sort by the next column (click a header to sort by it)"),
+    KeySpec("reverse", "S", "Reverse", "reverse the sort order", show=False),
+    KeySpec("mine", "m", "Mine", "toggle: only my jobs"),
+    KeySpec("finished", "f", "Finished", "toggle: show finished jobs"),
+    KeySpec(
+        "details", "enter", "Details", "jobs: go to the steps; steps: open the detail", bound=False
+    ),
+    KeySpec("switch", "tab", "Next", "move between the filter, jobs and steps tables", bound=False),
+    KeySpec("refresh", "ctrl+r", "Refresh", "refresh now", show=False),
+)
+"""Keys of the full console only."""
+
+STEP_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("back", "escape", "Console", "back to the full console"),
+    KeySpec("pids", "p", "Pids", "reload the step's processes and interconnect"),
+)
+"""Keys of the step detail screen only."""
+
+GLOBAL_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("help", "question_mark", "Help", "list every key", key_display="?"),
+    KeySpec("command_palette", "ctrl+p", "Palette", "search every action", bound=False),
+    KeySpec("quit", "q", "Quit", "quit the console"),
+)
+"""Keys that work everywhere (the app's own bindings)."""
+
+MUTATING_IDS = frozenset(k.id for k in ACTION_KEYS if k.mutating)
+
+
+def bindings(specs: tuple[KeySpec, ...], *, read_only: bool = False) -> list[BindingType]:
+    """Textual bindings for ``specs``; read-only hides (never removes) the mutating ones.
+
+    The hidden keys stay bound so pressing one can say "read-only" instead of nothing.
+    """
+    return [
+        Binding(
+            s.key,
+            s.id,
+            s.description,
+            show=s.show and not (read_only and s.mutating),
+            key_display=s.key_display,
+            id=s.id,
+            tooltip=s.help,
+        )
+        for s in specs
+        if s.bound
+    ]
+
+
+def hide_mutating(binding: Binding) -> Binding:
+    """The same binding, hidden from the footer (read-only mode)."""
+    return replace(binding, show=False) if binding.id in MUTATING_IDS else binding
+
+
+def keymap(keys: Mapping[str, str]) -> dict[str, str]:
+    """The config file's ``[keys]`` table as a Textual keymap (unknown action names ignored)."""
+    known = {s.id for s in (*ACTION_KEYS, *CONSOLE_KEYS, *STEP_KEYS, *GLOBAL_KEYS)}
+    return {action: key for action, key in keys.items() if action in known}
+
+
+def unknown_key_actions(keys: Mapping[str, str]) -> list[str]:
+    """Action names in ``[keys]`` that the console does not know (to warn about once)."""
+    known = {s.id for s in (*ACTION_KEYS, *CONSOLE_KEYS, *STEP_KEYS, *GLOBAL_KEYS)}
+    return sorted(set(keys) - known)

@@ -1,0 +1,1 @@
+"""Screens of the console: the full console and the step detail."""

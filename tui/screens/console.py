@@ -1,0 +1,275 @@
+"""The full console: header, filter box, jobs table, steps of the selected job, footer.
+
+The screen holds only view state (filter, toggles, sort); the data lives on the app and
+arrives through ``refresh_view`` after each refresh.  Both tables are synced in place
+(``KeyedTable.sync``), so a refresh never moves the operator's cursor or scroll position.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from sckpt.backend.model import JobView, StepId
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.events import Resize
+from textual.widgets import DataTable, Footer, Input, Static
+
+from ..console_text import (
+    JOB_COLUMNS,
+    STEP_COLUMNS,
+    Filter,
+    job_cells,
+    job_sort_key,
+    parse_filter,
+    printable,
+    step_cells,
+    visible_jobs,
+)
+from ..keys import CONSOLE_KEYS, bindings
+from ..widgets.header import StatusHeader
+from ..widgets.keyed_table import KeyedTable
+from .base import TargetScreen
+
+SORTABLE = tuple(c.key for c in JOB_COLUMNS)
+
+
+class ConsoleScreen(TargetScreen):
+    """Jobs and steps, filtered and sorted, with the action keys."""
+
+    BINDINGS = [
+        *bindings(CONSOLE_KEYS),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, *, read_only: bool) -> None:
+        super().__init__(read_only=read_only, id="console")
+        self.filter: Filter = Filter()
+        self.filter_text = ""
+        self.mine_only = False
+        self.show_finished = False
+        self.sort_column = "id"
+        self.sort_reverse = False
+        self.steps_job: int | None = None
+        """The job whose steps the steps table shows."""
+        self._cell_cache: dict[int, tuple[JobView, bool, dict[str, Text]]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(self.sckpt.facade.info, id="header")
+        yield Input(placeholder="filter: text or field:value (user:alice state:R)", id="filter")
+        yield KeyedTable(JOB_COLUMNS, id="jobs")
+        yield Static("", id="steps-title", markup=False)
+        yield KeyedTable(STEP_COLUMNS, id="steps")
+        yield Footer(compact=True)
+
+    @property
+    def jobs_table(self) -> KeyedTable:
+        return self.query_one("#jobs", KeyedTable)
+
+    @property
+    def steps_table(self) -> KeyedTable:
+        return self.query_one("#steps", KeyedTable)
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", Input).display = False
+        width = self.app.size.width
+        self.jobs_table.fit_columns(width)
+        self.steps_table.fit_columns(width)
+        self.jobs_table.focus()
+        self.update_note()
+        self.refresh_view()
+
+    def on_resize(self, event: Resize) -> None:
+        self.jobs_table.fit_columns(event.size.width)
+        self.steps_table.fit_columns(event.size.width)
+
+    # ------------------------------------------------------------------ data → tables
+
+    def refresh_view(self) -> None:
+        """Sync both tables with the app's data, keeping cursor and scroll."""
+        app = self.sckpt
+        now = app.now()
+        jobs = visible_jobs(
+            app.all_jobs(),
+            self.filter,
+            mine_only=self.mine_only,
+            me=app.facade.info.acting_user,
+            show_finished=self.show_finished,
+            recently_finished=app.recently_finished(),
+        )
+        jobs.sort(key=lambda v: job_sort_key(v, self.sort_column, now), reverse=self.sort_reverse)
+        gone = app.gone_ids()
+        rows = [(str(v.job.job_id), self._cells(v, now, v.job.job_id in gone)) for v in jobs]
+        with self.app.batch_update():
+            self.jobs_table.sync(rows)
+            self.refresh_steps()
+
+    def _cells(self, view: JobView, now: float, gone: bool) -> dict[str, Text]:
+        cached = self._cell_cache.get(view.job.job_id)
+        cells = job_cells(view, now, gone=gone)
+        if cached is not None and cached[0] is view and cached[1] == gone:
+            old = cached[2]
+            # Reuse identical Text objects so sync's comparison is cheap.
+            cells = {k: (old[k] if old[k] == v else v) for k, v in cells.items()}
+        self._cell_cache[view.job.job_id] = (view, gone, cells)
+        return cells
+
+    def refresh_steps(self) -> None:
+        """Show the steps of the job under the cursor."""
+        key = self.jobs_table.selected_key
+        job = self.sckpt.job(int(key)) if key else None
+        title = self.query_one("#steps-title", Static)
+        if job is None:
+            self.steps_job = None
+            self.steps_table.sync([])
+            title.update(Text("Steps", style="bold"))
+            return
+        if job.job.job_id != self.steps_job:
+            self.steps_job = job.job.job_id
+            self.steps_table.sync([])
+        now = self.sckpt.now()
+        rows = [(str(s.step.step_id), step_cells(s, now)) for s in job.steps]
+        self.steps_table.sync(rows)
+        heading = Text(f"Steps of {job.job.job_id} ", style="bold")
+        heading.append(printable(job.job.name))
+        heading.append(f"  ({len(job.steps)})", style="dim")
+        if job.job.state_reason and not job.steps:
+            heading.append(f"  {printable(job.job.state_reason)}", style="dim")
+        title.update(heading)
+
+    @on(DataTable.RowHighlighted, "#jobs")
+    def _job_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None and int(event.row_key.value) != self.steps_job:
+            self.refresh_steps()
+
+    @on(DataTable.RowSelected, "#jobs")
+    def _job_selected(self) -> None:
+        if self.steps_table.row_count:
+            self.steps_table.focus()
+
+    @on(DataTable.RowSelected, "#steps")
+    def _step_selected(self, event: DataTable.RowSelected) -> None:
+        target = self.selected_step()
+        if target is not None:
+            self.sckpt.open_step(target)
+
+    @on(DataTable.HeaderSelected, "#jobs")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        column = str(event.column_key.value)
+        if column == self.sort_column:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_column, self.sort_reverse = column, False
+        self.update_note()
+        self.refresh_view()
+
+    # ------------------------------------------------------------------ selection
+
+    def selected_step(self) -> StepId | None:
+        """The step under the steps table's cursor."""
+        key = self.steps_table.selected_key
+        job = self.steps_job
+        if key is None or job is None:
+            return None
+        view_of_job = self.sckpt.job(job)
+        for view in view_of_job.steps if view_of_job is not None else ():
+            if str(view.step.step_id) == key:
+                return view.step.step_id
+        return None
+
+    def selected_target(self) -> StepId | None:
+        """The focused table decides: a step in the steps table, else the whole job."""
+        if self.focused is self.steps_table:
+            step = self.selected_step()
+            if step is not None:
+                return step
+        key = self.jobs_table.selected_key
+        return StepId(int(key)) if key else None
+
+    # ------------------------------------------------------------------ view keys
+
+    def update_note(self) -> None:
+        """Show the view state (filter, toggles, sort) in the header."""
+        parts = []
+        if self.filter_text:
+            parts.append(f"filter: {self.filter_text}")
+        if self.mine_only:
+            parts.append("mine")
+        if self.show_finished:
+            parts.append("+finished")
+        arrow = "↓" if self.sort_reverse else "↑"
+        parts.append(f"sort {self.sort_column}{arrow}")
+        header = self.query_one("#header", StatusHeader)
+        header.note = "  ".join(parts)
+        header.tick(self.sckpt.now())
+
+    def action_filter(self) -> None:
+        """``/``: open the filter box."""
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        """Escape: clear the filter (in the filter box) or leave it."""
+        box = self.query_one("#filter", Input)
+        if box.has_focus and box.value:
+            box.value = ""
+            return
+        if box.display and not box.value:
+            box.display = False
+        self.jobs_table.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.filter = parse_filter(event.value)
+        self.update_note()
+        self.refresh_view()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        if self.filter.errors:
+            self.notify("; ".join(self.filter.errors), severity="warning", markup=False)
+        if not event.value:
+            event.input.display = False
+        self.jobs_table.focus()
+
+    def action_sort(self) -> None:
+        """``s``: sort by the next column."""
+        keys = [c.key for c in self.jobs_table.shown] or list(SORTABLE)
+        index = keys.index(self.sort_column) if self.sort_column in keys else -1
+        self.sort_column = keys[(index + 1) % len(keys)]
+        self.sort_reverse = False
+        self.update_note()
+        self.refresh_view()
+
+    def action_reverse(self) -> None:
+        """``S``: reverse the sort order."""
+        self.sort_reverse = not self.sort_reverse
+        self.update_note()
+        self.refresh_view()
+
+    def action_mine(self) -> None:
+        """``m``: only my jobs, or everyone's."""
+        self.mine_only = not self.mine_only
+        self.update_note()
+        self.refresh_view()
+        self.notify(
+            "showing my jobs only" if self.mine_only else "showing everyone's jobs", markup=False
+        )
+
+    def action_finished(self) -> None:
+        """``f``: show finished jobs, or only the recently finished ones."""
+        self.show_finished = not self.show_finished
+        self.update_note()
+        self.refresh_view()
+        self.notify(
+            "showing finished jobs"
+            if self.show_finished
+            else "hiding finished jobs (recent ones stay a while)",
+            markup=False,
+        )
+
+    def action_refresh(self) -> None:
+        """``ctrl+r``: refresh now."""
+        self.sckpt.refresh_now()

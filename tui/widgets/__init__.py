@@ -1,0 +1,1 @@
+"""Widgets of the console: header, keyed tables, step detail."""
