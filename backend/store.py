@@ -1,0 +1,408 @@
+"""The cooperative engine's shared state store: one small JSON file per job step.
+
+Why a file: on modern Slurm nothing in the controller remembers checkpoint state, and the two
+parties that need it cannot talk to each other directly.  The operator's console (any login
+node, often root) and the ``sckpt run`` wrapper (the job's user, on a compute node) both reach
+the cluster's shared filesystem, so the state lives there, by default next to the job's
+working directory (the reference's image-dir rule): ``<work_dir>/.sckpt/<job>.<step>.json``.
+``$SCKPT_STATE_DIR`` (or the wrapper's ``--state-dir``) names another directory for sites
+whose working directories are not shared; consoles must then use the same value.
+
+How it stays correct with several writers:
+
+* **Lock, then read-modify-write.**  Every change holds an exclusive ``flock`` on a sibling
+  lock file (never on the data file, whose inode is replaced by each write), reads the
+  record, applies the change and writes it back.  Two operators acting at once are
+  serialised, so neither loses the other's change (tests/cooperative/test_store.py).
+* **Atomic replacement.**  The new content goes to a temporary file in the same directory,
+  is fsync'ed, then ``rename``d over the old one: a reader sees the old or the new record,
+  never half of one, even when the writer is killed.
+* **Ownership.**  Files are created 0644 and owned by the owner of the state directory
+  (the job's user).  When root writes (an operator's console), the temporary file is
+  ``fchown``ed to that owner before the rename, so the job's user can still update it and
+  other users still cannot rewrite it.
+* **Failures are reported, never fatal.**  A missing file is ``None`` (the step is not under
+  ``sckpt run``); an unreadable or corrupt one raises ``StoreError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import SckptError, describe
+from .model import STEP_BATCH, CheckpointError, CheckpointEvent, StepId
+
+T = TypeVar("T")
+
+FORMAT = 1
+"""Version of the JSON layout; a newer one is reported as corrupt rather than misread."""
+HISTORY_LIMIT = 100
+"""History lines kept per step (the oldest are dropped)."""
+STATE_SUBDIR = ".sckpt"
+ENV_STATE_DIR = "SCKPT_STATE_DIR"
+TIMEOUT_CODE = errno.ETIME
+"""Recorded when a checkpoint does not complete within max_wait (as the simulated engine)."""
+ABANDONED_CODE = errno.ECANCELED
+"""Recorded when the program ends before completing a checkpoint."""
+
+
+class StoreError(SckptError):
+    """The state file exists but cannot be read, parsed or written; the message names it."""
+
+
+def step_key(step: StepId) -> str:
+    """File-name key of a step: ``123.4``, ``123.batch``."""
+    return str(step)
+
+
+def image_leaf(step: StepId) -> str:
+    """The reference's image-dir leaf: ``<job>.<step>``, or ``<job>`` for the batch script."""
+    return str(step.job_id) if step.step == STEP_BATCH else f"{step.job_id}.{step.step_text}"
+
+
+def state_dir_for(work_dir: str, configured: str | None = None) -> Path:
+    """Where a job's state files live: the configured dir, else ``<work_dir>/.sckpt``."""
+    chosen = configured or os.environ.get(ENV_STATE_DIR) or ""
+    if chosen:
+        return Path(chosen)
+    return Path(work_dir or "/") / STATE_SUBDIR
+
+
+@dataclass
+class TaskInfo:
+    """One task (``SLURM_PROCID``) of the step, as its wrapper registered it."""
+
+    procid: int
+    host: str
+    pid: int
+    since: int
+    signal: str
+    image_dir: str
+    state: str = "running"
+    """``running`` or ``ended``."""
+    ended_at: int = 0
+    exit_status: int = 0
+    restart_count: int = 0
+    """``SLURM_RESTART_COUNT`` of the run that registered it (older runs are dropped)."""
+
+
+@dataclass
+class Request:
+    """A checkpoint in progress: who asked, when, where the image goes, what is still owed."""
+
+    request_id: str
+    start: int
+    by: str
+    image_dir: str
+    max_wait: int
+    deadline: int
+    """0 = no limit; else the time after which anyone may record the timeout."""
+    operation: str = "create"
+    pending: list[int] = field(default_factory=list)
+    """procids that have not reported yet."""
+    results: dict[str, list[Any]] = field(default_factory=dict)
+    """procid -> [code, message] as reported."""
+    signalled: list[int] = field(default_factory=list)
+
+
+@dataclass
+class StepRecord:
+    """Everything sckpt knows about one step's checkpoints."""
+
+    job_id: int
+    step: str
+    owner_uid: int = -1
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    disable_count: int = 0
+    in_progress: Request | None = None
+    error_code: int = 0
+    error_msg: str = ""
+    last_image: dict[str, str] = field(default_factory=dict)
+    """procid -> directory of the last complete image."""
+    last_image_time: int = 0
+    job_nodes: str = ""
+    """The nodes the job ran on when it was last vacated (for restart with stick)."""
+    pinned_nodes: str = ""
+    """Required nodes sckpt set on restart with stick (cleared by a later restart)."""
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    # ---- derived views -------------------------------------------------------------------
+    @property
+    def running_tasks(self) -> list[TaskInfo]:
+        return [t for t in self.tasks.values() if t.state == "running"]
+
+    def checkpoint_error(self) -> CheckpointError:
+        """The last error as ``error`` reports it (code 0 when none)."""
+        name, _text = describe(self.error_code)
+        return CheckpointError(self.error_code, name, self.error_msg if self.error_code else "")
+
+    def events(self) -> tuple[CheckpointEvent, ...]:
+        out = []
+        for h in self.history:
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                out.append(
+                    CheckpointEvent(
+                        time=int(h["time"]),
+                        operation=str(h["operation"]),
+                        by=str(h.get("by", "")),
+                        code=int(h.get("code", 0)),
+                        message=str(h.get("message", "")),
+                        image_dir=str(h.get("image_dir", "")),
+                    )
+                )
+        return tuple(out)
+
+    # ---- changes -------------------------------------------------------------------------
+    def log(
+        self, operation: str, by: str, code: int = 0, message: str = "", image_dir: str = ""
+    ) -> None:
+        """Append one history line (bounded)."""
+        self.history.append(
+            {
+                "time": int(time.time()),
+                "operation": operation,
+                "by": by,
+                "code": code,
+                "message": message,
+                "image_dir": image_dir,
+            }
+        )
+        del self.history[:-HISTORY_LIMIT]
+
+    def keep_highest(self, code: int, message: str) -> None:
+        """Completion rule of the man page: only the highest code is kept, with its message."""
+        if code > self.error_code or (code == self.error_code and message and not self.error_msg):
+            self.error_code = code
+            self.error_msg = message or (describe(code)[1] if code else "")
+
+    def finish_request(self, now: int | None = None) -> None:
+        """Close the request in progress once every task reported (or it expired)."""
+        req = self.in_progress
+        if req is None:
+            return
+        now = int(time.time()) if now is None else now
+        codes = []
+        for _procid, (code, message) in sorted(req.results.items()):
+            self.keep_highest(int(code), str(message))
+            codes.append(int(code))
+        worst = max(codes, default=0)
+        self.log("done", req.by, worst, self.error_msg if worst else "", req.image_dir)
+        self.in_progress = None
+
+    def expire(self, now: int | None = None) -> bool:
+        """Record a timeout when the request in progress is past its deadline."""
+        req = self.in_progress
+        now = int(time.time()) if now is None else now
+        if req is None or not req.deadline or now < req.deadline:
+            return False
+        for procid in req.pending:
+            req.results[str(procid)] = [
+                TIMEOUT_CODE,
+                f"checkpoint not complete within max_wait={req.max_wait}s (task {procid})",
+            ]
+        req.pending = []
+        self.finish_request(now)
+        return True
+
+    def begin_request(
+        self, by: str, image_dir: str, max_wait: int, operation: str, now: int | None = None
+    ) -> Request:
+        """Start a checkpoint of every running task: reset the error, record who asked."""
+        now = int(time.time()) if now is None else now
+        req = Request(
+            request_id=f"{now}-{os.getpid()}-{uuid.uuid4().hex[:8]}",
+            start=now,
+            by=by,
+            image_dir=image_dir,
+            max_wait=max_wait,
+            deadline=now + max_wait if max_wait else 0,
+            operation=operation,
+            pending=sorted(t.procid for t in self.running_tasks),
+        )
+        self.error_code = 0
+        self.error_msg = ""
+        self.in_progress = req
+        self.log(operation, by, 0, "", image_dir)
+        return req
+
+    # ---- (de)serialisation ---------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["format"] = FORMAT
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> StepRecord:
+        """Validate and build; any mismatch raises ``ValueError``/``TypeError``/``KeyError``."""
+        if not isinstance(data, dict):
+            raise TypeError("top level is not an object")
+        if data.get("format") != FORMAT:
+            raise ValueError(f"unknown format {data.get('format')!r}")
+        tasks = {str(k): TaskInfo(**v) for k, v in dict(data.get("tasks", {})).items()}
+        req_data = data.get("in_progress")
+        req = Request(**req_data) if req_data is not None else None
+        rec = cls(
+            job_id=int(data["job_id"]),
+            step=str(data["step"]),
+            owner_uid=int(data.get("owner_uid", -1)),
+            tasks=tasks,
+            disable_count=int(data.get("disable_count", 0)),
+            in_progress=req,
+            error_code=int(data.get("error_code", 0)),
+            error_msg=str(data.get("error_msg", "")),
+            last_image={str(k): str(v) for k, v in dict(data.get("last_image", {})).items()},
+            last_image_time=int(data.get("last_image_time", 0)),
+            job_nodes=str(data.get("job_nodes", "")),
+            pinned_nodes=str(data.get("pinned_nodes", "")),
+            history=[dict(h) for h in list(data.get("history", []))],
+        )
+        if rec.disable_count < 0:
+            raise ValueError("negative disable_count")
+        return rec
+
+
+class StepStore:
+    """The state file of one step, with locked read-modify-write updates.
+
+    ``read()`` never locks (a rename makes reads consistent); ``update(fn)`` locks, reads
+    (or starts a new record when ``create`` is set), calls ``fn(record)`` and writes the
+    result atomically.
+    """
+
+    def __init__(self, directory: Path, step: StepId) -> None:
+        self.directory = Path(directory)
+        self.step = step
+        self.path = self.directory / f"{step_key(step)}.json"
+        self.lock_path = self.directory / f"{step_key(step)}.lock"
+
+    def done_file(self, procid: int) -> Path:
+        """Where task ``procid`` writes its completion status (``$SCKPT_CKPT_DONE``)."""
+        return self.directory / f"{step_key(self.step)}.task{procid}.done"
+
+    # ---- reading -------------------------------------------------------------------------
+    def read(self) -> StepRecord | None:
+        """The record, ``None`` when the file does not exist; ``StoreError`` when unusable."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(
+                f"checkpoint state file {self.path} cannot be read: {exc.strerror}"
+            ) from None
+        return self._parse(raw)
+
+    def _parse(self, raw: bytes) -> StepRecord:
+        try:
+            return StepRecord.from_json(json.loads(raw.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError, KeyError) as exc:
+            raise StoreError(
+                f"checkpoint state file {self.path} is corrupt ({type(exc).__name__}: {exc})",
+                hint="move it aside; the next `sckpt run` of the step starts a fresh one",
+            ) from None
+
+    # ---- writing -------------------------------------------------------------------------
+    def _owner(self) -> tuple[int, int]:
+        st = self.directory.stat()
+        return st.st_uid, st.st_gid
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except PermissionError:
+            # Readers of someone else's job may still lock a read-only descriptor.
+            try:
+                fd = os.open(self.lock_path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot lock checkpoint state {self.lock_path}: {exc.strerror}"
+                ) from None
+        except OSError as exc:
+            raise StoreError(
+                f"cannot lock checkpoint state {self.lock_path}: {exc.strerror}"
+            ) from None
+        try:
+            self._fix_owner(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _fix_owner(self, fd: int) -> None:
+        """Give a file root created to the directory's owner (root only; others cannot)."""
+        if os.geteuid() != 0:
+            return
+        uid, gid = self._owner()
+        st = os.fstat(fd)
+        if (st.st_uid, st.st_gid) != (uid, gid):
+            os.fchown(fd, uid, gid)
+
+    def _write(self, record: StepRecord) -> None:
+        data = json.dumps(record.to_json(), indent=1, sort_keys=True).encode("utf-8")
+        tmp = self.directory / f".{self.path.name}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            try:
+                os.fchmod(fd, 0o644)
+                self._fix_owner(fd)
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            tmp.replace(self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"cannot write checkpoint state {self.path}: {exc.strerror}") from None
+
+    def ensure_directory(self) -> None:
+        """Create the state directory (0755) if needed; the wrapper calls this as the job user."""
+        try:
+            self.directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create checkpoint state directory {self.directory}: {exc.strerror}"
+            ) from None
+
+    def update(
+        self,
+        change: Callable[[StepRecord], T],
+        *,
+        create: bool = False,
+        reset_corrupt: bool = False,
+    ) -> T:
+        """Locked read-modify-write.  Missing file: ``StoreError`` unless ``create``.
+
+        ``reset_corrupt`` (the wrapper's registration) moves a corrupt file aside to
+        ``<name>.corrupt-<time>`` and starts afresh instead of failing.
+        """
+        with self._locked():
+            try:
+                record = self.read()
+            except StoreError:
+                if not reset_corrupt:
+                    raise
+                aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+                with contextlib.suppress(OSError):
+                    self.path.rename(aside)
+                record = None
+            if record is None:
+                if not create:
+                    raise StoreError(f"checkpoint state file {self.path} does not exist")
+                uid = self._owner()[0] if os.geteuid() == 0 else os.geteuid()
+                record = StepRecord(job_id=self.step.job_id, step=self.step.step_text)
+                record.owner_uid = uid
+            result = change(record)
+            self._write(record)
+            return result

@@ -1,0 +1,452 @@
+"""``sckpt run [options] -- PROGRAM ARGS``: the successor of ``srun_cr`` for modern Slurm.
+
+It runs as a step's task (``srun sckpt run -- ./app``) or around a batch script's program,
+starts PROGRAM as its child and stays beside it until it ends.  Standard library only, so it
+starts fast on compute nodes and never pulls in the console.
+
+What it does, and why this way:
+
+* **Registers the task** in the step's state file (``backend/store.py``): job, step,
+  ``SLURM_PROCID``, node, pid, the program's checkpoint signal and image directory.  A step
+  whose state file lists a running task is what the cooperative engine calls
+  checkpoint-capable.
+* **Tells the program where images go**: ``SCKPT_IMAGE_DIR`` (a per-task directory
+  ``<image root>/<job>.<step>/task<procid>``), ``SCKPT_CKPT_DONE`` (the status file) and
+  ``SCKPT_CKPT_SIGNAL``; and, when a complete image of this task exists (the job was
+  requeued and restarted), ``SLURM_RESTART_DIR`` with that image, as srun_cr did.
+* **Learns of a request two ways.**  The console cannot reach the wrapper directly, so the
+  engine writes the request into the state file and then signals the step with the *wake*
+  signal (default SIGURG).  ``slurm_signal_job_step`` signals every process of the step's
+  container, the program included; SIGURG's default action is "ignore", so a program that
+  knows nothing of it is unaffected, and the wrapper does not forward it.  The wrapper also
+  re-reads the state file every ``--poll`` seconds, so a lost or refused signal only delays
+  the checkpoint.
+* **Forwards every catchable signal** to the program, except the wake signal, SIGCHLD, signals
+  the kernel generated for the wrapper itself, and signals sent by ``slurmstepd`` (those
+  reach the program directly through the container: forwarding them would deliver twice).
+  Signals are taken synchronously with ``sigtimedwait``, which also gives the sender's pid.
+* **Learns when the image is complete** from the status file the program writes
+  (``0`` or ``<code> <message>``, one line), records the outcome (highest code kept) and the
+  image as the last complete one.  If the operator named another ImageDir, the finished
+  image is copied there (temporary name, then rename).  If the program ends mid-checkpoint,
+  ECANCELED is recorded; the previous image is untouched because programs write under a
+  temporary name and rename.
+* **Exits like the program**: same status, or the same signal re-raised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import SckptError, UsageError
+from .model import STEP_BATCH, StepId
+from .store import (
+    ABANDONED_CODE,
+    Request,
+    StepRecord,
+    StepStore,
+    StoreError,
+    TaskInfo,
+    image_leaf,
+    state_dir_for,
+)
+
+DEFAULT_SIGNAL = "SIGUSR1"
+DEFAULT_WAKE = "SIGURG"
+DEFAULT_POLL = 1.0
+ACTIVE_POLL = 0.05
+"""How often the status file is looked at while a checkpoint runs."""
+ENV_IMAGE_DIR = "SCKPT_IMAGE_DIR"
+ENV_DONE = "SCKPT_CKPT_DONE"
+ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
+ENV_RESTART = "SLURM_RESTART_DIR"
+ENV_WORK_DIR = "SCKPT_WORK_DIR"
+
+# Signals the kernel raises for a fault in this very process: never block them.
+_SYNCHRONOUS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGTRAP}
+_SENT_BY_PROCESS = {
+    getattr(os, "SI_USER", 0),
+    getattr(os, "SI_QUEUE", -1),
+    getattr(os, "SI_TKILL", -6),
+}
+
+
+def parse_signal(text: str) -> signal.Signals:
+    """``USR1``, ``SIGUSR1`` or ``10`` -> the signal; ``UsageError`` otherwise."""
+    value = text.strip().upper()
+    try:
+        if value.isdigit():
+            sig = signal.Signals(int(value))
+        else:
+            sig = signal.Signals[value if value.startswith("SIG") else "SIG" + value]
+    except (KeyError, ValueError):
+        raise UsageError(f"unknown signal {text!r}: expected a name such as SIGUSR1") from None
+    if sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
+        raise UsageError(f"{sig.name} cannot be used here: expected a catchable signal")
+    return sig
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``sckpt run`` (also used by the CLI's ``run`` sub-command)."""
+    parser = argparse.ArgumentParser(
+        prog="sckpt run",
+        description="Run PROGRAM as a checkpoint-capable Slurm task (the successor of srun_cr).",
+    )
+    parser.add_argument(
+        "--signal",
+        default=os.environ.get(ENV_SIGNAL, DEFAULT_SIGNAL),
+        help="signal that asks PROGRAM to checkpoint (default SIGUSR1)",
+    )
+    parser.add_argument(
+        "--wake-signal",
+        default=DEFAULT_WAKE,
+        help="signal the console sends the step to wake the wrapper (default SIGURG)",
+    )
+    parser.add_argument("--state-dir", default=None, help="state directory (default ...)")
+    parser.add_argument(
+        "--image-dir",
+        default=None,
+        help="root of the image directories (default: the job's working directory)",
+    )
+    parser.add_argument(
+        "--poll",
+        type=float,
+        default=DEFAULT_POLL,
+        help="seconds between two reads of the state file (default 1)",
+    )
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
+    return parser
+
+
+def _job_work_dir(job_id: int) -> str:
+    """The job's working directory: ``$SCKPT_WORK_DIR``, else scontrol's WorkDir, else cwd."""
+    given = os.environ.get(ENV_WORK_DIR)
+    if given:
+        return given
+    try:
+        out = subprocess.run(
+            ["scontrol", "show", "job", "-o", str(job_id)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        ).stdout
+        match = re.search(r"\bWorkDir=(\S+)", out)
+        if match:
+            return match.group(1)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return str(Path.cwd())
+
+
+def _is_slurmstepd(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip().startswith("slurmstepd")
+    except OSError:
+        return False
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"sckpt run: {message}\n")
+    sys.stderr.flush()
+
+
+class Wrapper:
+    """One task's wrapper: registration, the child, signals and checkpoint requests."""
+
+    def __init__(self, args: argparse.Namespace, program: list[str]) -> None:
+        job = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID")
+        if not job or not job.isdigit():
+            raise UsageError("sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set)")
+        step_text = os.environ.get("SLURM_STEP_ID") or os.environ.get("SLURM_STEPID")
+        step = int(step_text) if step_text and step_text.isdigit() else STEP_BATCH
+        if step >= 0xFFFFFFF0:
+            step = STEP_BATCH
+        self.step_id = StepId(int(job), step)
+        self.procid = int(os.environ.get("SLURM_PROCID", "0") or 0)
+        self.restart_count = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
+        self.host = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+        self.ckpt_signal = parse_signal(args.signal)
+        self.wake_signal = parse_signal(args.wake_signal)
+        if self.wake_signal == self.ckpt_signal:
+            raise UsageError("--wake-signal must differ from --signal")
+        if not 0.05 <= args.poll <= 3600:
+            raise UsageError("--poll must be between 0.05 and 3600 seconds")
+        self.poll = float(args.poll)
+        self.program = program
+        work_dir = _job_work_dir(self.step_id.job_id)
+        self.store = StepStore(state_dir_for(work_dir, args.state_dir), self.step_id)
+        root = args.image_dir or work_dir
+        self.step_image_dir = str(Path(root) / image_leaf(self.step_id))
+        self.image_dir = str(Path(self.step_image_dir) / f"task{self.procid}")
+        self.done_path = self.store.done_file(self.procid)
+        self.child: subprocess.Popen[bytes] | None = None
+        self.active: Request | None = None
+        self.restart_dir = ""
+
+    # ---- registration --------------------------------------------------------------------
+    def register(self) -> None:
+        self.store.ensure_directory()
+        Path(self.image_dir).mkdir(parents=True, exist_ok=True, mode=0o755)
+
+        def change(rec: StepRecord) -> str:
+            for key, task in list(rec.tasks.items()):
+                if task.restart_count != self.restart_count:
+                    del rec.tasks[key]
+            rec.tasks[str(self.procid)] = TaskInfo(
+                procid=self.procid,
+                host=self.host,
+                pid=os.getpid(),
+                since=int(time.time()),
+                signal=self.ckpt_signal.name,
+                image_dir=self.image_dir,
+                restart_count=self.restart_count,
+            )
+            previous = rec.last_image.get(str(self.procid), "")
+            if previous and Path(previous).is_dir():
+                rec.log("resume", f"task{self.procid}", 0, "", previous)
+                return previous
+            rec.log("register", f"task{self.procid}", 0, "", self.image_dir)
+            return ""
+
+        self.restart_dir = self.store.update(change, create=True, reset_corrupt=True)
+
+    def _end(self, status: int) -> None:
+        def change(rec: StepRecord) -> None:
+            task = rec.tasks.get(str(self.procid))
+            if task is not None and task.pid == os.getpid():
+                task.state = "ended"
+                task.ended_at = int(time.time())
+                task.exit_status = status
+            req = rec.in_progress
+            if req is not None and self.procid in req.pending:
+                req.pending.remove(self.procid)
+                req.results[str(self.procid)] = [
+                    ABANDONED_CODE,
+                    f"program ended (status {status}) before completing the checkpoint",
+                ]
+                if not req.pending:
+                    rec.finish_request()
+
+        try:
+            self.store.update(change)
+        except StoreError as exc:
+            _note(f"could not record the end of the task: {exc}")
+
+    # ---- requests ------------------------------------------------------------------------
+    def check_request(self) -> None:
+        """Read the state file; start a new request addressed to this task; expire old ones."""
+        try:
+            rec = self.store.read()
+        except StoreError as exc:
+            _note(str(exc))
+            return
+        if rec is None:
+            return
+        req = rec.in_progress
+        if req is not None and req.deadline and time.time() >= req.deadline:
+            with contextlib.suppress(StoreError):
+                self.store.update(lambda r: r.expire())
+            return
+        if req is None or self.procid not in req.pending:
+            return
+        if self.active is not None and self.active.request_id == req.request_id:
+            return
+        self.active = req
+        with contextlib.suppress(FileNotFoundError):
+            self.done_path.unlink()
+        if self.child is not None and self.child.poll() is None:
+            os.kill(self.child.pid, self.ckpt_signal)
+
+        def mark(r: StepRecord) -> None:
+            if r.in_progress is not None and r.in_progress.request_id == req.request_id:
+                r.in_progress.signalled.append(self.procid)
+
+        with contextlib.suppress(StoreError):
+            self.store.update(mark)
+
+    def check_done(self) -> None:
+        """When the program's status file is complete, record the outcome."""
+        req = self.active
+        if req is None:
+            return
+        try:
+            first = self.done_path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            first = f"{errno.EIO} cannot read {self.done_path}: {exc.strerror}".encode()
+        time.sleep(0.02)  # let a writer finish its line
+        with contextlib.suppress(OSError):
+            first = self.done_path.read_bytes()
+        if not first.strip():
+            return
+        code, message = parse_status(first)
+        if code == 0:
+            code, message = self._publish(req)
+        with contextlib.suppress(FileNotFoundError):
+            self.done_path.unlink()
+        self.active = None
+        image = self._image_for(req) if code == 0 else ""
+
+        def change(rec: StepRecord) -> None:
+            current = rec.in_progress
+            if code == 0:
+                rec.last_image[str(self.procid)] = image
+                rec.last_image_time = int(time.time())
+            if current is not None and current.request_id == req.request_id:
+                if self.procid in current.pending:
+                    current.pending.remove(self.procid)
+                current.results[str(self.procid)] = [code, message]
+                if not current.pending:
+                    rec.finish_request()
+            else:
+                rec.log("late", f"task{self.procid}", code, message, image)
+
+        try:
+            self.store.update(change)
+        except StoreError as exc:
+            _note(f"could not record the checkpoint outcome: {exc}")
+
+    def _image_for(self, req: Request) -> str:
+        if not req.image_dir or req.image_dir == self.step_image_dir:
+            return self.image_dir
+        return str(Path(req.image_dir) / f"task{self.procid}")
+
+    def _publish(self, req: Request) -> tuple[int, str]:
+        """Check the image exists; copy it to the operator's ImageDir when one was given."""
+        source = Path(self.image_dir)
+        try:
+            if not any(p for p in source.iterdir() if not p.name.endswith(".tmp")):
+                return errno.ENOENT, f"the program reported success but {source} is empty"
+        except OSError as exc:
+            return errno.ENOENT, f"image directory {source}: {exc.strerror}"
+        target = Path(self._image_for(req))
+        if target == source:
+            return 0, ""
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("*.tmp"))
+            old = target.with_name(f".{target.name}.{os.getpid()}.old")
+            if target.exists():
+                target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return errno.EIO, f"cannot copy the image to {target}: {exc.strerror or exc}"
+        return 0, ""
+
+    # ---- the child and the loop ----------------------------------------------------------
+    def run(self) -> int:
+        self.register()
+        env = dict(os.environ)
+        env[ENV_IMAGE_DIR] = self.image_dir
+        env[ENV_DONE] = str(self.done_path)
+        env[ENV_SIGNAL] = self.ckpt_signal.name
+        env.pop(ENV_RESTART, None)
+        if self.restart_dir:
+            env[ENV_RESTART] = self.restart_dir
+        watched = set(signal.valid_signals()) - _SYNCHRONOUS - {signal.SIGKILL, signal.SIGSTOP}
+        signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+        try:
+            self.child = subprocess.Popen(
+                self.program,
+                env=env,
+                preexec_fn=_unblock_all,  # the wrapper has no threads: preexec_fn is safe
+            )
+        except OSError as exc:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
+            self._end(127)
+            raise UsageError(f"cannot start {self.program[0]!r}: {exc.strerror}") from None
+        status: int | None = None
+        last_poll = 0.0
+        while status is None:
+            timeout = ACTIVE_POLL if self.active is not None else self.poll
+            info = signal.sigtimedwait(watched, timeout)
+            if info is not None:
+                self._on_signal(info)
+            status = self.child.poll()
+            now = time.monotonic()
+            if info is not None and info.si_signo == self.wake_signal:
+                last_poll = 0.0
+            if now - last_poll >= self.poll or self.active is not None:
+                last_poll = now
+                self.check_request()
+                self.check_done()
+        if self.active is not None:
+            self.check_done()
+        self._end(status)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
+        if status < 0:
+            signal.signal(-status, signal.SIG_DFL)
+            os.kill(os.getpid(), -status)
+            return 128 - status
+        return status
+
+    def _on_signal(self, info: signal.struct_siginfo) -> None:
+        sig = info.si_signo
+        if sig in (signal.SIGCHLD, self.wake_signal):
+            return
+        if info.si_code not in _SENT_BY_PROCESS:
+            return  # raised by the kernel for the wrapper itself (SIGPIPE, SIGXFSZ ...)
+        if _is_slurmstepd(info.si_pid):
+            return  # the container signal reached the program directly
+        if self.child is not None and self.child.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.child.pid, sig)
+
+
+def _unblock_all() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def parse_status(raw: bytes) -> tuple[int, str]:
+    """``0`` -> success; ``<code> <message>`` -> that error; anything else is EINVAL."""
+    text = raw.decode("utf-8", "replace").strip().splitlines()[0].strip() if raw.strip() else ""
+    head, _, rest = text.partition(" ")
+    if head.isdigit():
+        code = int(head)
+        if code == 0:
+            return 0, ""
+        message = rest.strip()[:1000]
+        if not message and code < 1000:
+            message = os.strerror(code)
+        return code, message
+    shown = text[:80]
+    return errno.EINVAL, f"unreadable checkpoint status {shown!r}: expected '0' or '<code> <msg>'"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``sckpt run`` / ``python -m sckpt.backend.wrapper``."""
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    program = list(args.program)
+    if program and program[0] == "--":
+        program = program[1:]
+    if not program:
+        _note("usage: sckpt run [options] -- PROGRAM [ARGS...]")
+        return 2
+    try:
+        return Wrapper(args, program).run()
+    except SckptError as exc:
+        _note(str(exc))
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
