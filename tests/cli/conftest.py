@@ -1,0 +1,89 @@
+"""Fixtures for the command-line tests: a private config, audit log and simulated cluster.
+
+``SCKPT_CONFIG`` points at a file under the test's tmp dir (the audit log too), so no user
+configuration leaks in and every audit line a test causes is visible to it.  ``SLURM_CONF``
+is removed so that nothing here can reach a real cluster by accident.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sckpt.backend import facade as facade_module
+from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+from sckpt.tui import cli
+
+
+@dataclass
+class CliResult:
+    """Exit code and captured output of one in-process ``sckpt`` run."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+
+@dataclass
+class CliEnv:
+    """A private config (audit log under tmp) and a way to run ``sckpt`` in-process."""
+
+    config: Path
+    audit_log: Path
+    run: Callable[..., CliResult]
+
+    def audit(self) -> list[dict[str, Any]]:
+        """Every line of the audit log so far, parsed."""
+        if not self.audit_log.exists():
+            return []
+        return [json.loads(line) for line in self.audit_log.read_text().splitlines()]
+
+
+@pytest.fixture
+def cli_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> CliEnv:
+    audit_log = tmp_path / "state" / "audit.log"
+    config = tmp_path / "config.toml"
+    config.write_text(f'audit_log = "{audit_log}"\n[demo]\nseed = 7\njobs = 40\n')
+    monkeypatch.setenv("SCKPT_CONFIG", str(config))
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+
+    def run(*argv: str) -> CliResult:
+        capsys.readouterr()
+        code = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return CliEnv(config, audit_log, run)
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
+    """One simulated cluster shared by every ``sckpt`` run of the test (state persists).
+
+    ``open_facade`` is wrapped so each command's facade acts on this cluster, as successive
+    commands act on one real cluster; everything else (validation, read-only guard, audit
+    log, engine choice) is the real facade.
+    """
+    shared = SimulatedCluster(
+        seed=3,
+        n_jobs=0,
+        clock=ManualClock(),
+        users=("alice", "bob"),
+        arrivals=False,
+        demo_touches=False,
+    )
+    real_open = facade_module.open_facade
+    monkeypatch.setattr(facade_module, "open_facade", functools.partial(real_open, cluster=shared))
+    assert cli  # the command line imports open_facade lazily, so the patch applies
+    yield shared

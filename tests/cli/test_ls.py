@@ -1,0 +1,158 @@
+"""``sckpt ls``: squeue-like tables and JSON, with filters, on the simulated cluster."""
+
+from __future__ import annotations
+
+import json
+
+from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.model import JobState, StepId
+
+from .conftest import CliEnv
+
+
+def _jobs(cluster: SimulatedCluster) -> dict[str, int]:
+    return {
+        "alice_run": cluster.submit("alice", name="md", n_steps=2).job_id,
+        "alice_pend": cluster.submit("alice", name="queued", state=JobState.PENDING).job_id,
+        "bob_run": cluster.submit("bob", name="train", partition="gpu", n_steps=1).job_id,
+        "bob_done": cluster.submit("bob", name="old", state=JobState.COMPLETED).job_id,
+        "bob_susp": cluster.submit("bob", name="paused", state=JobState.SUSPENDED).job_id,
+    }
+
+
+def _ids(out: str) -> list[int]:
+    return [int(line.split()[0]) for line in out.splitlines()[1:]]
+
+
+def test_default_lists_active_jobs_like_squeue(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    jobs = _jobs(cluster)
+    result = cli_env.run("ls")
+    assert result.code == 0 and result.err == ""
+    header = result.lines[0].split()
+    assert header == [
+        "JOBID",
+        "PARTITION",
+        "NAME",
+        "USER",
+        "ST",
+        "TIME",
+        "NODES",
+        "NODELIST(REASON)",
+        "CKPT",
+    ]
+    assert _ids(result.out) == sorted(
+        jobs[k] for k in ("alice_run", "alice_pend", "bob_run", "bob_susp")
+    )
+    rows = {int(line.split()[0]): line.split() for line in result.lines[1:]}
+    running = rows[jobs["alice_run"]]
+    assert running[1:5] == ["batch", "md", "alice", "R"]
+    assert running[7] == cluster.job(jobs["alice_run"]).nodes
+    assert running[-1] == "able"
+    pending = rows[jobs["alice_pend"]]
+    assert pending[4] == "PD" and pending[7] == "(Priority)" and pending[-1] == "pending"
+    assert rows[jobs["bob_susp"]][4] == "S"
+
+
+def test_filters(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    jobs = _jobs(cluster)
+    assert _ids(cli_env.run("ls", "--user", "bob").out) == sorted(
+        [jobs["bob_run"], jobs["bob_susp"]]
+    )
+    assert _ids(cli_env.run("ls", "-u", "bob", "--all").out) == sorted(
+        [jobs["bob_run"], jobs["bob_done"], jobs["bob_susp"]]
+    )
+    assert _ids(cli_env.run("ls", "--state", "CD").out) == [jobs["bob_done"]]
+    assert _ids(cli_env.run("ls", "-t", "running,pending").out) == sorted(
+        [jobs["alice_run"], jobs["alice_pend"], jobs["bob_run"]]
+    )
+    assert _ids(cli_env.run("ls", "--state", "all", "--user", "alice").out) == sorted(
+        [jobs["alice_run"], jobs["alice_pend"]]
+    )
+    assert _ids(cli_env.run("ls", "--job", f"{jobs['bob_run']},{jobs['alice_run']}").out) == sorted(
+        [jobs["alice_run"], jobs["bob_run"]]
+    )
+    assert _ids(cli_env.run("ls", "--partition", "gpu").out) == [jobs["bob_run"]]
+    assert _ids(cli_env.run("ls", "--mine", "--as-user", "bob").out) == sorted(
+        [jobs["bob_run"], jobs["bob_susp"]]
+    )
+    # --mine narrows --user: alice's jobs are not bob's
+    nothing = cli_env.run("ls", "--mine", "--as-user", "bob", "--user", "alice")
+    assert nothing.code == 0 and nothing.lines == [nothing.lines[0]]
+    assert cli_env.run("ls", "--user", "nobody", "--noheader").out == ""
+
+
+def test_checkpoint_filter_and_step_rows(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    jobs = _jobs(cluster)
+    target = f"{jobs['alice_run']}.1"
+    assert cli_env.run("disable", target).code == 0
+    assert cli_env.run("disable", target).code == 0
+    result = cli_env.run("ls", "--steps", "--ckpt", "disabled", "--user", "alice")
+    assert result.lines[0].split() == [
+        "STEPID",
+        "NAME",
+        "PARTITION",
+        "USER",
+        "STATE",
+        "TIME",
+        "TASKS",
+        "NODELIST",
+        "LAST_ERROR",
+        "CKPT",
+    ]
+    assert [line.split()[0] for line in result.lines[1:]] == [target]
+    assert result.lines[1].endswith("disabled x2")
+    summary = cli_env.run("ls", "--job", str(jobs["alice_run"]), "--noheader").out
+    assert summary.rstrip().endswith("1 disabled, 3 able")
+
+
+def test_step_rows_cover_batch_extern_and_numbered_steps(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    jobs = _jobs(cluster)
+    job = jobs["alice_run"]
+    result = cli_env.run("ls", "-s", "-j", str(job), "-H")
+    steps = [line.split()[0] for line in result.lines]
+    assert steps == [f"{job}.batch", f"{job}.extern", f"{job}.0", f"{job}.1"]
+
+
+def test_last_error_column(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = cluster.submit("alice", n_steps=1).job_id
+    assert cli_env.run("complete", f"{job}.0", "--error-code", "2037").code == 0
+    row = cli_env.run("ls", "-s", "-j", str(job), "-H").lines[-1].split()
+    assert row[0] == f"{job}.0" and row[-3:-1] == ["2037", "ESLURM_DISABLED"]
+
+
+def test_json_document(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    jobs = _jobs(cluster)
+    cluster.script_checkpoint(StepId(jobs["bob_run"], 0), duration=100)
+    assert cli_env.run("create", f"{jobs['bob_run']}.0").code == 0
+    result = cli_env.run("ls", "--json", "--all")
+    assert result.code == 0
+    data = json.loads(result.out)
+    assert data["stale"] is False and data["cluster"]["engine"] == "simulated"
+    by_id = {job["job_id"]: job for job in data["jobs"]}
+    assert set(by_id) == set(jobs.values())
+    bob = by_id[jobs["bob_run"]]
+    assert (bob["user"], bob["state"], bob["state_short"], bob["partition"]) == (
+        "bob",
+        "RUNNING",
+        "R",
+        "gpu",
+    )
+    assert bob["nodes"] == cluster.job(jobs["bob_run"]).nodes
+    steps = {step["step_id"]: step for step in bob["steps"]}
+    assert set(steps) == {f"{jobs['bob_run']}.{s}" for s in ("batch", "extern", "0")}
+    in_progress = steps[f"{jobs['bob_run']}.0"]["checkpoint"]
+    assert in_progress["kind"] == "in_progress"
+    assert in_progress["in_progress_since"] == int(cluster.now())
+    assert steps[f"{jobs['bob_run']}.0"]["step"] == "0"
+    assert by_id[jobs["bob_done"]]["steps"] == []
+
+
+def test_hostile_job_names_print_literally(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = cluster.submit("alice", name="x\x1b[2J\x1b]0;owned\x07y").job_id
+    out = cli_env.run("ls", "-j", str(job), "-H").out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "x\\x1b[2J\\x1b]0;owned\\x07y" in out
+    data = json.loads(cli_env.run("ls", "-j", str(job), "--json").out)
+    assert data["jobs"][0]["name"] == "x\x1b[2J\x1b]0;owned\x07y"

@@ -1,0 +1,316 @@
+"""Every command and option against the simulated cluster, state persisting between runs.
+
+Each test submits its own jobs to a fresh ``SimulatedCluster`` on a manual clock and drives
+it only through ``sckpt`` commands, then checks what the commands print, their exit codes,
+the cluster's state and the audit log.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.model import JobState, StepId
+from sckpt.tui.cli_output import format_time
+
+from .conftest import CliEnv
+
+
+def _running(cluster: SimulatedCluster, user: str = "alice", steps: int = 2) -> int:
+    return cluster.submit(user, name="md", n_steps=steps).job_id
+
+
+def test_disable_is_a_counter_and_able_answers_yes_or_no(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster)
+    step = f"{job}.0"
+    assert cli_env.run("able", step).out == "Yes\n"
+    assert cli_env.run("disable", step).code == 0
+    assert cli_env.run("disable", step).code == 0
+    assert cli_env.run("enable", step).out == f"{step}: enable accepted\n"
+    result = cli_env.run("able", step)
+    assert (result.code, result.out, result.err) == (0, "No\n", "")  # No is not an error
+    assert cluster.step_state(StepId(job, 0)).disable_count == 1
+    assert cli_env.run("enable", step).code == 0
+    assert cli_env.run("able", step).out == "Yes\n"
+    # enable at 0 stays 0 (no wrap to 65535)
+    assert cli_env.run("enable", step).code == 0
+    assert cluster.step_state(StepId(job, 0)).disable_count == 0
+    operations = [(line["operation"], line["target"]) for line in cli_env.audit()]
+    assert operations == [
+        ("disable", step),
+        ("disable", step),
+        ("enable", step),
+        ("enable", step),
+        ("enable", step),
+    ]
+
+
+def test_create_runs_in_the_background_then_error_reports_the_result(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster)
+    step = StepId(job, 1)
+    cluster.script_checkpoint(step, duration=20, code=0)
+    result = cli_env.run("create", str(step), "--max-wait", "60", "--image-dir", "/scratch/ck")
+    assert result.code == 0
+    assert result.out == f"{step}: create accepted: max_wait 60s, image dir /scratch/ck\n"
+    began = int(cluster.now())
+    assert cli_env.run("able", str(step)).out == f"Began at {format_time(began)}\n"
+    again = cli_env.run("create", str(step))
+    assert again.code == 1 and "EALREADY" in again.err and again.out == ""
+    assert cluster.step_state(step).image_dir == f"/scratch/ck/{job}.1"
+    cluster.advance(21)
+    assert cli_env.run("able", str(step)).out == "Yes\n"
+    assert cli_env.run("error", str(step)).out == "error(0): \n"
+
+
+def test_max_wait_exceeded_is_recorded_as_the_error(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster)
+    step = StepId(job, 0)
+    cluster.script_checkpoint(step, duration=50)
+    assert cli_env.run("create", str(step), "--max-wait", "5").code == 0
+    cluster.advance(6)
+    result = cli_env.run("error", str(step))
+    assert result.code == 0 and result.out == "error(62): Timer expired\n"
+
+
+def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster, steps=1)
+    nodes = cluster.job(job).nodes
+    cluster.script_checkpoint(StepId(job, 0), duration=2)
+    cluster.script_checkpoint(StepId(job, 0xFFFFFFFB), duration=2)
+    restart_early = cli_env.run("restart", str(job))
+    assert restart_early.code == 1 and "ESLURM_JOB_NOT_FINISHED" in restart_early.err
+    result = cli_env.run("vacate", str(job), "--image-dir", "/ck")
+    assert result.code == 0 and result.out.startswith(f"{job}: vacate accepted")
+    cluster.advance(3)
+    assert cluster.job(job).state is JobState.CANCELLED
+    step_only = cli_env.run("restart", f"{job}.0")
+    assert step_only.code == 1 and "ESLURM_NOT_SUPPORTED" in step_only.err
+    missing = cli_env.run("restart", str(job))  # the record was saved under /ck, not the default
+    assert missing.code == 1 and "ENOENT" in missing.err
+    result = cli_env.run("restart", str(job), "--stick", "--image-dir", "/ck")
+    assert result.code == 0
+    assert result.out == f"{job}: restart accepted: resubmitted as job {job} on {nodes}\n"
+    assert cluster.job(job).required_nodes == nodes
+    cluster.advance(10)
+    assert cluster.job(job).state is JobState.RUNNING
+    assert cluster.job_environment(job)["SLURM_RESTART_DIR"] == "/ck"
+
+
+def test_complete_keeps_the_highest_error_only(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _running(cluster)
+    step = f"{job}.0"
+    assert cli_env.run("complete", step, "--error-code", "28", "--error-msg", "disk full").code == 0
+    assert cli_env.run("complete", step, "--error-code", "5", "--error-msg", "io").code == 0
+    assert cli_env.run("error", step).out == "error(28): disk full\n"
+    line = cli_env.audit()[0]
+    assert line["arguments"] == {"begin_time": 0, "error_code": 28, "error_msg": "disk full"}
+
+
+def test_complete_with_the_begin_time_ends_the_checkpoint_in_progress(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster)
+    step = StepId(job, 0)
+    cluster.script_checkpoint(step, duration=500)
+    assert cli_env.run("create", str(step)).code == 0
+    began = cluster.step_state(step).in_progress_since
+    assert cli_env.run("complete", str(step), "--begin-time", str(began)).code == 0
+    assert cli_env.run("able", str(step)).out == "Yes\n"
+
+
+def test_tasks_checks_the_node_list(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _running(cluster)
+    node = cluster.job(job).nodes
+    ok = cli_env.run("tasks", f"{job}.0", "--nodelist", node, "--begin-time", "now")
+    assert ok.code == 0 and ok.out == f"{job}.0: tasks accepted: nodes {node}\n"
+    elsewhere = cli_env.run("tasks", f"{job}.0", "--nodelist", "nowhere99")
+    assert elsewhere.code == 1 and "ESLURM_INVALID_JOB_ID (2017)" in elsewhere.err
+
+
+@pytest.mark.parametrize(
+    ("state", "name"),
+    [
+        (JobState.PENDING, "ESLURM_JOB_PENDING (2024)"),
+        (JobState.COMPLETED, "ESLURM_ALREADY_DONE (2021)"),
+        (JobState.SUSPENDED, "ESLURM_DISABLED (2037)"),
+    ],
+)
+def test_state_refusals_exit_1_and_name_the_code(
+    cli_env: CliEnv, cluster: SimulatedCluster, state: JobState, name: str
+) -> None:
+    job = cluster.submit("alice", state=state).job_id
+    result = cli_env.run("create", f"{job}.0")
+    assert result.code == 1 and result.out == ""
+    assert result.err.startswith(f"sckpt: create {job}.0: {name}")
+    assert result.err.count("\n") == 1
+
+
+def test_unknown_job_is_invalid_job_id(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    result = cli_env.run("able", "99999")
+    assert result.code == 1 and "ESLURM_INVALID_JOB_ID (2017)" in result.err
+
+
+def test_another_users_job_is_refused_and_unchanged(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster, user="alice")
+    result = cli_env.run("--as-user", "bob", "disable", f"{job}.0")
+    assert result.code == 1 and "ESLURM_ACCESS_DENIED (2002)" in result.err
+    assert cluster.step_state(StepId(job, 0)).disable_count == 0
+    assert cli_env.run("disable", f"{job}.0", "--as-user", "alice").code == 0
+    assert cluster.step_state(StepId(job, 0)).disable_count == 1
+    assert [line["result"]["name"] for line in cli_env.audit()] == [
+        "ESLURM_ACCESS_DENIED",
+        "SLURM_SUCCESS",
+    ]
+
+
+MUTATING = [
+    ["create", "{job}.0"],
+    ["vacate", "{job}.0"],
+    ["restart", "{job}"],
+    ["enable", "{job}.0"],
+    ["disable", "{job}.0"],
+    ["complete", "{job}.0", "--error-code", "3"],
+    ["tasks", "{job}.0", "--nodelist", "cn001"],
+    ["checkpoint", "create", "{job}.0"],
+    ["checkpoint", "disable", "{job}.0"],
+]
+
+
+@pytest.mark.parametrize("argv", MUTATING, ids=lambda a: " ".join(a))
+def test_read_only_refuses_every_mutating_command_and_audits_the_refusal(
+    cli_env: CliEnv, cluster: SimulatedCluster, argv: list[str]
+) -> None:
+    job = _running(cluster)
+    before = cluster.snapshot().jobs
+    result = cli_env.run("--read-only", *(word.format(job=job) for word in argv))
+    assert result.code == 1 and result.out == ""
+    assert "read-only" in result.err and result.err.count("\n") == 1
+    assert cluster.snapshot().jobs == before
+    (line,) = cli_env.audit()
+    assert line["result"]["name"] == "READ_ONLY"
+
+
+def test_read_only_from_the_config(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _running(cluster)
+    cli_env.config.write_text(
+        cli_env.config.read_text().replace("[demo]", "read_only = true\n[demo]")
+    )
+    result = cli_env.run("disable", f"{job}.0")
+    assert result.code == 1 and "read-only" in result.err
+    assert cli_env.run("able", f"{job}.0").out == "Yes\n"  # reading still works
+
+
+def test_several_targets_act_on_each_and_report_each(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    running = _running(cluster)
+    pending = cluster.submit("alice", state=JobState.PENDING).job_id
+    result = cli_env.run("disable", f"{running}.0", f"{pending}", f"{running}.1")
+    assert result.code == 1
+    assert result.lines == [f"{running}.0: disable accepted", f"{running}.1: disable accepted"]
+    assert result.err == (
+        f"sckpt: disable {pending}: ESLURM_JOB_PENDING (2024): Job is pending execution; "
+        f"job {pending} has not started yet\n"
+    )
+    able = cli_env.run("able", f"{running}.0", f"{running}.1", f"{running}")
+    assert able.lines == [f"{running}.0: No", f"{running}.1: No", f"{running}: No"]
+
+
+def test_whole_job_requests_act_on_every_running_step(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _running(cluster, steps=3)
+    assert cli_env.run("disable", str(job)).code == 0
+    for step in (0, 1, 2):
+        assert cluster.step_state(StepId(job, step)).disable_count == 1
+    data = json.loads(cli_env.run("enable", str(job), "--json").out)
+    per_step = data["results"][0]["per_step"]
+    assert {entry["step"] for entry in per_step} >= {f"{job}.0", f"{job}.1", f"{job}.2"}
+    assert all(entry["code"] == 0 for entry in per_step)
+
+
+def test_json_output_of_each_operation(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _running(cluster)
+    data = json.loads(cli_env.run("able", f"{job}.0", "--json").out)
+    assert data["engine"] == "simulated" and data["read_only"] is False
+    assert data["results"] == [
+        {
+            "target": f"{job}.0",
+            "operation": "able",
+            "ok": True,
+            "able": True,
+            "in_progress": False,
+            "in_progress_since": 0,
+            "began_at": None,
+            "text": "Yes",
+        }
+    ]
+    created = json.loads(cli_env.run("create", f"{job}.0", "--json").out)["results"][0]
+    assert created["ok"] is True and created["detail"] == "max_wait 10s"
+    error = json.loads(cli_env.run("error", f"{job}.0", "--json").out)["results"][0]
+    assert error["error_code"] == 0 and error["text"] == "error(0): "
+    refused = cli_env.run("create", f"{job}.0", "--json")
+    document = json.loads(refused.out)
+    assert refused.code == 1 and document["exit_code"] == 1
+    assert document["results"][0]["error"]["name"] == "EALREADY"
+
+
+def test_historical_syntax_end_to_end(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _running(cluster)
+    step = f"{job}.0"
+    assert cli_env.run("checkpoint", "able", step).out == "Yes\n"
+    assert cli_env.run("CHECKPOINT", "D", step).out == ""  # scontrol printed nothing
+    assert cli_env.run("ch", "a", step).out == "No\n"
+    assert cli_env.run("ch", "EN", step).code == 0
+    cluster.script_checkpoint(StepId(job, 0), duration=30)
+    result = cli_env.run("checkpoint", "cr", step, "MaxWait=40", "ImageDir=/scratch/x")
+    assert (result.code, result.out) == (0, "")
+    assert cluster.step_state(StepId(job, 0)).image_dir == f"/scratch/x/{job}.0"
+    assert cli_env.run("ch", "able", step).out.startswith("Began at ")
+    refused = cli_env.run("ch", "va", step)
+    assert refused.code == 1 and "EALREADY" in refused.err
+    assert cli_env.run("ch", "er", step).out == "error(0): \n"
+    assert cli_env.audit()[2]["arguments"] == {"max_wait": 40, "image_dir": "/scratch/x"}
+
+
+def test_simulated_only_as_user_and_unknown_user_names(cli_env: CliEnv) -> None:
+    bad = cli_env.run("--demo", "--as-user", "Robert'); DROP", "ls")
+    assert bad.code == 2 and "invalid user name" in bad.err
+    assert cli_env.run("--demo", "--as-user", "root", "ls").code == 0
+
+
+def test_as_user_is_refused_on_a_real_engine(cli_env: CliEnv) -> None:
+    result = cli_env.run("--engine", "live", "--as-user", "root", "ls")
+    assert result.code == 2
+    assert "only on the simulated cluster" in result.err and result.err.count("\n") == 1
+
+
+def test_no_slurm_configured_is_exit_3_with_a_hint(cli_env: CliEnv) -> None:
+    result = cli_env.run("--engine", "live", "ls")
+    assert result.code == 3 and result.err.count("\n") == 1 and result.out == ""
+
+
+def test_invalid_config_is_exit_2_naming_the_key(cli_env: CliEnv) -> None:
+    cli_env.config.write_text("max_wait = -3\n")
+    result = cli_env.run("--demo", "ls")
+    assert result.code == 2 and "max_wait" in result.err and result.err.count("\n") == 1
+    missing = cli_env.run("--config", "/nonexistent/sckpt.toml", "--demo", "ls")
+    assert missing.code == 2 and "does not exist" in missing.err
+
+
+def test_config_option_overrides_the_environment(cli_env: CliEnv, tmp_path: object) -> None:
+    other = cli_env.config.with_name("other.toml")
+    other.write_text("read_only = true\n")
+    result = cli_env.run("--config", str(other), "--demo", "disable", "184201")
+    assert result.code == 1 and "read-only" in result.err
