@@ -1,0 +1,73 @@
+"""sckpt's only door to libslurm: a cffi shim built on first use, and typed Python calls.
+
+Public API (everything else in this package is private)::
+
+    from sckpt.backend.libslurm import get_binding, Binding, JobsResult, StepsResult
+    b = get_binding()          # singleton; raises ShimUnavailable / NoConfig (SetupError)
+    r = b.load_jobs(prev)      # JobsResult(changed, last_update, jobs: tuple[Job, ...])
+    s = b.get_steps(prev)      # StepsResult(changed, last_update, steps: tuple[Step, ...])
+    b.step_pids(StepId(..))    # StepProcesses (per-node pids of the proctrack container)
+    b.ctl_conf()               # ControllerConfig (cluster, version, switch/proctrack types ..)
+    b.signal_step(step, sig); b.kill_step(step, sig)
+    b.requeue(job_id, hold=True); b.release(job_id); b.set_required_nodes(job_id, "n[1-2]")
+    b.has_checkpoint_api       # all nine slurm_checkpoint_* symbols resolve (<= 19.05)
+    b.ckpt_able(step) -> start_time; ckpt_disable/enable(step); ckpt_create/vacate(step,
+      max_wait, image_dir); ckpt_restart(step, stick, image_dir); ckpt_complete(step,
+      begin_time, code, msg); ckpt_error(step) -> (code, msg); ckpt_tasks(step, begin_time,
+      image_dir, max_wait, nodelist)   # absent symbols -> NotSupported(ESLURM_NOT_SUPPORTED)
+    b.ping() -> seconds; b.plan (headers, library, cache dir); b.config (ConfigSource)
+
+Step ids are sckpt's canonical ones (``model.STEP_BATCH`` ...) on every Slurm release.
+Refusals raise ``backend.errors`` types (``error_for(code)``); controller communication
+failures raise ``ControllerUnreachable``.  Every call runs on one dedicated thread; methods
+may be called from any thread.  The binding never lets libslurm ``exit()`` the process: the
+configuration is located (and ``slurm_init`` tried in a child process) first.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ._binding import (
+    CHECKPOINT_SYMBOLS,
+    Binding,
+    ConfigSource,
+    ControllerConfig,
+    JobsResult,
+    StepsResult,
+    find_config_source,
+    load_binding,
+)
+
+__all__ = [
+    "CHECKPOINT_SYMBOLS",
+    "Binding",
+    "ConfigSource",
+    "ControllerConfig",
+    "JobsResult",
+    "StepsResult",
+    "find_config_source",
+    "get_binding",
+    "has_checkpoint_api",
+]
+
+_lock = threading.Lock()
+_binding: Binding | None = None
+
+
+def get_binding() -> Binding:
+    """The process-wide binding, loaded on first use (later calls return the same object).
+
+    A failure (ShimUnavailable, NoConfig) is not cached: the next call tries again, so a
+    user who fixes SLURM_CONF does not have to restart.
+    """
+    global _binding
+    with _lock:
+        if _binding is None:
+            _binding = load_binding()
+        return _binding
+
+
+def has_checkpoint_api() -> bool:
+    """Whether the loaded Slurm has the historical checkpoint API (loads the binding)."""
+    return get_binding().has_checkpoint_api

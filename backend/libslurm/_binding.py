@@ -1,0 +1,675 @@
+"""Load the shim and call libslurm: one dedicated thread, typed errors, model dataclasses out.
+
+Why one thread: libslurm's thread safety is undocumented, and errno is per thread.  Every
+call (including ``slurm_init`` and every free) runs on a single-thread executor; the shim
+captures errno inside the same C call.  Responses are always freed in ``finally`` on that
+thread, after their strings were copied into Python objects.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno as _errno
+import importlib.util
+import os
+import pwd
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .. import errors
+from ..errors import (
+    ESLURM_NOT_SUPPORTED,
+    SLURM_ERROR,
+    ControllerUnreachable,
+    NoConfig,
+    NotSupported,
+    ShimUnavailable,
+    SlurmError,
+)
+from ..model import Job, JobState, NodePids, Step, StepId, StepProcesses
+from . import _build
+
+T = TypeVar("T")
+
+DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
+"""Debian's (and Slurm's default ``--sysconfdir``) slurm.conf."""
+CONFIGLESS_CACHE = Path("/run/slurm/conf/slurm.conf")
+"""Where slurmd (configless mode, 21.08+) keeps the configuration it fetched."""
+
+CHECKPOINT_SYMBOLS = (
+    "able",
+    "complete",
+    "create",
+    "disable",
+    "enable",
+    "error",
+    "restart",
+    "tasks",
+    "vacate",
+)
+"""The nine historical calls, ``slurm_checkpoint_<name>``."""
+
+_COMM_NAME_PREFIXES = (
+    "SLURM_COMMUNICATIONS_",
+    "SLURMCTLD_COMMUNICATIONS_",
+    "SLURMD_COMMUNICATIONS_",
+    "SLURM_PROTOCOL_SOCKET_",
+    "SLURM_PROTOCOL_AUTHENTICATION_ERROR",
+)
+_COMM_ERRNOS = frozenset(
+    {
+        _errno.ECONNREFUSED,
+        _errno.ETIMEDOUT,
+        _errno.EHOSTUNREACH,
+        _errno.ECONNRESET,
+        _errno.ENETUNREACH,
+        _errno.EPIPE,
+    }
+)
+_ERROR_MSG_BUF = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSource:
+    """Where libslurm will read its configuration from (shown by ``sckpt doctor``)."""
+
+    kind: str
+    """``SLURM_CONF``, ``default``, ``configless-cache`` or ``SLURM_CONF_SERVER``."""
+    path: str
+    """The file, or the server for ``SLURM_CONF_SERVER``."""
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.kind})"
+
+
+@dataclass(frozen=True, slots=True)
+class JobsResult:
+    """``load_jobs``: the full list, or ``changed=False`` (SLURM_NO_CHANGE_IN_DATA)."""
+
+    changed: bool
+    last_update: int
+    """Pass back as ``prev_update`` next time."""
+    jobs: tuple[Job, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepsResult:
+    """``get_steps``: the full list, or ``changed=False``."""
+
+    changed: bool
+    last_update: int
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """Facts from ``slurm_load_ctl_conf``."""
+
+    cluster_name: str
+    version: str
+    """slurmctld's version."""
+    switch_type: str
+    proctrack_type: str
+    select_type: str
+    slurm_user: str
+    control_host: str
+    slurmctld_port: int
+    prolog_contain: bool
+    """PrologFlags=Contain: jobs get an ``.extern`` step."""
+    checkpoint_type: str
+    """CheckpointType (Slurm <= 19.05 only; empty otherwise)."""
+    last_update: int
+
+
+def find_config_source() -> ConfigSource:
+    """Find libslurm's configuration *before* ``slurm_init`` (which exits when it finds none).
+
+    Order as libslurm's: ``SLURM_CONF``, the default path, slurmd's configless cache, then an
+    explicit ``SLURM_CONF_SERVER``.  DNS SRV discovery is not attempted: without one of these
+    the answer is :class:`NoConfig`.
+    """
+    env = os.environ.get("SLURM_CONF")
+    if env:
+        if not Path(env).is_file():
+            raise NoConfig(
+                f"SLURM_CONF={env} does not name a readable file",
+                hint="point SLURM_CONF at your cluster's slurm.conf",
+            )
+        return ConfigSource("SLURM_CONF", env)
+    if DEFAULT_CONF.is_file():
+        return ConfigSource("default", str(DEFAULT_CONF))
+    if CONFIGLESS_CACHE.is_file():
+        return ConfigSource("configless-cache", str(CONFIGLESS_CACHE))
+    server = os.environ.get("SLURM_CONF_SERVER")
+    if server:
+        return ConfigSource("SLURM_CONF_SERVER", server)
+    raise NoConfig(
+        f"no Slurm configuration: SLURM_CONF is unset and {DEFAULT_CONF} does not exist",
+        hint="set SLURM_CONF=/path/to/slurm.conf (or use `sckpt --demo`)",
+    )
+
+
+def _probe_init(lib_path: Path, source: ConfigSource) -> None:
+    """Run ``slurm_init`` in a child process first: if libslurm would exit, only it dies."""
+    conf = source.path if source.kind in ("SLURM_CONF", "default") else None
+    code = (
+        "import ctypes,sys;"
+        f"l=ctypes.CDLL({str(lib_path)!r},mode=ctypes.RTLD_GLOBAL);"
+        "l.slurm_init.argtypes=[ctypes.c_char_p];"
+        f"l.slurm_init({conf!r}.encode() if {conf!r} else None);"
+        "sys.exit(0)"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise NoConfig(f"slurm_init with {source} did not finish", hint="check slurm.conf") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip() or proc.stdout.strip())[-600:]
+        raise NoConfig(
+            f"libslurm could not read its configuration from {source}: {tail}",
+            hint="fix slurm.conf or SLURM_CONF",
+        )
+
+
+def _check_release(lib_path: Path, version_text: str) -> None:
+    """Refuse a library of another release than the headers (layouts differ per release)."""
+    major_minor = ".".join(version_text.split(".")[:2]) + "."
+    try:
+        data = lib_path.read_bytes()
+    except OSError as exc:
+        raise ShimUnavailable(f"cannot read {lib_path}: {exc}") from exc
+    if major_minor.encode() not in data:
+        raise ShimUnavailable(
+            f"{lib_path} is not Slurm {version_text[:5]}, the release of the headers the shim "
+            "was built against",
+            hint="install the libslurm-dev matching your libslurm, or set SLURM_INCLUDE_DIR "
+            "and SLURM_LIB_DIR to one installation",
+        )
+
+
+class Binding:
+    """libslurm, as typed Python calls.  Obtain it with :func:`get_binding`.
+
+    Every public method is safe to call from any thread; the work runs on the binding's own
+    thread, one call at a time.
+    """
+
+    def __init__(
+        self,
+        module: Any,
+        plan: _build.BuildPlan,
+        module_path: Path,
+        config: ConfigSource,
+    ) -> None:
+        self._ffi = module.ffi
+        self._lib = module.lib
+        self.plan = plan
+        self.module_path = module_path
+        self.config = config
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sckpt-libslurm")
+        self._thread_ident: int | None = None
+        self._users: dict[int, str] = {}
+        self._errnames: dict[int, tuple[str, str]] = {}
+        self._states: dict[int, JobState] = {}
+        self._state_names: dict[int, str] = {}
+        self.api_version = 0
+        self._run(self._init_on_thread)
+        errors.register_strerror(self.describe)
+
+    # -- thread plumbing -------------------------------------------------------------------
+    def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        if threading.get_ident() == self._thread_ident:
+            return fn(*args)
+        return self._executor.submit(fn, *args).result()
+
+    def _init_on_thread(self) -> None:
+        self._thread_ident = threading.get_ident()
+        lib, ffi = self._lib, self._ffi
+        self.api_version = int(lib.sckpt_api_version())
+        conf = self.config.path if self.config.kind in ("SLURM_CONF", "default") else None
+        lib.sckpt_init(conf.encode() if conf else ffi.NULL)
+        for i in range(lib.sckpt_errname_count()):
+            code = int(lib.sckpt_errname_code(i))
+            name = ffi.string(lib.sckpt_errname_name(i)).decode()
+            msg_p = lib.sckpt_strerror(code)
+            msg = ffi.string(msg_p).decode(errors="replace") if msg_p else name
+            self._errnames.setdefault(code, (name, msg))
+        fallback = {
+            lib.JOB_PENDING: JobState.PENDING,
+            lib.JOB_RUNNING: JobState.RUNNING,
+            lib.JOB_SUSPENDED: JobState.SUSPENDED,
+            lib.JOB_COMPLETE: JobState.COMPLETED,
+            lib.JOB_CANCELLED: JobState.CANCELLED,
+            lib.JOB_FAILED: JobState.FAILED,
+            lib.JOB_TIMEOUT: JobState.TIMEOUT,
+            lib.JOB_NODE_FAIL: JobState.NODE_FAIL,
+            lib.JOB_PREEMPTED: JobState.PREEMPTED,
+            lib.JOB_BOOT_FAIL: JobState.BOOT_FAIL,
+            lib.JOB_DEADLINE: JobState.DEADLINE,
+            lib.JOB_OOM: JobState.OUT_OF_MEMORY,
+        }
+        for base in range(lib.JOB_END):
+            p = lib.sckpt_job_state_string(base)
+            name = ffi.string(p).decode() if p else ""
+            self._state_names[base] = name or fallback.get(base, JobState.FAILED).value
+            try:
+                self._states[base] = JobState(name)
+            except ValueError:
+                self._states[base] = fallback.get(base, JobState.FAILED)
+
+    def close(self) -> None:
+        """Stop the binding's thread (libslurm stays loaded: it cannot be unloaded safely)."""
+        self._executor.shutdown(wait=True)
+
+    # -- errors ----------------------------------------------------------------------------
+    def describe(self, code: int) -> tuple[str, str] | None:
+        """``(name, message)`` from libslurm's own table (registered with backend.errors)."""
+        return self._errnames.get(code)
+
+    def is_communication_error(self, code: int) -> bool:
+        if code in _COMM_ERRNOS:
+            return True
+        name = self._errnames.get(code, ("", ""))[0]
+        return name.startswith(_COMM_NAME_PREFIXES)
+
+    def error(self, code: int) -> SlurmError:
+        """The typed error for a code; communication failures become ControllerUnreachable."""
+        if self.is_communication_error(code):
+            return ControllerUnreachable(
+                code,
+                hint=f"slurmctld did not answer (configuration: {self.config})",
+            )
+        return errors.error_for(code)
+
+    def _check(self, rc: int, err: int) -> None:
+        """Slurm's two return shapes: ``-1`` with errno, or the (positive) code itself."""
+        if rc == 0:
+            return
+        code = (err or SLURM_ERROR) if rc == -1 else rc
+        raise self.error(code)
+
+    # -- conversions -----------------------------------------------------------------------
+    def _s(self, p: Any) -> str:
+        return self._ffi.string(p).decode("utf-8", "replace") if p else ""
+
+    def _user(self, uid: int) -> str:
+        name = self._users.get(uid)
+        if name is None:
+            try:
+                name = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                name = str(uid)
+            self._users[uid] = name
+        return name
+
+    def _jobs_from(self, records: Any, n: int) -> tuple[Job, ...]:
+        s, user, states = self._s, self._user, self._states
+        no_val = self._lib.NO_VAL
+        out = []
+        for i in range(n):
+            r = records[i]
+            num_tasks = r.num_tasks
+            out.append(
+                Job(
+                    job_id=r.job_id,
+                    name=s(r.name),
+                    user=user(r.user_id),
+                    uid=r.user_id,
+                    partition=s(r.partition),
+                    state=states.get(r.state_base, JobState.FAILED),
+                    state_reason=s(r.state_reason),
+                    nodes=s(r.nodes),
+                    num_nodes=r.num_nodes,
+                    num_cpus=r.num_cpus,
+                    num_tasks=0 if num_tasks == no_val else num_tasks,
+                    submit_time=r.submit_time,
+                    start_time=r.start_time,
+                    end_time=r.end_time,
+                    work_dir=s(r.work_dir),
+                    comment=s(r.comment),
+                    held=r.priority == 0,
+                    restart_count=r.restart_cnt,
+                    batch=bool(r.batch_flag),
+                    required_nodes=s(r.req_nodes),
+                )
+            )
+        return tuple(out)
+
+    def _steps_from(self, records: Any, n: int) -> tuple[Step, ...]:
+        s, user, names = self._s, self._user, self._state_names
+        out = []
+        for i in range(n):
+            r = records[i]
+            out.append(
+                Step(
+                    step_id=StepId(r.job_id, r.step_id, r.het_comp),
+                    name=s(r.name),
+                    user=user(r.user_id),
+                    uid=r.user_id,
+                    partition=s(r.partition),
+                    state=names.get(r.state_base, str(r.state_base)),
+                    nodes=s(r.nodes),
+                    num_tasks=r.num_tasks,
+                    num_cpus=r.num_cpus,
+                    start_time=r.start_time,
+                    run_time=r.run_time,
+                    network=s(r.network),
+                )
+            )
+        return tuple(out)
+
+    # -- reads -----------------------------------------------------------------------------
+    def load_jobs(self, prev_update: int = 0) -> JobsResult:
+        """All jobs, or ``changed=False`` when nothing changed since ``prev_update``."""
+        return self._run(self._load_jobs, prev_update)
+
+    def _load_jobs(self, prev_update: int) -> JobsResult:
+        ffi, lib = self._ffi, self._lib
+        handle = ffi.new("void **")
+        count = ffi.new("uint32_t *")
+        last = ffi.new("int64_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_load_jobs(prev_update, handle, count, last, err)
+        try:
+            if rc == lib.SLURM_NO_CHANGE_IN_DATA or (
+                rc == -1 and err[0] == lib.SLURM_NO_CHANGE_IN_DATA
+            ):
+                return JobsResult(False, prev_update)
+            self._check(rc, err[0])
+            n = count[0]
+            records = ffi.new("sckpt_job_t[]", max(n, 1))
+            lib.sckpt_jobs_fill(handle[0], records, n)
+            return JobsResult(True, last[0], self._jobs_from(records, n))
+        finally:
+            lib.sckpt_jobs_free(handle[0])
+
+    def get_steps(self, prev_update: int = 0) -> StepsResult:
+        """All steps of all jobs, or ``changed=False`` when nothing changed."""
+        return self._run(self._get_steps, prev_update)
+
+    def _get_steps(self, prev_update: int) -> StepsResult:
+        ffi, lib = self._ffi, self._lib
+        handle = ffi.new("void **")
+        count = ffi.new("uint32_t *")
+        last = ffi.new("int64_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_load_steps(prev_update, handle, count, last, err)
+        try:
+            if rc == lib.SLURM_NO_CHANGE_IN_DATA or (
+                rc == -1 and err[0] == lib.SLURM_NO_CHANGE_IN_DATA
+            ):
+                return StepsResult(False, prev_update)
+            self._check(rc, err[0])
+            n = count[0]
+            records = ffi.new("sckpt_step_t[]", max(n, 1))
+            lib.sckpt_steps_fill(handle[0], records, n)
+            return StepsResult(True, last[0], self._steps_from(records, n))
+        finally:
+            lib.sckpt_steps_free(handle[0])
+
+    def step_pids(self, step: StepId) -> StepProcesses:
+        """The step's processes per node, as slurmd's proctrack container reports them."""
+        return self._run(self._step_pids, step)
+
+    def _step_pids(self, step: StepId) -> StepProcesses:
+        ffi, lib = self._ffi, self._lib
+        if step.is_whole_job:
+            raise errors.error_for(errors.ESLURM_INVALID_JOB_ID, hint="name a step: JOB.STEP")
+        handle = ffi.new("void **")
+        count = ffi.new("uint32_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_step_pids(step.job_id, step.step, step.het_comp, handle, count, err)
+        try:
+            self._check(rc, err[0])
+            nodes_p = lib.sckpt_pids_nodes(handle[0])
+            nodes = []
+            for i in range(count[0]):
+                rec = nodes_p[i]
+                pids = tuple(int(x) for x in ffi.unpack(rec.pids, rec.pid_cnt)) if rec.pids else ()
+                nodes.append(NodePids(self._s(rec.node_name), tuple(sorted(pids))))
+            return StepProcesses(step, tuple(nodes))
+        finally:
+            lib.sckpt_pids_free(handle[0])
+
+    def ctl_conf(self) -> ControllerConfig:
+        """The controller's configuration (cluster, version, switch and proctrack types)."""
+        return self._run(self._ctl_conf)
+
+    def _ctl_conf(self) -> ControllerConfig:
+        ffi, lib = self._ffi, self._lib
+        handle = ffi.new("void **")
+        err = ffi.new("int *")
+        rc = lib.sckpt_load_conf(handle, err)
+        try:
+            self._check(rc, err[0])
+            r = ffi.new("sckpt_conf_t *")
+            lib.sckpt_conf_fill(handle[0], r)
+            contain = lib.sckpt_prolog_flag_contain()
+            return ControllerConfig(
+                cluster_name=self._s(r.cluster_name),
+                version=self._s(r.version),
+                switch_type=self._s(r.switch_type),
+                proctrack_type=self._s(r.proctrack_type),
+                select_type=self._s(r.select_type),
+                slurm_user=self._s(r.slurm_user_name),
+                control_host=self._s(r.control_machine),
+                slurmctld_port=r.slurmctld_port,
+                prolog_contain=bool(contain and (r.prolog_flags & contain)),
+                checkpoint_type=self._s(r.checkpoint_type),
+                last_update=r.last_update,
+            )
+        finally:
+            lib.sckpt_conf_free(handle[0])
+
+    # -- actions ---------------------------------------------------------------------------
+    def _action(self, fn: Callable[..., int], *args: Any) -> None:
+        def call() -> None:
+            err = self._ffi.new("int *")
+            rc = fn(*args, err)
+            self._check(rc, err[0])
+
+        self._run(call)
+
+    def signal_step(self, step: StepId, signal: int) -> None:
+        """Send ``signal`` to a step's tasks (``.batch`` reaches the batch shell)."""
+        self._action(self._lib.sckpt_signal_step, step.job_id, step.step, signal)
+
+    def kill_step(self, step: StepId, signal: int = 9) -> None:
+        """``scancel --signal`` for one step (the step is ended by the controller)."""
+        self._action(self._lib.sckpt_kill_step, step.job_id, step.step, signal)
+
+    def requeue(self, job_id: int, hold: bool = False) -> None:
+        """Requeue a job; with ``hold`` it stays pending and held (``scontrol requeuehold``)."""
+        self._action(self._lib.sckpt_requeue, job_id, 1 if hold else 0)
+
+    def release(self, job_id: int) -> None:
+        """Release a held job (priority back to normal), as ``scontrol release``."""
+        self._action(self._lib.sckpt_release, job_id)
+
+    def set_required_nodes(self, job_id: int, nodelist: str) -> None:
+        """Set a pending job's required nodes (``scontrol update job ReqNodeList=``)."""
+        self._action(self._lib.sckpt_set_required_nodes, job_id, nodelist.encode())
+
+    # -- the historical checkpoint API -----------------------------------------------------
+    def checkpoint_symbols(self) -> dict[str, bool]:
+        """Which ``slurm_checkpoint_*`` symbols this process can see."""
+
+        def look() -> dict[str, bool]:
+            return {
+                n: bool(self._lib.sckpt_ck_present(f"slurm_checkpoint_{n}".encode()))
+                for n in CHECKPOINT_SYMBOLS
+            }
+
+        return self._run(look)
+
+    @property
+    def has_checkpoint_api(self) -> bool:
+        """True when all nine checkpoint calls resolve (libslurm <= 19.05 or a stand-in)."""
+        return all(self.checkpoint_symbols().values())
+
+    def _ck(self, op: str, rc: int, err: int) -> None:
+        if rc == self._lib.SCKPT_CK_MISSING:
+            raise NotSupported(
+                ESLURM_NOT_SUPPORTED,
+                hint=f"this Slurm ({self.plan.version_text}) has no slurm_checkpoint_{op} "
+                "(the checkpoint API was removed in 20.02)",
+            )
+        self._check(rc, err)
+
+    def ckpt_able(self, step: StepId) -> int:
+        """0 when checkpoints can be issued and none runs, else the running one's start time."""
+
+        def call() -> int:
+            t = self._ffi.new("int64_t *", 0)
+            err = self._ffi.new("int *")
+            rc = self._lib.sckpt_ck_able(step.job_id, step.step, t, err)
+            self._ck("able", rc, err[0])
+            return int(t[0])
+
+        return self._run(call)
+
+    def _ck_simple(self, op: str, step: StepId) -> None:
+        def call() -> None:
+            err = self._ffi.new("int *")
+            rc = self._lib.sckpt_ck_simple(
+                f"slurm_checkpoint_{op}".encode(), step.job_id, step.step, err
+            )
+            self._ck(op, rc, err[0])
+
+        self._run(call)
+
+    def ckpt_disable(self, step: StepId) -> None:
+        self._ck_simple("disable", step)
+
+    def ckpt_enable(self, step: StepId) -> None:
+        self._ck_simple("enable", step)
+
+    def _ck_wait(self, op: str, step: StepId, data: int, image_dir: str | None) -> None:
+        def call() -> None:
+            err = self._ffi.new("int *")
+            rc = self._lib.sckpt_ck_wait(
+                f"slurm_checkpoint_{op}".encode(),
+                step.job_id,
+                step.step,
+                data,
+                image_dir.encode() if image_dir else self._ffi.NULL,
+                err,
+            )
+            self._ck(op, rc, err[0])
+
+        self._run(call)
+
+    def ckpt_create(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
+        self._ck_wait("create", step, max_wait, image_dir)
+
+    def ckpt_vacate(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
+        self._ck_wait("vacate", step, max_wait, image_dir)
+
+    def ckpt_restart(self, step: StepId, stick: bool = False, image_dir: str | None = None) -> None:
+        self._ck_wait("restart", step, 1 if stick else 0, image_dir)
+
+    def ckpt_complete(
+        self, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
+    ) -> None:
+        def call() -> None:
+            err = self._ffi.new("int *")
+            rc = self._lib.sckpt_ck_complete(
+                step.job_id, step.step, begin_time, error_code, error_msg.encode(), err
+            )
+            self._ck("complete", rc, err[0])
+
+        self._run(call)
+
+    def ckpt_error(self, step: StepId) -> tuple[int, str]:
+        """``(error_code, error_msg)`` of the step's last checkpoint (message freed in C)."""
+
+        def call() -> tuple[int, str]:
+            code = self._ffi.new("uint32_t *")
+            buf = self._ffi.new("char[]", _ERROR_MSG_BUF)
+            err = self._ffi.new("int *")
+            rc = self._lib.sckpt_ck_error(step.job_id, step.step, code, buf, _ERROR_MSG_BUF, err)
+            self._ck("error", rc, err[0])
+            return int(code[0]), self._ffi.string(buf).decode("utf-8", "replace")
+
+        return self._run(call)
+
+    def ckpt_tasks(
+        self, step: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> None:
+        def call() -> None:
+            err = self._ffi.new("int *")
+            rc = self._lib.sckpt_ck_tasks(
+                step.job_id,
+                step.step,
+                begin_time,
+                image_dir.encode(),
+                max_wait,
+                nodelist.encode(),
+                err,
+            )
+            self._ck("tasks", rc, err[0])
+
+        self._run(call)
+
+    # -- facts -----------------------------------------------------------------------------
+    @property
+    def header_version(self) -> str:
+        return self.plan.version_text
+
+    def ping(self) -> float:
+        """Round trip to slurmctld in seconds (one ``slurm_load_ctl_conf``)."""
+        start = time.perf_counter()
+        self.ctl_conf()
+        return time.perf_counter() - start
+
+
+def load_binding() -> Binding:
+    """Build (if needed) and load the shim, check versions, find a config, call slurm_init."""
+    plan = _build.plan()
+    _check_release(plan.lib_path, plan.version_text)
+    module_path = _build.build(plan)
+    current_api = _build.library_api_version(plan.lib_path)
+    if _build.read_meta(plan).get("api_version") != current_api:
+        # The library changed under an existing build: build again, then refuse if it
+        # still disagrees (never call through a layout built for another library).
+        _build.discard(plan)
+        module_path = _build.build(plan)
+        built_api = _build.read_meta(plan).get("api_version")
+        if built_api != current_api:
+            raise ShimUnavailable(
+                f"libslurm's API version {current_api:#x} differs from the shim's "
+                f"({built_api!r}) built against {plan.include_dir}",
+                hint="install matching libslurm and libslurm-dev packages",
+            )
+    try:
+        ctypes.CDLL(str(plan.lib_path), mode=ctypes.RTLD_GLOBAL)
+    except OSError as exc:
+        raise ShimUnavailable(f"cannot load {plan.lib_path}: {exc}") from exc
+    spec = importlib.util.spec_from_file_location(plan.module_name, module_path)
+    if spec is None or spec.loader is None:
+        raise ShimUnavailable(f"cannot import the shim at {module_path}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        raise ShimUnavailable(
+            f"the shim at {module_path} does not load: {exc}",
+            hint=f"remove {plan.build_dir} to rebuild it",
+        ) from exc
+    if int(module.lib.SCKPT_HEADER_VERSION) != plan.slurm_version:
+        raise ShimUnavailable(
+            f"the cached shim {module_path} was built for another Slurm release",
+            hint=f"remove {plan.build_dir} to rebuild it",
+        )
+    source = find_config_source()
+    _probe_init(plan.lib_path, source)
+    return Binding(module, plan, module_path, source)

@@ -1,0 +1,377 @@
+"""Find Slurm's headers and library, and build the cffi shim on first use into a per-user cache.
+
+Why build at run time: ``pip install sckpt`` stays pure Python, and the shim is compiled
+against the headers of the Slurm the user actually has.  The cache key is the Slurm version
+plus a hash of the headers, the shim sources, cffi's version and the Python ABI, so a Slurm
+upgrade (new headers) builds a new shim instead of calling through a stale layout.
+
+Concurrency: two processes starting at once take an exclusive ``flock`` on the cache's lock
+file; the build happens in a temporary directory that is renamed into place atomically, and
+whoever gets the lock second finds the finished build.
+
+The compiler runs in a child Python process so its output never reaches the terminal UI and
+a broken toolchain cannot take the caller down.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from ..errors import ShimUnavailable
+
+FIX_PACKAGES = "apt-get install libslurm-dev gcc python3-dev"
+"""The command that installs everything the build needs on Debian/Ubuntu."""
+
+BUILD_FORMAT = 1
+"""Bump when the build procedure changes in a way the cache key would not notice."""
+
+HERE = Path(__file__).resolve().parent
+SHIM_SOURCE = HERE / "shim.c"
+CDEF_SOURCE = HERE / "cdef.h"
+
+INCLUDE_PREFIXES = ("/usr/include", "/usr/local/include", "/opt/slurm/include")
+LIB_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/lib64",
+    "/usr/local/lib",
+    "/opt/slurm/lib64",
+    "/opt/slurm/lib",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPlan:
+    """Everything that decides which shim to build and where it lives."""
+
+    include_dir: Path
+    """The directory holding ``slurm/slurm.h``."""
+    lib_dir: Path
+    lib_path: Path
+    """The libslurm shared object to load (RTLD_GLOBAL) before the shim."""
+    slurm_version: int
+    """``SLURM_VERSION_NUMBER`` of the headers."""
+    key: str
+    cache_root: Path
+
+    @property
+    def version_text(self) -> str:
+        v = self.slurm_version
+        return f"{(v >> 16) & 0xFF}.{(v >> 8) & 0xFF:02d}.{v & 0xFF}"
+
+    @property
+    def module_name(self) -> str:
+        return f"_sckpt_slurm_{self.key}"
+
+    @property
+    def build_dir(self) -> Path:
+        return self.cache_root / f"slurm-{self.version_text}-{self.key}"
+
+    @property
+    def meta_path(self) -> Path:
+        return self.build_dir / "meta.json"
+
+
+def cache_root() -> Path:
+    """Where built shims live (``~/.cache/sckpt/shim`` on Linux; ``SCKPT_CACHE_DIR`` wins)."""
+    override = os.environ.get("SCKPT_CACHE_DIR")
+    base = Path(override) if override else platformdirs.user_cache_path("sckpt")
+    return base / "shim"
+
+
+def find_include_dir() -> Path:
+    """The directory with ``slurm/slurm.h``: ``SLURM_INCLUDE_DIR`` first, then usual prefixes."""
+    override = os.environ.get("SLURM_INCLUDE_DIR")
+    candidates: list[Path] = []
+    if override:
+        p = Path(override)
+        # Accept both ".../include" and ".../include/slurm".
+        candidates = [p, p.parent] if p.name == "slurm" else [p]
+    else:
+        candidates = [Path(p) for p in INCLUDE_PREFIXES]
+    for c in candidates:
+        if (c / "slurm" / "slurm.h").is_file() and (c / "slurm" / "slurm_version.h").is_file():
+            return c
+    where = f"SLURM_INCLUDE_DIR={override}" if override else ", ".join(INCLUDE_PREFIXES)
+    raise ShimUnavailable(
+        f"Slurm's C headers (slurm/slurm.h) were not found in {where}",
+        hint=f"install them: {FIX_PACKAGES}, or set SLURM_INCLUDE_DIR",
+    )
+
+
+def find_library() -> tuple[Path, Path]:
+    """``(lib_dir, libslurm path)``: ``SLURM_LIB_DIR`` first, then the usual directories."""
+    override = os.environ.get("SLURM_LIB_DIR")
+    dirs = [Path(override)] if override else [Path(d) for d in LIB_DIRS]
+    for d in dirs:
+        dev = d / "libslurm.so"
+        if dev.exists():
+            return d, dev.resolve()
+        versioned = sorted(d.glob("libslurm.so.*"), key=lambda p: len(p.name))
+        if versioned:
+            return d, versioned[0]
+    where = f"SLURM_LIB_DIR={override}" if override else ", ".join(LIB_DIRS)
+    raise ShimUnavailable(
+        f"libslurm was not found in {where}",
+        hint=f"install it: {FIX_PACKAGES}, or set SLURM_LIB_DIR",
+    )
+
+
+def header_version(include_dir: Path) -> int:
+    text = (include_dir / "slurm" / "slurm_version.h").read_text(errors="replace")
+    m = re.search(r"#define\s+SLURM_VERSION_NUMBER\s+(0x[0-9a-fA-F]+|\d+)", text)
+    if not m:
+        raise ShimUnavailable(
+            f"{include_dir}/slurm/slurm_version.h has no SLURM_VERSION_NUMBER",
+            hint=f"reinstall the headers: {FIX_PACKAGES}",
+        )
+    return int(m.group(1), 0)
+
+
+def _hash_inputs(include_dir: Path, lib_path: Path) -> str:
+    h = hashlib.sha256()
+    # The library's identity too: an upgraded libslurm gets a fresh build.
+    st = lib_path.stat()
+    h.update(f"{lib_path}|{st.st_size}|{int(st.st_mtime)}".encode())
+    for header in sorted((include_dir / "slurm").iterdir()):
+        if header.name.endswith(".h"):
+            h.update(header.name.encode())
+            h.update(header.read_bytes())
+    h.update(SHIM_SOURCE.read_bytes())
+    h.update(CDEF_SOURCE.read_bytes())
+    import cffi
+
+    h.update(f"{cffi.__version__}|{sysconfig.get_config_var('SOABI')}|{BUILD_FORMAT}".encode())
+    return h.hexdigest()[:16]
+
+
+def plan() -> BuildPlan:
+    """Locate headers and library and compute the cache key (no compiling yet)."""
+    include_dir = find_include_dir()
+    lib_dir, lib_path = find_library()
+    return BuildPlan(
+        include_dir=include_dir,
+        lib_dir=lib_dir,
+        lib_path=lib_path,
+        slurm_version=header_version(include_dir),
+        key=_hash_inputs(include_dir, lib_path),
+        cache_root=cache_root(),
+    )
+
+
+def _compiler() -> str | None:
+    cc = os.environ.get("CC") or (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) or shutil.which("cc") or shutil.which("gcc")
+
+
+def check_toolchain() -> None:
+    """Refuse early, with the fix, when the compiler or Python's headers are missing."""
+    if _compiler() is None:
+        raise ShimUnavailable(
+            "no C compiler found to build the libslurm shim", hint=f"install: {FIX_PACKAGES}"
+        )
+    py_include = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not py_include.is_file():
+        raise ShimUnavailable(
+            f"Python's C headers ({py_include}) are missing", hint=f"install: {FIX_PACKAGES}"
+        )
+
+
+def error_names(include_dir: Path) -> list[str]:
+    """Names of ``slurm_err_t``'s members, read from the preprocessed ``slurm_errno.h``.
+
+    The C preprocessor resolves any conditional members, so the list is what this release
+    really defines; values come later from the compiler, never from this text.
+    """
+    cc = _compiler() or "cc"
+    out = subprocess.run(
+        [cc, "-E", "-P", "-I", str(include_dir), "-"],
+        input="#include <slurm/slurm_errno.h>\n",
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    if out.returncode != 0:
+        raise ShimUnavailable(
+            "the C preprocessor failed on slurm/slurm_errno.h: " + out.stderr.strip()[-500:],
+            hint=f"install: {FIX_PACKAGES}",
+        )
+    m = re.search(r"typedef\s+enum\s*\{(.*?)\}\s*slurm_err_t\s*;", out.stdout, re.S)
+    if not m:
+        return []
+    names = re.findall(r"(?:^|,)\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?==|,|$)", m.group(1))
+    return list(dict.fromkeys(names))
+
+
+def shim_source(include_dir: Path) -> str:
+    """The C source handed to cffi: shim.c with the generated error-name table."""
+    table = "".join(f'\t{{ "{n}", {n} }},\n' for n in error_names(include_dir))
+    return SHIM_SOURCE.read_text().replace("SCKPT_ERRNAME_TABLE\n", table)
+
+
+def _compile(p: BuildPlan, out_dir: Path) -> Path:
+    """Compile the module into ``out_dir`` (runs in the child process)."""
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(CDEF_SOURCE.read_text())
+    system_dirs = {"/usr/lib", "/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/lib"}
+    rpath = [] if str(p.lib_dir) in system_dirs else [str(p.lib_dir)]
+    ffi.set_source(
+        p.module_name,
+        shim_source(p.include_dir),
+        include_dirs=[str(p.include_dir)],
+        library_dirs=[str(p.lib_dir)],
+        runtime_library_dirs=rpath,
+        libraries=["slurm", "dl"],
+        extra_compile_args=[
+            "-std=gnu11",
+            "-O2",
+            "-Wno-unused-function",
+            # A missing prototype would silently truncate pointers: make it an error.
+            "-Werror=implicit-function-declaration",
+            "-Werror=int-conversion",
+            "-Werror=incompatible-pointer-types",
+        ],
+    )
+    built = ffi.compile(tmpdir=str(out_dir), verbose=False)
+    return Path(built)
+
+
+def build(p: BuildPlan) -> Path:
+    """Return the built module's path, building it (once, under a lock) when missing."""
+    if p.meta_path.is_file():
+        found = _built_module(p)
+        if found is not None:
+            return found
+    check_toolchain()
+    p.cache_root.mkdir(parents=True, exist_ok=True)
+    lock_path = p.cache_root / ".lock"
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            found = _built_module(p) if p.meta_path.is_file() else None
+            if found is not None:
+                return found
+            return _build_locked(p)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def library_api_version(lib_path: Path) -> int:
+    """``slurm_api_version()`` of a libslurm (loaded RTLD_GLOBAL, as it will be anyway)."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(lib_path), mode=ctypes.RTLD_GLOBAL)
+    lib.slurm_api_version.restype = ctypes.c_long
+    return int(lib.slurm_api_version())
+
+
+def read_meta(p: BuildPlan) -> dict[str, object]:
+    """The build's metadata (empty when unreadable)."""
+    try:
+        data = json.loads(p.meta_path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def discard(p: BuildPlan) -> None:
+    """Remove a build (stale or mismatching) so the next ``build`` starts afresh."""
+    shutil.rmtree(p.build_dir, ignore_errors=True)
+
+
+def _built_module(p: BuildPlan) -> Path | None:
+    mods = sorted(p.build_dir.glob(f"{p.module_name}*.so"))
+    return mods[0] if mods else None
+
+
+def _build_locked(p: BuildPlan) -> Path:
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=p.cache_root))
+    try:
+        args = json.dumps(
+            {
+                "include_dir": str(p.include_dir),
+                "lib_dir": str(p.lib_dir),
+                "lib_path": str(p.lib_path),
+                "slurm_version": p.slurm_version,
+                "key": p.key,
+                "cache_root": str(p.cache_root),
+                "out": str(tmp),
+            }
+        )
+        log = tmp / "build.log"
+        with log.open("w") as fh:
+            proc = subprocess.run(
+                [sys.executable, "-m", "sckpt.backend.libslurm._build", args],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=600,
+                cwd=str(tmp),
+            )
+        if proc.returncode != 0:
+            tail = log.read_text(errors="replace").strip()[-1500:]
+            raise ShimUnavailable(
+                f"building the libslurm shim against {p.include_dir} failed:\n{tail}",
+                hint=f"check the compiler and headers ({FIX_PACKAGES})",
+            )
+        meta = {
+            "api_version": library_api_version(p.lib_path),
+            "slurm_version": p.slurm_version,
+            "version_text": p.version_text,
+            "include_dir": str(p.include_dir),
+            "lib_path": str(p.lib_path),
+            "key": p.key,
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        # Keep only the module, the log and the metadata.
+        for child in tmp.iterdir():
+            if child.is_file() and child.suffix in (".c", ".o"):
+                child.unlink()
+            elif child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+        if p.build_dir.exists():
+            shutil.rmtree(p.build_dir, ignore_errors=True)
+        tmp.rename(p.build_dir)  # atomic: same filesystem
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    found = _built_module(p)
+    if found is None:
+        raise ShimUnavailable(f"the shim build left no module in {p.build_dir}")
+    return found
+
+
+def _main(argv: list[str]) -> int:
+    spec = json.loads(argv[1])
+    p = BuildPlan(
+        include_dir=Path(spec["include_dir"]),
+        lib_dir=Path(spec["lib_dir"]),
+        lib_path=Path(spec["lib_path"]),
+        slurm_version=int(spec["slurm_version"]),
+        key=spec["key"],
+        cache_root=Path(spec["cache_root"]),
+    )
+    print(_compile(p, Path(spec["out"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv))

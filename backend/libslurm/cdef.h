@@ -1,0 +1,145 @@
+/* What Python sees of the shim (cffi cdef).  Only sckpt's own flat records and functions:
+ * no Slurm struct is declared here, so this text is identical for every Slurm release.
+ * Values marked "..." are filled in by the compiler from the installed headers. */
+
+#define SLURM_SUCCESS ...
+#define SLURM_ERROR ...
+#define NO_VAL ...
+#define SCKPT_CK_MISSING ...
+#define SCKPT_STEP_BATCH ...
+#define SCKPT_STEP_EXTERN ...
+#define SCKPT_STEP_PENDING ...
+#define SCKPT_STEP_INTERACTIVE ...
+static const int SLURM_NO_CHANGE_IN_DATA;
+static const int ESLURM_NOT_SUPPORTED;
+static const int JOB_PENDING;
+static const int JOB_RUNNING;
+static const int JOB_SUSPENDED;
+static const int JOB_COMPLETE;
+static const int JOB_CANCELLED;
+static const int JOB_FAILED;
+static const int JOB_TIMEOUT;
+static const int JOB_NODE_FAIL;
+static const int JOB_PREEMPTED;
+static const int JOB_BOOT_FAIL;
+static const int JOB_DEADLINE;
+static const int JOB_OOM;
+static const int JOB_END;
+
+static const int SCKPT_HEADER_VERSION;
+static const int HAS_STEP_ID_T;
+static const int HAS_SLURM_INIT;
+static const int HAS_CHECKPOINT_HEADERS;
+static const int HAS_INTERACTIVE_STEP;
+
+typedef struct {
+	uint32_t job_id;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t het_job_id;
+	const char *name;
+	uint32_t user_id;
+	const char *partition;
+	uint32_t job_state;
+	uint32_t state_base;
+	const char *state_reason;
+	const char *state_desc;
+	const char *nodes;
+	uint32_t num_nodes;
+	uint32_t num_cpus;
+	uint32_t num_tasks;
+	int64_t submit_time;
+	int64_t start_time;
+	int64_t end_time;
+	const char *work_dir;
+	const char *comment;
+	uint32_t priority;
+	uint32_t restart_cnt;
+	uint32_t batch_flag;
+	const char *req_nodes;
+} sckpt_job_t;
+
+typedef struct {
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t het_comp;
+	const char *name;
+	uint32_t user_id;
+	const char *partition;
+	uint32_t state_base;
+	const char *nodes;
+	uint32_t num_tasks;
+	uint32_t num_cpus;
+	int64_t start_time;
+	int64_t run_time;
+	const char *network;
+} sckpt_step_t;
+
+typedef struct {
+	const char *node_name;
+	const uint32_t *pids;
+	uint32_t pid_cnt;
+} sckpt_node_pids_t;
+
+typedef struct {
+	const char *cluster_name;
+	const char *version;
+	const char *switch_type;
+	const char *proctrack_type;
+	const char *select_type;
+	const char *slurm_user_name;
+	const char *control_machine;
+	const char *checkpoint_type;
+	uint32_t slurmctld_port;
+	uint32_t prolog_flags;
+	int64_t last_update;
+} sckpt_conf_t;
+
+long sckpt_api_version(void);
+void sckpt_init(const char *conf);
+const char *sckpt_strerror(int code);
+const char *sckpt_job_state_string(uint32_t state);
+const char *sckpt_job_reason_string(uint32_t reason);
+uint32_t sckpt_job_state_base(void);
+
+int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count, int64_t *last_update,
+		    int *err);
+void sckpt_jobs_fill(void *handle, sckpt_job_t *out, uint32_t n);
+void sckpt_jobs_free(void *handle);
+
+int sckpt_load_steps(int64_t update_time, void **out, uint32_t *count, int64_t *last_update,
+		     int *err);
+void sckpt_steps_fill(void *handle, sckpt_step_t *out, uint32_t n);
+void sckpt_steps_free(void *handle);
+
+int sckpt_step_pids(uint32_t job_id, uint32_t step_id, uint32_t het_comp, void **out,
+		    uint32_t *count, int *err);
+const sckpt_node_pids_t *sckpt_pids_nodes(void *handle);
+void sckpt_pids_free(void *handle);
+
+int sckpt_load_conf(void **out, int *err);
+void sckpt_conf_fill(void *handle, sckpt_conf_t *r);
+void sckpt_conf_free(void *handle);
+uint32_t sckpt_prolog_flag_contain(void);
+
+int sckpt_signal_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err);
+int sckpt_kill_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err);
+int sckpt_requeue(uint32_t job_id, int hold, int *err);
+int sckpt_release(uint32_t job_id, int *err);
+int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *err);
+
+int sckpt_ck_present(const char *name);
+int sckpt_ck_able(uint32_t job, uint32_t step, int64_t *start_time, int *err);
+int sckpt_ck_simple(const char *name, uint32_t job, uint32_t step, int *err);
+int sckpt_ck_wait(const char *name, uint32_t job, uint32_t step, uint16_t data,
+		  const char *image_dir, int *err);
+int sckpt_ck_complete(uint32_t job, uint32_t step, int64_t begin_time, uint32_t error_code,
+		      const char *error_msg, int *err);
+int sckpt_ck_error(uint32_t job, uint32_t step, uint32_t *error_code, char *buf,
+		   uint32_t buflen, int *err);
+int sckpt_ck_tasks(uint32_t job, uint32_t step, int64_t begin_time, const char *image_dir,
+		   uint16_t max_wait, const char *nodelist, int *err);
+
+int sckpt_errname_count(void);
+const char *sckpt_errname_name(int i);
+int sckpt_errname_code(int i);

@@ -1,0 +1,696 @@
+/*
+ * sckpt's C shim over libslurm (compiled by cffi in API mode against the installed headers).
+ *
+ * Why a shim: Slurm's structs change layout and names between releases.  Python never sees
+ * them.  These functions copy the few fields sckpt needs into flat records whose layout is
+ * sckpt's own (declared in _cdef.h), translate special step ids to sckpt's canonical values
+ * (Slurm >= 20.11 numbers), and return errno captured on the calling thread right after each
+ * libslurm call.  Release differences are handled here with SLURM_VERSION_NUMBER tests and,
+ * where a prototype changed without a clear version boundary, with C11 _Generic on the
+ * function's type (no default branch: an unknown prototype fails the build instead of
+ * calling through a wrong ABI).
+ *
+ * Strings in the records point into libslurm's response; the Python layer copies them before
+ * freeing the response.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurm_version.h>
+
+#ifndef SLURM_VERSION_NUM
+#define SLURM_VERSION_NUM(a, b, c) (((a) << 16) + ((b) << 8) + (c))
+#endif
+#define SCKPT_AT_LEAST(a, b) (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, 0))
+
+/* ---- canonical special step ids (sckpt's model: Slurm >= 20.11 values) ---------------- */
+#define SCKPT_NO_VAL 0xfffffffeu
+#define SCKPT_STEP_BATCH 0xfffffffbu
+#define SCKPT_STEP_EXTERN 0xfffffffcu
+#define SCKPT_STEP_PENDING 0xfffffffdu
+#define SCKPT_STEP_INTERACTIVE 0xfffffffau
+/* The values the 19.05 checkpoint API expects (checkpoint-semantics.md): batch == NO_VAL,
+ * extern 0xffffffff.  Used only when the checkpoint symbols exist at run time. */
+#define SCKPT_LEGACY_BATCH 0xfffffffeu
+#define SCKPT_LEGACY_EXTERN 0xffffffffu
+
+static const int SCKPT_HEADER_VERSION = SLURM_VERSION_NUMBER;
+
+#if SCKPT_AT_LEAST(20, 11)
+static const int HAS_STEP_ID_T = 1;
+static const int HAS_SLURM_INIT = 1;
+typedef slurm_conf_t sckpt_slurm_conf_t;
+#else
+static const int HAS_STEP_ID_T = 0;
+static const int HAS_SLURM_INIT = 0;
+typedef slurm_ctl_conf_t sckpt_slurm_conf_t;
+#endif
+
+#if SCKPT_AT_LEAST(20, 2)
+static const int HAS_CHECKPOINT_HEADERS = 0;
+#else
+static const int HAS_CHECKPOINT_HEADERS = 1;
+#endif
+
+#ifdef SLURM_INTERACTIVE_STEP
+static const int HAS_INTERACTIVE_STEP = 1;
+#else
+static const int HAS_INTERACTIVE_STEP = 0;
+#endif
+
+static uint32_t sckpt_step_to_canon(uint32_t s)
+{
+	if (s == SLURM_BATCH_SCRIPT)
+		return SCKPT_STEP_BATCH;
+	if (s == SLURM_EXTERN_CONT)
+		return SCKPT_STEP_EXTERN;
+	if (s == SLURM_PENDING_STEP)
+		return SCKPT_STEP_PENDING;
+#ifdef SLURM_INTERACTIVE_STEP
+	if (s == SLURM_INTERACTIVE_STEP)
+		return SCKPT_STEP_INTERACTIVE;
+#endif
+	return s;
+}
+
+static uint32_t sckpt_step_from_canon(uint32_t s)
+{
+	if (s == SCKPT_STEP_BATCH)
+		return SLURM_BATCH_SCRIPT;
+	if (s == SCKPT_STEP_EXTERN)
+		return SLURM_EXTERN_CONT;
+	if (s == SCKPT_STEP_PENDING)
+		return SLURM_PENDING_STEP;
+#ifdef SLURM_INTERACTIVE_STEP
+	if (s == SCKPT_STEP_INTERACTIVE)
+		return SLURM_INTERACTIVE_STEP;
+#endif
+	return s;
+}
+
+static uint32_t sckpt_step_to_legacy(uint32_t s)
+{
+	if (s == SCKPT_STEP_BATCH)
+		return SCKPT_LEGACY_BATCH;
+	if (s == SCKPT_STEP_EXTERN)
+		return SCKPT_LEGACY_EXTERN;
+	return s;
+}
+
+/* ---- flat records ---------------------------------------------------------------------- */
+typedef struct {
+	uint32_t job_id;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t het_job_id;
+	const char *name;
+	uint32_t user_id;
+	const char *partition;
+	uint32_t job_state;
+	uint32_t state_base;
+	const char *state_reason;
+	const char *state_desc;
+	const char *nodes;
+	uint32_t num_nodes;
+	uint32_t num_cpus;
+	uint32_t num_tasks;
+	int64_t submit_time;
+	int64_t start_time;
+	int64_t end_time;
+	const char *work_dir;
+	const char *comment;
+	uint32_t priority;
+	uint32_t restart_cnt;
+	uint32_t batch_flag;
+	const char *req_nodes;
+} sckpt_job_t;
+
+typedef struct {
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t het_comp;
+	const char *name;
+	uint32_t user_id;
+	const char *partition;
+	uint32_t state_base;
+	const char *nodes;
+	uint32_t num_tasks;
+	uint32_t num_cpus;
+	int64_t start_time;
+	int64_t run_time;
+	const char *network;
+} sckpt_step_t;
+
+typedef struct {
+	const char *node_name;
+	const uint32_t *pids;
+	uint32_t pid_cnt;
+} sckpt_node_pids_t;
+
+typedef struct {
+	const char *cluster_name;
+	const char *version;
+	const char *switch_type;
+	const char *proctrack_type;
+	const char *select_type;
+	const char *slurm_user_name;
+	const char *control_machine;
+	const char *checkpoint_type;
+	uint32_t slurmctld_port;
+	uint32_t prolog_flags;
+	int64_t last_update;
+} sckpt_conf_t;
+
+/* ---- library and init ------------------------------------------------------------------ */
+static long sckpt_api_version(void)
+{
+	return slurm_api_version();
+}
+
+static void sckpt_init(const char *conf)
+{
+#if SCKPT_AT_LEAST(20, 11)
+	slurm_init(conf);
+#else
+	(void) conf;
+#endif
+}
+
+static const char *sckpt_strerror(int code)
+{
+	return slurm_strerror(code);
+}
+
+/* slurm_job_state_string and slurm_job_reason_string are exported by libslurm but not
+ * declared in its public headers: resolve them at run time (NULL when absent) instead of
+ * declaring prototypes of our own. */
+typedef const char *(*sckpt_str_fn_t)(uint32_t);
+static sckpt_str_fn_t sckpt_state_fn, sckpt_reason_fn;
+static int sckpt_str_fns_done;
+
+static void sckpt_resolve_str_fns(void)
+{
+	if (sckpt_str_fns_done)
+		return;
+	sckpt_state_fn = (sckpt_str_fn_t) dlsym(RTLD_DEFAULT, "slurm_job_state_string");
+	sckpt_reason_fn = (sckpt_str_fn_t) dlsym(RTLD_DEFAULT, "slurm_job_reason_string");
+	sckpt_str_fns_done = 1;
+}
+
+static const char *sckpt_job_state_string(uint32_t state)
+{
+	sckpt_resolve_str_fns();
+	return sckpt_state_fn ? sckpt_state_fn(state) : NULL;
+}
+
+static const char *sckpt_job_reason_string(uint32_t reason)
+{
+	sckpt_resolve_str_fns();
+	return sckpt_reason_fn ? sckpt_reason_fn(reason) : NULL;
+}
+
+static uint32_t sckpt_job_state_base(void)
+{
+	return JOB_STATE_BASE;
+}
+
+/* ---- jobs ------------------------------------------------------------------------------ */
+static int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count,
+			   int64_t *last_update, int *err)
+{
+	job_info_msg_t *msg = NULL;
+	int rc;
+
+	errno = 0;
+	rc = slurm_load_jobs((time_t) update_time, &msg, SHOW_ALL | SHOW_DETAIL);
+	*err = errno;
+	*out = msg;
+	*count = msg ? msg->record_count : 0;
+	*last_update = msg ? (int64_t) msg->last_update : 0;
+	return rc;
+}
+
+static void sckpt_jobs_fill(void *handle, sckpt_job_t *out, uint32_t n)
+{
+	job_info_msg_t *msg = handle;
+	uint32_t i;
+
+	sckpt_resolve_str_fns();
+	for (i = 0; i < n && i < msg->record_count; i++) {
+		slurm_job_info_t *j = &msg->job_array[i];
+		sckpt_job_t *r = &out[i];
+		r->job_id = j->job_id;
+		r->array_job_id = j->array_job_id;
+		r->array_task_id = j->array_task_id;
+#if SCKPT_AT_LEAST(20, 2)
+		r->het_job_id = j->het_job_id;
+#else
+		r->het_job_id = j->pack_job_id;
+#endif
+		r->name = j->name;
+		r->user_id = j->user_id;
+		r->partition = j->partition;
+		r->job_state = j->job_state;
+		r->state_base = j->job_state & JOB_STATE_BASE;
+		r->state_reason = sckpt_job_reason_string(j->state_reason);
+		r->state_desc = j->state_desc;
+		r->nodes = j->nodes;
+		r->num_nodes = j->num_nodes;
+		r->num_cpus = j->num_cpus;
+		r->num_tasks = j->num_tasks;
+		r->submit_time = (int64_t) j->submit_time;
+		r->start_time = (int64_t) j->start_time;
+		r->end_time = (int64_t) j->end_time;
+		r->work_dir = j->work_dir;
+		r->comment = j->comment;
+		r->priority = j->priority;
+		r->restart_cnt = j->restart_cnt;
+		r->batch_flag = j->batch_flag;
+		r->req_nodes = j->req_nodes;
+	}
+}
+
+static void sckpt_jobs_free(void *handle)
+{
+	if (handle)
+		slurm_free_job_info_msg((job_info_msg_t *) handle);
+}
+
+/* ---- steps ----------------------------------------------------------------------------- */
+typedef int (*sckpt_gjs_ids_t)(time_t, uint32_t, uint32_t, job_step_info_response_msg_t **,
+			       uint16_t);
+#if SCKPT_AT_LEAST(20, 11)
+typedef int (*sckpt_gjs_stepid_t)(time_t, slurm_step_id_t *, job_step_info_response_msg_t **,
+				  uint16_t);
+#endif
+
+static int sckpt_load_steps(int64_t update_time, void **out, uint32_t *count,
+			    int64_t *last_update, int *err)
+{
+	job_step_info_response_msg_t *msg = NULL;
+	int rc;
+
+	errno = 0;
+#if SCKPT_AT_LEAST(20, 11)
+	{
+		slurm_step_id_t sid;
+		memset(&sid, 0, sizeof(sid));
+		sid.job_id = NO_VAL;
+		sid.step_id = NO_VAL;
+		sid.step_het_comp = NO_VAL;
+		rc = _Generic(slurm_get_job_steps,
+			sckpt_gjs_ids_t: ((sckpt_gjs_ids_t) (void (*)(void)) slurm_get_job_steps)(
+				(time_t) update_time, NO_VAL, NO_VAL, &msg, SHOW_ALL),
+			sckpt_gjs_stepid_t: ((sckpt_gjs_stepid_t) (void (*)(void)) slurm_get_job_steps)(
+				(time_t) update_time, &sid, &msg, SHOW_ALL));
+	}
+#else
+	rc = slurm_get_job_steps((time_t) update_time, NO_VAL, NO_VAL, &msg, SHOW_ALL);
+#endif
+	*err = errno;
+	*out = msg;
+	*count = msg ? msg->job_step_count : 0;
+	*last_update = msg ? (int64_t) msg->last_update : 0;
+	return rc;
+}
+
+static void sckpt_steps_fill(void *handle, sckpt_step_t *out, uint32_t n)
+{
+	job_step_info_response_msg_t *msg = handle;
+	uint32_t i;
+
+	for (i = 0; i < n && i < msg->job_step_count; i++) {
+		job_step_info_t *s = &msg->job_steps[i];
+		sckpt_step_t *r = &out[i];
+#if SCKPT_AT_LEAST(20, 11)
+		r->job_id = s->step_id.job_id;
+		r->step_id = sckpt_step_to_canon(s->step_id.step_id);
+		r->het_comp = s->step_id.step_het_comp;
+		r->state_base = s->state & JOB_STATE_BASE;
+#else
+		r->job_id = s->job_id;
+		r->step_id = sckpt_step_to_canon(s->step_id);
+		r->het_comp = NO_VAL;
+		r->state_base = JOB_RUNNING;
+#endif
+		r->name = s->name;
+		r->user_id = s->user_id;
+		r->partition = s->partition;
+		r->nodes = s->nodes;
+		r->num_tasks = s->num_tasks;
+		r->num_cpus = s->num_cpus;
+		r->start_time = (int64_t) s->start_time;
+		r->run_time = (int64_t) s->run_time;
+		r->network = s->network;
+	}
+}
+
+static void sckpt_steps_free(void *handle)
+{
+	if (handle)
+		slurm_free_job_step_info_response_msg((job_step_info_response_msg_t *) handle);
+}
+
+/* ---- step pids (the proctrack container) ----------------------------------------------- */
+typedef struct {
+	job_step_pids_response_msg_t *resp;
+	sckpt_node_pids_t *nodes;
+	uint32_t count;
+} sckpt_pids_handle_t;
+
+static int sckpt_step_pids(uint32_t job_id, uint32_t step_id, uint32_t het_comp, void **out,
+			   uint32_t *count, int *err)
+{
+	job_step_pids_response_msg_t *resp = NULL;
+	sckpt_pids_handle_t *h;
+	void *itr;
+	job_step_pids_t *p;
+	uint32_t n = 0;
+	int rc;
+
+	*out = NULL;
+	*count = 0;
+	errno = 0;
+#if SCKPT_AT_LEAST(20, 11)
+	{
+		slurm_step_id_t sid;
+		memset(&sid, 0, sizeof(sid));
+		sid.job_id = job_id;
+		sid.step_id = sckpt_step_from_canon(step_id);
+		sid.step_het_comp = het_comp;
+		rc = slurm_job_step_get_pids(&sid, NULL, &resp);
+	}
+#else
+	(void) het_comp;
+	rc = slurm_job_step_get_pids(job_id, sckpt_step_from_canon(step_id), NULL, &resp);
+#endif
+	*err = errno;
+	if (rc != SLURM_SUCCESS || !resp)
+		return rc ? rc : SLURM_ERROR;
+
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		slurm_job_step_pids_response_msg_free(resp);
+		*err = ENOMEM;
+		return SLURM_ERROR;
+	}
+	h->resp = resp;
+	if (resp->pid_list) {
+		uint32_t cap = (uint32_t) slurm_list_count(resp->pid_list);
+		h->nodes = calloc(cap ? cap : 1, sizeof(*h->nodes));
+		if (!h->nodes) {
+			slurm_job_step_pids_response_msg_free(resp);
+			free(h);
+			*err = ENOMEM;
+			return SLURM_ERROR;
+		}
+		itr = slurm_list_iterator_create(resp->pid_list);
+		while ((p = slurm_list_next(itr)) && n < cap) {
+			h->nodes[n].node_name = p->node_name;
+			h->nodes[n].pids = p->pid;
+			h->nodes[n].pid_cnt = p->pid_cnt;
+			n++;
+		}
+		slurm_list_iterator_destroy(itr);
+	}
+	h->count = n;
+	*out = h;
+	*count = n;
+	return SLURM_SUCCESS;
+}
+
+static const sckpt_node_pids_t *sckpt_pids_nodes(void *handle)
+{
+	return ((sckpt_pids_handle_t *) handle)->nodes;
+}
+
+static void sckpt_pids_free(void *handle)
+{
+	sckpt_pids_handle_t *h = handle;
+	if (!h)
+		return;
+	if (h->resp)
+		slurm_job_step_pids_response_msg_free(h->resp);
+	free(h->nodes);
+	free(h);
+}
+
+/* ---- controller configuration ---------------------------------------------------------- */
+static int sckpt_load_conf(void **out, int *err)
+{
+	sckpt_slurm_conf_t *conf = NULL;
+	int rc;
+
+	errno = 0;
+	rc = slurm_load_ctl_conf((time_t) 0, &conf);
+	*err = errno;
+	*out = conf;
+	return rc;
+}
+
+static void sckpt_conf_fill(void *handle, sckpt_conf_t *r)
+{
+	sckpt_slurm_conf_t *c = handle;
+
+	r->cluster_name = c->cluster_name;
+	r->version = c->version;
+	r->switch_type = c->switch_type;
+	r->proctrack_type = c->proctrack_type;
+	r->select_type = c->select_type;
+	r->slurm_user_name = c->slurm_user_name;
+	r->control_machine = (c->control_cnt > 0 && c->control_machine)
+		? c->control_machine[0] : NULL;
+#if SCKPT_AT_LEAST(20, 2)
+	r->checkpoint_type = NULL;
+#else
+	r->checkpoint_type = c->checkpoint_type;
+#endif
+	r->slurmctld_port = c->slurmctld_port;
+	r->prolog_flags = c->prolog_flags;
+	r->last_update = (int64_t) c->last_update;
+}
+
+static void sckpt_conf_free(void *handle)
+{
+	if (handle)
+		slurm_free_ctl_conf((sckpt_slurm_conf_t *) handle);
+}
+
+static uint32_t sckpt_prolog_flag_contain(void)
+{
+#ifdef PROLOG_FLAG_CONTAIN
+	return PROLOG_FLAG_CONTAIN;
+#else
+	return 0;
+#endif
+}
+
+/* ---- actions --------------------------------------------------------------------------- */
+static int sckpt_signal_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err)
+{
+	int rc;
+	errno = 0;
+	rc = slurm_signal_job_step(job_id, sckpt_step_from_canon(step_id), sig);
+	*err = errno;
+	return rc;
+}
+
+typedef int (*sckpt_kill3_t)(uint32_t, uint32_t, uint16_t);
+typedef int (*sckpt_kill4_t)(uint32_t, uint32_t, uint16_t, uint16_t);
+
+static int sckpt_kill_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err)
+{
+	int rc;
+	uint32_t s = sckpt_step_from_canon(step_id);
+	errno = 0;
+	rc = _Generic(slurm_kill_job_step,
+		sckpt_kill3_t: ((sckpt_kill3_t) (void (*)(void)) slurm_kill_job_step)(job_id, s, (uint16_t) sig),
+		sckpt_kill4_t: ((sckpt_kill4_t) (void (*)(void)) slurm_kill_job_step)(job_id, s, (uint16_t) sig, 0));
+	*err = errno;
+	return rc;
+}
+
+static int sckpt_requeue(uint32_t job_id, int hold, int *err)
+{
+	int rc;
+	errno = 0;
+	rc = slurm_requeue(job_id, hold ? JOB_REQUEUE_HOLD : 0);
+	*err = errno;
+	return rc;
+}
+
+static int sckpt_release(uint32_t job_id, int *err)
+{
+	job_desc_msg_t desc;
+	int rc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = job_id;
+	desc.priority = INFINITE;
+	errno = 0;
+	rc = slurm_update_job(&desc);
+	*err = errno;
+	return rc;
+}
+
+static int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *err)
+{
+	job_desc_msg_t desc;
+	int rc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = job_id;
+	desc.req_nodes = (char *) nodelist;
+	errno = 0;
+	rc = slurm_update_job(&desc);
+	*err = errno;
+	return rc;
+}
+
+/* ---- the historical checkpoint API, resolved at run time ------------------------------- */
+/* Prototypes as Slurm 19.05 declared them (man page slurm_checkpoint(3); tasks takes a
+ * uint16_t step id in the 19.05 header).  They are our own typedefs so that no header of
+ * any release is needed; dlsym(RTLD_DEFAULT) finds the symbols in libslurm <= 19.05 or in
+ * any library loaded RTLD_GLOBAL before it. */
+typedef int (*sckpt_ck_able_t)(uint32_t, uint32_t, time_t *);
+typedef int (*sckpt_ck_id_t)(uint32_t, uint32_t);
+typedef int (*sckpt_ck_wait_t)(uint32_t, uint32_t, uint16_t, char *);
+typedef int (*sckpt_ck_complete_t)(uint32_t, uint32_t, time_t, uint32_t, char *);
+typedef int (*sckpt_ck_error_t)(uint32_t, uint32_t, uint32_t *, char **);
+typedef int (*sckpt_ck_tasks_t)(uint32_t, uint16_t, time_t, char *, uint16_t, char *);
+
+#define SCKPT_CK_MISSING (-2)
+
+static void *sckpt_ck_sym(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+static int sckpt_ck_present(const char *name)
+{
+	return sckpt_ck_sym(name) != NULL;
+}
+
+static int sckpt_ck_able(uint32_t job, uint32_t step, int64_t *start_time, int *err)
+{
+	sckpt_ck_able_t f = (sckpt_ck_able_t) sckpt_ck_sym("slurm_checkpoint_able");
+	time_t t = 0;
+	int rc;
+	if (!f)
+		return SCKPT_CK_MISSING;
+	t = (time_t) *start_time;
+	errno = 0;
+	rc = f(job, sckpt_step_to_legacy(step), &t);
+	*err = errno;
+	*start_time = (int64_t) t;
+	return rc;
+}
+
+static int sckpt_ck_simple(const char *name, uint32_t job, uint32_t step, int *err)
+{
+	sckpt_ck_id_t f = (sckpt_ck_id_t) sckpt_ck_sym(name);
+	int rc;
+	if (!f)
+		return SCKPT_CK_MISSING;
+	errno = 0;
+	rc = f(job, sckpt_step_to_legacy(step));
+	*err = errno;
+	return rc;
+}
+
+static int sckpt_ck_wait(const char *name, uint32_t job, uint32_t step, uint16_t data,
+			 const char *image_dir, int *err)
+{
+	sckpt_ck_wait_t f = (sckpt_ck_wait_t) sckpt_ck_sym(name);
+	int rc;
+	if (!f)
+		return SCKPT_CK_MISSING;
+	errno = 0;
+	rc = f(job, sckpt_step_to_legacy(step), data, (char *) image_dir);
+	*err = errno;
+	return rc;
+}
+
+static int sckpt_ck_complete(uint32_t job, uint32_t step, int64_t begin_time,
+			     uint32_t error_code, const char *error_msg, int *err)
+{
+	sckpt_ck_complete_t f = (sckpt_ck_complete_t) sckpt_ck_sym("slurm_checkpoint_complete");
+	int rc;
+	if (!f)
+		return SCKPT_CK_MISSING;
+	errno = 0;
+	rc = f(job, sckpt_step_to_legacy(step), (time_t) begin_time, error_code,
+	       (char *) error_msg);
+	*err = errno;
+	return rc;
+}
+
+/* The message is strdup'ed by libslurm (also on the refusal path): copied into buf, then
+ * freed here with libc free, so Python never owns C memory. */
+static int sckpt_ck_error(uint32_t job, uint32_t step, uint32_t *error_code, char *buf,
+			  uint32_t buflen, int *err)
+{
+	sckpt_ck_error_t f = (sckpt_ck_error_t) sckpt_ck_sym("slurm_checkpoint_error");
+	char *msg = NULL;
+	int rc;
+	if (!f)
+		return SCKPT_CK_MISSING;
+	*error_code = 0;
+	if (buflen)
+		buf[0] = '\0';
+	errno = 0;
+	rc = f(job, sckpt_step_to_legacy(step), error_code, &msg);
+	*err = errno;
+	if (msg) {
+		if (buflen) {
+			strncpy(buf, msg, buflen - 1);
+			buf[buflen - 1] = '\0';
+		}
+		free(msg);
+	}
+	return rc;
+}
+
+static int sckpt_ck_tasks(uint32_t job, uint32_t step, int64_t begin_time,
+			  const char *image_dir, uint16_t max_wait, const char *nodelist, int *err)
+{
+	sckpt_ck_tasks_t f = (sckpt_ck_tasks_t) sckpt_ck_sym("slurm_checkpoint_tasks");
+	int rc;
+	if (!f)
+		return SCKPT_CK_MISSING;
+	errno = 0;
+	rc = f(job, (uint16_t) sckpt_step_to_legacy(step), (time_t) begin_time,
+	       (char *) image_dir, max_wait, (char *) nodelist);
+	*err = errno;
+	return rc;
+}
+
+/* ---- error names (table generated at build time from slurm_errno.h) -------------------- */
+typedef struct {
+	const char *name;
+	int code;
+} sckpt_errname_t;
+
+static const sckpt_errname_t sckpt_errnames[] = {
+SCKPT_ERRNAME_TABLE
+	{ NULL, 0 }
+};
+
+static int sckpt_errname_count(void)
+{
+	return (int) (sizeof(sckpt_errnames) / sizeof(sckpt_errnames[0])) - 1;
+}
+
+static const char *sckpt_errname_name(int i)
+{
+	return sckpt_errnames[i].name;
+}
+
+static int sckpt_errname_code(int i)
+{
+	return sckpt_errnames[i].code;
+}
