@@ -9,6 +9,7 @@ and audit log::
     sckpt ls [--json] [--steps] [filters]
     sckpt doctor
     sckpt completion bash|zsh
+    sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper, sckpt.backend.wrapper)
 
 Exit codes: 0 success; 1 Slurm (or sckpt's read-only/audit guard) refused, or an unexpected
 internal error; 2 bad usage or input; 3 Slurm cannot be reached or the shim is unavailable;
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
 
 ACTIONS = ("able", "error", "create", "vacate", "restart", "enable", "disable", "complete", "tasks")
-COMMANDS = (*ACTIONS, "ls", "doctor", "completion", "checkpoint")
+COMMANDS = (*ACTIONS, "ls", "doctor", "completion", "checkpoint", "run")
 _GLOBAL_WITH_VALUE = frozenset({"--as-user", "--config", "--engine", "--step"})
 
 EXIT_OK = 0
@@ -294,6 +295,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     completion.add_argument("shell", choices=("bash", "zsh"))
 
+    run = sub.add_parser(
+        "run",
+        help="run PROGRAM as a checkpoint-capable Slurm task (srun sckpt run -- ./app)",
+        description="The job-side wrapper; 'sckpt run --help' lists its options.",
+        add_help=False,
+        allow_abbrev=False,
+    )
+    run.add_argument("words", nargs=argparse.REMAINDER, metavar="[options] -- PROGRAM ARGS")
+
     checkpoint = sub.add_parser(
         "checkpoint",
         parents=[common],
@@ -314,6 +324,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_index(argv: Sequence[str]) -> int | None:
+    """Where the command word is: the first word that is neither an option nor its value."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return None
+        if word.startswith("-"):
+            index += 2 if word in _GLOBAL_WITH_VALUE else 1
+            continue
+        return index
+    return None
+
+
 def _rewrite(argv: list[str]) -> list[str]:
     """Map the forms argparse cannot express onto ones it can.
 
@@ -321,22 +345,29 @@ def _rewrite(argv: list[str]) -> list[str]:
     ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.
     """
     out = list(argv)
-    index = 0
-    while index < len(out):
-        word = out[index]
-        if word == "--":
-            break
-        if word.startswith("-"):
-            index += 2 if word in _GLOBAL_WITH_VALUE else 1
-            continue
-        if word in COMMANDS:
-            break
-        if is_checkpoint_keyword(word):
-            out[index] = "checkpoint"
-        elif word[:1].isdigit():
-            out[index : index + 1] = ["--step", word]
-        break
+    index = _command_index(out)
+    if index is None or out[index] in COMMANDS:
+        return out
+    word = out[index]
+    if is_checkpoint_keyword(word):
+        out[index] = "checkpoint"
+    elif word[:1].isdigit():
+        out[index : index + 1] = ["--step", word]
     return out
+
+
+def _cmd_run(words: list[str]) -> int:
+    """``sckpt run``: hand everything after ``run`` to the job-side wrapper, untouched.
+
+    The wrapper has its own options and exits like the program it runs (any status), so it
+    is not parsed here; importing it pulls in neither Textual nor libslurm.
+    """
+    from sckpt.backend.wrapper import main as wrapper_main
+
+    try:
+        return wrapper_main(words)
+    except SystemExit as done:  # its argparse: --help (0) or a usage error (2)
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
 
 
 # ---------------------------------------------------------------- running the operations
@@ -670,6 +701,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(words)
     try:
+        index = _command_index(words)
+        if index is not None and words[index] == "run":
+            return _cmd_run(words[index + 1 :])
         args = build_parser().parse_args(_rewrite(words))
         return _dispatch(args)
     except _ParserExit as done:

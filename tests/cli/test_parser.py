@@ -172,3 +172,25 @@ def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str])
     )
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.strip() == "1"
+
+
+def test_run_hands_every_word_after_it_to_the_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sckpt.backend import wrapper
+
+    seen: list[list[str]] = []
+
+    def fake_main(argv: list[str]) -> int:
+        seen.append(list(argv))
+        return 42  # the wrapper exits like its program: any status passes through
+
+    monkeypatch.setattr(wrapper, "main", fake_main)
+    words = ["--signal", "USR2", "--poll", "0.5", "--", "./app", "--json", "12.3"]
+    assert cli.main(["run", *words]) == 42
+    assert cli.main(["--demo", "run", "--", "true"]) == 42
+    assert seen == [words, ["--", "true"]]
+
+
+def test_run_without_a_program_is_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run"]) == 2
+    assert "usage: sckpt run" in capsys.readouterr().err
+    assert cli.main(["run", "--help"]) == 0

@@ -12,8 +12,8 @@ cluster.  For every example:
   should have refused (its own validation is the second line of defence, not the first).
 
 Real engines cannot be reached from here: ``open_facade`` is bound to a simulated cluster
-whatever ``--engine`` says, and the console is replaced by a stub (the console has its own
-tests).
+whatever ``--engine`` says, and the console and ``sckpt run`` (the job-side wrapper, which
+would execute a random program) are replaced by stubs; both have their own tests.
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ def bounded(
     real_open = facade_module.open_facade
     monkeypatch.setattr(facade_module, "open_facade", functools.partial(real_open, cluster=cluster))
     monkeypatch.setattr(cli, "_cmd_console", lambda args: 0)
+    monkeypatch.setattr(cli, "_cmd_run", lambda words: 0)  # never run random programs
     return cli_env, cluster
 
 
