@@ -47,6 +47,7 @@ only for jobs that changed, so ``snapshot()`` costs one tuple of the cached view
 from __future__ import annotations
 
 import errno as _errno
+import gc
 import heapq
 import pwd
 import random
@@ -109,6 +110,8 @@ SLURM_UID = 64030
 MAX_DISABLE = 0xFFFF
 HISTORY_LIMIT = 20
 ETIME = _errno.ETIME
+BIG_CLUSTER = 10_000
+"""From this many jobs on, the built records are hidden from the cyclic GC (gc.freeze)."""
 
 # (job name, step executable, partition kind)
 _APPS: tuple[tuple[str, str, str], ...] = (
@@ -130,6 +133,9 @@ _APPS: tuple[tuple[str, str, str], ...] = (
     ("gatk-haplo", "gatk", "bigmem"),
     ("velvet-assembly", "velvetg", "bigmem"),
 )
+_CPU_PARTITIONS = ("batch", "batch", "batch", "debug", "long")
+_CPU_NODES = (1, 1, 1, 2, 2, 4, 8)
+_NUMBERED = (1, 2, 2, 3, 4, 5)
 _PENDING_REASONS = ("Priority", "Resources", "Priority", "Resources", "Dependency", "JobHeldUser")
 _FAIL_CODES = (_errno.ENOSPC, _errno.EIO, _errno.ENOMEM, _errno.EACCES)
 _STATE_WEIGHTS = (
@@ -203,6 +209,56 @@ def uid_for(name: str) -> int:
         return pwd.getpwnam(name).pw_uid
     except KeyError:
         return 50000 + zlib.crc32(name.encode()) % 10000
+
+
+class _Bits:
+    """Many small choices from one big random draw (generation of 100,000 jobs in seconds)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def take(self, n: int) -> int:
+        """A number in ``range(n)`` (mixed-radix digits of the draw)."""
+        value = self.value
+        self.value = value // n
+        return value % n
+
+
+def _with_allocation(
+    job: Job,
+    state: JobState,
+    reason: str,
+    nodes: str,
+    n_nodes: int,
+    cpus: int,
+    start: int,
+    end: int,
+) -> Job:
+    """``job`` placed on nodes (a direct constructor call: ``replace`` is 3x slower)."""
+    return Job(
+        job_id=job.job_id,
+        name=job.name,
+        user=job.user,
+        uid=job.uid,
+        partition=job.partition,
+        state=state,
+        state_reason=reason,
+        nodes=nodes,
+        num_nodes=n_nodes,
+        num_cpus=cpus,
+        num_tasks=cpus,
+        submit_time=job.submit_time,
+        start_time=start,
+        end_time=end,
+        work_dir=job.work_dir,
+        comment=job.comment,
+        held=False,
+        restart_count=job.restart_count,
+        batch=job.batch,
+        required_nodes=job.required_nodes,
+    )
 
 
 class _StepRec:
@@ -338,10 +394,22 @@ class SimulatedCluster:
             ),
         }
         self._now = self.clock()
-        self._generate(n_jobs)
-        if demo_touches:
-            self._demo_touches()
-        self._rebuild_dirty()
+        # The records form no reference cycles, and the cyclic collector walking a
+        # million young objects again and again costs half the time of a 100,000-job
+        # build: pause it while building, and for big clusters move what was built out
+        # of its sight (gc.freeze; the objects are still freed by reference counting).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._generate(n_jobs)
+            if demo_touches:
+                self._demo_touches()
+            self._rebuild_dirty()
+            if n_jobs >= BIG_CLUSTER:
+                gc.freeze()
+        finally:
+            if enabled:
+                gc.enable()
 
     # ------------------------------------------------------------------ generation
 
@@ -349,39 +417,72 @@ class SimulatedCluster:
         self._seq += 1
         heapq.heappush(self._events, (when, self._seq, kind, job_id, step, token))
 
-    def _partition_for(self, kind: str, rng: random.Random) -> str:
-        if kind == "gpu":
-            return "gpu"
-        if kind == "bigmem":
-            return "bigmem"
-        return rng.choice(("batch", "batch", "batch", "debug", "long"))
-
-    def _allocate(self, kind: str, rng: random.Random, required: str = "") -> tuple[str, int, int]:
-        """Pick a contiguous block of nodes: (nodelist, number of nodes, cpus per node)."""
+    def _allocate(self, kind: str, bits: _Bits, required: str = "") -> tuple[str, int, int, str]:
+        """A contiguous block of nodes: (nodelist, node count, cpus per node, first node)."""
         prefix, width, count = self._families[kind]
+        cpn = 64 if kind == "cpu" else 32
         if required:
             names = expand_hostlist(required)
-            return required, len(names), 64 if kind == "cpu" else 32
-        n = rng.choice((1, 1, 1, 2, 2, 4, 8)) if kind == "cpu" else rng.choice((1, 1, 2))
+            return required, len(names), cpn, names[0]
+        n = _CPU_NODES[bits.take(len(_CPU_NODES))] if kind == "cpu" else 1 + bits.take(2)
         n = min(n, count)
-        first = rng.randint(1, count - n + 1)
-        return compress_range(prefix, first, first + n - 1, width), n, 64 if kind == "cpu" else 32
+        first = 1 + bits.take(count - n + 1)
+        return (
+            compress_range(prefix, first, first + n - 1, width),
+            n,
+            cpn,
+            f"{prefix}{first:0{width}d}",
+        )
 
     def _new_job(self, rng: random.Random, state: JobState, now: float) -> _JobRec:
+        """One job in ``state``; every choice comes from one draw of ``rng`` (fast, stable)."""
+        bits = _Bits(rng.getrandbits(192))
         job_id = self._next_job_id
         self._next_job_id += 1
-        user = self.users[rng.randrange(len(self.users))]
-        app = rng.randrange(len(_APPS))
+        user = self.users[bits.take(len(self.users))]
+        app = bits.take(len(_APPS))
         name, _exe, kind = _APPS[app]
-        partition = self._partition_for(kind, rng)
-        work_dir = (
-            f"/home/{user.name}/{name}" if rng.random() < 0.6 else f"/scratch/{user.name}/{name}"
-        )
-        batch = rng.random() < 0.85
-        duration = rng.randint(600, 36 * 3600)
-        n_numbered = rng.choice((1, 1, 2, 2, 3, 4)) if batch else 1
-        fails = rng.random() < 0.1
-        submit = int(now) - rng.randint(30, 6 * 3600)
+        partition = _CPU_PARTITIONS[bits.take(len(_CPU_PARTITIONS))] if kind == "cpu" else kind
+        home = "/home" if bits.take(10) < 6 else "/scratch"
+        batch = bits.take(100) < 85
+        duration = 600 + bits.take(36 * 3600 - 600)
+        n_numbered = _NUMBERED[bits.take(len(_NUMBERED))] if batch else 1
+        fails = bits.take(10) == 0
+        submit = int(now) - 30 - bits.take(6 * 3600)
+        reason = ""
+        held = False
+        if state is JobState.PENDING:
+            reason = _PENDING_REASONS[bits.take(len(_PENDING_REASONS))]
+            held = reason == "JobHeldUser"
+        work_dir = f"{home}/{user.name}/{name}"
+        if state in (JobState.RUNNING, JobState.SUSPENDED):
+            # Built once, directly in its final state (100,000 jobs: every object counts).
+            start = max(submit + 5, int(now) - 60 - bits.take(20 * 3600))
+            if start + duration <= now:  # running means it ends in the future
+                duration = int(now) - start + 120 + bits.take(8 * 3600)
+            placed = self._allocate(kind, bits)
+            cpus = placed[1] * placed[2]
+            job = Job(
+                job_id=job_id,
+                name=name,
+                user=user.name,
+                uid=user.uid,
+                partition=partition,
+                state=state,
+                nodes=placed[0],
+                num_nodes=placed[1],
+                num_cpus=cpus,
+                num_tasks=cpus,
+                submit_time=submit,
+                start_time=start,
+                end_time=start + duration,
+                work_dir=work_dir,
+                batch=batch,
+            )
+            rec = _JobRec(job, app, duration, fails, n_numbered)
+            self._jobs[job_id] = rec
+            self._make_steps(rec, placed, start, suspended=state is JobState.SUSPENDED)
+            return rec
         job = Job(
             job_id=job_id,
             name=name,
@@ -389,103 +490,115 @@ class SimulatedCluster:
             uid=user.uid,
             partition=partition,
             state=JobState.PENDING,
+            state_reason=reason,
             submit_time=submit,
             work_dir=work_dir,
             batch=batch,
+            held=held,
         )
         rec = _JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
         self._dirty.add(job_id)
         if state is JobState.PENDING:
-            reason = rng.choice(_PENDING_REASONS)
-            held = reason == "JobHeldUser"
-            rec.job = replace(job, state_reason=reason, held=held)
             if reason in ("Priority", "Resources"):
-                self._push(now + rng.randint(20, 900), "start", job_id, token=rec.token)
-        elif state in (JobState.RUNNING, JobState.SUSPENDED):
-            start = max(submit + 5, int(now) - rng.randint(60, 20 * 3600))
-            self._start(rec, start, rng)
-            if state is JobState.SUSPENDED:
-                rec.job = replace(rec.job, state=JobState.SUSPENDED, state_reason="")
-                for srec in rec.steps.values():
-                    srec.step = replace(srec.step, state="SUSPENDED")
+                self._push(now + 20 + bits.take(880), "start", job_id, token=rec.token)
         else:
-            start = submit + rng.randint(5, 1200)
-            end = min(int(now) - 5, start + rng.randint(30, 4 * 3600))
+            start = submit + 5 + bits.take(1200)
+            end = min(int(now) - 5, start + 30 + bits.take(4 * 3600))
             start = min(start, end)
-            nodes, n_nodes, cpn = self._allocate(kind, rng)
-            rec.job = replace(
+            nodes, n_nodes, cpn, _first = self._allocate(kind, bits)
+            rec.job = _with_allocation(
                 job,
-                state=state,
-                nodes=nodes,
-                num_nodes=n_nodes,
-                num_cpus=n_nodes * cpn,
-                num_tasks=n_nodes * cpn,
-                start_time=start,
-                end_time=end,
-                state_reason="NonZeroExitCode" if state is JobState.FAILED else "",
+                state,
+                "NonZeroExitCode" if state is JobState.FAILED else "",
+                nodes,
+                n_nodes,
+                n_nodes * cpn,
+                start,
+                end,
             )
         return rec
 
-    def _start(self, rec: _JobRec, start: int, rng: random.Random) -> None:
+    def _start(self, rec: _JobRec, start: int, bits: _Bits, suspended: bool = False) -> None:
         """PENDING -> RUNNING at ``start``: nodes, the batch/extern/numbered steps, the end."""
+        kind = _APPS[rec.app][2]
+        placed = self._allocate(kind, bits, rec.job.required_nodes)
+        state = JobState.SUSPENDED if suspended else JobState.RUNNING
+        rec.job = _with_allocation(
+            rec.job,
+            state,
+            "",
+            placed[0],
+            placed[1],
+            placed[1] * placed[2],
+            start,
+            start + rec.duration,
+        )
+        self._make_steps(rec, placed, start, suspended)
+
+    def _make_steps(
+        self, rec: _JobRec, placed: tuple[str, int, int, str], start: int, suspended: bool
+    ) -> None:
+        """The steps of a job that just started, and the event that ends it."""
         job = rec.job
         _name, exe, kind = _APPS[rec.app]
-        nodes, n_nodes, cpn = self._allocate(kind, rng, job.required_nodes)
+        nodes, n_nodes, cpn, first_node = placed
         cpus = n_nodes * cpn
-        rec.job = replace(
-            job,
-            state=JobState.RUNNING,
-            state_reason="",
-            nodes=nodes,
-            num_nodes=n_nodes,
-            num_cpus=cpus,
-            num_tasks=cpus,
-            start_time=start,
-            end_time=start + rec.duration,
-            held=False,
-        )
-        job = rec.job
         rec.token += 1
-        first_node = expand_hostlist(nodes)[0] if n_nodes > 1 else nodes
-        steps: dict[int, _StepRec] = {}
         jid = job.job_id
-        common = (job.user, job.uid, job.partition)
+        user, uid, partition, work_dir = job.user, job.uid, job.partition, job.work_dir
+        step_state = "SUSPENDED" if suspended else "RUNNING"
+        steps: dict[int, _StepRec] = {}
+        # squeue's order: batch, extern, then the numbered steps.
+        if job.batch:
+            steps[STEP_BATCH] = _StepRec(
+                Step(
+                    StepId(jid, STEP_BATCH),
+                    "batch",
+                    user,
+                    uid,
+                    partition,
+                    step_state,
+                    first_node,
+                    1,
+                    cpn,
+                    start,
+                ),
+                work_dir,
+            )
         steps[STEP_EXTERN] = _StepRec(
             Step(
                 StepId(jid, STEP_EXTERN),
                 "extern",
-                *common,
-                "RUNNING",
+                user,
+                uid,
+                partition,
+                step_state,
                 nodes,
                 n_nodes,
                 n_nodes,
                 start,
             ),
-            job.work_dir,
+            work_dir,
         )
-        if job.batch:
-            steps[STEP_BATCH] = _StepRec(
-                Step(
-                    StepId(jid, STEP_BATCH), "batch", *common, "RUNNING", first_node, 1, cpn, start
-                ),
-                job.work_dir,
-            )
         network = "ib" if kind == "cpu" and n_nodes > 1 else ""
         for number in range(rec.n_numbered):
             steps[number] = _StepRec(
                 Step(
                     StepId(jid, number),
                     exe,
-                    *common,
-                    "RUNNING",
+                    user,
+                    uid,
+                    partition,
+                    step_state,
                     nodes,
                     cpus,
                     cpus,
                     start + 2 + number * 30,
-                    network=network,
+                    0,
+                    network,
                 ),
-                job.work_dir,
+                work_dir,
             )
         rec.steps = steps
         self._dirty.add(jid)
@@ -580,7 +693,7 @@ class SimulatedCluster:
         if kind == "start":
             if rec.token != token or rec.job.state is not JobState.PENDING or rec.job.held:
                 return
-            self._start(rec, t, self._rng)
+            self._start(rec, t, _Bits(self._rng.getrandbits(128)))
         elif kind == "end":
             if rec.token != token or rec.job.state is not JobState.RUNNING:
                 return
@@ -698,14 +811,19 @@ class SimulatedCluster:
         if not self._dirty:
             return
         views = self._views
-        for job_id in sorted(self._dirty):
+        everything = len(self._dirty) >= len(self._jobs)
+        enabled = gc.isenabled()
+        if everything:
+            gc.disable()  # no cycles here either; see _generate
+        order = list(self._jobs) if everything else sorted(self._dirty)
+        for job_id in order:
             rec = self._jobs.get(job_id)
             if rec is None:
                 views.pop(job_id, None)
                 continue
+            # Steps are stored in squeue's order (batch, extern, 0, 1 ...).
             steps = tuple(
-                StepView(srec.step, self._ckpt_view(rec, srec))
-                for _k, srec in sorted(rec.steps.items(), key=_step_order)
+                StepView(srec.step, self._ckpt_view(rec, srec)) for srec in rec.steps.values()
             )
             if job_id not in views and views and job_id < next(reversed(views)):
                 # A job id older than the newest (never happens for new submissions): resort.
@@ -714,6 +832,8 @@ class SimulatedCluster:
                 views = self._views
             else:
                 views[job_id] = JobView(rec.job, steps)
+        if everything and enabled:
+            gc.enable()
         self._dirty.clear()
         self._version += 1
 
@@ -817,24 +937,13 @@ class SimulatedCluster:
             rec = _JobRec(job, 0, duration, False, n_steps)
             self._jobs[job_id] = rec
             self._dirty.add(job_id)
-            rng = random.Random(job_id)
+            bits = _Bits(random.Random(job_id).getrandbits(128))
             if state in (JobState.RUNNING, JobState.SUSPENDED):
-                self._start(rec, now, rng)
-                if state is JobState.SUSPENDED:
-                    rec.job = replace(rec.job, state=JobState.SUSPENDED)
-                    for srec in rec.steps.values():
-                        srec.step = replace(srec.step, state="SUSPENDED")
+                self._start(rec, now, bits, suspended=state is JobState.SUSPENDED)
             elif state is not JobState.PENDING:
-                nodes, n_nodes, cpn = self._allocate("cpu", rng)
-                rec.job = replace(
-                    job,
-                    state=state,
-                    state_reason="",
-                    nodes=nodes,
-                    num_nodes=n_nodes,
-                    start_time=now - 60,
-                    end_time=now,
-                    num_cpus=n_nodes * cpn,
+                nodes, n_nodes, cpn, _first = self._allocate("cpu", bits)
+                rec.job = _with_allocation(
+                    job, state, "", nodes, n_nodes, n_nodes * cpn, now - 60, now
                 )
             self._version += 1
             return rec.job
