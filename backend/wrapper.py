@@ -66,6 +66,8 @@ from .store import (
 DEFAULT_SIGNAL = "SIGUSR1"
 DEFAULT_WAKE = "SIGURG"
 DEFAULT_POLL = 1.0
+DEFAULT_GRACE = 2.0
+"""A signal that arrives before the program installed its handler would kill it."""
 ACTIVE_POLL = 0.05
 """How often the status file is looked at while a checkpoint runs."""
 ENV_IMAGE_DIR = "SCKPT_IMAGE_DIR"
@@ -126,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_POLL,
         help="seconds between two reads of the state file (default 1)",
     )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE,
+        help="seconds after the program starts before it is sent a checkpoint signal "
+        "(time to install its handler; default 2)",
+    )
     parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     return parser
 
@@ -185,6 +194,11 @@ class Wrapper:
         if not 0.05 <= args.poll <= 3600:
             raise UsageError("--poll must be between 0.05 and 3600 seconds")
         self.poll = float(args.poll)
+        if not 0 <= args.grace <= 3600:
+            raise UsageError("--grace must be between 0 and 3600 seconds")
+        self.grace = float(args.grace)
+        self.started = 0.0
+        self.deferred = False
         self.program = program
         work_dir = _job_work_dir(self.step_id.job_id)
         self.store = StepStore(state_dir_for(work_dir, args.state_dir), self.step_id)
@@ -248,6 +262,7 @@ class Wrapper:
     # ---- requests ------------------------------------------------------------------------
     def check_request(self) -> None:
         """Read the state file; start a new request addressed to this task; expire old ones."""
+        self.deferred = False
         try:
             rec = self.store.read()
         except StoreError as exc:
@@ -263,6 +278,9 @@ class Wrapper:
         if req is None or self.procid not in req.pending:
             return
         if self.active is not None and self.active.request_id == req.request_id:
+            return
+        if time.monotonic() - self.started < self.grace:
+            self.deferred = True  # looked at again on every turn until the grace ends
             return
         self.active = req
         with contextlib.suppress(FileNotFoundError):
@@ -373,10 +391,13 @@ class Wrapper:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
             self._end(127)
             raise UsageError(f"cannot start {self.program[0]!r}: {exc.strerror}") from None
+        self.started = time.monotonic()
         status: int | None = None
         last_poll = 0.0
         while status is None:
             timeout = ACTIVE_POLL if self.active is not None else self.poll
+            if time.monotonic() - self.started < self.grace:
+                timeout = min(timeout, self.grace / 4 or ACTIVE_POLL)
             info = signal.sigtimedwait(watched, timeout)
             if info is not None:
                 self._on_signal(info)
@@ -384,7 +405,7 @@ class Wrapper:
             now = time.monotonic()
             if info is not None and info.si_signo == self.wake_signal:
                 last_poll = 0.0
-            if now - last_poll >= self.poll or self.active is not None:
+            if now - last_poll >= self.poll or self.active is not None or self.deferred:
                 last_poll = now
                 self.check_request()
                 self.check_done()
@@ -392,8 +413,9 @@ class Wrapper:
             self.check_done()
         self._end(status)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
-        if status < 0:
-            signal.signal(-status, signal.SIG_DFL)
+        if status < 0:  # die of the same signal, so Slurm records what the program did
+            with contextlib.suppress(OSError, ValueError):
+                signal.signal(-status, signal.SIG_DFL)  # SIGKILL has no handler to reset
             os.kill(os.getpid(), -status)
             return 128 - status
         return status

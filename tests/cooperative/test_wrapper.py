@@ -1,0 +1,248 @@
+"""``sckpt run`` outside Slurm's daemons: the job's environment is given, the console is a
+store update plus the wake signal, exactly what the cooperative engine does."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sckpt.backend.model import StepId
+from sckpt.backend.store import ABANDONED_CODE, StepRecord, StepStore
+from sckpt.backend.wrapper import parse_signal, parse_status
+
+from tests.cooperative.conftest import EXAMPLE, VENV_PYTHON
+from tests.helpers import wait_for
+
+JOB = 900001
+
+
+class Run:
+    """A wrapper process around the example counter, in a fake job ``JOB.0``."""
+
+    def __init__(self, work: Path, *counter_args: str, restart_count: int = 0) -> None:
+        self.work = work
+        self.log = work / "count.log"
+        self.store = StepStore(work / ".sckpt", StepId(JOB, 0))
+        env = {
+            **os.environ,
+            "SLURM_JOB_ID": str(JOB),
+            "SLURM_STEP_ID": "0",
+            "SLURM_PROCID": "0",
+            "SCKPT_WORK_DIR": str(work),
+            "SLURM_RESTART_COUNT": str(restart_count),
+        }
+        env.pop("SCKPT_STATE_DIR", None)
+        self.proc = subprocess.Popen(
+            [
+                str(VENV_PYTHON),
+                "-m",
+                "sckpt.backend.wrapper",
+                "--poll",
+                "0.5",
+                "--grace",
+                "0.5",
+                "--",
+                sys.executable,
+                str(EXAMPLE),
+                "--log",
+                str(self.log),
+                *counter_args,
+            ],
+            env=env,
+            cwd=work,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_for(lambda: self.registered(), timeout=20)
+        wait_for(lambda: self.counted() or self.proc.poll() is not None, timeout=20)
+
+    def registered(self) -> bool:
+        rec = self.store.read()
+        return rec is not None and any(t.pid == self.proc.pid for t in rec.tasks.values())
+
+    def record(self) -> StepRecord:
+        rec = self.store.read()
+        assert rec is not None
+        return rec
+
+    def checkpoint(self, max_wait: int = 10, wake: bool = True) -> StepRecord:
+        self.store.update(lambda r: r.begin_request("root", "", max_wait, "create"))
+        if wake:
+            os.kill(self.proc.pid, signal.SIGURG)
+        wait_for(lambda: self.record().in_progress is None, timeout=max_wait + 10)
+        return self.record()
+
+    def counted(self) -> list[int]:
+        try:
+            return [int(x) for x in self.log.read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def stop(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=20)
+        return self.proc.returncode, err
+
+
+@pytest.fixture
+def work(shared_dir: Path) -> Iterator[Path]:
+    yield shared_dir
+
+
+def test_checkpoint_writes_an_image_and_records_success(work: Path) -> None:
+    run = Run(work)
+    wait_for(lambda: len(run.counted()) >= 5)
+    rec = run.checkpoint()
+    image = work / f"{JOB}.0" / "task0" / "state"
+    count, size = (int(x) for x in image.read_text().split())
+    assert count >= 5 and size == sum(len(f"{i}\n") for i in range(1, count + 1))
+    assert rec.error_code == 0 and rec.last_image == {"0": str(image.parent)}
+    assert [h["operation"] for h in rec.history] == ["register", "create", "done"]
+    assert run.proc.poll() is None  # create: the program keeps running
+    status, err = run.stop()
+    assert status == 143 and "starting from 0" in err
+    assert run.record().tasks["0"].state == "ended"
+
+
+def test_polling_alone_finds_a_request_when_the_wake_signal_is_lost(work: Path) -> None:
+    run = Run(work)
+    rec = run.checkpoint(wake=False)
+    assert rec.error_code == 0 and rec.last_image
+    run.stop()
+
+
+def test_program_failure_is_recorded_with_its_code_and_message(work: Path) -> None:
+    run = Run(work, "--fail", "42 disk quota exceeded")
+    rec = run.checkpoint()
+    assert (rec.error_code, rec.error_msg) == (42, "disk quota exceeded")
+    assert rec.last_image == {}
+    assert not (work / f"{JOB}.0" / "task0" / "state").exists()
+    run.stop()
+
+
+def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path) -> None:
+    run = Run(work)
+    wait_for(lambda: len(run.counted()) >= 5)
+    run.checkpoint()
+    saved = int((work / f"{JOB}.0" / "task0" / "state").read_text().split()[0])
+    wait_for(lambda: len(run.counted()) >= saved + 3)  # progress after the checkpoint ...
+    run.stop()
+    again = Run(work, restart_count=1)  # ... is redone once after the restart
+    wait_for(lambda: len(again.counted()) >= saved + 5)
+    _, err = again.stop()
+    assert f"resumed from {saved}" in err
+    values = again.counted()
+    assert values == list(range(1, len(values) + 1))
+    assert [h["operation"] for h in again.record().history][-1] == "resume"
+
+
+def test_killing_the_program_mid_checkpoint_keeps_the_previous_image(work: Path) -> None:
+    run = Run(work)
+    run.checkpoint()
+    image = work / f"{JOB}.0" / "task0" / "state"
+    before = image.read_bytes()
+    run.stop()
+    slow = Run(work, "--slow", "30", restart_count=1)
+    slow.store.update(lambda r: r.begin_request("root", "", 60, "create"))
+    os.kill(slow.proc.pid, signal.SIGURG)
+    tmp = image.with_name("state.tmp")
+    wait_for(tmp.exists)
+    program = int(
+        subprocess.run(
+            ["pgrep", "-P", str(slow.proc.pid)], capture_output=True, text=True
+        ).stdout.split()[0]
+    )
+    os.kill(program, signal.SIGKILL)
+    status, _ = slow.stop()
+    assert status == -signal.SIGKILL  # the wrapper dies of the program's signal
+    assert image.read_bytes() == before
+    rec = slow.record()
+    assert rec.in_progress is None and rec.error_code == ABANDONED_CODE
+    assert rec.last_image == {"0": str(image.parent)}
+
+
+def test_killing_the_wrapper_mid_checkpoint_keeps_the_image_and_times_out(work: Path) -> None:
+    run = Run(work)
+    run.checkpoint()
+    image = work / f"{JOB}.0" / "task0" / "state"
+    before = image.read_bytes()
+    run.stop()
+    slow = Run(work, "--slow", "30", restart_count=1)
+    slow.store.update(lambda r: r.begin_request("root", "", 2, "create"))
+    os.kill(slow.proc.pid, signal.SIGURG)
+    wait_for(image.with_name("state.tmp").exists)
+    program = subprocess.run(
+        ["pgrep", "-P", str(slow.proc.pid)], capture_output=True, text=True
+    ).stdout.split()
+    slow.proc.kill()
+    for pid in program:
+        os.kill(int(pid), signal.SIGKILL)
+    slow.proc.communicate(timeout=10)
+    time.sleep(3.5)  # past max_wait: whoever looks next (console or wrapper) records it
+    slow.store.update(lambda r: r.expire())
+    rec = slow.record()
+    assert rec.in_progress is None and rec.error_code == errno.ETIME
+    assert image.read_bytes() == before
+
+
+def test_signals_are_forwarded_to_the_program(work: Path) -> None:
+    marker = work / "got"
+    script = work / "trap.sh"
+    script.write_text(
+        f"#!/bin/bash\ntrap 'echo USR2 >> {marker}' USR2\n"
+        f"trap 'echo HUP >> {marker}; exit 7' HUP\nwhile true; do sleep 0.1; done\n"
+    )
+    script.chmod(0o755)
+    env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
+    proc = subprocess.Popen(
+        [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--", str(script)], env=env, cwd=work
+    )
+    store = StepStore(work / ".sckpt", StepId(JOB, 0xFFFFFFFB))  # no SLURM_STEP_ID: batch
+    wait_for(lambda: store.read() is not None)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGUSR2)
+    wait_for(lambda: marker.exists() and "USR2" in marker.read_text())
+    proc.send_signal(signal.SIGURG)  # the wake signal is not forwarded
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=20) == 7  # the program's exit status is the wrapper's
+    assert marker.read_text().split() == ["USR2", "HUP"]
+
+
+def test_outside_a_job_it_says_so(work: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    out = subprocess.run(
+        [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--", "true"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    assert out.returncode == 2
+    assert "must run inside a Slurm job" in out.stderr and "Traceback" not in out.stderr
+    bad = subprocess.run(
+        [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--signal", "NOPE", "--", "true"],
+        env={**env, "SLURM_JOB_ID": "5"},
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    assert bad.returncode == 2 and "unknown signal 'NOPE'" in bad.stderr
+
+
+def test_status_and_signal_parsing() -> None:
+    assert parse_status(b"0\n") == (0, "")
+    assert parse_status(b"42 disk quota exceeded\n") == (42, "disk quota exceeded")
+    assert parse_status(b"28") == (28, os.strerror(28))
+    code, message = parse_status(b"oops")
+    assert code == errno.EINVAL and "unreadable" in message
+    assert parse_signal("usr1") == signal.SIGUSR1
+    assert parse_signal("SIGTERM") == signal.SIGTERM
+    assert parse_signal("12") == signal.SIGUSR2
