@@ -27,6 +27,7 @@ from .. import errors
 from ..errors import (
     ESLURM_NOT_SUPPORTED,
     SLURM_ERROR,
+    AccessDenied,
     ControllerUnreachable,
     NoConfig,
     NotSupported,
@@ -219,9 +220,11 @@ class Binding:
         self._thread_ident: int | None = None
         self._users: dict[int, str] = {}
         self._errnames: dict[int, tuple[str, str]] = {}
+        self._codes: dict[str, int] = {}
         self._states: dict[int, JobState] = {}
         self._state_names: dict[int, str] = {}
         self.api_version = 0
+        self._proctrack: str | None = None
         self._run(self._init_on_thread)
         errors.register_strerror(self.describe)
 
@@ -290,12 +293,25 @@ class Binding:
             )
         return errors.error_for(code)
 
-    def _check(self, rc: int, err: int) -> None:
-        """Slurm's two return shapes: ``-1`` with errno, or the (positive) code itself."""
+    def _check(self, rc: int, err: int, acting: bool = False) -> None:
+        """Slurm's two return shapes: ``-1`` with errno, or the (positive) code itself.
+
+        ``acting``: the call acts on a job.  slurmctld and slurmd answer a non-owner's update,
+        step signal or pid request with ESLURM_USER_ID_MISSING ("Invalid user id", logged as
+        a security violation); that is an access refusal, so it is raised as AccessDenied
+        (keeping Slurm's own code, name and message).
+        """
         if rc == 0:
             return
         code = (err or SLURM_ERROR) if rc == -1 else rc
+        if acting and code == self._code_of("ESLURM_USER_ID_MISSING"):
+            raise AccessDenied(code, hint="you are neither the job's owner nor an operator")
         raise self.error(code)
+
+    def _code_of(self, name: str) -> int | None:
+        if not self._codes:
+            self._codes = {n: c for c, (n, _m) in self._errnames.items()}
+        return self._codes.get(name)
 
     # -- conversions -----------------------------------------------------------------------
     def _s(self, p: Any) -> str:
@@ -429,16 +445,24 @@ class Binding:
         err = ffi.new("int *")
         rc = lib.sckpt_step_pids(step.job_id, step.step, step.het_comp, handle, count, err)
         try:
-            self._check(rc, err[0])
+            self._check(rc, err[0], acting=True)
             nodes_p = lib.sckpt_pids_nodes(handle[0])
             nodes = []
             for i in range(count[0]):
                 rec = nodes_p[i]
                 pids = tuple(int(x) for x in ffi.unpack(rec.pids, rec.pid_cnt)) if rec.pids else ()
                 nodes.append(NodePids(self._s(rec.node_name), tuple(sorted(pids))))
-            return StepProcesses(step, tuple(nodes))
+            return StepProcesses(step, tuple(nodes), self._proctrack_type())
         finally:
             lib.sckpt_pids_free(handle[0])
+
+    def _proctrack_type(self) -> str:
+        if self._proctrack is None:
+            try:
+                self._proctrack = self._ctl_conf().proctrack_type
+            except SlurmError:
+                return ""
+        return self._proctrack
 
     def ctl_conf(self) -> ControllerConfig:
         """The controller's configuration (cluster, version, switch and proctrack types)."""
@@ -475,7 +499,7 @@ class Binding:
         def call() -> None:
             err = self._ffi.new("int *")
             rc = fn(*args, err)
-            self._check(rc, err[0])
+            self._check(rc, err[0], acting=True)
 
         self._run(call)
 
