@@ -1,0 +1,654 @@
+"""The cooperative engine: the nine checkpoint operations on Slurm 20.02 and later.
+
+Slurm no longer checkpoints anything, so the work is shared with the application: a step
+launched under ``sckpt run`` (``backend/wrapper.py``) registers itself in a per-step state
+file on the shared filesystem (``backend/store.py``), and this engine maps each operation
+onto that file and onto the libslurm primitives that remain (through the binding only):
+
+======== ==================================================================================
+able     job-state checks, then the step's state file: ESLURM_DISABLED while the disable
+         counter is above zero, else the start time of a checkpoint in progress (0: none)
+error    the highest code reported for the last checkpoint, with its message
+enable   decrement the counter (never below zero) / disable: increment it
+create   record the request (who, when, image dir, max_wait), wake the wrapper with
+         ``slurm_signal_job_step(SIGURG)``, wait up to max_wait for every task to report;
+         a timeout is recorded as ETIME
+vacate   create, then end the step: a batch job is requeued held (``slurm_requeue`` with
+         JOB_REQUEUE_HOLD) after every registered step was checkpointed, so restart can bring
+         it back; other jobs' steps get SIGTERM (``slurm_kill_job_step``)
+restart  whole job only: release the held job (or requeue a finished batch job), start it
+         now, pinned to its previous nodes with ``stick``; each wrapper then hands
+         SLURM_RESTART_DIR (its last complete image) to the program
+complete the program's (or an operator's) report: highest code kept; ends the checkpoint
+         whose start time it names
+tasks    ask the step's tasks on the named nodes to checkpoint (no wait)
+======== ==================================================================================
+
+The reference's checks come first and in its order (no such job, access, pending, suspended,
+done, no such step), exactly as in the simulated engine; only then does the state file
+decide.  A step without a state file answers ESLURM_NOT_SUPPORTED with the reason.
+
+Access: the acting user is the process's real uid; only the job's owner and root pass
+(SlurmUser too for whole-job requests).  The controller enforces the same for signals,
+requeue and release, and the state file's permissions (0644, owned by the job's user)
+enforce it for the counter.
+
+Waiting: create and vacate block the calling thread (the facade's worker) for at most
+max_wait seconds while polling the state file; the engine's lock is not held meanwhile, so
+refreshes and other operations go on.  max_wait 0 means "no limit" as in the simulated
+engine; a console that dies while waiting leaves the deadline in the file, and whoever
+looks next (console or wrapper) records the timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    EALREADY,
+    ESLURM_DISABLED,
+    ESLURM_INVALID_JOB_ID,
+    AccessDenied,
+    AlreadyDone,
+    Disabled,
+    InvalidJobId,
+    JobNotFinished,
+    JobPending,
+    JobSuspended,
+    NoSuchImage,
+    NotSupported,
+    PermissionRefused,
+    SckptError,
+    describe,
+    error_for,
+)
+from ..model import (
+    STEP_BATCH,
+    STEP_EXTERN,
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    CheckpointState,
+    ClusterInfo,
+    Interconnect,
+    Job,
+    JobState,
+    JobView,
+    Snapshot,
+    Step,
+    StepId,
+    StepProcesses,
+    StepView,
+)
+from ..store import StepRecord, StepStore, StoreError, image_leaf, state_dir_for
+from .base import Engine
+from .sim_hostlist import expand_hostlist
+
+WAKE_SIGNAL = signal.SIGURG
+"""Sent to the step after a request is written; default-ignored by programs (see wrapper)."""
+WAIT_POLL = 0.05
+NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One step an operation acts on, with its state file."""
+
+    step: Step
+    store: StepStore
+
+
+class CooperativeEngine(Engine):
+    """Checkpoints through ``sckpt run`` wrappers, the shared state store and libslurm."""
+
+    name = "cooperative"
+
+    def __init__(
+        self,
+        binding: Any,
+        state_dir: str | None = None,
+        uid: int | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._b = binding
+        self._state_dir = state_dir
+        self._uid = os.getuid() if uid is None else uid
+        try:
+            self._user = pwd.getpwuid(self._uid).pw_name
+        except KeyError:
+            self._user = str(self._uid)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._jobs_update = 0
+        self._steps_update = 0
+        self._jobs: dict[int, Job] = {}
+        self._steps: dict[int, list[Step]] = {}
+        self._conf: Any = None
+        self._last_views: tuple[JobView, ...] = ()
+
+    # ------------------------------------------------------------------ cluster data
+    def _ctl(self) -> Any:
+        with self._lock:
+            if self._conf is None:
+                self._conf = self._b.ctl_conf()
+            return self._conf
+
+    def cluster_info(self) -> ClusterInfo:
+        conf = self._ctl()
+        return ClusterInfo(
+            cluster_name=conf.cluster_name,
+            slurm_version=conf.version,
+            engine=self.name,
+            acting_user=self._user,
+            switch_type=conf.switch_type,
+            proctrack_type=conf.proctrack_type,
+        )
+
+    def _refresh(self) -> bool:
+        """Load jobs and steps (reusing "no change since"); True when anything changed."""
+        with self._lock:
+            jobs = self._b.load_jobs(self._jobs_update)
+            steps = self._b.get_steps(self._steps_update)
+            if jobs.changed:
+                self._jobs = {j.job_id: j for j in jobs.jobs}
+                self._jobs_update = jobs.last_update
+            if steps.changed:
+                grouped: dict[int, list[Step]] = {}
+                for s in steps.steps:
+                    grouped.setdefault(s.step_id.job_id, []).append(s)
+                self._steps = grouped
+                self._steps_update = steps.last_update
+            return bool(jobs.changed or steps.changed)
+
+    def _fresh(self) -> tuple[dict[int, Job], dict[int, list[Step]]]:
+        """Current jobs and steps for an operation (always asks the controller)."""
+        with self._lock:
+            self._refresh()
+            return self._jobs, self._steps
+
+    def _store(self, job: Job, step: StepId) -> StepStore:
+        return StepStore(state_dir_for(job.work_dir, self._state_dir), step)
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            self._refresh()
+            views = []
+            for job in sorted(self._jobs.values(), key=lambda j: j.job_id):
+                steps = sorted(self._steps.get(job.job_id, []), key=_step_order)
+                views.append(
+                    JobView(job, tuple(StepView(s, self._state_of(job, s)) for s in steps))
+                )
+            out = tuple(views)
+            changed = out != self._last_views
+            self._last_views = out
+            return Snapshot(jobs=out, taken_at=self._clock(), changed=changed)
+
+    def _state_of(self, job: Job, step: Step) -> CheckpointState:
+        """A step's checkpoint column: from the job's state, then from its state file."""
+        if job.state == JobState.PENDING:
+            return CheckpointState(CheckpointKind.PENDING, reason="the job has not started")
+        if job.state.is_finished:
+            return CheckpointState(CheckpointKind.DONE, reason="the job has ended")
+        if step.step_id.step == STEP_EXTERN:
+            return CheckpointState(
+                CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
+            )
+        store = self._store(job, step.step_id)
+        try:
+            rec = store.read()
+        except StoreError as exc:
+            return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
+        if rec is None or not _current_tasks(rec, job):
+            return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
+        if job.state == JobState.SUSPENDED or rec.disable_count:
+            kind = CheckpointKind.DISABLED
+        elif rec.in_progress is not None:
+            kind = CheckpointKind.IN_PROGRESS
+        else:
+            kind = CheckpointKind.ABLE
+        err = rec.checkpoint_error()
+        return CheckpointState(
+            kind=kind,
+            disable_count=rec.disable_count,
+            in_progress_since=rec.in_progress.start if rec.in_progress else 0,
+            last_error=err if err.code else None,
+            image_dir=next(iter(sorted(rec.last_image.values())), ""),
+            last_checkpoint_time=rec.last_image_time,
+            history=rec.events(),
+        )
+
+    def step_processes(self, target: StepId) -> StepProcesses:
+        result: StepProcesses = self._b.step_pids(target)
+        return result
+
+    def interconnect(self, target: StepId) -> Interconnect:
+        _jobs, steps = self._fresh()
+        network = ""
+        for s in steps.get(target.job_id, []):
+            if s.step_id.step == target.step:
+                network = s.network
+        return Interconnect(target, self._ctl().switch_type, network)
+
+    # ------------------------------------------------------------------ the checks
+    def _checks(self, target: StepId) -> Job:
+        """The reference's order: job, access, pending, suspended, done (steps: later)."""
+        jobs, _steps = self._fresh()
+        job = jobs.get(target.job_id)
+        if job is None:
+            raise InvalidJobId(hint=f"no job {target.job_id}")
+        job_level = target.is_whole_job or target.is_batch
+        allowed = self._uid in (0, job.uid)
+        if not allowed and job_level:
+            allowed = self._user == self._ctl().slurm_user
+        if not allowed:
+            raise AccessDenied(hint=f"job {job.job_id} belongs to {job.user}, you are {self._user}")
+        if job.state == JobState.PENDING:
+            raise JobPending()
+        if job.state == JobState.SUSPENDED:
+            raise JobSuspended() if target.is_whole_job else Disabled(hint="the job is suspended")
+        if job.state.is_finished:
+            raise AlreadyDone()
+        return job
+
+    def _targets(self, job: Job, target: StepId) -> list[_Target]:
+        """Steps to act on: the named one, or every running step under ``sckpt run``."""
+        steps = sorted(self._steps.get(job.job_id, []), key=_step_order)
+        if target.is_whole_job:
+            found = [
+                _Target(s, self._store(job, s.step_id))
+                for s in steps
+                if s.state == "RUNNING" and s.step_id.step != STEP_EXTERN
+            ]
+            registered = [t for t in found if self._registered(job, t) is not None]
+            if not registered:
+                raise NotSupported(
+                    hint=f"no step of job {job.job_id} runs under `sckpt run` "
+                    "(launch it as `srun sckpt run -- PROGRAM`)"
+                )
+            return registered
+        for s in steps:
+            if s.step_id.step == target.step:
+                t = _Target(s, self._store(job, s.step_id))
+                if self._registered(job, t) is None:
+                    raise NotSupported(
+                        hint=f"{NOT_UNDER_RUN} (no live registration in {t.store.path})"
+                    )
+                return [t]
+        raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
+
+    def _registered(self, job: Job, t: _Target) -> StepRecord | None:
+        try:
+            rec = t.store.read()
+        except StoreError:
+            raise
+        if rec is None or not _current_tasks(rec, job):
+            return None
+        return rec
+
+    def _update(self, t: _Target, change: Callable[[StepRecord], Any]) -> Any:
+        """A locked store update; a permission refusal is the controller's access error."""
+        try:
+            return t.store.update(change)
+        except StoreError as exc:
+            if "Permission denied" in exc.message:
+                raise AccessDenied(hint=exc.message) from None
+            raise
+
+    @staticmethod
+    def _aggregate(
+        target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
+    ) -> ActionResult:
+        highest = max((c for _s, c in codes), default=0)
+        if highest:
+            refused = [f"{s} {describe(c)[0]}" for s, c in codes if c]
+            hint = ""
+            if target.is_whole_job:
+                hint = f"{len(refused)} of {len(codes)} steps refused: " + ", ".join(refused[:6])
+            raise error_for(highest, hint=hint)
+        return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+
+    # ------------------------------------------------------------------ reads
+    def able(self, target: StepId) -> AbleResult:
+        job = self._checks(target)
+        starts: list[int] = []
+        codes: list[tuple[StepId, int]] = []
+        for t in self._targets(job, target):
+            rec = self._expire(t)
+            codes.append((t.step.step_id, ESLURM_DISABLED if rec.disable_count else 0))
+            if rec.in_progress is not None:
+                starts.append(rec.in_progress.start)
+        self._aggregate(target, "able", codes)
+        return AbleResult(target, min(starts) if starts else 0)
+
+    def _expire(self, t: _Target) -> StepRecord:
+        """Read a record, recording a timeout first when its request is past the deadline."""
+        rec = t.store.read()
+        if rec is None:
+            raise NotSupported(hint=NOT_UNDER_RUN)
+        req = rec.in_progress
+        if req is not None and req.deadline and self._clock() >= req.deadline:
+            with contextlib.suppress(StoreError):
+                t.store.update(lambda r: r.expire(int(self._clock())))
+            rec = t.store.read() or rec
+        return rec
+
+    def error(self, target: StepId) -> CheckpointError:
+        job = self._checks(target)
+        worst: CheckpointError | None = None
+        for t in self._targets(job, target):
+            err = self._expire(t).checkpoint_error()
+            if worst is None or err.code > worst.code:
+                worst = err
+        return worst or CheckpointError(0, describe(0)[0], "")
+
+    # ------------------------------------------------------------------ counter
+    def enable(self, target: StepId) -> ActionResult:
+        return self._counter(target, "enable", -1)
+
+    def disable(self, target: StepId) -> ActionResult:
+        return self._counter(target, "disable", +1)
+
+    def _counter(self, target: StepId, operation: str, delta: int) -> ActionResult:
+        job = self._checks(target)
+        codes = []
+        for t in self._targets(job, target):
+
+            def change(rec: StepRecord) -> None:
+                rec.disable_count = min(65535, max(0, rec.disable_count + delta))
+                rec.log(operation, self._user, 0, f"counter {rec.disable_count}")
+
+            self._update(t, change)
+            codes.append((t.step.step_id, 0))
+        return self._aggregate(target, operation, codes)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _begin(
+        self,
+        job: Job,
+        targets: Iterable[_Target],
+        operation: str,
+        max_wait: int,
+        image_dir: str | None,
+        hosts: set[str] | None = None,
+    ) -> list[tuple[_Target, int, str]]:
+        """Record a request in each step; per step: (target, code, request id)."""
+        out = []
+        now = int(self._clock())
+        for t in targets:
+            leaf_dir = str(Path(image_dir) / image_leaf(t.step.step_id)) if image_dir else ""
+
+            def change(rec: StepRecord, leaf_dir: str = leaf_dir) -> tuple[int, str]:
+                if (
+                    rec.in_progress is not None
+                    and rec.in_progress.deadline
+                    and now >= rec.in_progress.deadline
+                ):
+                    rec.expire(now)
+                if rec.disable_count:
+                    return ESLURM_DISABLED, ""
+                if rec.in_progress is not None:
+                    return EALREADY, ""
+                req = rec.begin_request(self._user, leaf_dir, max_wait, operation, now)
+                tasks = _current_tasks(rec, job)
+                req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
+                if not req.pending:
+                    rec.in_progress = None
+                    return ESLURM_INVALID_JOB_ID, ""
+                return 0, req.request_id
+
+            code, request_id = self._update(t, change)
+            out.append((t, code, request_id))
+        for t, code, _rid in out:
+            if code == 0:
+                with contextlib.suppress(SckptError):
+                    self._b.signal_step(t.step.step_id, int(WAKE_SIGNAL))
+        return out
+
+    def _wait(self, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
+        """Wait until each request is closed (or its deadline passes); say how it ended."""
+        begin = time.monotonic()
+        pending = [(t, rid) for t, code, rid in started if code == 0]
+        while pending:
+            still = []
+            for t, rid in pending:
+                try:
+                    rec = t.store.read()
+                except StoreError:
+                    continue
+                req = rec.in_progress if rec is not None else None
+                if req is not None and req.request_id == rid:
+                    if req.deadline and self._clock() >= req.deadline:
+                        with contextlib.suppress(StoreError):
+                            t.store.update(lambda r: r.expire(int(self._clock())))
+                        continue
+                    still.append((t, rid))
+            pending = still
+            if pending:
+                time.sleep(WAIT_POLL)
+        took = time.monotonic() - begin
+        outcomes = []
+        for t, code, _rid in started:
+            if code:
+                continue
+            rec = t.store.read()
+            if rec is None:
+                continue
+            err = rec.checkpoint_error()
+            where = next(iter(sorted(rec.last_image.values())), "")
+            outcomes.append(
+                f"{t.step.step_id}: "
+                + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
+            )
+        return f"checkpoint ended after {took:.1f}s; " + "; ".join(outcomes)
+
+    def _checkpoint(
+        self, target: StepId, operation: str, max_wait: int, image_dir: str | None
+    ) -> tuple[Job, list[_Target], str]:
+        job = self._checks(target)
+        targets = self._targets(job, target)
+        started = self._begin(job, targets, operation, max_wait, image_dir)
+        codes = [(t.step.step_id, code) for t, code, _ in started]
+        if all(code for _t, code, _ in started):
+            self._aggregate(target, operation, codes)
+        detail = self._wait(started, max_wait)
+        refused = [f"{t.step.step_id} {describe(c)[0]}" for t, c, _ in started if c]
+        if refused:
+            detail += "; refused: " + ", ".join(refused)
+        return job, targets, detail
+
+    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        _job, _targets, detail = self._checkpoint(target, "create", max_wait, image_dir)
+        return ActionResult(target, "create", detail)
+
+    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        job = self._checks(target)
+        targets = self._targets(job, target)
+        if job.batch and not target.is_whole_job:
+            # The requeue ends every step: checkpoint the other registered ones too.
+            with contextlib.suppress(SckptError):
+                named = {t.step.step_id.step for t in targets}
+                targets += [
+                    t
+                    for t in self._targets(job, StepId(job.job_id))
+                    if t.step.step_id.step not in named
+                ]
+        started = self._begin(job, targets, "vacate", max_wait, image_dir)
+        first = started[0]
+        if first[1]:  # the named step itself was refused: nothing is ended
+            self._aggregate(target, "vacate", [(first[0].step.step_id, first[1])])
+        detail = self._wait(started, max_wait)
+        for t in targets:
+            with contextlib.suppress(SckptError):
+                self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
+        if job.batch:
+            self._b.requeue(job.job_id, hold=True)
+            detail += f"; job {job.job_id} requeued and held (restart brings it back)"
+        else:
+            for t in targets:
+                self._b.kill_step(t.step.step_id, int(signal.SIGTERM))
+            detail += "; step ended (SIGTERM)"
+        return ActionResult(target, "vacate", detail)
+
+    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+        if not (target.is_whole_job or target.is_batch):
+            self._checks(target)
+            raise NotSupported(hint="restart applies to a whole job (JOBID), not to one step")
+        jobs, _steps = self._fresh()
+        job = jobs.get(target.job_id)
+        if job is None:
+            raise InvalidJobId(
+                hint=f"no job {target.job_id} (Slurm forgets ended jobs after MinJobAge)"
+            )
+        if self._uid not in (0, job.uid) and self._user != self._ctl().slurm_user:
+            raise PermissionRefused(hint=f"job {job.job_id} belongs to {job.user}")
+        if job.state in (JobState.RUNNING, JobState.SUSPENDED) or (
+            job.state == JobState.PENDING and not job.held
+        ):
+            raise JobNotFinished(hint=f"job {job.job_id} is {job.state.value}")
+        if not job.batch:
+            raise NotSupported(hint="only batch jobs can be requeued by Slurm")
+        records = self._job_records(job)
+        if image_dir:
+            for store, rec in records:
+                leaf = Path(image_dir) / image_leaf(store.step)
+                found = {
+                    p: str(leaf / f"task{p}")
+                    for p in set(rec.tasks) | set(rec.last_image)
+                    if (leaf / f"task{p}").is_dir()
+                }
+
+                def point(r: StepRecord, found: dict[str, str] = found) -> None:
+                    r.last_image = dict(found)
+
+                store.update(point)
+            records = self._job_records(job)
+        images = [rec for _s, rec in records if rec.last_image]
+        if not images:
+            raise NoSuchImage(hint=f"no checkpoint image recorded for job {job.job_id}")
+        nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
+        pinned = any(r.pinned_nodes for _s, r in records)
+        if stick and nodes:
+            self._b.set_required_nodes(job.job_id, nodes)
+        elif pinned:
+            self._b.set_required_nodes(job.job_id, "")
+
+        def mark(r: StepRecord) -> None:
+            r.pinned_nodes = nodes if stick else ""
+            r.log("restart", self._user, 0, f"stick={int(stick)}", "")
+
+        for store, _rec in records:
+            with contextlib.suppress(StoreError):
+                store.update(mark)
+        if job.state == JobState.PENDING:
+            self._b.release(job.job_id)
+        else:
+            self._b.requeue(job.job_id, hold=False)
+        self._start_now(job.job_id)
+        where = f" on {nodes}" if stick and nodes else ""
+        return ActionResult(
+            target,
+            "restart",
+            f"job {job.job_id} released{where}; tasks resume from their last image",
+        )
+
+    def _job_records(self, job: Job) -> list[tuple[StepStore, StepRecord]]:
+        directory = state_dir_for(job.work_dir, self._state_dir)
+        out = []
+        for path in sorted(directory.glob(f"{job.job_id}.*.json")):
+            name = path.name[len(f"{job.job_id}.") : -len(".json")]
+            step = STEP_BATCH if name == "batch" else int(name) if name.isdigit() else None
+            if step is None:
+                continue
+            store = StepStore(directory, StepId(job.job_id, step))
+            with contextlib.suppress(StoreError):
+                rec = store.read()
+                if rec is not None:
+                    out.append((store, rec))
+        return out
+
+    def _start_now(self, job_id: int) -> None:
+        """Clear the begin time a requeue sets (about two minutes ahead)."""
+        setter = getattr(self._b, "set_begin_time", None)
+        if setter is not None:
+            setter(job_id, 0)
+            return
+        # The binding has no begin-time update yet: scontrol does the same RPC.
+        subprocess.run(
+            ["scontrol", "update", f"JobId={job_id}", "StartTime=now"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+
+    def complete(
+        self, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        job = self._checks(target)
+        codes = []
+        for t in self._targets(job, target):
+
+            def change(rec: StepRecord) -> None:
+                rec.keep_highest(error_code, error_msg)
+                rec.log("complete", self._user, error_code, error_msg)
+                req = rec.in_progress
+                if req is not None and begin_time == req.start:
+                    req.pending = []
+                    rec.in_progress = None
+                    if not error_code:
+                        rec.last_image_time = int(self._clock())
+
+            self._update(t, change)
+            codes.append((t.step.step_id, 0))
+        return self._aggregate(target, "complete", codes)
+
+    def tasks(
+        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> ActionResult:
+        job = self._checks(target)
+        targets = self._targets(job, target)
+        wanted = set(expand_hostlist(nodelist)) if nodelist else None
+        if wanted is not None:
+            for t in targets:
+                if wanted - set(expand_hostlist(t.step.nodes)):
+                    raise InvalidJobId(hint=f"{t.step.step_id} does not run on {nodelist}")
+        started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
+        codes = [(t.step.step_id, code) for t, code, _ in started]
+        return self._aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
+
+    def close(self) -> None:
+        """The binding is process-wide and closed by its owner; nothing to release here."""
+
+
+def _current_tasks(rec: StepRecord, job: Job) -> list[Any]:
+    """Tasks registered by this run of the job (a requeued job's old ones do not count)."""
+    return [t for t in rec.running_tasks if t.restart_count == job.restart_count]
+
+
+def _step_order(step: Step) -> tuple[int, int]:
+    key = step.step_id.step
+    if key == STEP_BATCH:
+        return (0, 0)
+    if key == STEP_EXTERN:
+        return (1, 0)
+    return (2, key)
+
+
+def create_engine(request: Any) -> Engine:
+    """The facade's registry hook (``open_facade(engine="cooperative")``)."""
+    binding = request.binding
+    if binding is None:
+        from ..libslurm import get_binding
+
+        binding = get_binding()
+    return CooperativeEngine(binding)
