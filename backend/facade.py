@@ -268,10 +268,13 @@ class Facade:
     def info(self) -> ClusterInfo:
         """Cluster name, Slurm version, engine, acting user, switch/proctrack, read-only."""
         with self._lock:
-            if self._info is None:
-                base = self._engine.cluster_info()
-                self._info = replace(base, engine=self.engine_name, read_only=self.read_only)
-            return self._info
+            if self._info is not None:
+                return self._info
+            base = self._engine.cluster_info()
+            info = replace(base, engine=self.engine_name, read_only=self.read_only)
+            if info.cluster_name:  # "" = controller not reached yet: ask again next time
+                self._info = info
+            return info
 
     @property
     def engine(self) -> Engine:

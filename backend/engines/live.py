@@ -1,0 +1,338 @@
+"""The real-cluster base engine: listing through the binding, the reference's state checks.
+
+``LiveEngine`` is what sckpt runs on a modern Slurm (20.02 and later, such as Debian 12's
+22.05) when no cooperative engine is installed: jobs and steps are listed through the
+libslurm binding exactly as ``squeue`` sees them, and every checkpoint operation first
+applies the controller's checks in the reference's order (no such job, access, pending,
+suspended, finished, no such step) and then answers ESLURM_NOT_SUPPORTED "not supported by
+this Slurm".  State errors win over "not supported", as they did in Slurm itself.
+
+Subclassing (how the cooperative engine builds on it):
+
+* ``check_target(target, job_level_ok_for_slurm_user=True)`` runs checks 1-6 on fresh data
+  and returns ``(job, steps)``: the steps the operation acts on (every RUNNING step for
+  the whole job);
+* ``checkpoint_state(job, step)`` decides what the snapshot shows per step (override it
+  to read a state store); it runs for every step on every changed snapshot, so keep it
+  cheap;
+* override the nine operations and call ``check_target`` first;
+* ``caller_uid`` / ``caller_name`` are the real user running sckpt; ``slurm_user()`` is
+  the cluster's SlurmUser; ``binding`` is the ``sckpt.backend.libslurm`` Binding.
+
+Registered with the facade under the name ``live`` (``create_engine`` below).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    AccessDenied,
+    AlreadyDone,
+    Disabled,
+    InvalidJobId,
+    JobNotFinished,
+    JobPending,
+    JobSuspended,
+    NotSupported,
+    SlurmError,
+)
+from ..model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    CheckpointState,
+    ClusterInfo,
+    Interconnect,
+    Job,
+    JobState,
+    JobView,
+    NodePids,
+    Snapshot,
+    Step,
+    StepId,
+    StepProcesses,
+    StepView,
+)
+from .base import Engine
+
+if TYPE_CHECKING:
+    from ..facade import EngineRequest
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+class LiveEngine(Engine):
+    """Jobs and steps from libslurm; checkpoint operations: state checks, then NotSupported."""
+
+    name = "live"
+
+    def __init__(self, binding: Any) -> None:
+        self.binding = binding
+        self.caller_uid = os.getuid()
+        self.caller_name = _user_name(self.caller_uid)
+        self._lock = threading.RLock()
+        self._jobs_update = 0
+        self._steps_update = 0
+        self._jobs: tuple[Job, ...] = ()
+        self._steps: tuple[Step, ...] = ()
+        self._by_job: dict[int, Job] = {}
+        self._steps_by_job: dict[int, list[Step]] = {}
+        self._views: tuple[JobView, ...] = ()
+        self._loaded = False
+        self._conf: Any = None
+
+    # ------------------------------------------------------------------ facts
+
+    def controller_config(self) -> Any:
+        """``slurm_load_ctl_conf`` once (ControllerConfig), then from memory."""
+        with self._lock:
+            if self._conf is None:
+                self._conf = self.binding.ctl_conf()
+            return self._conf
+
+    def slurm_user(self) -> str:
+        """SlurmUser (allowed whole-job requests on anyone's job); "" when unknown."""
+        try:
+            return str(self.controller_config().slurm_user)
+        except SlurmError:
+            return ""
+
+    def not_supported_reason(self) -> str:
+        """Why checkpoint operations cannot work here, in words."""
+        version = getattr(self.binding, "header_version", "") or "this release"
+        return (
+            f"not supported by this Slurm ({version}): the checkpoint API was removed in "
+            "20.02 and no cooperative engine is installed"
+        )
+
+    def cluster_info(self) -> ClusterInfo:
+        try:
+            conf = self.controller_config()
+        except SlurmError:
+            # Controller down: still say what we know; the facade asks again later.
+            return ClusterInfo(
+                cluster_name="",
+                slurm_version=str(getattr(self.binding, "header_version", "")),
+                engine=self.name,
+                acting_user=self.caller_name,
+            )
+        return ClusterInfo(
+            cluster_name=conf.cluster_name,
+            slurm_version=conf.version,
+            engine=self.name,
+            acting_user=self.caller_name,
+            switch_type=conf.switch_type,
+            proctrack_type=conf.proctrack_type,
+        )
+
+    # ------------------------------------------------------------------ listing
+
+    def refresh(self) -> bool:
+        """Load jobs and steps (reusing "no change since"); True when anything changed."""
+        with self._lock:
+            jobs = self.binding.load_jobs(self._jobs_update if self._loaded else 0)
+            steps = self.binding.get_steps(self._steps_update if self._loaded else 0)
+            changed = not self._loaded or jobs.changed or steps.changed
+            if jobs.changed or not self._loaded:
+                self._jobs = jobs.jobs
+                self._jobs_update = jobs.last_update
+                self._by_job = {job.job_id: job for job in self._jobs}
+            if steps.changed or not self._loaded:
+                self._steps = steps.steps
+                self._steps_update = steps.last_update
+                by_job: dict[int, list[Step]] = {}
+                for step in self._steps:
+                    by_job.setdefault(step.step_id.job_id, []).append(step)
+                for listed in by_job.values():
+                    listed.sort(key=_step_order)
+                self._steps_by_job = by_job
+            self._loaded = True
+            return changed
+
+    def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
+        """What the console shows for a step: here, why checkpoints cannot happen."""
+        if job.state is JobState.SUSPENDED:
+            return CheckpointState(CheckpointKind.DISABLED, reason="job suspended")
+        if job.state.is_finished:
+            return CheckpointState(CheckpointKind.DONE, reason=f"job {job.state.value.lower()}")
+        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=self.not_supported_reason())
+
+    volatile_states = False
+    """True when ``checkpoint_state`` can change while the job/step list does not (a state
+    store, the controller's able/error): views are then rebuilt on every snapshot and
+    ``changed`` says whether they differ."""
+
+    def build_views(self) -> tuple[JobView, ...]:
+        """Jobs with their steps and each step's ``checkpoint_state``."""
+        views = []
+        for job in self._jobs:
+            steps = tuple(
+                StepView(step, self.checkpoint_state(job, step))
+                for step in self._steps_by_job.get(job.job_id, ())
+            )
+            views.append(JobView(job, steps))
+        return tuple(views)
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            changed = self.refresh()
+            if changed or not self._views or self.volatile_states:
+                views = self.build_views()
+                changed = changed or views != self._views
+                self._views = views
+            return Snapshot(jobs=self._views, taken_at=time.time(), changed=changed)
+
+    def step_processes(self, target: StepId) -> StepProcesses:
+        if target.is_whole_job:
+            with self._lock:
+                self.refresh()
+                steps = [
+                    s for s in self._steps_by_job.get(target.job_id, ()) if s.state == "RUNNING"
+                ]
+            if target.job_id not in self._by_job:
+                raise InvalidJobId(hint=f"there is no job {target.job_id}")
+            nodes: list[NodePids] = []
+            proctrack = ""
+            for step in steps:
+                one = self.binding.step_pids(step.step_id)
+                proctrack = one.proctrack_type
+                nodes.extend(one.nodes)
+            return StepProcesses(target, tuple(nodes), proctrack)
+        return self.binding.step_pids(target)  # type: ignore[no-any-return]
+
+    def interconnect(self, target: StepId) -> Interconnect:
+        with self._lock:
+            self.refresh()
+            job = self._by_job.get(target.job_id)
+            if job is None:
+                raise InvalidJobId(hint=f"there is no job {target.job_id}")
+            steps = self._steps_by_job.get(target.job_id, [])
+            if not target.is_whole_job:
+                steps = [s for s in steps if s.step_id.step == target.step]
+                if not steps:
+                    raise InvalidJobId(hint=f"job {target.job_id} has no step {target.step_text}")
+        switch = ""
+        try:
+            switch = self.controller_config().switch_type
+        except SlurmError:
+            switch = ""
+        network = next((s.network for s in steps if s.network), "")
+        return Interconnect(target, switch, network)
+
+    # ------------------------------------------------------------------ the reference's checks
+
+    def check_target(self, target: StepId) -> tuple[Job, list[Step]]:
+        """Checks 1-6 of the controller, in its order, on fresh data; returns job and steps.
+
+        Job-level requests (the whole job, ``.batch``) also admit SlurmUser, and a
+        suspended job answers ESLURM_JOB_SUSPENDED to them (ESLURM_DISABLED to a step).
+        """
+        job_level = target.is_whole_job or target.is_batch
+        with self._lock:
+            self.refresh()
+            job = self._by_job.get(target.job_id)
+            steps = list(self._steps_by_job.get(target.job_id, ()))
+        if job is None:
+            raise InvalidJobId(hint=f"there is no job {target.job_id}")
+        if self.caller_uid not in (0, job.uid):
+            slurm_user = self.slurm_user() if job_level else ""
+            if not (slurm_user and slurm_user == self.caller_name):
+                who = "root or SlurmUser" if job_level else "root"
+                raise AccessDenied(
+                    hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may"
+                )
+        if job.state is JobState.PENDING:
+            raise JobPending(hint=f"job {job.job_id} has not started yet")
+        if job.state is JobState.SUSPENDED:
+            if job_level:
+                raise JobSuspended(hint=f"resume job {job.job_id} first")
+            raise Disabled(hint=f"job {job.job_id} is suspended; resume it first")
+        if job.state is not JobState.RUNNING:
+            raise AlreadyDone(hint=f"job {job.job_id} is {job.state.value.lower()}")
+        if target.is_whole_job:
+            return job, [s for s in steps if s.state == "RUNNING"]
+        chosen = [s for s in steps if s.step_id.step == target.step]
+        if not chosen:
+            raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
+        return job, chosen
+
+    def check_restart(self, target: StepId) -> Job | None:
+        """Restart's own order: whole job only, then ESLURM_JOB_NOT_FINISHED."""
+        if not (target.is_whole_job or target.is_batch):
+            raise NotSupported(hint="restart applies to a whole job (JOB or JOB.batch)")
+        with self._lock:
+            self.refresh()
+            job = self._by_job.get(target.job_id)
+        if job is not None and not job.state.is_finished:
+            raise JobNotFinished(hint=f"job {target.job_id} is {job.state.value.lower()}")
+        return job
+
+    def not_supported(self) -> NotSupported:
+        return NotSupported(hint=self.not_supported_reason())
+
+    # ------------------------------------------------------------------ the nine operations
+
+    def able(self, target: StepId) -> AbleResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def error(self, target: StepId) -> CheckpointError:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+        self.check_restart(target)
+        raise self.not_supported()
+
+    def enable(self, target: StepId) -> ActionResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def disable(self, target: StepId) -> ActionResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def complete(
+        self, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+    def tasks(
+        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> ActionResult:
+        self.check_target(target)
+        raise self.not_supported()
+
+
+def _step_order(step: Step) -> tuple[int, int]:
+    """squeue's order within a job: batch, extern, interactive, then 0, 1, 2 ..."""
+    from ..model import STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE
+
+    number = step.step_id.step
+    special = {STEP_BATCH: 0, STEP_EXTERN: 1, STEP_INTERACTIVE: 2}
+    return (special[number], 0) if number in special else (3, number)
+
+
+def create_engine(request: EngineRequest) -> Engine:
+    """The facade's factory for ``engine = "live"``."""
+    return LiveEngine(request.binding)
