@@ -142,10 +142,12 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=default(False),
         help="show the traceback of a failure",
     )
-
-
-def _json_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print JSON for scripts (commands; ignored by the console)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,7 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
                 required=True,
                 help="the nodes whose tasks should checkpoint (a Slurm host list)",
             )
-        _json_option(action)
 
     ls = sub.add_parser(
         "ls",
@@ -257,7 +258,6 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         allow_abbrev=False,
     )
-    _json_option(ls)
     ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
     ls.add_argument("-u", "--user", type=cli_args.names, action="append", help="user(s): a,b")
     ls.add_argument(
@@ -275,13 +275,12 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("-a", "--all", action="store_true", help="include finished jobs")
     ls.add_argument("-H", "--noheader", action="store_true", help="no header line")
 
-    doctor = sub.add_parser(
+    sub.add_parser(
         "doctor",
         parents=[common],
         help="check libslurm, the shim, the configuration and the controller",
         allow_abbrev=False,
     )
-    _json_option(doctor)
 
     completion = sub.add_parser(
         "completion",
@@ -570,7 +569,7 @@ def _cmd_actions(args: argparse.Namespace, operation: str, targets: Sequence[Ste
             operation,
             targets,
             args,
-            as_json=getattr(args, "json", False),
+            as_json=args.json,
             historical=args.command == "checkpoint",
         )
     finally:

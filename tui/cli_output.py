@@ -115,7 +115,9 @@ def checkpoint_text(state: CheckpointState) -> str:
     if kind is CheckpointKind.IN_PROGRESS:
         return f"in progress since {format_time(state.in_progress_since)}"
     if kind is CheckpointKind.NOT_SUPPORTED:
-        return f"not supported: {state.reason}" if state.reason else "not supported"
+        if not state.reason or state.reason.startswith("not supported"):
+            return state.reason or "not supported"
+        return f"not supported: {state.reason}"
     return kind.value
 
 

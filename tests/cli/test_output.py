@@ -84,6 +84,9 @@ def test_checkpoint_text_names_the_state_like_the_console() -> None:
     assert cli_output.checkpoint_text(
         _state(CheckpointKind.NOT_SUPPORTED, reason="not under sckpt run")
     ) == ("not supported: not under sckpt run")
+    assert cli_output.checkpoint_text(
+        _state(CheckpointKind.NOT_SUPPORTED, reason="not supported for this step: why")
+    ) == ("not supported for this step: why")
     since = 1_700_000_000
     assert (
         cli_output.checkpoint_text(_state(CheckpointKind.IN_PROGRESS, in_progress_since=since))
