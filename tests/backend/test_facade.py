@@ -272,3 +272,42 @@ def test_prebuilt_cluster_is_shared(settings: Settings) -> None:
     a = open_facade(settings, cluster=sim, as_user="root")
     assert a.simulated_cluster is sim
     assert a.snapshot().jobs == sim.snapshot().jobs
+
+
+def test_refreshes_and_actions_from_threads_at_once(settings: Settings) -> None:
+    import threading
+
+    f = demo(settings)
+    sim = f.simulated_cluster
+    view = next(
+        v
+        for v in f.snapshot().jobs
+        if v.job.state is JobState.RUNNING and v.job.end_time > sim.now() + 1000
+    )
+    step = f"{view.job.job_id}.extern"
+    failures: list[BaseException] = []
+
+    def refresher() -> None:
+        try:
+            for _ in range(300):
+                f.snapshot()
+                sim.advance(1)
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    def actor() -> None:
+        try:
+            for _ in range(200):
+                f.disable(step)
+                f.enable(step)
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=refresher), threading.Thread(target=actor)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert failures == []
+    assert sim.step_state(StepId(view.job.job_id, 0xFFFFFFFC)).disable_count == 0
+    assert len(read_records(settings.audit_log)) == 400
