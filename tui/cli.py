@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -81,6 +82,12 @@ class _Parser(argparse.ArgumentParser):
     """argparse that never calls ``sys.exit``: errors become one-line ``UsageError``s."""
 
     def error(self, message: str) -> NoReturn:
+        unknown = re.match(r"argument COMMAND: invalid choice: (.*?) \(choose from", message)
+        if unknown:
+            message = (
+                f"unknown command {unknown.group(1)}: expected one of {', '.join(COMMANDS)}, "
+                "or JOB[.STEP] to open the console there"
+            )
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
@@ -497,6 +504,8 @@ def _run_actions(
         outcome = _call(facade, operation, target, args)
         outcomes.append(outcome)
         if outcome.error is not None:
+            if args.debug:
+                traceback.print_exception(outcome.error)
             named = str(outcome.error).startswith(f"{operation} {target}")
             prefix = "" if named else f"{operation} {target}: "
             _err(cli_output.failure_line(prefix, outcome.error))

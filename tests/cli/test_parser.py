@@ -194,3 +194,33 @@ def test_run_without_a_program_is_usage(capsys: pytest.CaptureFixture[str]) -> N
     assert cli.main(["run"]) == 2
     assert "usage: sckpt run" in capsys.readouterr().err
     assert cli.main(["run", "--help"]) == 0
+
+
+def test_the_console_gets_the_facade_the_flags_ask_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path
+
+    from sckpt.backend.model import STEP_BATCH, StepId
+    from sckpt.tui import app
+
+    config = Path(str(tmp_path)) / "config.toml"
+    config.write_text(f'audit_log = "{Path(str(tmp_path)) / "audit.log"}"\n[demo]\njobs = 5\n')
+    monkeypatch.setenv("SCKPT_CONFIG", str(config))
+    seen: list[tuple[str, bool, str, StepId | None]] = []
+
+    def fake_console(facade: object, settings: object, *, focus: StepId | None = None) -> int:
+        info = facade.info  # type: ignore[attr-defined]
+        seen.append((info.engine, info.read_only, info.acting_user, focus))
+        return 0
+
+    monkeypatch.setattr(app, "run_console", fake_console)
+    assert cli.main(["--demo"]) == 0
+    assert cli.main(["--demo", "--read-only", "--as-user", "bob", "184201.batch"]) == 0
+    assert cli.main(["--demo", "--step", "12.3"]) == 0
+    assert seen == [
+        ("simulated", False, seen[0][2], None),
+        ("simulated", True, "bob", StepId(184201, STEP_BATCH)),
+        ("simulated", False, seen[0][2], StepId(12, 3)),
+    ]
+    assert capsys.readouterr().err == ""
