@@ -658,6 +658,7 @@ class Binding:
 
 def load_binding() -> Binding:
     """Build (if needed) and load the shim, check versions, find a config, call slurm_init."""
+    source = find_config_source()  # cheap, and nothing to build for without a cluster
     plan = _build.plan()
     _check_release(plan.lib_path, plan.version_text)
     module_path = _build.build(plan)
@@ -694,6 +695,5 @@ def load_binding() -> Binding:
             f"the cached shim {module_path} was built for another Slurm release",
             hint=f"remove {plan.build_dir} to rebuild it",
         )
-    source = find_config_source()
     _probe_init(plan.lib_path, source)
     return Binding(module, plan, module_path, source)

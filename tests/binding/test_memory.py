@@ -1,0 +1,47 @@
+"""10,000 load/free cycles against the real cluster leave RSS where it was (< 5 MB growth)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sckpt.backend.libslurm import Binding
+from sckpt.backend.model import StepId
+
+from tests.helpers import wait_for
+
+from .conftest import Submit
+
+pytestmark = pytest.mark.slurm
+
+CYCLES = 10_000
+
+
+def _rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_load_free_cycles_do_not_grow_rss(binding: Binding, submit: Submit) -> None:
+    running = submit("-n2", "-J", "bind-mem", "--wrap", "srun -n2 sleep 600")
+    for _ in range(5):
+        submit("-n1", "-J", "bind-mem-held", "--hold", "--wrap", "sleep 1")
+    wait_for(lambda: any(s.step_id == StepId(running, 0) for s in binding.get_steps().steps))
+
+    def cycle() -> None:
+        jobs = binding.load_jobs(0)
+        steps = binding.get_steps(0)
+        assert jobs.changed and steps.changed and jobs.jobs and steps.steps
+
+    for _ in range(500):  # warm up allocator, caches and the user-name table
+        cycle()
+    before = _rss_kb()
+    for i in range(CYCLES):
+        cycle()
+        if i % 1000 == 0:
+            binding.ctl_conf()
+            binding.step_pids(StepId(running, 0))
+    growth_kb = _rss_kb() - before
+    assert growth_kb < 5 * 1024, f"RSS grew {growth_kb} KiB over {CYCLES} cycles"
