@@ -1,0 +1,190 @@
+"""``sckpt doctor``: can sckpt talk to Slurm on this machine, and if not, what to fix.
+
+A pure function over the machine's state: ``run_doctor()`` returns a :class:`DoctorReport`
+and the exit code (0 usable, 2 not usable); ``format_report`` renders it for a terminal.
+The command line wires ``sckpt doctor`` (and ``--json``) to these.  Each check names what
+it looked at, so a user can compare with their own ``ls``/``scontrol`` findings.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .errors import SckptError
+from .libslurm import _build, find_config_source, get_binding
+
+EXIT_USABLE = 0
+EXIT_UNUSABLE = 2
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorCheck:
+    """One line of the report."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    informational: bool = False
+    """A fact, not a requirement (e.g. "checkpoint API absent" on modern Slurm)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Everything ``sckpt doctor`` found (facts are empty strings when unknown)."""
+
+    usable: bool
+    checks: tuple[DoctorCheck, ...] = field(default=())
+    libslurm_path: str = ""
+    libslurm_api_version: str = ""
+    headers: str = ""
+    slurm_version: str = ""
+    shim_state: str = ""
+    """``cached``, ``built`` (just now) or ``unavailable``."""
+    shim_path: str = ""
+    cache_dir: str = ""
+    config_source: str = ""
+    controller_reachable: bool = False
+    round_trip_ms: float = 0.0
+    controller_version: str = ""
+    cluster_name: str = ""
+    checkpoint_api: bool = False
+    checkpoint_symbols: tuple[str, ...] = ()
+    """The ``slurm_checkpoint_*`` symbols found (all nine on Slurm <= 19.05)."""
+    switch_type: str = ""
+    proctrack_type: str = ""
+
+
+def _api_text(value: int) -> str:
+    return f"{(value >> 16) & 0xFF}.{(value >> 8) & 0xFF}.{value & 0xFF}"
+
+
+def run_doctor() -> tuple[DoctorReport, int]:
+    """Check headers, library, shim, configuration and controller; never raises."""
+    checks: list[DoctorCheck] = []
+    facts: dict[str, object] = {}
+
+    # 1. Headers and library (no compiling yet).
+    plan = None
+    try:
+        plan = _build.plan()
+        facts["headers"] = f"{plan.include_dir}/slurm (Slurm {plan.version_text})"
+        facts["slurm_version"] = plan.version_text
+        facts["libslurm_path"] = str(plan.lib_path)
+        facts["cache_dir"] = str(plan.cache_root)
+        checks.append(DoctorCheck("headers", True, str(facts["headers"])))
+        try:
+            api = _build.library_api_version(plan.lib_path)
+            facts["libslurm_api_version"] = _api_text(api)
+            checks.append(DoctorCheck("libslurm", True, f"{plan.lib_path} (API {_api_text(api)})"))
+        except OSError as exc:
+            checks.append(DoctorCheck("libslurm", False, f"{plan.lib_path}: {exc}"))
+    except SckptError as exc:
+        checks.append(DoctorCheck("headers/libslurm", False, exc.message, exc.hint))
+
+    # 2. Configuration source (before slurm_init, which would exit without one).
+    try:
+        source = find_config_source()
+        facts["config_source"] = str(source)
+        checks.append(DoctorCheck("configuration", True, str(source)))
+    except SckptError as exc:
+        checks.append(DoctorCheck("configuration", False, exc.message, exc.hint))
+
+    # 3. Shim build and load (builds now when missing), then the controller.
+    binding = None
+    if plan is not None and facts.get("config_source"):
+        was_cached = plan.meta_path.is_file()
+        try:
+            binding = get_binding()
+            facts["shim_state"] = "cached" if was_cached else "built"
+            facts["shim_path"] = str(binding.module_path)
+            checks.append(
+                DoctorCheck("shim", True, f"{facts['shim_state']}: {binding.module_path}")
+            )
+        except SckptError as exc:
+            facts["shim_state"] = "unavailable"
+            checks.append(DoctorCheck("shim", False, exc.message, exc.hint))
+    elif plan is not None:
+        facts["shim_state"] = "cached" if plan.meta_path.is_file() else "not built"
+        checks.append(
+            DoctorCheck(
+                "shim",
+                True,
+                f"{facts['shim_state']} ({plan.build_dir}); not loaded without a configuration",
+                informational=True,
+            )
+        )
+
+    if binding is not None:
+        try:
+            start = time.perf_counter()
+            conf = binding.ctl_conf()
+            rtt = (time.perf_counter() - start) * 1000
+            facts.update(
+                controller_reachable=True,
+                round_trip_ms=round(rtt, 2),
+                controller_version=conf.version,
+                cluster_name=conf.cluster_name,
+                switch_type=conf.switch_type,
+                proctrack_type=conf.proctrack_type,
+            )
+            checks.append(
+                DoctorCheck(
+                    "controller",
+                    True,
+                    f"{conf.control_host}:{conf.slurmctld_port} answered in {rtt:.1f} ms "
+                    f"(cluster {conf.cluster_name}, slurmctld {conf.version})",
+                )
+            )
+            checks.append(
+                DoctorCheck(
+                    "plugins",
+                    True,
+                    f"switch {conf.switch_type or '-'}, proctrack {conf.proctrack_type or '-'}",
+                    informational=True,
+                )
+            )
+        except SckptError as exc:
+            checks.append(
+                DoctorCheck(
+                    "controller",
+                    False,
+                    str(exc),
+                    "start slurmctld or check SlurmctldHost/Port in the configuration",
+                )
+            )
+        symbols = binding.checkpoint_symbols()
+        found = tuple(name for name, present in symbols.items() if present)
+        facts["checkpoint_symbols"] = found
+        facts["checkpoint_api"] = len(found) == len(symbols)
+        if facts["checkpoint_api"]:
+            detail = "present (slurm_checkpoint_*): the native engine can be used"
+        elif found:
+            detail = f"partial ({', '.join(found)}): the cooperative engine will be used"
+        else:
+            detail = "absent (removed in Slurm 20.02): the cooperative engine will be used"
+        checks.append(DoctorCheck("checkpoint API", True, detail, informational=True))
+
+    usable = binding is not None and bool(facts.get("controller_reachable"))
+    report = DoctorReport(usable=usable, checks=tuple(checks), **facts)  # type: ignore[arg-type]
+    return report, EXIT_USABLE if usable else EXIT_UNUSABLE
+
+
+def format_report(report: DoctorReport) -> str:
+    """Plain text, one check a line, with what to fix under each failure."""
+    lines = []
+    for check in report.checks:
+        mark = "info" if check.informational else ("ok" if check.ok else "FAIL")
+        lines.append(f"{mark:>4}  {check.name}: {check.detail}")
+        if not check.ok and check.fix:
+            lines.append(f"      fix: {check.fix}")
+    if report.cache_dir:
+        lines.append(f"      shim cache: {report.cache_dir}")
+    verdict = (
+        "sckpt can talk to Slurm."
+        if report.usable
+        else "sckpt cannot talk to Slurm here; `sckpt --demo` works without it."
+    )
+    lines.append(verdict)
+    return "\n".join(lines)
