@@ -5,7 +5,9 @@ Prints one Markdown table row per measurement (paste into bench/README.md with t
 machine and date).  Nothing here is asserted: the figures are for people.
 
 Measured:
-* generation: ``SimulatedCluster(seed, n_jobs, ManualClock())`` (jobs, steps, views);
+* generation: ``SimulatedCluster(seed, n_jobs, ManualClock())`` (jobs, steps, views), wall
+  clock and CPU time of this process (the CPU time is what a busy shared machine cannot
+  inflate);
 * first snapshot: the first ``snapshot()`` after generation;
 * unchanged snapshot: nothing happened since the last one (``changed=False``);
 * snapshot after 60 s and 600 s of simulated time, then 2 s later (one console refresh):
@@ -40,7 +42,9 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
 def run(n_jobs: int) -> dict[str, float | int]:
     out: dict[str, float | int] = {}
     clock = ManualClock()
+    cpu = time.process_time()
     out["generation"], cluster = timed(lambda: SimulatedCluster(seed=1, n_jobs=n_jobs, clock=clock))
+    out["generation, CPU time"] = time.process_time() - cpu
     assert isinstance(cluster, SimulatedCluster)
     out["jobs"], out["steps"] = cluster.size
     out["first snapshot"], _ = timed(cluster.snapshot)

@@ -135,7 +135,7 @@ _APPS: tuple[tuple[str, str, str], ...] = (
 )
 _CPU_PARTITIONS = ("batch", "batch", "batch", "debug", "long")
 _CPU_NODES = (1, 1, 1, 2, 2, 4, 8)
-_NUMBERED = (1, 2, 2, 3, 4, 5)
+_NUMBERED = (1, 2, 3, 3, 4, 5)
 _PENDING_REASONS = ("Priority", "Resources", "Priority", "Resources", "Dependency", "JobHeldUser")
 _FAIL_CODES = (_errno.ENOSPC, _errno.EIO, _errno.ENOMEM, _errno.EACCES)
 _STATE_WEIGHTS = (
