@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sckpt.backend.config import Settings
-from sckpt.backend.errors import UsageError
+from sckpt.backend.config import Settings, settings_from_mapping
+from sckpt.backend.errors import ConfigError, UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import StepId
 from sckpt.backend.targets import MAX_JOB_ID, parse_target
@@ -86,3 +86,42 @@ def test_invalid_input_never_reaches_the_engine(
     if op in ("create", "vacate"):
         assert 0 <= call[2] <= 65535
         assert call[3] is None or call[3].startswith("/")
+
+
+toml_values = st.recursive(
+    st.one_of(
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        st.floats(allow_nan=False),
+        st.text(max_size=20),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=10), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+config_keys = st.sampled_from(
+    [
+        "refresh_interval",
+        "engine",
+        "read_only",
+        "max_wait",
+        "image_dir",
+        "audit_log",
+        "audit_required",
+        "keys",
+        "demo",
+        "other",
+    ]
+)
+
+
+@PROPS
+@given(st.dictionaries(config_keys, toml_values, max_size=5))
+def test_any_config_table_is_settings_or_a_config_error(data: dict[str, object]) -> None:
+    try:
+        result = settings_from_mapping(data)
+    except ConfigError as exc:
+        assert "expected" in str(exc)
+    else:
+        assert isinstance(result, Settings)
