@@ -34,7 +34,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import Disabled, SckptError, UsageError
-from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, StepId
+from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, ClusterInfo, StepId
 
 from sckpt import __version__
 
@@ -94,6 +94,25 @@ class _Parser(argparse.ArgumentParser):
         if message:
             sys.stderr.write(message)
         raise _ParserExit(status)
+
+
+# Shell functions completing TARGET with the job and step ids squeue shows (silent when
+# squeue is missing or the controller does not answer).  Emitted once, in the preamble.
+_TARGET_COMPLETION = {"bash": "_sckpt_targets", "zsh": "_sckpt_targets"}
+_COMPLETION_PREAMBLE = {
+    "bash": (
+        "_sckpt_targets() {\n"
+        '  compgen -W "$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)" -- "$1"\n'
+        "}\n"
+    ),
+    "zsh": (
+        "_sckpt_targets() {\n"
+        "  local -a ids\n"
+        '  ids=(${(f)"$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)"})\n'
+        "  compadd -a ids\n"
+        "}\n"
+    ),
+}
 
 
 def _complete_with(action: argparse.Action, spec: object) -> argparse.Action:
@@ -195,12 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
             description=_SUMMARIES[name].capitalize() + ".",
             allow_abbrev=False,
         )
-        action.add_argument(
-            "targets",
-            metavar="TARGET",
-            nargs="+",
-            type=cli_args.target,
-            help="JOB (every running step), JOB.STEP, JOB.batch, JOB.extern, JOB.interactive",
+        _complete_with(
+            action.add_argument(
+                "targets",
+                metavar="TARGET",
+                nargs="+",
+                type=cli_args.target,
+                help="JOB (every running step), JOB.STEP, JOB.batch, JOB.extern, JOB.interactive",
+            ),
+            _TARGET_COMPLETION,
         )
         if name in ("create", "vacate", "tasks"):
             action.add_argument(
@@ -292,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     completion = sub.add_parser(
         "completion",
         help="print the shell completion script (bash or zsh)",
+        parents=[common],
         description=(
             "Print a completion script. bash: sckpt completion bash > "
             "~/.local/share/bash-completion/completions/sckpt ; zsh: sckpt completion zsh > "
@@ -622,7 +645,9 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         snapshot = facade.snapshot()
         views = select(snapshot.jobs, wanted)
         if args.json:
-            _out(cli_output.dumps(render_json(views, snapshot, facade.info)))
+            # stale: the controller did not answer; asking it again would only wait again
+            info = None if snapshot.stale else _info_or_none(facade)
+            _out(cli_output.dumps(render_json(views, snapshot, info)))
         else:
             text = render_text(views, snapshot, steps=args.steps, noheader=args.noheader)
             if text:
@@ -633,6 +658,14 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         return EXIT_OK
     finally:
         facade.close()
+
+
+def _info_or_none(facade: Facade) -> ClusterInfo | None:
+    """The cluster facts, or None when the controller cannot say (``ls`` still reports)."""
+    try:
+        return facade.info
+    except SckptError:
+        return None
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -654,7 +687,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 def _cmd_completion(args: argparse.Namespace) -> int:
     import shtab
 
-    _out(shtab.complete(build_parser(), shell=args.shell))
+    _out(
+        shtab.complete(build_parser(), shell=args.shell, preamble=_COMPLETION_PREAMBLE[args.shell])
+    )
     return EXIT_OK
 
 

@@ -65,10 +65,15 @@ def render_text(views: list[JobView], snapshot: Snapshot, *, steps: bool, nohead
     return cli_output.render_table(cli_output.JOB_HEADER, rows, noheader=noheader)
 
 
-def render_json(views: list[JobView], snapshot: Snapshot, info: ClusterInfo) -> dict[str, Any]:
-    """The document ``ls --json`` prints: cluster facts, freshness, jobs with their steps."""
+def render_json(
+    views: list[JobView], snapshot: Snapshot, info: ClusterInfo | None
+) -> dict[str, Any]:
+    """The document ``ls --json`` prints: cluster facts, freshness, jobs with their steps.
+
+    ``cluster`` is null when the controller could not be asked (``stale`` says why).
+    """
     return {
-        "cluster": cli_output.to_jsonable(info),
+        "cluster": cli_output.to_jsonable(info) if info is not None else None,
         "taken_at": snapshot.taken_at,
         "stale": snapshot.stale,
         "stale_since": snapshot.stale_since,

@@ -224,3 +224,26 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
         ("simulated", False, seen[0][2], StepId(12, 3)),
     ]
     assert capsys.readouterr().err == ""
+
+
+def test_targets_complete_with_the_ids_squeue_lists(
+    capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    from pathlib import Path
+
+    bin_dir = Path(str(tmp_path))
+    fake = bin_dir / "squeue"
+    # stands in for squeue: jobs without -s, steps with -s (as `squeue -h [-s] -o %i` prints)
+    fake.write_text('#!/bin/sh\ncase "$*" in *-s*) echo 12.0; echo 12.batch;; *) echo 12;; esac\n')
+    fake.chmod(0o755)
+    assert cli.main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    probe = (
+        script
+        + '\nCOMP_WORDS=(sckpt vacate 12); COMP_CWORD=2; _shtab_sckpt; echo "${COMPREPLY[*]}"'
+    )
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    answer = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env)
+    assert sorted(answer.stdout.split()) == ["12", "12.0", "12.batch"]
+    assert cli.main(["completion", "zsh"]) == 0
+    assert "_sckpt_targets() {" in capsys.readouterr().out

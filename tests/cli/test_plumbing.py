@@ -292,3 +292,16 @@ def test_keyboard_interrupt_exits_130(
     facade.answers = {"enable": KeyboardInterrupt()}
     assert cli.main(["enable", "1"]) == 130
     assert capsys.readouterr().err == "sckpt: interrupted\n"
+
+
+def test_ls_on_a_stale_snapshot_prints_what_it_has_and_exits_3(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sckpt.backend.model import Snapshot
+
+    stale = Snapshot(jobs=(), taken_at=0.0, stale=True, error="slurmctld did not answer")
+    monkeypatch.setattr(RecordingFacade, "snapshot", lambda self: stale, raising=False)
+    assert cli.main(["ls", "--json"]) == 3
+    out, err = capsys.readouterr()
+    assert json.loads(out)["stale"] is True
+    assert err == "sckpt: cannot reach Slurm: slurmctld did not answer\n"

@@ -380,3 +380,21 @@ def test_the_cli_drives_a_step_under_sckpt_run(
     wait_for(lambda: squeue_state(slurm_cluster, job) == "RUNNING", timeout=90)
     operations = [line["operation"] for line in audit_lines(config)[-12:]]
     assert operations[-3:] == ["create", "vacate", "restart"]
+
+
+def test_an_unreachable_controller_is_exit_3_with_the_reason(
+    slurm_cluster: SlurmCluster, config: Path, shared_dir: Path
+) -> None:
+    """The same cluster's config with a port nobody listens on: slurmctld never answers."""
+    dead = shared_dir / "dead-slurm.conf"
+    text = slurm_cluster.conf.read_text()
+    dead.write_text(re.sub(r"(?m)^SlurmctldPort=\d+", "SlurmctldPort=1", text))
+    env = {**os.environ, "SLURM_CONF": str(dead), "SCKPT_CONFIG": str(config)}
+    result = subprocess.run(
+        [str(SCKPT), "ls", "--json"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 3
+    document = json.loads(result.stdout)
+    assert document["stale"] is True and document["jobs"] == []
+    assert result.stderr.startswith("sckpt: cannot reach Slurm: ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
