@@ -557,10 +557,12 @@ class Facade:
             self.last_audit_problem = problem
 
     def _acting_user(self) -> str:
-        try:
-            return self.info.acting_user
-        except Exception:
-            return ""
+        """Who the engine acts as, without asking the controller (it may be down)."""
+        named = getattr(self._raw_engine, "acting_user", None)
+        if isinstance(named, str):
+            return named
+        info = self._info
+        return info.acting_user if info is not None else ""
 
 
 def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:

@@ -92,6 +92,11 @@ class LiveEngine(Engine):
         self._loaded = False
         self._conf: Any = None
 
+    @property
+    def acting_user(self) -> str:
+        """The real user running sckpt: the controller checks every request against it."""
+        return self.caller_name
+
     # ------------------------------------------------------------------ facts
 
     def controller_config(self) -> Any:

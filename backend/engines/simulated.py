@@ -1332,6 +1332,11 @@ class SimulatedEngine(Engine):
         self.cluster = cluster
         self.caller = cluster.user(user)
 
+    @property
+    def acting_user(self) -> str:
+        """The simulated user this engine acts as (written to the audit log)."""
+        return self.caller.name
+
     def cluster_info(self) -> ClusterInfo:
         return ClusterInfo(
             cluster_name=self.cluster.cluster_name,

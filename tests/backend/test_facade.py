@@ -311,3 +311,11 @@ def test_refreshes_and_actions_from_threads_at_once(settings: Settings) -> None:
     assert failures == []
     assert sim.step_state(StepId(view.job.job_id, 0xFFFFFFFC)).disable_count == 0
     assert len(read_records(settings.audit_log)) == 400
+
+
+def test_audit_names_the_simulated_acting_user(settings: Settings) -> None:
+    f = open_facade(settings, demo=True, as_user="bob", clock=ManualClock())
+    with pytest.raises(E.SlurmError):
+        f.disable("1.0")  # no such job: refused, still audited
+    (line,) = read_records(settings.audit_log)
+    assert line["acting_user"] == "bob" and line["result"]["code"] == 2017
