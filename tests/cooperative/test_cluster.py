@@ -1,0 +1,297 @@
+"""Cooperative checkpointing end to end on the real Slurm 22.05 cluster.
+
+Every job here is a batch job of sckpt-alice whose script runs the example counter twice,
+as steps ``.0`` and ``.1``, each under ``srun sckpt run``.  The operator is this process
+(root) through the facade; a second process (the ``sckpt`` command) and an unprivileged
+user (sckpt-bob) check what others see.  Each test cancels the jobs it submitted.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sckpt.backend.config import Settings
+from sckpt.backend.errors import (
+    AlreadyInProgress,
+    Disabled,
+    JobNotFinished,
+    JobPending,
+    NotSupported,
+)
+from sckpt.backend.facade import Facade, open_facade
+from sckpt.backend.model import StepId
+from sckpt.backend.store import StepStore
+
+from tests.conftest import SlurmCluster
+from tests.cooperative.conftest import EXAMPLE, SCKPT
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.slurm
+
+ALICE = "sckpt-alice"
+BOB = "sckpt-bob"
+
+SCRIPT = """#!/bin/bash
+#SBATCH -n 2
+#SBATCH -J coop-test
+srun -n1 --exact {sckpt} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {example} \\
+    --log $PWD/step0.log $STEP0_ARGS ${{STEP0_FAIL:+--fail "$STEP0_FAIL"}} &
+# The second step starts once the first one exists, so step ids match the log names in
+# every run (a restarted step finds its image by its step id).
+until squeue -h -s -j $SLURM_JOB_ID -o %i | grep -qx "$SLURM_JOB_ID.0"; do sleep 0.1; done
+srun -n1 --exact {sckpt} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {example} \\
+    --log $PWD/step1.log $STEP1_ARGS ${{STEP1_FAIL:+--fail "$STEP1_FAIL"}} &
+wait
+"""
+
+
+class Job:
+    """One submitted job: its id, directory, state files, and log checks."""
+
+    def __init__(self, cluster: SlurmCluster, work: Path, job_id: int) -> None:
+        self.cluster = cluster
+        self.work = work
+        self.id = job_id
+
+    def step(self, n: int | str) -> str:
+        return f"{self.id}.{n}"
+
+    def store(self, n: int) -> StepStore:
+        return StepStore(self.work / ".sckpt", StepId(self.id, n))
+
+    def state_bytes(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted((self.work / ".sckpt").glob("*.json"))}
+
+    def field(self, name: str) -> str:
+        out = self.cluster.run("scontrol", "show", "job", str(self.id)).stdout
+        match = re.search(rf"\b{name}=(\S*)", out)
+        return match.group(1) if match else ""
+
+    def counted(self, n: int) -> list[int]:
+        try:
+            return [int(x) for x in (self.work / f"step{n}.log").read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def image(self, n: int) -> tuple[int, int]:
+        count, size = (self.work / f"{self.id}.{n}" / "task0" / "state").read_text().split()
+        return int(count), int(size)
+
+    def registered(self, restart_count: int = 0) -> bool:
+        for n in (0, 1):
+            rec = self.store(n).read() if self.store(n).path.exists() else None
+            if rec is None or not any(
+                t.state == "running" and t.restart_count == restart_count
+                for t in rec.tasks.values()
+            ):
+                return False
+        return bool(self.counted(0) and self.counted(1))
+
+
+@pytest.fixture
+def submit(cluster_work: Path, slurm_cluster: SlurmCluster) -> Iterator[object]:
+    jobs: list[int] = []
+
+    def _submit(step0: str = "", step1: str = "", fail0: str = "") -> Job:
+        script = cluster_work / "job.sh"
+        script.write_text(SCRIPT.format(sckpt=SCKPT, example=EXAMPLE))
+        out = slurm_cluster.run(
+            "sbatch",
+            "--parsable",
+            "--open-mode=append",
+            f"--chdir={cluster_work}",
+            "-o",
+            str(cluster_work / "out.txt"),
+            f"--export=ALL,STEP0_ARGS={step0},STEP1_ARGS={step1},STEP0_FAIL={fail0}",
+            str(script),
+            user=ALICE,
+            cwd=str(cluster_work),
+        )
+        job = Job(slurm_cluster, cluster_work, int(out.stdout.strip().split(";")[0]))
+        jobs.append(job.id)
+        wait_for(job.registered, timeout=60)
+        return job
+
+    yield _submit
+    for job_id in jobs:
+        slurm_cluster.run("scancel", str(job_id), check=False)
+
+
+@pytest.fixture
+def cluster_work(shared_dir: Path) -> Path:
+    """A working directory alice owns (the job's), inside a directory everyone can reach."""
+    work = shared_dir / "alice"
+    work.mkdir()
+    subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
+    audit = shared_dir / "audit"
+    audit.mkdir(mode=0o777)
+    audit.chmod(0o1777)
+    return work
+
+
+@pytest.fixture
+def facade(shared_dir: Path, cluster_work: Path, slurm_cluster: SlurmCluster) -> Iterator[Facade]:
+    f = open_facade(Settings(audit_log=shared_dir / "audit" / "root.log"), engine="cooperative")
+    yield f
+    f.close()
+
+
+def cli(shared_dir: Path, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``sckpt`` command in another process (as ``user``), with its own audit log."""
+    name = user or "root"
+    config = shared_dir / "audit" / f"{name}.toml"
+    config.write_text(f'audit_log = "{shared_dir}/audit/{name}-cli.log"\nengine = "cooperative"\n')
+    config.chmod(0o644)
+    env = ["env", f"SLURM_CONF={os.environ['SLURM_CONF']}", f"SCKPT_CONFIG={config}"]
+    cmd = [*env, str(SCKPT), *args]
+    if user is not None:
+        cmd = ["runuser", "-u", user, "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd="/tmp")
+
+
+def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    job = submit(step1="--slow 3")
+    t0, t1 = job.step(0), job.step(1)
+    assert facade.able(t0).in_progress_since == 0
+    assert cli(shared_dir, "able", t0).stdout.strip() == "Yes"
+
+    # The disable counter: two disables need two enables.
+    facade.disable(t0)
+    facade.disable(t0)
+    facade.enable(t0)
+    with pytest.raises(Disabled):
+        facade.able(t0)
+    with pytest.raises(Disabled) as refused:
+        facade.create(t0, max_wait=10)
+    assert refused.value.name == "ESLURM_DISABLED"
+    assert cli(shared_dir, "able", t0).stdout.strip() == "No"  # a second process sees it
+    facade.enable(t0)
+    assert facade.able(t0).in_progress_since == 0
+    facade.enable(t0)  # enable at 0 stays 0 (no 65535 wrap)
+    assert job.store(0).read().disable_count == 0  # type: ignore[union-attr]
+
+    # create: an image appears, the program keeps running, error shows 0.
+    before = len(job.counted(0))
+    result = facade.create(t0, max_wait=20)
+    count, size = job.image(0)
+    assert count >= before and size == sum(len(f"{i}\n") for i in range(1, count + 1))
+    assert "image" in result.detail
+    assert job.field("JobState") == "RUNNING"
+    wait_for(lambda: len(job.counted(0)) > count + 3)
+    assert facade.error(t0).code == 0
+    assert cli(shared_dir, "error", t0).stdout.strip().startswith("error(0)")
+
+    # A slow checkpoint: able shows its start, a second create is EALREADY, others see it.
+    done: list[object] = []
+
+    def slow_create() -> None:
+        try:
+            done.append(facade.create(t1, max_wait=30))
+        except Exception as exc:  # shown by the assertion below
+            done.append(exc)
+
+    thread = threading.Thread(target=slow_create)
+    started = int(time.time())
+    thread.start()
+    since = wait_for(lambda: facade.able(t1).in_progress_since or done, timeout=10)
+    assert isinstance(since, int), (since, job.store(1).read())
+    assert abs(since - started) <= 2
+    with pytest.raises(AlreadyInProgress) as already:
+        facade.create(t1, max_wait=5)
+    assert already.value.code == errno.EALREADY
+    assert cli(shared_dir, "able", t1).stdout.strip().startswith("Began at")
+    thread.join(60)
+    assert done and facade.able(t1).in_progress_since == 0
+    assert facade.error(t1).code == 0 and job.image(1)[0] > 0
+    history = [e.operation for e in job.store(1).read().events()]  # type: ignore[union-attr]
+    assert history[-2:] == ["create", "done"]
+
+    # The batch step is not under sckpt run: not supported, with the reason.
+    with pytest.raises(NotSupported) as nope:
+        facade.able(job.step("batch"))
+    assert "sckpt run" in nope.value.hint
+
+
+def test_program_failure_and_timeout_are_recorded(submit, facade: Facade) -> None:  # type: ignore[no-untyped-def]
+    job = submit(fail0="42 disk quota exceeded", step1="--slow 30")
+    t0, t1 = job.step(0), job.step(1)
+    facade.create(t0, max_wait=20)
+    err = facade.error(t0)
+    assert (err.code, err.message) == (42, "disk quota exceeded")
+    assert not (job.work / f"{job.id}.0" / "task0" / "state").exists()
+    # A later, smaller report does not replace it (only the highest code is kept).
+    begin = job.store(0).read().history[-1]["time"]  # type: ignore[union-attr]
+    facade.complete(t0, begin, 5, "smaller")
+    assert (facade.error(t0).code, facade.error(t0).message) == (42, "disk quota exceeded")
+    # max_wait exceeded: recorded as ETIME, and the step can be asked again.
+    facade.create(t1, max_wait=2)
+    err = facade.error(t1)
+    assert err.code == errno.ETIME and "max_wait=2s" in err.message
+    assert facade.able(t1).in_progress_since == 0
+    # The whole job reports the highest code of its steps.
+    assert facade.error(str(job.id)).code == max(42, errno.ETIME)
+
+
+def test_vacate_and_restart_continue_the_count(
+    submit, facade: Facade, slurm_cluster: SlurmCluster
+) -> None:  # type: ignore[no-untyped-def]
+    job = submit()
+    for round_, stick in enumerate((False, True), start=1):
+        wait_for(lambda r=round_: len(job.counted(0)) > 10 * r)
+        result = facade.vacate(job.step(0), max_wait=20)
+        assert "requeued and held" in result.detail
+        saved = {n: job.image(n)[0] for n in (0, 1)}
+        wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
+        assert job.field("Reason") == "job_requeued_in_held_state"
+        assert slurm_cluster.run("squeue", "-h", "-s", "-j", str(job.id)).stdout.strip() == ""
+        with pytest.raises(JobPending):
+            facade.create(job.step(0), max_wait=5)
+        facade.restart(str(job.id), stick=stick)
+        wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
+        wait_for(lambda r=round_: job.registered(restart_count=r), timeout=60)
+        assert job.field("ReqNodeList") == (slurm_cluster.node if stick else "(null)")
+        expected = [f"resumed from {saved[n]} ({job.work}/{job.id}.{n}/task0)" for n in (0, 1)]
+        wait_for(lambda e=expected: all(x in (job.work / "out.txt").read_text() for x in e))
+        for n in (0, 1):
+            wait_for(lambda n=n, s=saved[n]: len(job.counted(n)) > s + 5)
+            values = job.counted(n)
+            # No lost progress beyond the checkpoint, no value counted twice.
+            assert values == list(range(1, len(values) + 1))
+    with pytest.raises(JobNotFinished):
+        facade.restart(str(job.id), stick=False)
+
+
+def test_another_user_is_refused_and_nothing_changes(
+    submit, facade: Facade, shared_dir: Path, slurm_cluster: SlurmCluster
+) -> None:  # type: ignore[no-untyped-def]
+    job = submit()
+    facade.create(job.step(0), max_wait=20)
+    before = job.state_bytes()
+    image = job.image(0)
+    for args in (
+        ("disable", job.step(0)),
+        ("enable", job.step(0)),
+        ("create", job.step(1)),
+        ("vacate", str(job.id)),
+    ):
+        out = cli(shared_dir, *args, user=BOB)
+        assert out.returncode == 1, out
+        assert "ESLURM_ACCESS_DENIED" in out.stderr and "Traceback" not in out.stderr
+    out = cli(shared_dir, "restart", str(job.id), user=BOB)
+    assert out.returncode == 1 and "EPERM" in out.stderr
+    # The controller refuses bob's signal too; the state files are untouched.
+    sig = slurm_cluster.run("scancel", "--signal=URG", job.step(0), user=BOB, check=False)
+    assert sig.returncode != 0
+    assert job.state_bytes() == before and job.image(0) == image
+    assert job.field("JobState") == "RUNNING"
+    # The job's owner may act on her own job.
+    assert cli(shared_dir, "disable", job.step(0), user=ALICE).returncode == 0
+    assert job.store(0).read().disable_count == 1  # type: ignore[union-attr]
