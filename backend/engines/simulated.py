@@ -334,7 +334,8 @@ class SimulatedCluster:
     ``job_checkpoint_dir`` is slurm.conf's JobCheckpointDir ("" = none configured);
     ``arrivals`` submits a new job every few minutes so the demo stays alive;
     ``demo_touches`` disables a few steps, starts one checkpoint and leaves one error so
-    the demo shows every state.
+    the demo shows every state; ``min_job_age`` is how long a job that finishes during
+    the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay).
     """
 
     def __init__(
@@ -349,6 +350,7 @@ class SimulatedCluster:
         cluster_name: str = "demo",
         arrivals: bool = True,
         demo_touches: bool = True,
+        min_job_age: int = 3600,
         first_job_id: int = 184_201,
     ) -> None:
         if n_jobs < 0:
@@ -363,6 +365,7 @@ class SimulatedCluster:
         self.job_checkpoint_dir = job_checkpoint_dir
         self.cluster_name = cluster_name
         self.arrivals = arrivals
+        self.min_job_age = min_job_age
         self._lock = threading.RLock()
         self._rng = random.Random(seed)
         self._jobs: dict[int, _JobRec] = {}
@@ -698,6 +701,11 @@ class SimulatedCluster:
             if rec.token != token or rec.job.state is not JobState.RUNNING:
                 return
             self._end_job(rec, t, JobState.FAILED if rec.fails else JobState.COMPLETED)
+        elif kind == "purge":
+            if rec.token != token or not rec.job.state.is_finished:
+                return
+            del self._jobs[job_id]
+            self._dirty.add(job_id)
         elif kind == "ckpt_done":
             srec = rec.steps.get(step)
             code = self._pending_codes.pop((StepId(job_id, step), token), 0)
@@ -759,6 +767,9 @@ class SimulatedCluster:
         if state is JobState.FAILED and not reason:
             reason = "NonZeroExitCode"
         rec.job = replace(rec.job, state=state, end_time=t, state_reason=reason)
+        # Like MinJobAge: the controller forgets finished jobs after a while (and a
+        # restart then recreates the job from its saved record).
+        self._push(float(t + self.min_job_age), "purge", rec.job.job_id, token=rec.token)
 
     # ------------------------------------------------------------------ views
 
@@ -811,7 +822,7 @@ class SimulatedCluster:
         if not self._dirty:
             return
         views = self._views
-        everything = len(self._dirty) >= len(self._jobs)
+        everything = not views  # the first build: every job, already in id order
         enabled = gc.isenabled()
         if everything:
             gc.disable()  # no cycles here either; see _generate

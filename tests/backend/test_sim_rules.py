@@ -489,3 +489,19 @@ def test_tasks_refuses_nodes_outside_the_step(
 
 def test_whole_job_constant_is_no_val() -> None:
     assert WHOLE_JOB == 0xFFFFFFFE
+
+
+def test_finished_jobs_are_forgotten_after_min_job_age(
+    sim: SimulatedCluster, alice: SimulatedEngine
+) -> None:
+    job = _vacated(sim, alice)
+    sim.advance(sim.min_job_age)
+    with pytest.raises(E.InvalidJobId):
+        alice.able(StepId(job, 0))
+    assert job not in {v.job.job_id for v in sim.snapshot().jobs}
+    sim.submit("bob")  # a newer job, so the restarted one must be re-inserted in order
+    # Restart recreates a forgotten job from its saved record, under the same id.
+    alice.restart(StepId(job), False, None)
+    assert sim.job(job).state is JobState.PENDING and sim.job(job).restart_count == 1
+    ids = [v.job.job_id for v in sim.snapshot().jobs]
+    assert job in ids and ids == sorted(ids)
