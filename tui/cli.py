@@ -669,19 +669,15 @@ def _info_or_none(facade: Facade) -> ClusterInfo | None:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    import importlib
+    """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
+    from sckpt.backend.doctor import format_report, run_doctor
 
-    try:
-        doctor = importlib.import_module("sckpt.backend.doctor")
-    except ImportError:
-        _err("sckpt: doctor is not available in this build (sckpt.backend.doctor is missing)")
-        return EXIT_UNREACHABLE
-    report, code = doctor.run_doctor()
+    report, code = run_doctor()
     if args.json:
         _out(cli_output.dumps({"exit_code": code, "report": cli_output.to_jsonable(report)}))
     else:
-        _out(str(doctor.format_report(report)))
-    return int(code)
+        _out(format_report(report))
+    return code
 
 
 def _cmd_completion(args: argparse.Namespace) -> int:

@@ -149,3 +149,13 @@ def test_completion_scripts_from_the_installed_command(env: dict[str, str]) -> N
     assert probe.stdout.split() == ["checkpoint"]
     zsh = run(env, "completion", "zsh")
     assert zsh.returncode == 0 and zsh.stdout.startswith("#compdef sckpt")
+
+
+def test_doctor_reports_and_its_exit_code_says_usable_or_not(env: dict[str, str]) -> None:
+    text = run(env, "doctor")
+    assert text.returncode in (0, 2), text.stderr
+    assert "configuration" in text.stdout and "Traceback" not in text.stderr
+    data = run(env, "doctor", "--json")
+    document = json.loads(data.stdout)
+    assert data.returncode == document["exit_code"] == text.returncode
+    assert document["report"]["usable"] is (data.returncode == 0)

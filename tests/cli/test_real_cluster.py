@@ -398,3 +398,11 @@ def test_an_unreachable_controller_is_exit_3_with_the_reason(
     assert document["stale"] is True and document["jobs"] == []
     assert result.stderr.startswith("sckpt: cannot reach Slurm: ")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_doctor_on_the_real_cluster(slurm_cluster: SlurmCluster, config: Path) -> None:
+    result = sckpt(slurm_cluster, config, "doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.split()[:2] == ["ok", "controller:"] for line in lines)
+    assert any(str(slurm_cluster.conf) in line for line in lines)
