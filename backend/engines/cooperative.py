@@ -43,11 +43,8 @@ looks next (console or wrapper) records the timeout.
 from __future__ import annotations
 
 import contextlib
-import os
-import pwd
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -59,12 +56,8 @@ from ..errors import (
     ESLURM_DISABLED,
     ESLURM_INVALID_JOB_ID,
     AccessDenied,
-    AlreadyDone,
-    Disabled,
     InvalidJobId,
     JobNotFinished,
-    JobPending,
-    JobSuspended,
     NoSuchImage,
     NotSupported,
     PermissionRefused,
@@ -80,19 +73,14 @@ from ..model import (
     CheckpointError,
     CheckpointKind,
     CheckpointState,
-    ClusterInfo,
-    Interconnect,
     Job,
     JobState,
-    JobView,
-    Snapshot,
     Step,
     StepId,
-    StepProcesses,
-    StepView,
 )
 from ..store import StepRecord, StepStore, StoreError, image_leaf, state_dir_for
 from .base import Engine
+from .live import LiveEngine
 from .sim_hostlist import expand_hostlist
 
 WAKE_SIGNAL = signal.SIGURG
@@ -109,92 +97,30 @@ class _Target:
     store: StepStore
 
 
-class CooperativeEngine(Engine):
-    """Checkpoints through ``sckpt run`` wrappers, the shared state store and libslurm."""
+class CooperativeEngine(LiveEngine):
+    """Checkpoints through ``sckpt run`` wrappers, the shared state store and libslurm.
+
+    Listing, the acting user and the reference's checks come from ``LiveEngine``.
+    """
 
     name = "cooperative"
+    volatile_states = True
+    """State files change while Slurm's job list does not: rebuild views every snapshot."""
 
     def __init__(
         self,
         binding: Any,
         state_dir: str | None = None,
-        uid: int | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._b = binding
+        super().__init__(binding)
         self._state_dir = state_dir
-        self._uid = os.getuid() if uid is None else uid
-        try:
-            self._user = pwd.getpwuid(self._uid).pw_name
-        except KeyError:
-            self._user = str(self._uid)
         self._clock = clock
-        self._lock = threading.RLock()
-        self._jobs_update = 0
-        self._steps_update = 0
-        self._jobs: dict[int, Job] = {}
-        self._steps: dict[int, list[Step]] = {}
-        self._conf: Any = None
-        self._last_views: tuple[JobView, ...] = ()
-
-    # ------------------------------------------------------------------ cluster data
-    def _ctl(self) -> Any:
-        with self._lock:
-            if self._conf is None:
-                self._conf = self._b.ctl_conf()
-            return self._conf
-
-    def cluster_info(self) -> ClusterInfo:
-        conf = self._ctl()
-        return ClusterInfo(
-            cluster_name=conf.cluster_name,
-            slurm_version=conf.version,
-            engine=self.name,
-            acting_user=self._user,
-            switch_type=conf.switch_type,
-            proctrack_type=conf.proctrack_type,
-        )
-
-    def _refresh(self) -> bool:
-        """Load jobs and steps (reusing "no change since"); True when anything changed."""
-        with self._lock:
-            jobs = self._b.load_jobs(self._jobs_update)
-            steps = self._b.get_steps(self._steps_update)
-            if jobs.changed:
-                self._jobs = {j.job_id: j for j in jobs.jobs}
-                self._jobs_update = jobs.last_update
-            if steps.changed:
-                grouped: dict[int, list[Step]] = {}
-                for s in steps.steps:
-                    grouped.setdefault(s.step_id.job_id, []).append(s)
-                self._steps = grouped
-                self._steps_update = steps.last_update
-            return bool(jobs.changed or steps.changed)
-
-    def _fresh(self) -> tuple[dict[int, Job], dict[int, list[Step]]]:
-        """Current jobs and steps for an operation (always asks the controller)."""
-        with self._lock:
-            self._refresh()
-            return self._jobs, self._steps
 
     def _store(self, job: Job, step: StepId) -> StepStore:
         return StepStore(state_dir_for(job.work_dir, self._state_dir), step)
 
-    def snapshot(self) -> Snapshot:
-        with self._lock:
-            self._refresh()
-            views = []
-            for job in sorted(self._jobs.values(), key=lambda j: j.job_id):
-                steps = sorted(self._steps.get(job.job_id, []), key=_step_order)
-                views.append(
-                    JobView(job, tuple(StepView(s, self._state_of(job, s)) for s in steps))
-                )
-            out = tuple(views)
-            changed = out != self._last_views
-            self._last_views = out
-            return Snapshot(jobs=out, taken_at=self._clock(), changed=changed)
-
-    def _state_of(self, job: Job, step: Step) -> CheckpointState:
+    def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """A step's checkpoint column: from the job's state, then from its state file."""
         if job.state == JobState.PENDING:
             return CheckpointState(CheckpointKind.PENDING, reason="the job has not started")
@@ -228,42 +154,14 @@ class CooperativeEngine(Engine):
             history=rec.events(),
         )
 
-    def step_processes(self, target: StepId) -> StepProcesses:
-        result: StepProcesses = self._b.step_pids(target)
-        return result
-
-    def interconnect(self, target: StepId) -> Interconnect:
-        _jobs, steps = self._fresh()
-        network = ""
-        for s in steps.get(target.job_id, []):
-            if s.step_id.step == target.step:
-                network = s.network
-        return Interconnect(target, self._ctl().switch_type, network)
-
-    # ------------------------------------------------------------------ the checks
     def _checks(self, target: StepId) -> Job:
-        """The reference's order: job, access, pending, suspended, done (steps: later)."""
-        jobs, _steps = self._fresh()
-        job = jobs.get(target.job_id)
-        if job is None:
-            raise InvalidJobId(hint=f"no job {target.job_id}")
-        job_level = target.is_whole_job or target.is_batch
-        allowed = self._uid in (0, job.uid)
-        if not allowed and job_level:
-            allowed = self._user == self._ctl().slurm_user
-        if not allowed:
-            raise AccessDenied(hint=f"job {job.job_id} belongs to {job.user}, you are {self._user}")
-        if job.state == JobState.PENDING:
-            raise JobPending()
-        if job.state == JobState.SUSPENDED:
-            raise JobSuspended() if target.is_whole_job else Disabled(hint="the job is suspended")
-        if job.state.is_finished:
-            raise AlreadyDone()
+        """The reference's checks 1-6 (``LiveEngine.check_target``), on fresh data."""
+        job, _steps = self.check_target(target)
         return job
 
     def _targets(self, job: Job, target: StepId) -> list[_Target]:
         """Steps to act on: the named one, or every running step under ``sckpt run``."""
-        steps = sorted(self._steps.get(job.job_id, []), key=_step_order)
+        steps = list(self._steps_by_job.get(job.job_id, []))
         if target.is_whole_job:
             found = [
                 _Target(s, self._store(job, s.step_id))
@@ -366,7 +264,7 @@ class CooperativeEngine(Engine):
 
             def change(rec: StepRecord) -> None:
                 rec.disable_count = min(65535, max(0, rec.disable_count + delta))
-                rec.log(operation, self._user, 0, f"counter {rec.disable_count}")
+                rec.log(operation, self.caller_name, 0, f"counter {rec.disable_count}")
 
             self._update(t, change)
             codes.append((t.step.step_id, 0))
@@ -399,7 +297,7 @@ class CooperativeEngine(Engine):
                     return ESLURM_DISABLED, ""
                 if rec.in_progress is not None:
                     return EALREADY, ""
-                req = rec.begin_request(self._user, leaf_dir, max_wait, operation, now)
+                req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 tasks = _current_tasks(rec, job)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
                 if not req.pending:
@@ -412,7 +310,7 @@ class CooperativeEngine(Engine):
         for t, code, _rid in out:
             if code == 0:
                 with contextlib.suppress(SckptError):
-                    self._b.signal_step(t.step.step_id, int(WAKE_SIGNAL))
+                    self.binding.signal_step(t.step.step_id, int(WAKE_SIGNAL))
         return out
 
     def _wait(self, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
@@ -492,11 +390,11 @@ class CooperativeEngine(Engine):
             with contextlib.suppress(SckptError):
                 self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
         if job.batch:
-            self._b.requeue(job.job_id, hold=True)
+            self.binding.requeue(job.job_id, hold=True)
             detail += f"; job {job.job_id} requeued and held (restart brings it back)"
         else:
             for t in targets:
-                self._b.kill_step(t.step.step_id, int(signal.SIGTERM))
+                self.binding.kill_step(t.step.step_id, int(signal.SIGTERM))
             detail += "; step ended (SIGTERM)"
         return ActionResult(target, "vacate", detail)
 
@@ -504,13 +402,14 @@ class CooperativeEngine(Engine):
         if not (target.is_whole_job or target.is_batch):
             self._checks(target)
             raise NotSupported(hint="restart applies to a whole job (JOBID), not to one step")
-        jobs, _steps = self._fresh()
-        job = jobs.get(target.job_id)
+        with self._lock:
+            self.refresh()
+            job = self._by_job.get(target.job_id)
         if job is None:
             raise InvalidJobId(
                 hint=f"no job {target.job_id} (Slurm forgets ended jobs after MinJobAge)"
             )
-        if self._uid not in (0, job.uid) and self._user != self._ctl().slurm_user:
+        if self.caller_uid not in (0, job.uid) and self.caller_name != self.slurm_user():
             raise PermissionRefused(hint=f"job {job.job_id} belongs to {job.user}")
         if job.state in (JobState.RUNNING, JobState.SUSPENDED) or (
             job.state == JobState.PENDING and not job.held
@@ -539,21 +438,21 @@ class CooperativeEngine(Engine):
         nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
         pinned = any(r.pinned_nodes for _s, r in records)
         if stick and nodes:
-            self._b.set_required_nodes(job.job_id, nodes)
+            self.binding.set_required_nodes(job.job_id, nodes)
         elif pinned:
-            self._b.set_required_nodes(job.job_id, "")
+            self.binding.set_required_nodes(job.job_id, "")
 
         def mark(r: StepRecord) -> None:
             r.pinned_nodes = nodes if stick else ""
-            r.log("restart", self._user, 0, f"stick={int(stick)}", "")
+            r.log("restart", self.caller_name, 0, f"stick={int(stick)}", "")
 
         for store, _rec in records:
             with contextlib.suppress(StoreError):
                 store.update(mark)
         if job.state == JobState.PENDING:
-            self._b.release(job.job_id)
+            self.binding.release(job.job_id)
         else:
-            self._b.requeue(job.job_id, hold=False)
+            self.binding.requeue(job.job_id, hold=False)
         self._start_now(job.job_id)
         where = f" on {nodes}" if stick and nodes else ""
         return ActionResult(
@@ -579,7 +478,7 @@ class CooperativeEngine(Engine):
 
     def _start_now(self, job_id: int) -> None:
         """Clear the begin time a requeue sets (about two minutes ahead)."""
-        setter = getattr(self._b, "set_begin_time", None)
+        setter = getattr(self.binding, "set_begin_time", None)
         if setter is not None:
             setter(job_id, 0)
             return
@@ -600,7 +499,7 @@ class CooperativeEngine(Engine):
 
             def change(rec: StepRecord) -> None:
                 rec.keep_highest(error_code, error_msg)
-                rec.log("complete", self._user, error_code, error_msg)
+                rec.log("complete", self.caller_name, error_code, error_msg)
                 req = rec.in_progress
                 if req is not None and begin_time == req.start:
                     req.pending = []
@@ -633,15 +532,6 @@ class CooperativeEngine(Engine):
 def _current_tasks(rec: StepRecord, job: Job) -> list[Any]:
     """Tasks registered by this run of the job (a requeued job's old ones do not count)."""
     return [t for t in rec.running_tasks if t.restart_count == job.restart_count]
-
-
-def _step_order(step: Step) -> tuple[int, int]:
-    key = step.step_id.step
-    if key == STEP_BATCH:
-        return (0, 0)
-    if key == STEP_EXTERN:
-        return (1, 0)
-    return (2, key)
 
 
 def create_engine(request: Any) -> Engine:
