@@ -361,6 +361,18 @@ def test_the_cli_drives_a_step_under_sckpt_run(
     assert sckpt(slurm_cluster, config, "--read-only", "enable", step).returncode == 1
     assert sckpt(slurm_cluster, config, "ch", "en", step).returncode == 0
     assert sckpt(slurm_cluster, config, "ch", "able", step).stdout == "Yes\n"
+    # complete keeps the highest code; tasks asks the step's tasks on a node to checkpoint
+    reported = sckpt(
+        slurm_cluster, config, "complete", step, "--error-code", "5", "--error-msg", "io trouble"
+    )
+    assert reported.returncode == 0, reported.stderr
+    assert sckpt(slurm_cluster, config, "complete", step, "--error-code", "3").returncode == 0
+    assert sckpt(slurm_cluster, config, "error", step).stdout == "error(5): io trouble\n"
+    asked = sckpt(slurm_cluster, config, "tasks", step, "--nodelist", slurm_cluster.node)
+    assert asked.returncode == 0, asked.stderr
+    elsewhere = sckpt(slurm_cluster, config, "tasks", step, "--nodelist", "nonode")
+    assert elsewhere.returncode == 1 and "ESLURM_INVALID_JOB_ID (2017)" in elsewhere.stderr
+    wait_for(lambda: sckpt(slurm_cluster, config, "able", step).stdout == "Yes\n", timeout=60)
     created = sckpt(slurm_cluster, config, "create", step, "--max-wait", "60", "--json")
     assert created.returncode == 0, created.stderr
     assert json.loads(created.stdout)["results"][0]["ok"] is True
