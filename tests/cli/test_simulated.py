@@ -88,8 +88,10 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     cluster.script_checkpoint(StepId(job, 0xFFFFFFFB), duration=2)
     restart_early = cli_env.run("restart", str(job))
     assert restart_early.code == 1 and "ESLURM_JOB_NOT_FINISHED" in restart_early.err
-    result = cli_env.run("vacate", str(job), "--image-dir", "/ck")
+    result = cli_env.run("vacate", str(job), "--image-dir", "/ck", "--max-wait", "30")
     assert result.code == 0 and result.out.startswith(f"{job}: vacate accepted")
+    vacate_line = next(line for line in cli_env.audit() if line["operation"] == "vacate")
+    assert vacate_line["arguments"] == {"max_wait": 30, "image_dir": "/ck"}
     cluster.advance(3)
     assert cluster.job(job).state is JobState.CANCELLED
     step_only = cli_env.run("restart", f"{job}.0")
@@ -130,8 +132,26 @@ def test_complete_with_the_begin_time_ends_the_checkpoint_in_progress(
 def test_tasks_checks_the_node_list(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     job = _running(cluster)
     node = cluster.job(job).nodes
-    ok = cli_env.run("tasks", f"{job}.0", "--nodelist", node, "--begin-time", "now")
+    ok = cli_env.run(
+        "tasks",
+        f"{job}.0",
+        "--nodelist",
+        node,
+        "--begin-time",
+        "1700000000",
+        "--image-dir",
+        "/scratch/t",
+        "--max-wait",
+        "7",
+    )
     assert ok.code == 0 and ok.out == f"{job}.0: tasks accepted: nodes {node}\n"
+    assert cli_env.audit()[0]["arguments"] == {
+        "begin_time": 1700000000,
+        "image_dir": "/scratch/t",
+        "max_wait": 7,
+        "nodelist": node,
+    }
+    assert cli_env.run("tasks", f"{job}.0", "--nodelist", node, "--begin-time", "now").code == 0
     elsewhere = cli_env.run("tasks", f"{job}.0", "--nodelist", "nowhere99")
     assert elsewhere.code == 1 and "ESLURM_INVALID_JOB_ID (2017)" in elsewhere.err
 
