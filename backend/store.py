@@ -94,6 +94,8 @@ class TaskInfo:
     exit_status: int = 0
     restart_count: int = 0
     """``SLURM_RESTART_COUNT`` of the run that registered it (older runs are dropped)."""
+    wake: str = "SIGURG"
+    """The signal the console sends the step to wake this wrapper (``--wake-signal``)."""
 
 
 @dataclass

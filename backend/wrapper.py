@@ -227,6 +227,7 @@ class Wrapper:
                 signal=self.ckpt_signal.name,
                 image_dir=self.image_dir,
                 restart_count=self.restart_count,
+                wake=self.wake_signal.name,
             )
             previous = rec.last_image.get(str(self.procid), "")
             if previous and Path(previous).is_dir():

@@ -14,7 +14,8 @@ counter truncates its log to the checkpointed length, so values counted after th
 after its last checkpoint would be redone.
 
 Options for the tests: ``--fail "CODE MESSAGE"`` reports that error instead of saving,
-``--slow SECONDS`` sleeps between writing ``state.tmp`` and the rename, ``--limit N`` stops.
+``--slow SECONDS`` sleeps between writing ``state.tmp`` and the rename (from checkpoint
+``--slow-from`` on), ``--limit N`` stops.
 Standard library only: runs with any python3 on a compute node.
 """
 
@@ -57,7 +58,8 @@ def checkpoint(count: int, log_size: int, args: argparse.Namespace) -> None:
             f.write(f"{count} {log_size}\n")
             f.flush()
             os.fsync(f.fileno())
-        if args.slow:
+        args.taken = getattr(args, "taken", 0) + 1
+        if args.slow and args.taken >= args.slow_from:
             time.sleep(args.slow)
         tmp.replace(image / "state")
     except OSError as exc:
@@ -73,6 +75,9 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="stop after this value (0: never)")
     parser.add_argument("--fail", default="", help='report "CODE MESSAGE" instead of saving')
     parser.add_argument("--slow", type=float, default=0.0, help="seconds inside a checkpoint")
+    parser.add_argument(
+        "--slow-from", type=int, default=1, help="first checkpoint (1, 2 ...) that is slow"
+    )
     args = parser.parse_args()
 
     sig = getattr(signal, os.environ.get("SCKPT_CKPT_SIGNAL", "SIGUSR1"), signal.SIGUSR1)

@@ -402,6 +402,15 @@ def _cmd_run(words: list[str]) -> int:
 # ---------------------------------------------------------------- running the operations
 
 
+class NotAttempted(SckptError):
+    """A target skipped because Slurm did not answer for an earlier one (exit code 3)."""
+
+    exit_code = EXIT_UNREACHABLE
+
+    def __init__(self, cause: SckptError) -> None:
+        super().__init__(f"not attempted: Slurm did not answer for an earlier target ({cause})")
+
+
 @dataclass
 class Outcome:
     """What one target answered: a value, "disabled" (able's No), or an error."""
@@ -523,8 +532,16 @@ def _run_actions(
 ) -> int:
     """Act on each target in turn, report each, and return the worst exit code."""
     outcomes = []
+    unreachable: SckptError | None = None
     for target in targets:
-        outcome = _call(facade, operation, target, args)
+        if unreachable is not None:
+            # Slurm did not answer the previous target: do not make the user wait out the
+            # same timeout once per remaining target.
+            outcome = Outcome(target, operation, error=NotAttempted(unreachable))
+        else:
+            outcome = _call(facade, operation, target, args)
+            if outcome.exit_code == EXIT_UNREACHABLE:
+                unreachable = outcome.error
         outcomes.append(outcome)
         if outcome.error is not None:
             if args.debug:

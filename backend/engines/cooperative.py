@@ -286,7 +286,7 @@ class CooperativeEngine(LiveEngine):
         for t in targets:
             leaf_dir = str(Path(image_dir) / image_leaf(t.step.step_id)) if image_dir else ""
 
-            def change(rec: StepRecord, leaf_dir: str = leaf_dir) -> tuple[int, str]:
+            def change(rec: StepRecord, leaf_dir: str = leaf_dir) -> tuple[int, str, str]:
                 if (
                     rec.in_progress is not None
                     and rec.in_progress.deadline
@@ -294,23 +294,24 @@ class CooperativeEngine(LiveEngine):
                 ):
                     rec.expire(now)
                 if rec.disable_count:
-                    return ESLURM_DISABLED, ""
+                    return ESLURM_DISABLED, "", ""
                 if rec.in_progress is not None:
-                    return EALREADY, ""
+                    return EALREADY, "", ""
                 req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 tasks = _current_tasks(rec, job)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
                 if not req.pending:
                     rec.in_progress = None
-                    return ESLURM_INVALID_JOB_ID, ""
-                return 0, req.request_id
+                    return ESLURM_INVALID_JOB_ID, "", ""
+                wake = next((x.wake for x in tasks if x.procid in req.pending), WAKE_SIGNAL.name)
+                return 0, req.request_id, wake
 
-            code, request_id = self._update(t, change)
+            code, request_id, wake = self._update(t, change)
             out.append((t, code, request_id))
-        for t, code, _rid in out:
             if code == 0:
-                with contextlib.suppress(SckptError):
-                    self.binding.signal_step(t.step.step_id, int(WAKE_SIGNAL))
+                # Best effort: a lost or refused signal only delays the wrapper's next poll.
+                with contextlib.suppress(SckptError, KeyError):
+                    self.binding.signal_step(t.step.step_id, int(signal.Signals[wake]))
         return out
 
     def _wait(self, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
@@ -352,7 +353,7 @@ class CooperativeEngine(LiveEngine):
 
     def _checkpoint(
         self, target: StepId, operation: str, max_wait: int, image_dir: str | None
-    ) -> tuple[Job, list[_Target], str]:
+    ) -> tuple[Job, list[tuple[StepId, int]], str]:
         job = self._checks(target)
         targets = self._targets(job, target)
         started = self._begin(job, targets, operation, max_wait, image_dir)
@@ -360,14 +361,13 @@ class CooperativeEngine(LiveEngine):
         if all(code for _t, code, _ in started):
             self._aggregate(target, operation, codes)
         detail = self._wait(started, max_wait)
-        refused = [f"{t.step.step_id} {describe(c)[0]}" for t, c, _ in started if c]
-        if refused:
-            detail += "; refused: " + ", ".join(refused)
-        return job, targets, detail
+        # Whole job: the steps that could were checkpointed; the highest refusal is reported.
+        self._aggregate(target, operation, codes, detail)
+        return job, codes, detail
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        _job, _targets, detail = self._checkpoint(target, "create", max_wait, image_dir)
-        return ActionResult(target, "create", detail)
+        _job, codes, detail = self._checkpoint(target, "create", max_wait, image_dir)
+        return ActionResult(target, "create", detail, tuple(codes) if target.is_whole_job else ())
 
     def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
         job = self._checks(target)

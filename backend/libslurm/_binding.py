@@ -9,10 +9,12 @@ thread, after their strings were copied into Python objects.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import errno as _errno
 import importlib.util
 import os
 import pwd
+import struct
 import subprocess
 import sys
 import threading
@@ -129,6 +131,68 @@ class ControllerConfig:
     last_update: int
 
 
+_JOB_NUMS = struct.Struct("=10I3q")
+"""Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's at load)."""
+
+_JOB_FIELDS = tuple(f.name for f in dataclasses.fields(Job))
+_JOB_ORDER = (
+    "job_id",
+    "name",
+    "user",
+    "uid",
+    "partition",
+    "state",
+    "state_reason",
+    "nodes",
+    "num_nodes",
+    "num_cpus",
+    "num_tasks",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "work_dir",
+    "comment",
+    "held",
+    "restart_count",
+    "batch",
+    "required_nodes",
+)
+
+
+def _job_factory() -> Callable[..., Job]:
+    """A positional constructor for ``Job`` that is ~3x faster than its dataclass __init__.
+
+    Why: a 10,000-job snapshot spends most of its Python time in the frozen dataclass's
+    keyword __init__.  The generated function sets the slots directly (as __init__ does via
+    object.__setattr__).  It is used only while Job is a plain slots dataclass without
+    __post_init__ whose fields are exactly _JOB_ORDER; otherwise the ordinary __init__ is.
+    """
+    plain = (
+        not hasattr(Job, "__post_init__")
+        and set(_JOB_FIELDS) == set(_JOB_ORDER)
+        and all(f in getattr(Job, "__slots__", ()) for f in _JOB_ORDER)
+    )
+    if not plain:
+
+        def slow(*args: Any) -> Job:
+            return Job(**dict(zip(_JOB_ORDER, args, strict=True)))
+
+        return slow
+    namespace: dict[str, Any] = {"new": object.__new__, "Job": Job}
+    body = []
+    for i, name in enumerate(_JOB_ORDER):
+        namespace[f"set{i}"] = Job.__dict__[name].__set__
+        body.append(f"    set{i}(o, a{i})")
+    params = ", ".join(f"a{i}" for i in range(len(_JOB_ORDER)))
+    source = f"def make({params}):\n    o = new(Job)\n" + "\n".join(body) + "\n    return o\n"
+    exec(source, namespace)  # our own generated text, no outside input
+    made: Callable[..., Job] = namespace["make"]
+    return made
+
+
+_make_job = _job_factory()
+
+
 def find_config_source() -> ConfigSource:
     """Find libslurm's configuration *before* ``slurm_init`` (which exits when it finds none).
 
@@ -223,6 +287,8 @@ class Binding:
         self._codes: dict[str, int] = {}
         self._states: dict[int, JobState] = {}
         self._state_names: dict[int, str] = {}
+        if self._ffi.sizeof("sckpt_job_nums_t") != _JOB_NUMS.size:
+            raise ShimUnavailable("the shim's job record layout is not the one sckpt expects")
         self.api_version = 0
         self._proctrack: str | None = None
         self._run(self._init_on_thread)
@@ -327,35 +393,57 @@ class Binding:
             self._users[uid] = name
         return name
 
-    def _jobs_from(self, records: Any, n: int) -> tuple[Job, ...]:
-        s, user, states = self._s, self._user, self._states
-        no_val = self._lib.NO_VAL
+    def _jobs_from(self, handle: Any, n: int) -> tuple[Job, ...]:
+        """Convert a job response: two flat buffers (numbers, NUL-separated strings)."""
+        ffi, lib = self._ffi, self._lib
+        nums = ffi.new("sckpt_job_nums_t[]", max(n, 1))
+        size = lib.sckpt_jobs_strings_size(handle)
+        buf = ffi.new("char[]", max(size, 1))
+        used = lib.sckpt_jobs_pack(handle, nums, n, buf, size)
+        strings = ffi.buffer(buf, used)[:].decode("utf-8", "replace").split("\0")
+        user, states, no_val, make = self._user, self._states, lib.NO_VAL, _make_job
+        failed = JobState.FAILED
         out = []
-        for i in range(n):
-            r = records[i]
-            num_tasks = r.num_tasks
+        k = 0
+        for (
+            job_id,
+            uid,
+            base,
+            n_nodes,
+            n_cpus,
+            n_tasks,
+            prio,
+            restarts,
+            batch,
+            _r,
+            sub,
+            st,
+            end,
+        ) in _JOB_NUMS.iter_unpack(ffi.buffer(nums, _JOB_NUMS.size * n)):
+            name, part, reason, nodes, work_dir, comment, req = strings[k : k + 7]
+            k += 7
             out.append(
-                Job(
-                    job_id=r.job_id,
-                    name=s(r.name),
-                    user=user(r.user_id),
-                    uid=r.user_id,
-                    partition=s(r.partition),
-                    state=states.get(r.state_base, JobState.FAILED),
-                    state_reason=s(r.state_reason),
-                    nodes=s(r.nodes),
-                    num_nodes=r.num_nodes,
-                    num_cpus=r.num_cpus,
-                    num_tasks=0 if num_tasks == no_val else num_tasks,
-                    submit_time=r.submit_time,
-                    start_time=r.start_time,
-                    end_time=r.end_time,
-                    work_dir=s(r.work_dir),
-                    comment=s(r.comment),
-                    held=r.priority == 0,
-                    restart_count=r.restart_cnt,
-                    batch=bool(r.batch_flag),
-                    required_nodes=s(r.req_nodes),
+                make(
+                    job_id,
+                    name,
+                    user(uid),
+                    uid,
+                    part,
+                    states.get(base, failed),
+                    reason,
+                    nodes,
+                    n_nodes,
+                    n_cpus,
+                    0 if n_tasks == no_val else n_tasks,
+                    sub,
+                    st,
+                    end,
+                    work_dir,
+                    comment,
+                    prio == 0,
+                    restarts,
+                    bool(batch),
+                    req,
                 )
             )
         return tuple(out)
@@ -401,10 +489,7 @@ class Binding:
             ):
                 return JobsResult(False, prev_update)
             self._check(rc, err[0])
-            n = count[0]
-            records = ffi.new("sckpt_job_t[]", max(n, 1))
-            lib.sckpt_jobs_fill(handle[0], records, n)
-            return JobsResult(True, last[0], self._jobs_from(records, n))
+            return JobsResult(True, last[0], self._jobs_from(handle[0], count[0]))
         finally:
             lib.sckpt_jobs_free(handle[0])
 

@@ -34,33 +34,6 @@ static const int HAS_INTERACTIVE_STEP;
 
 typedef struct {
 	uint32_t job_id;
-	uint32_t array_job_id;
-	uint32_t array_task_id;
-	uint32_t het_job_id;
-	const char *name;
-	uint32_t user_id;
-	const char *partition;
-	uint32_t job_state;
-	uint32_t state_base;
-	const char *state_reason;
-	const char *state_desc;
-	const char *nodes;
-	uint32_t num_nodes;
-	uint32_t num_cpus;
-	uint32_t num_tasks;
-	int64_t submit_time;
-	int64_t start_time;
-	int64_t end_time;
-	const char *work_dir;
-	const char *comment;
-	uint32_t priority;
-	uint32_t restart_cnt;
-	uint32_t batch_flag;
-	const char *req_nodes;
-} sckpt_job_t;
-
-typedef struct {
-	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t het_comp;
 	const char *name;
@@ -104,8 +77,25 @@ uint32_t sckpt_job_state_base(void);
 
 int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count, int64_t *last_update,
 		    int *err);
-void sckpt_jobs_fill(void *handle, sckpt_job_t *out, uint32_t n);
 void sckpt_jobs_free(void *handle);
+typedef struct {
+	uint32_t job_id;
+	uint32_t user_id;
+	uint32_t state_base;
+	uint32_t num_nodes;
+	uint32_t num_cpus;
+	uint32_t num_tasks;
+	uint32_t priority;
+	uint32_t restart_cnt;
+	uint32_t batch_flag;
+	uint32_t reserved;
+	int64_t submit_time;
+	int64_t start_time;
+	int64_t end_time;
+} sckpt_job_nums_t;
+size_t sckpt_jobs_strings_size(void *handle);
+size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, char *buf,
+		       size_t buflen);
 
 int sckpt_load_steps(int64_t update_time, void **out, uint32_t *count, int64_t *last_update,
 		     int *err);

@@ -215,13 +215,18 @@ def test_refusals_map_to_exit_codes_with_one_line_naming_the_error(
 def test_several_targets_report_each_and_exit_with_the_worst(
     facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    facade.answers = {"disable 2.0": AccessDenied(), "disable 3.0": ControllerUnreachable()}
-    assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0"]) == 3
+    facade.answers = {"disable 2.0": AccessDenied(), "disable 3.0": Disabled()}
+    assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0"]) == 1
     out, err = capsys.readouterr()
     assert [c[1] for c in facade.calls] == ["1.0", "2.0", "3.0", "4.0"]
     assert out.splitlines() == ["1.0: disable accepted", "4.0: disable accepted"]
-    assert len(err.splitlines()) == 2
-    assert "2.0" in err.splitlines()[0] and "ESLURM_ACCESS_DENIED" in err.splitlines()[0]
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert "2.0" in lines[0] and "ESLURM_ACCESS_DENIED" in lines[0]
+    assert "3.0" in lines[1] and "ESLURM_DISABLED" in lines[1]
+    facade.answers = {"enable 5": UsageError("bad"), "enable 6": ControllerUnreachable()}
+    assert cli.main(["enable", "5", "6"]) == 3  # the worst wins: 3 > 2 > 1
+    capsys.readouterr()
 
 
 def test_json_reports_every_target_with_codes(
@@ -305,3 +310,17 @@ def test_ls_on_a_stale_snapshot_prints_what_it_has_and_exits_3(
     out, err = capsys.readouterr()
     assert json.loads(out)["stale"] is True
     assert err == "sckpt: cannot reach Slurm: slurmctld did not answer\n"
+
+
+def test_after_slurm_does_not_answer_the_remaining_targets_are_not_attempted(
+    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facade.answers = {"disable 2.0": ControllerUnreachable()}
+    assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0", "--json"]) == 3
+    out, err = capsys.readouterr()
+    assert [call[1] for call in facade.calls] == ["1.0", "2.0"]  # no wait per later target
+    results = json.loads(out)["results"]
+    assert [r["ok"] for r in results] == [True, False, False, False]
+    assert results[2]["error"]["kind"] == "NotAttempted" and results[2]["error"]["exit_code"] == 3
+    lines = err.splitlines()
+    assert len(lines) == 3 and lines[1].startswith("sckpt: disable 3.0: not attempted: ")

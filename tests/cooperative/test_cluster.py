@@ -27,7 +27,7 @@ from sckpt.backend.errors import (
     NotSupported,
 )
 from sckpt.backend.facade import Facade, open_facade
-from sckpt.backend.model import StepId
+from sckpt.backend.model import CheckpointKind, CheckpointState, StepId
 from sckpt.backend.store import StepStore
 
 from tests.conftest import SlurmCluster
@@ -144,6 +144,17 @@ def facade(shared_dir: Path, cluster_work: Path, slurm_cluster: SlurmCluster) ->
     f.close()
 
 
+def state(facade: Facade, target: str) -> CheckpointState:
+    """The step's checkpoint column in a fresh snapshot (what the console shows)."""
+    job_id, step = target.split(".")
+    for view in facade.snapshot().jobs:
+        if view.job.job_id == int(job_id):
+            for s in view.steps:
+                if s.step.step_id.step_text == step:
+                    return s.checkpoint
+    raise AssertionError(f"{target} not in the snapshot")
+
+
 def cli(shared_dir: Path, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
     """The ``sckpt`` command in another process (as ``user``), with its own audit log."""
     name = user or "root"
@@ -173,6 +184,11 @@ def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: 
         facade.create(t0, max_wait=10)
     assert refused.value.name == "ESLURM_DISABLED"
     assert cli(shared_dir, "able", t0).stdout.strip() == "No"  # a second process sees it
+    seen = state(facade, t0)
+    assert (seen.kind, seen.disable_count) == (CheckpointKind.DISABLED, 1)
+    assert state(facade, t1).kind == CheckpointKind.ABLE
+    batch = state(facade, job.step("batch"))
+    assert batch.kind == CheckpointKind.NOT_SUPPORTED and "sckpt run" in batch.reason
     facade.enable(t0)
     assert facade.able(t0).in_progress_since == 0
     facade.enable(t0)  # enable at 0 stays 0 (no 65535 wrap)
@@ -208,11 +224,15 @@ def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: 
         facade.create(t1, max_wait=5)
     assert already.value.code == errno.EALREADY
     assert cli(shared_dir, "able", t1).stdout.strip().startswith("Began at")
+    seen = state(facade, t1)
+    assert (seen.kind, seen.in_progress_since) == (CheckpointKind.IN_PROGRESS, since)
     thread.join(60)
     assert done and facade.able(t1).in_progress_since == 0
     assert facade.error(t1).code == 0 and job.image(1)[0] > 0
-    history = [e.operation for e in job.store(1).read().events()]  # type: ignore[union-attr]
-    assert history[-2:] == ["create", "done"]
+    seen = state(facade, t1)
+    assert seen.kind == CheckpointKind.ABLE and seen.last_error is None
+    assert seen.image_dir == f"{job.work}/{job.id}.1/task0"
+    assert [e.operation for e in seen.history][-2:] == ["create", "done"]
 
     # The batch step is not under sckpt run: not supported, with the reason.
     with pytest.raises(NotSupported) as nope:
@@ -267,6 +287,51 @@ def test_vacate_and_restart_continue_the_count(
             assert values == list(range(1, len(values) + 1))
     with pytest.raises(JobNotFinished):
         facade.restart(str(job.id), stick=False)
+
+
+def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
+    submit, facade: Facade
+) -> None:  # type: ignore[no-untyped-def]
+    job = submit(step0="--slow 60 --slow-from 2", step1="--slow 60 --slow-from 2")
+    for n in (0, 1):
+        facade.create(job.step(n), max_wait=20)
+    saved = {n: (job.work / f"{job.id}.{n}" / "task0" / "state").read_bytes() for n in (0, 1)}
+    results: dict[int, object] = {}
+
+    def create(n: int) -> None:
+        try:
+            results[n] = facade.create(job.step(n), max_wait=8)
+        except Exception as exc:  # the step may end under us: shown by the asserts below
+            results[n] = exc
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in (0, 1)]
+    for t in threads:
+        t.start()
+    for n in (0, 1):
+        wait_for((job.work / f"{job.id}.{n}" / "task0" / "state.tmp").exists, timeout=20)
+    rec = {n: job.store(n).read() for n in (0, 1)}
+    wrapper = rec[1].tasks["0"].pid  # type: ignore[union-attr]
+    program = subprocess.run(
+        ["pgrep", "-f", f"^/usr/bin/python3 {EXAMPLE} --log {job.work}/step0.log"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert program
+    for pid in program:
+        os.kill(int(pid), 9)  # the program of step 0 dies mid-checkpoint
+    os.kill(wrapper, 9)  # the wrapper of step 1 dies mid-checkpoint
+    for t in threads:
+        t.join(60)
+    for n in (0, 1):
+        image = job.work / f"{job.id}.{n}" / "task0" / "state"
+        assert image.read_bytes() == saved[n]  # the previous image, intact
+        count, size = (int(x) for x in image.read_text().split())
+        assert count > 0 and size > 0
+        after = job.store(n).read()
+        assert after is not None and after.in_progress is None
+        assert after.last_image == {"0": str(image.parent)}
+    assert job.store(0).read().error_code == errno.ECANCELED  # type: ignore[union-attr]
+    assert job.store(1).read().error_code == errno.ETIME  # type: ignore[union-attr]
 
 
 def test_another_user_is_refused_and_nothing_changes(
