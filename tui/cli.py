@@ -30,10 +30,11 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from sckpt.backend.config import ENGINES
-from sckpt.backend.errors import Disabled, SckptError, UsageError
+from sckpt.backend.errors import ConfigError, Disabled, SckptError, UsageError
 from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, ClusterInfo, StepId
 
 from sckpt import __version__
@@ -582,11 +583,26 @@ def _err(text: str) -> None:
 
 def _load_settings(args: argparse.Namespace) -> Settings:
     """Settings from ``--config``, else ``$SCKPT_CONFIG``, else the XDG path."""
-    from sckpt.backend.config import load_settings
+    from sckpt.backend.config import ENV_CONFIG, load_settings
 
+    named = args.config if args.config is not None else os.environ.get(ENV_CONFIG) or None
+    if named is not None:
+        _regular_file_or_missing(named)
     if args.config is not None:
         return load_settings(args.config)
     return load_settings()
+
+
+def _regular_file_or_missing(path: str) -> None:
+    """Refuse a config that is a device, FIFO or directory (``/dev/zero`` would never end)."""
+    import stat
+
+    try:
+        mode = Path(path).stat().st_mode
+    except (OSError, ValueError):
+        return  # missing or unreadable: load_settings says so, naming the file
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"config file {path} is not a regular file: expected a TOML file")
 
 
 def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:

@@ -334,3 +334,14 @@ def test_config_option_overrides_the_environment(cli_env: CliEnv, tmp_path: obje
     other.write_text("read_only = true\n")
     result = cli_env.run("--config", str(other), "--demo", "disable", "184201")
     assert result.code == 1 and "read-only" in result.err
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/tmp", "/dev/null"])
+def test_a_config_that_is_not_a_regular_file_is_refused(
+    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    named = cli_env.run("--config", path, "--demo", "ls")
+    assert named.code == 2 and "not a regular file" in named.err
+    monkeypatch.setenv("SCKPT_CONFIG", path)
+    from_env = cli_env.run("--demo", "ls")
+    assert from_env.code == 2 and "not a regular file" in from_env.err
