@@ -418,3 +418,82 @@ def test_doctor_on_the_real_cluster(slurm_cluster: SlurmCluster, config: Path) -
     lines = result.stdout.splitlines()
     assert any(line.split()[:2] == ["ok", "controller:"] for line in lines)
     assert any(str(slurm_cluster.conf) in line for line in lines)
+
+
+PROBE_SCRIPT = """
+import sys
+from hypothesis import HealthCheck, assume, given, settings
+from sckpt.tui import cli
+from tests.cli.test_properties import ARGV
+
+real_open = cli._open
+real_console = cli._cmd_console
+counted = []
+
+
+def refuse_open(args):
+    raise RuntimeError("would open a facade")
+
+
+def dry_run(argv):
+    # the same argv with the backend unreachable: is it refused before any facade is opened?
+    cli._open = refuse_open
+    try:
+        return cli.main(argv)
+    finally:
+        cli._open = real_open
+
+
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(argv=ARGV)
+def invalid_input_is_refused_before_slurm(argv):
+    assume("run" not in argv and "doctor" not in argv)
+    assume(dry_run(argv) == 2)
+    # now for real, against the real cluster: it must still stop at exit 2
+    assert cli.main(argv) == 2, argv
+    counted.append(argv)
+
+
+invalid_input_is_refused_before_slurm()
+print("EXAMPLES", len(counted))
+"""
+
+
+def test_random_invalid_input_never_reaches_slurm(
+    slurm_cluster: SlurmCluster, config: Path, probe: Path
+) -> None:
+    """Hypothesis, run as the probe user against the real cluster: sdiag does not move."""
+    script = probe / "probe_invalid.py"
+    script.write_text(PROBE_SCRIPT)
+    script.chmod(0o644)
+    before = _rpc_count(slurm_cluster, PROBE_USER)
+    env = {
+        "SLURM_CONF": str(slurm_cluster.conf),
+        "SCKPT_CONFIG": str(config),
+        "HOME": str(probe),
+        "XDG_CACHE_HOME": str(probe / "cache"),
+        "XDG_STATE_HOME": str(probe / "state"),
+        "PYTHONPATH": str(ROOT),
+    }
+    result = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            PROBE_USER,
+            "--",
+            "env",
+            *(f"{k}={v}" for k, v in env.items()),
+            sys.executable,
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(probe),
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    examples = int(result.stdout.split("EXAMPLES")[-1])
+    assert examples >= 50, examples
+    assert _rpc_count(slurm_cluster, PROBE_USER) == before
