@@ -86,6 +86,9 @@ from .sim_hostlist import expand_hostlist
 WAKE_SIGNAL = signal.SIGURG
 """Sent to the step after a request is written; default-ignored by programs (see wrapper)."""
 WAIT_POLL = 0.05
+SETTLE_POLL = 0.2
+SETTLE_TIMEOUT = 120.0
+"""Longest wait for a requeued job to finish completing (KillWait + MessageTimeout ...)."""
 NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
 
 
@@ -391,6 +394,7 @@ class CooperativeEngine(LiveEngine):
                 self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
         if job.batch:
             self.binding.requeue(job.job_id, hold=True)
+            self._wait_settled(job.job_id)
             detail += f"; job {job.job_id} requeued and held (restart brings it back)"
         else:
             for t in targets:
@@ -450,6 +454,7 @@ class CooperativeEngine(LiveEngine):
             with contextlib.suppress(StoreError):
                 store.update(mark)
         if job.state == JobState.PENDING:
+            self._wait_settled(job.job_id)  # a release while completing would be undone
             self.binding.release(job.job_id)
         else:
             self.binding.requeue(job.job_id, hold=False)
@@ -460,6 +465,22 @@ class CooperativeEngine(LiveEngine):
             "restart",
             f"job {job.job_id} released{where}; tasks resume from their last image",
         )
+
+    def _wait_settled(self, job_id: int, timeout: float = SETTLE_TIMEOUT) -> None:
+        """Wait until a requeued job has finished completing: no nodes, no steps left.
+
+        Until then its steps still run (vacate has not "ended the step" yet), and the end of
+        the requeue would set the begin time again after a restart had cleared it.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                self.refresh()
+                job = self._by_job.get(job_id)
+                steps = self._steps_by_job.get(job_id, [])
+            if job is None or (not job.nodes and not steps):
+                return
+            time.sleep(SETTLE_POLL)
 
     def _job_records(self, job: Job) -> list[tuple[StepStore, StepRecord]]:
         directory = state_dir_for(job.work_dir, self._state_dir)
