@@ -497,3 +497,22 @@ def test_random_invalid_input_never_reaches_slurm(
     examples = int(result.stdout.split("EXAMPLES")[-1])
     assert examples >= 50, examples
     assert _rpc_count(slurm_cluster, PROBE_USER) == before
+
+
+@pytest.mark.parametrize("engine", ["native", "live", "cooperative", "auto"])
+def test_every_real_engine_lists_and_answers(
+    slurm_cluster: SlurmCluster, config: Path, jobs: dict[str, int], engine: str
+) -> None:
+    """``--engine`` picks the engine; listing works with each; on 22.05 nothing checkpoints a
+    plain step: native has no API (ESLURM_NOT_SUPPORTED), live never does, cooperative only
+    under ``sckpt run``."""
+    job = jobs["root_run"]
+    listed = sckpt(slurm_cluster, config, "--engine", engine, "ls", "--json", "-j", str(job))
+    assert listed.returncode == 0, listed.stderr
+    document = json.loads(listed.stdout)
+    assert [j["job_id"] for j in document["jobs"]] == [job]
+    chosen = document["cluster"]["engine"]
+    assert chosen == engine or (engine == "auto" and chosen in ("cooperative", "live"))
+    able = sckpt(slurm_cluster, config, "--engine", engine, "able", f"{job}.0")
+    assert able.returncode == 1 and "ESLURM_NOT_SUPPORTED (2036)" in able.stderr
+    assert able.stderr.count("\n") == 1
