@@ -26,7 +26,13 @@ JOB = 900001
 class Run:
     """A wrapper process around the example counter, in a fake job ``JOB.0``."""
 
-    def __init__(self, work: Path, *counter_args: str, restart_count: int = 0) -> None:
+    def __init__(
+        self,
+        work: Path,
+        *counter_args: str,
+        restart_count: int = 0,
+        program: list[str] | None = None,
+    ) -> None:
         self.work = work
         self.log = work / "count.log"
         self.store = StepStore(work / ".sckpt", StepId(JOB, 0))
@@ -49,10 +55,7 @@ class Run:
                 "--grace",
                 "0.5",
                 "--",
-                sys.executable,
-                str(EXAMPLE),
-                "--log",
-                str(self.log),
+                *(program or [sys.executable, str(EXAMPLE), "--log", str(self.log)]),
                 *counter_args,
             ],
             env=env,
@@ -135,8 +138,10 @@ def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path
     saved = int((work / f"{JOB}.0" / "task0" / "state").read_text().split()[0])
     wait_for(lambda: len(run.counted()) >= saved + 3)  # progress after the checkpoint ...
     run.stop()
+    with run.log.open("a") as log:
+        log.write("-1\n")  # a marker the restarted counter's truncation removes
     again = Run(work, restart_count=1)  # ... is redone once after the restart
-    wait_for(lambda: len(again.counted()) >= saved + 5)
+    wait_for(lambda: -1 not in again.counted() and len(again.counted()) >= saved + 5)
     _, err = again.stop()
     assert f"resumed from {saved}" in err
     values = again.counted()
@@ -235,6 +240,30 @@ def test_outside_a_job_it_says_so(work: Path) -> None:
         cwd=work,
     )
     assert bad.returncode == 2 and "unknown signal 'NOPE'" in bad.stderr
+
+
+def test_the_c_counter_follows_the_same_contract(work: Path) -> None:
+    binary = work / "counter"
+    subprocess.run(
+        ["cc", "-O2", "-Wall", "-Werror", "-o", str(binary), str(EXAMPLE.with_suffix(".c"))],
+        check=True,
+    )
+    run = Run(work, program=[str(binary), str(work / "count.log")])
+    wait_for(lambda: len(run.counted()) >= 5)
+    rec = run.checkpoint()
+    assert rec.error_code == 0
+    saved, size = (int(x) for x in (work / f"{JOB}.0" / "task0" / "state").read_text().split())
+    assert size == sum(len(f"{i}\n") for i in range(1, saved + 1))
+    wait_for(lambda: len(run.counted()) >= saved + 3)
+    run.stop()
+    with run.log.open("a") as log:
+        log.write("-1\n")  # a marker the restarted counter's truncation removes
+    again = Run(work, restart_count=1, program=[str(binary), str(work / "count.log")])
+    wait_for(lambda: -1 not in again.counted() and len(again.counted()) >= saved + 5)
+    _, err = again.stop()
+    assert f"resumed from {saved}" in err
+    values = again.counted()
+    assert values == list(range(1, len(values) + 1))
 
 
 def test_status_and_signal_parsing() -> None:
