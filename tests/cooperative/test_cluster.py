@@ -25,6 +25,7 @@ from sckpt.backend.errors import (
     JobNotFinished,
     JobPending,
     NotSupported,
+    SckptError,
 )
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import CheckpointKind, CheckpointState, StepId
@@ -360,3 +361,62 @@ def test_another_user_is_refused_and_nothing_changes(
     # The job's owner may act on her own job.
     assert cli(shared_dir, "disable", job.step(0), user=ALICE).returncode == 0
     assert job.store(0).read().disable_count == 1  # type: ignore[union-attr]
+
+
+def test_restart_brings_back_a_finished_batch_job(
+    submit, facade: Facade, slurm_cluster: SlurmCluster
+) -> None:  # type: ignore[no-untyped-def]
+    job = submit()
+    facade.create(str(job.id), max_wait=20)  # the whole job: both steps
+    saved = {n: job.image(n)[0] for n in (0, 1)}
+    slurm_cluster.run("scancel", str(job.id))
+    wait_for(lambda: job.field("JobState") == "CANCELLED", timeout=60)
+    facade.restart(str(job.id), stick=False)  # requeued (not held) and started now
+    wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
+    expected = [f"resumed from {saved[n]} ({job.work}/{job.id}.{n}/task0)" for n in (0, 1)]
+    wait_for(lambda: all(x in (job.work / "out.txt").read_text() for x in expected))
+
+
+def test_a_step_outside_a_batch_job_is_ended_by_vacate(
+    cluster_work: Path, facade: Facade, slurm_cluster: SlurmCluster
+) -> None:  # type: ignore[no-untyped-def]
+    log = cluster_work / "step0.log"
+    srun = subprocess.Popen(
+        [
+            "runuser", "-u", ALICE, "--", "env", f"SLURM_CONF={slurm_cluster.conf}",
+            "srun", "-n1", "-J", "coop-srun", f"--chdir={cluster_work}",
+            str(SCKPT), "run", "--grace", "0.5", "--",
+            "/usr/bin/python3", str(EXAMPLE), "--log", str(log),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        state_file = wait_for(lambda: list((cluster_work / ".sckpt").glob("*.0.json")), 60)[0]
+        job_id = int(state_file.name.split(".")[0])
+        wait_for(lambda: log.exists() and log.stat().st_size > 0)
+        time.sleep(0.6)
+        result = facade.vacate(f"{job_id}.0", max_wait=20)
+        assert "step ended" in result.detail
+        assert srun.wait(timeout=60) != 0  # srun reports its task's SIGTERM
+        count = int((cluster_work / f"{job_id}.0" / "task0" / "state").read_text().split()[0])
+        assert count > 0
+        with pytest.raises(NotSupported) as nope:
+            facade.restart(str(job_id), stick=False)
+        assert "batch" in nope.value.hint
+    finally:
+        if srun.poll() is None:
+            srun.kill()
+            srun.communicate(timeout=30)
+
+
+def test_a_corrupt_state_file_is_reported_not_a_crash(submit, facade: Facade) -> None:  # type: ignore[no-untyped-def]
+    job = submit()
+    job.store(0).path.write_text("{ not json")
+    with pytest.raises(SckptError) as bad:
+        facade.able(job.step(0))
+    assert "corrupt" in str(bad.value) and str(job.store(0).path) in str(bad.value)
+    seen = state(facade, job.step(0))
+    assert seen.kind == CheckpointKind.UNKNOWN and "corrupt" in seen.reason
+    assert facade.able(job.step(1)).in_progress_since == 0  # the other step is unaffected
