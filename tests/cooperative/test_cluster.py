@@ -420,3 +420,37 @@ def test_a_corrupt_state_file_is_reported_not_a_crash(submit, facade: Facade) ->
     seen = state(facade, job.step(0))
     assert seen.kind == CheckpointKind.UNKNOWN and "corrupt" in seen.reason
     assert facade.able(job.step(1)).in_progress_since == 0  # the other step is unaffected
+
+
+def test_a_step_with_two_tasks_checkpoints_both(
+    cluster_work: Path, facade: Facade, slurm_cluster: SlurmCluster
+) -> None:  # type: ignore[no-untyped-def]
+    script = cluster_work / "tasks.sh"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH -n 2\n"
+        f"srun -n2 {SCKPT} run --grace 0.5 -- /bin/bash -c "
+        f"'exec /usr/bin/python3 {EXAMPLE} --log $PWD/task$SLURM_PROCID.log'\n"
+    )
+    out = slurm_cluster.run(
+        "sbatch", "--parsable", f"--chdir={cluster_work}", "-o", "/dev/null", str(script),
+        user=ALICE, cwd=str(cluster_work),
+    )  # fmt: skip
+    job_id = int(out.stdout.strip().split(";")[0])
+    try:
+        store = StepStore(cluster_work / ".sckpt", StepId(job_id, 0))
+        wait_for(lambda: store.path.exists() and len(store.read().running_tasks) == 2, 60)  # type: ignore[union-attr]
+        wait_for(lambda: all((cluster_work / f"task{p}.log").exists() for p in (0, 1)))
+        time.sleep(0.6)
+        facade.create(f"{job_id}.0", max_wait=20)
+        rec = store.read()
+        assert rec is not None and rec.error_code == 0
+        assert set(rec.last_image) == {"0", "1"}
+        hosts = {t.host for t in rec.tasks.values()}
+        assert hosts == {slurm_cluster.node}
+        for p in (0, 1):
+            count, size = (
+                int(x) for x in Path(rec.last_image[str(p)], "state").read_text().split()
+            )
+            assert size == sum(len(f"{i}\n") for i in range(1, count + 1))
+    finally:
+        slurm_cluster.run("scancel", str(job_id), check=False)
