@@ -80,7 +80,12 @@ def step_container_pids(job_id: int, step_text: str) -> set[int]:
         pid = int(entry.name)
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (
+                Path(f"/proc/{pid}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])

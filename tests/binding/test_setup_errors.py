@@ -74,7 +74,15 @@ def test_unreadable_config_does_not_exit_the_process(tmp_path: Path) -> None:
 
 def test_missing_headers_report_the_fix(tmp_path: Path) -> None:
     empty_cache = tmp_path / "cache"
-    out = _run({"SLURM_INCLUDE_DIR": "/nonexistent", "SCKPT_CACHE_DIR": str(empty_cache)})
+    conf = tmp_path / "slurm.conf"  # a configuration is found first; the shim is what fails
+    conf.write_text("ClusterName=x\n")
+    out = _run(
+        {
+            "SLURM_CONF": str(conf),
+            "SLURM_INCLUDE_DIR": "/nonexistent",
+            "SCKPT_CACHE_DIR": str(empty_cache),
+        }
+    )
     assert out["type"] == "ShimUnavailable"
     assert "/nonexistent" in str(out["text"])
     assert "apt-get install libslurm-dev gcc python3-dev" in str(out["text"])
@@ -82,7 +90,11 @@ def test_missing_headers_report_the_fix(tmp_path: Path) -> None:
 
 
 def test_missing_library_reports_the_fix(tmp_path: Path) -> None:
-    out = _run({"SLURM_LIB_DIR": str(tmp_path), "SCKPT_CACHE_DIR": str(tmp_path / "c")})
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\n")
+    out = _run(
+        {"SLURM_CONF": str(conf), "SLURM_LIB_DIR": str(tmp_path), "SCKPT_CACHE_DIR": str(tmp_path)}
+    )
     assert out["type"] == "ShimUnavailable"
     assert "libslurm" in str(out["text"]) and "apt-get install" in str(out["text"])
 

@@ -1,0 +1,126 @@
+"""Benchmark the libslurm binding against ``squeue`` on a big cluster.
+
+Measures, as the median of several runs in one process:
+
+* a full snapshot through the binding (``load_jobs(0)`` + ``get_steps(0)``, converted to
+  sckpt's dataclasses) against plain-text ``squeue`` (jobs) and ``squeue`` + ``squeue -s``
+  (jobs and steps) for the same cluster;
+* an unchanged refresh (both calls with the previous ``last_update``: SLURM_NO_CHANGE_IN_DATA);
+* the conversion cost per 1,000 jobs (flat records -> ``Job`` dataclasses, no RPC).
+
+Run it against a dedicated cluster (``scripts/slurm-cluster`` with its own directory and
+ports, see bench/README.md) holding about 10,000 jobs and 300 running steps::
+
+    SLURM_CONF=/tmp/sckpt-cluster-binding/slurm.conf .venv/bin/python bench/binding_bench.py
+
+Figures are printed (and as JSON with ``--json``); nothing here asserts timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sckpt.backend.libslurm import get_binding
+
+
+def _median_ms(fn: Callable[[], object], runs: int) -> tuple[float, list[float]]:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), samples
+
+
+def _squeue(*args: str) -> None:
+    subprocess.run(["squeue", *args], check=True, capture_output=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    b = get_binding()
+    jobs = b.load_jobs(0)
+    steps = b.get_steps(0)
+    n_jobs = len(jobs.jobs)
+    running_steps = sum(1 for s in steps.steps if s.state == "RUNNING")
+
+    def snapshot() -> None:
+        j = b.load_jobs(0)
+        s = b.get_steps(0)
+        assert j.changed and s.changed
+
+    snap_ms, snap_samples = _median_ms(snapshot, args.runs)
+    squeue_ms, _ = _median_ms(lambda: _squeue(), args.runs)
+    squeue_steps_ms, _ = _median_ms(lambda: _squeue("-s"), args.runs)
+
+    last_jobs, last_steps = b.load_jobs(0).last_update, b.get_steps(0).last_update
+
+    def unchanged() -> None:
+        j = b.load_jobs(last_jobs)
+        s = b.get_steps(last_steps)
+        if j.changed or s.changed:
+            raise RuntimeError("the cluster changed during the unchanged-refresh benchmark")
+
+    unchanged_ms, _ = _median_ms(unchanged, max(args.runs, 21))
+
+    # Conversion only: load once on the binding's thread, then time record -> Job.
+    def conversion() -> float:
+        ffi, lib = b._ffi, b._lib
+        handle = ffi.new("void **")
+        count = ffi.new("uint32_t *")
+        last = ffi.new("int64_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_load_jobs(0, handle, count, last, err)
+        try:
+            if rc != 0:
+                raise RuntimeError(f"slurm_load_jobs failed: {rc}/{err[0]}")
+            n = count[0]
+            times = []
+            for _ in range(args.runs):
+                start = time.perf_counter()
+                b._jobs_from(handle[0], n)
+                times.append((time.perf_counter() - start) * 1000)
+            return statistics.median(times) * 1000 / n
+        finally:
+            lib.sckpt_jobs_free(handle[0])
+
+    per_1000_ms = b._run(conversion)
+
+    result: dict[str, Any] = {
+        "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''}".strip(),
+        "python": sys.version.split()[0],
+        "slurm": b.header_version,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "runs": args.runs,
+        "jobs": n_jobs,
+        "steps": len(steps.steps),
+        "running_steps": running_steps,
+        "snapshot_binding_ms": round(snap_ms, 1),
+        "snapshot_binding_samples_ms": [round(x, 1) for x in snap_samples],
+        "squeue_ms": round(squeue_ms, 1),
+        "squeue_plus_steps_ms": round(squeue_ms + squeue_steps_ms, 1),
+        "unchanged_refresh_ms": round(unchanged_ms, 3),
+        "conversion_per_1000_jobs_ms": round(per_1000_ms, 2),
+    }
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        for key, value in result.items():
+            print(f"{key:32} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
