@@ -294,14 +294,22 @@ class StepStore:
     # ---- reading -------------------------------------------------------------------------
     def read(self) -> StepRecord | None:
         """The record, ``None`` when the file does not exist; ``StoreError`` when unusable."""
+        raw = self.read_raw()
+        return None if raw is None else self.parse(raw)
+
+    def read_raw(self) -> bytes | None:
+        """The file's bytes (``None`` when missing): for callers that cache parsed records."""
         try:
-            raw = self.path.read_bytes()
+            return self.path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StoreError(
                 f"checkpoint state file {self.path} cannot be read: {exc.strerror}"
             ) from None
+
+    def parse(self, raw: bytes) -> StepRecord:
+        """Bytes of this step's state file -> record (``StoreError`` when corrupt)."""
         return self._parse(raw)
 
     def _parse(self, raw: bytes) -> StepRecord:

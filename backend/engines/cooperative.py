@@ -87,6 +87,8 @@ WAKE_SIGNAL = signal.SIGURG
 """Sent to the step after a request is written; default-ignored by programs (see wrapper)."""
 WAIT_POLL = 0.05
 SETTLE_POLL = 0.2
+CACHE_LIMIT = 20_000
+"""Parsed state files kept for snapshots (cleared when exceeded: ended jobs' files)."""
 SETTLE_TIMEOUT = 120.0
 """Longest wait for a requeued job to finish completing (KillWait + MessageTimeout ...)."""
 NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
@@ -119,9 +121,30 @@ class CooperativeEngine(LiveEngine):
         super().__init__(binding)
         self._state_dir = state_dir
         self._clock = clock
+        self._cache: dict[Path, tuple[bytes, StepRecord]] = {}
+        """Parsed state files for the snapshot; records are never mutated once cached."""
 
     def _store(self, job: Job, step: StepId) -> StepStore:
         return StepStore(state_dir_for(job.work_dir, self._state_dir), step)
+
+    def _cached_read(self, store: StepStore) -> StepRecord | None:
+        """``store.read()``, parsed again only when the file's bytes changed.
+
+        A refresh still reads every running step's file (a stat is not enough: a rewrite
+        can reuse the inode, size and timestamp), but skips the JSON parsing.
+        """
+        raw = store.read_raw()
+        if raw is None:
+            self._cache.pop(store.path, None)
+            return None
+        hit = self._cache.get(store.path)
+        if hit is not None and hit[0] == raw:
+            return hit[1]
+        rec = store.parse(raw)
+        if len(self._cache) > CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[store.path] = (raw, rec)
+        return rec
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """A step's checkpoint column: from the job's state, then from its state file."""
@@ -133,9 +156,8 @@ class CooperativeEngine(LiveEngine):
             return CheckpointState(
                 CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
             )
-        store = self._store(job, step.step_id)
         try:
-            rec = store.read()
+            rec = self._cached_read(self._store(job, step.step_id))
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
         if rec is None or not _current_tasks(rec, job):
