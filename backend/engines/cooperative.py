@@ -445,6 +445,9 @@ class CooperativeEngine(LiveEngine):
             raise NotSupported(hint="only batch jobs can be requeued by Slurm")
         records = self._job_records(job)
         if image_dir:
+            # Resume from the operator's directory: every image found there, or refuse
+            # (ENOENT) before anything changes.
+            chosen: list[tuple[StepStore, dict[str, str]]] = []
             for store, rec in records:
                 leaf = Path(image_dir) / image_leaf(store.step)
                 found = {
@@ -452,6 +455,11 @@ class CooperativeEngine(LiveEngine):
                     for p in set(rec.tasks) | set(rec.last_image)
                     if (leaf / f"task{p}").is_dir()
                 }
+                if found:
+                    chosen.append((store, found))
+            if not chosen:
+                raise NoSuchImage(hint=f"no image of job {job.job_id} under {image_dir}")
+            for store, found in chosen:
 
                 def point(r: StepRecord, found: dict[str, str] = found) -> None:
                     r.last_image = dict(found)

@@ -24,6 +24,7 @@ from sckpt.backend.errors import (
     Disabled,
     JobNotFinished,
     JobPending,
+    NoSuchImage,
     NotSupported,
     SckptError,
 )
@@ -454,3 +455,27 @@ def test_a_step_with_two_tasks_checkpoints_both(
             assert size == sum(len(f"{i}\n") for i in range(1, count + 1))
     finally:
         slurm_cluster.run("scancel", str(job_id), check=False)
+
+
+def test_an_operators_image_dir_is_used_by_create_and_restart(
+    submit, facade: Facade, shared_dir: Path
+) -> None:  # type: ignore[no-untyped-def]
+    images = shared_dir / "images"
+    images.mkdir()
+    subprocess.run(["chown", f"{ALICE}:{ALICE}", str(images)], check=True)
+    job = submit()
+    facade.create(job.step(0), max_wait=20, image_dir=str(images))
+    copied = images / f"{job.id}.0" / "task0" / "state"
+    count = int(copied.read_text().split()[0])
+    assert copied.read_bytes() == (job.work / f"{job.id}.0" / "task0" / "state").read_bytes()
+    assert job.store(0).read().last_image == {"0": str(copied.parent)}  # type: ignore[union-attr]
+    facade.vacate(str(job.id), max_wait=20)  # the default image dir for both steps
+    wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
+    before = job.state_bytes()
+    with pytest.raises(NoSuchImage):
+        facade.restart(str(job.id), stick=False, image_dir=str(shared_dir / "nothing-here"))
+    assert job.state_bytes() == before and job.field("Reason") == "job_requeued_in_held_state"
+    # the refused restart changed nothing: the job is still held; restart from that dir
+    facade.restart(str(job.id), stick=False, image_dir=str(images))
+    expected = f"resumed from {count} ({copied.parent})"
+    wait_for(lambda: expected in (job.work / "out.txt").read_text(), timeout=60)
