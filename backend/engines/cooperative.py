@@ -236,7 +236,7 @@ class CooperativeEngine(LiveEngine):
         if highest:
             refused = [f"{s} {describe(c)[0]}" for s, c in codes if c]
             hint = ""
-            if target.is_whole_job:
+            if target.is_whole_job or len(codes) > 1:
                 hint = f"{len(refused)} of {len(codes)} steps refused: " + ", ".join(refused[:6])
             raise error_for(highest, hint=hint)
         return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
@@ -406,10 +406,18 @@ class CooperativeEngine(LiveEngine):
                     for t in self._targets(job, StepId(job.job_id))
                     if t.step.step_id.step not in named
                 ]
+        # Ending a step that is disabled (a critical section) or already checkpointing would
+        # lose work: refuse the whole vacate before anything starts.
+        precheck = []
+        for t in targets:
+            rec = self._expire(t)
+            code = ESLURM_DISABLED if rec.disable_count else EALREADY if rec.in_progress else 0
+            precheck.append((t.step.step_id, code))
+        self._aggregate(target, "vacate", precheck)
         started = self._begin(job, targets, "vacate", max_wait, image_dir)
-        first = started[0]
-        if first[1]:  # the named step itself was refused: nothing is ended
-            self._aggregate(target, "vacate", [(first[0].step.step_id, first[1])])
+        if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
+            self._wait(started, max_wait)
+            self._aggregate(target, "vacate", [(t.step.step_id, c) for t, c, _ in started])
         detail = self._wait(started, max_wait)
         for t in targets:
             with contextlib.suppress(SckptError):

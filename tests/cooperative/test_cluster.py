@@ -266,6 +266,14 @@ def test_vacate_and_restart_continue_the_count(
     submit, facade: Facade, slurm_cluster: SlurmCluster
 ) -> None:  # type: ignore[no-untyped-def]
     job = submit()
+    # A disabled step (a critical section) blocks the vacate of the whole batch job.
+    facade.disable(job.step(1))
+    with pytest.raises(Disabled) as blocked:
+        facade.vacate(job.step(0), max_wait=20)
+    assert f"{job.id}.1 ESLURM_DISABLED" in blocked.value.hint
+    assert job.field("JobState") == "RUNNING"
+    assert not (job.work / f"{job.id}.0").joinpath("task0", "state").exists()
+    facade.enable(job.step(1))
     for round_, stick in enumerate((False, True), start=1):
         wait_for(lambda r=round_: len(job.counted(0)) > 10 * r)
         result = facade.vacate(job.step(0), max_wait=20)
