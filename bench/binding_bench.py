@@ -5,8 +5,10 @@ Measures, as the median of several runs in one process:
 * a full snapshot through the binding (``load_jobs(0)`` + ``get_steps(0)``, converted to
   sckpt's dataclasses) against plain-text ``squeue`` (jobs) and ``squeue`` + ``squeue -s``
   (jobs and steps) for the same cluster;
-* an unchanged refresh (both calls with the previous ``last_update``: SLURM_NO_CHANGE_IN_DATA);
-* the conversion cost per 1,000 jobs (flat records -> ``Job`` dataclasses, no RPC).
+* an unchanged refresh: both calls with the previous ``last_update`` (two RPCs answering
+  SLURM_NO_CHANGE_IN_DATA), and ``Binding.snapshot`` (one RPC when the jobs did not change);
+* the conversion cost per 1,000 jobs (flat records -> ``Job`` dataclasses, no RPC), for
+  jobs built afresh and for jobs unchanged since the previous response (reused).
 
 Run it against a dedicated cluster (``scripts/slurm-cluster`` with its own directory and
 ports, see bench/README.md) holding about 10,000 jobs and 300 running steps::
@@ -61,9 +63,15 @@ def main() -> int:
         s = b.get_steps(0)
         assert j.changed and s.changed
 
-    snap_ms, snap_samples = _median_ms(snapshot, args.runs)
-    squeue_ms, _ = _median_ms(lambda: _squeue(), args.runs)
-    squeue_steps_ms, _ = _median_ms(lambda: _squeue("-s"), args.runs)
+    # Interleaved, so load from other users of the machine hits both sides alike.
+    snap_samples, squeue_samples, squeue_steps_samples = [], [], []
+    for _ in range(args.runs):
+        snap_samples.append(_median_ms(snapshot, 1)[0])
+        squeue_samples.append(_median_ms(lambda: _squeue(), 1)[0])
+        squeue_steps_samples.append(_median_ms(lambda: _squeue("-s"), 1)[0])
+    snap_ms = statistics.median(snap_samples)
+    squeue_ms = statistics.median(squeue_samples)
+    squeue_steps_ms = statistics.median(squeue_steps_samples)
 
     last_jobs, last_steps = b.load_jobs(0).last_update, b.get_steps(0).last_update
 
@@ -74,6 +82,13 @@ def main() -> int:
             raise RuntimeError("the cluster changed during the unchanged-refresh benchmark")
 
     unchanged_ms, _ = _median_ms(unchanged, max(args.runs, 21))
+
+    def unchanged_snapshot() -> None:
+        j, s = b.snapshot(last_jobs, last_steps)
+        if j.changed or s.changed:
+            raise RuntimeError("the cluster changed during the unchanged-refresh benchmark")
+
+    unchanged_snapshot_ms, _ = _median_ms(unchanged_snapshot, max(args.runs, 21))
 
     # Conversion only: load once on the binding's thread, then time record -> Job.
     def conversion() -> float:
@@ -87,16 +102,23 @@ def main() -> int:
             if rc != 0:
                 raise RuntimeError(f"slurm_load_jobs failed: {rc}/{err[0]}")
             n = count[0]
-            times = []
+            cold, warm = [], []
             for _ in range(args.runs):
+                b._job_memo = {}  # every job built afresh
                 start = time.perf_counter()
                 b._jobs_from(handle[0], n)
-                times.append((time.perf_counter() - start) * 1000)
-            return statistics.median(times) * 1000 / n
+                cold.append((time.perf_counter() - start) * 1000)
+                start = time.perf_counter()  # same records again: all reused
+                b._jobs_from(handle[0], n)
+                warm.append((time.perf_counter() - start) * 1000)
+            return (
+                statistics.median(cold) * 1000 / n,
+                statistics.median(warm) * 1000 / n,
+            )
         finally:
             lib.sckpt_jobs_free(handle[0])
 
-    per_1000_ms = b._run(conversion)
+    per_1000_ms, per_1000_warm_ms = b._run(conversion)
 
     result: dict[str, Any] = {
         "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''}".strip(),
@@ -112,7 +134,9 @@ def main() -> int:
         "squeue_ms": round(squeue_ms, 1),
         "squeue_plus_steps_ms": round(squeue_ms + squeue_steps_ms, 1),
         "unchanged_refresh_ms": round(unchanged_ms, 3),
+        "unchanged_snapshot_ms": round(unchanged_snapshot_ms, 3),
         "conversion_per_1000_jobs_ms": round(per_1000_ms, 2),
+        "conversion_per_1000_unchanged_jobs_ms": round(per_1000_warm_ms, 2),
     }
     if args.json:
         print(json.dumps(result, indent=1))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from sckpt.backend.errors import InvalidJobId
-from sckpt.backend.libslurm import Binding, JobsResult
+from sckpt.backend.libslurm import Binding, JobsResult, StepsResult
 from sckpt.backend.model import STEP_BATCH, JobState, StepId
 
 from tests.conftest import SlurmCluster
@@ -112,6 +114,36 @@ def test_no_change_then_full_list_after_submission(binding: Binding, submit: Sub
     after = binding.load_jobs(first.last_update)
     assert after.changed and after.last_update >= first.last_update
     assert job_id in {j.job_id for j in after.jobs}
+
+
+def test_step_changes_bump_the_job_list(
+    binding: Binding, submit: Submit, slurm_cluster: SlurmCluster
+) -> None:
+    """What ``Binding.snapshot`` relies on: a new or ended step changes the job list too."""
+    job_id = submit("-n1", "-J", "bind-stepbump", "--wrap", "sleep 300")
+    wait_for(lambda: _running_steps(binding, job_id, 1), timeout=60)
+
+    def quiet() -> tuple[JobsResult, StepsResult] | None:
+        jobs, steps = binding.snapshot()
+        again = binding.snapshot(jobs.last_update, steps.last_update)
+        return (jobs, steps) if not again[0].changed else None
+
+    jobs, steps = wait_for(quiet, timeout=60, interval=1)
+    srun = subprocess.Popen(
+        ["srun", f"--jobid={job_id}", "--overlap", "-J", "bump", "sleep", "300"],
+        env=slurm_cluster.env(),
+        cwd="/tmp",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: _running_steps(binding, job_id, 2), timeout=60)
+        after_jobs, after_steps = binding.snapshot(jobs.last_update, steps.last_update)
+        assert after_jobs.changed and after_steps.changed
+        assert StepId(job_id, 0) in {s.step_id for s in after_steps.steps}
+    finally:
+        srun.terminate()
+        srun.wait(timeout=60)
 
 
 def test_step_pids_equal_proc(binding: Binding, submit: Submit) -> None:
