@@ -116,7 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_WAKE,
         help="signal the console sends the step to wake the wrapper (default SIGURG)",
     )
-    parser.add_argument("--state-dir", default=None, help="state directory (default ...)")
+    parser.add_argument(
+        "--state-dir",
+        default=None,
+        help="where the step's state file lives (default: $SCKPT_STATE_DIR, else "
+        "<job work dir>/.sckpt); consoles must look in the same place",
+    )
     parser.add_argument(
         "--image-dir",
         default=None,
@@ -372,7 +377,15 @@ class Wrapper:
 
     # ---- the child and the loop ----------------------------------------------------------
     def run(self) -> int:
-        self.register()
+        try:
+            self.register()
+        except (StoreError, OSError) as exc:
+            # The job matters more than its checkpoints: run the program anyway, directly.
+            _note(f"{exc}; running {self.program[0]} WITHOUT checkpoint support")
+            try:
+                os.execvp(self.program[0], self.program)
+            except OSError as err:
+                raise UsageError(f"cannot start {self.program[0]!r}: {err.strerror}") from None
         env = dict(os.environ)
         env[ENV_IMAGE_DIR] = self.image_dir
         env[ENV_DONE] = str(self.done_path)

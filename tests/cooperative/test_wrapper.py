@@ -266,6 +266,22 @@ def test_the_c_counter_follows_the_same_contract(work: Path) -> None:
     assert values == list(range(1, len(values) + 1))
 
 
+def test_an_unusable_state_dir_still_runs_the_program(work: Path) -> None:
+    blocker = work / "not-a-dir"
+    blocker.write_text("")
+    env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
+    wrapper = [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--state-dir", str(blocker / "x")]
+    out = subprocess.run(
+        [*wrapper, "--", "sh", "-c", "echo ran; exit 3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    assert out.returncode == 3 and out.stdout == "ran\n"
+    assert "WITHOUT checkpoint support" in out.stderr and "Traceback" not in out.stderr
+
+
 def test_status_and_signal_parsing() -> None:
     assert parse_status(b"0\n") == (0, "")
     assert parse_status(b"42 disk quota exceeded\n") == (42, "disk quota exceeded")
