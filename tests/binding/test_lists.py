@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from sckpt.backend.errors import InvalidJobId
 from sckpt.backend.libslurm import Binding, JobsResult, StepsResult
-from sckpt.backend.model import STEP_BATCH, JobState, StepId
+from sckpt.backend.model import STEP_BATCH, STEP_EXTERN, JobState, StepId
 
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
@@ -67,7 +67,11 @@ def test_steps_equal_scontrol_show_step(
     wait_for(lambda: _running_steps(binding, job_id, 3), timeout=60)
     ours = {str(s.step_id): s for s in binding.get_steps().steps if s.step_id.job_id == job_id}
     reference = scontrol_steps(slurm_cluster, job_id)
-    assert set(ours) == set(reference) == {f"{job_id}.batch", f"{job_id}.0", f"{job_id}.1"}
+    expected = {f"{job_id}.batch", f"{job_id}.0", f"{job_id}.1"}
+    if binding.ctl_conf().prolog_contain:  # PrologFlags=Contain adds the .extern step
+        expected.add(f"{job_id}.extern")
+        assert ours[f"{job_id}.extern"].step_id == StepId(job_id, STEP_EXTERN)
+    assert set(ours) == set(reference) == expected
     assert ours[f"{job_id}.batch"].step_id == StepId(job_id, STEP_BATCH)
     for key, step in ours.items():
         ref = reference[key]
@@ -121,7 +125,8 @@ def test_step_changes_bump_the_job_list(
 ) -> None:
     """What ``Binding.snapshot`` relies on: a new or ended step changes the job list too."""
     job_id = submit("-n1", "-J", "bind-stepbump", "--wrap", "sleep 300")
-    wait_for(lambda: _running_steps(binding, job_id, 1), timeout=60)
+    batch = StepId(job_id, STEP_BATCH)
+    wait_for(lambda: batch in {s.step_id for s in binding.get_steps().steps}, timeout=60)
 
     def quiet() -> tuple[JobsResult, StepsResult] | None:
         jobs, steps = binding.snapshot()
@@ -137,12 +142,13 @@ def test_step_changes_bump_the_job_list(
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: _running_steps(binding, job_id, 2), timeout=60)
+        new_step = StepId(job_id, 0)
+        wait_for(lambda: new_step in {s.step_id for s in binding.get_steps().steps}, timeout=60)
         after_jobs, after_steps = binding.snapshot(jobs.last_update, steps.last_update)
         assert after_jobs.changed and after_steps.changed
         assert StepId(job_id, 0) in {s.step_id for s in after_steps.steps}
     finally:
-        srun.terminate()
+        srun.kill()
         srun.wait(timeout=60)
 
 
