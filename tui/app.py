@@ -93,7 +93,7 @@ class SckptApp(App[int]):
         self._finished_seen: dict[int, float] = {}
         self._refreshing = False
         self._again = False
-        self._closing = False
+        self._quitting = False
         self._timer: Any = None
         self._last_view_sync = 0.0
         self.set_keymap(keymap(settings.keys))
@@ -108,11 +108,13 @@ class SckptApp(App[int]):
         self.set_interval(1.0, self._tick_headers)
         self.refresh_now()
 
-    def action_quit(self) -> None:  # type: ignore[override]
-        """``q``: stop scheduling refreshes and leave; no thread is left waiting."""
-        self._closing = True
-        if self._timer is not None:
-            self._timer.stop()
+    async def action_quit(self) -> None:
+        """``q``: stop scheduling refreshes and leave.
+
+        The pending refresh timer is left to Textual, which stops every timer on exit
+        (stopping it here, inside a key handler, left the app unable to close).
+        """
+        self._quitting = True
         self.exit(0)
 
     def action_help(self) -> None:
@@ -175,7 +177,7 @@ class SckptApp(App[int]):
 
     def refresh_now(self) -> None:
         """Refresh as soon as possible: now, or right after the refresh that is running."""
-        if self._closing:
+        if self._quitting:
             return
         if self._refreshing:
             self._again = True
@@ -220,7 +222,7 @@ class SckptApp(App[int]):
         return min(self.interval * factor, max(MAX_BACKOFF, self.interval))
 
     def _schedule(self) -> None:
-        if self._closing:
+        if self._quitting:
             return
         delay = 0.0 if self._again else self.next_delay
         self._again = False

@@ -42,8 +42,9 @@ class ActionsProvider(Provider):
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for spec in self._specs():
-            text = f"{spec.description}: {spec.help}"
-            score = matcher.match(text)
+            # The name decides; the help text only finds what the name does not
+            # (so "disable" ranks Disable above Enable, whose help mentions disabling).
+            score = matcher.match(spec.description) or matcher.match(spec.help) * 0.5
             if score > 0:
                 yield Hit(
                     score,

@@ -1,0 +1,635 @@
+"""Pilot tests of the console on the simulated cluster: every key, form, confirmation, filter,
+sort, toggle, read-only, single-step mode and error notification.
+
+Each test asserts on what the screen shows and, for actions, on the cluster's state after
+the action (the simulated cluster is the backend the console drives).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from sckpt.backend.errors import SlurmError
+from sckpt.backend.model import CheckpointKind, JobState, StepId
+from sckpt.tui.app import build_app
+from sckpt.tui.commands import ActionsProvider
+from sckpt.tui.dialogs.confirm import Confirm
+from sckpt.tui.dialogs.form import ActionForm
+from sckpt.tui.dialogs.help import HelpScreen
+from sckpt.tui.screens.console import ConsoleScreen
+from sckpt.tui.screens.step import StepScreen
+from sckpt.tui.widgets.header import StatusHeader
+from textual.keys import _character_to_key
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from .conftest import ME, notifications, screen_text, settle, submit_mine
+
+SIZE = (120, 36)
+
+
+async def type_text(pilot: Pilot[Any], text: str) -> None:
+    await pilot.press(*(_character_to_key(ch) if len(ch) == 1 else ch for ch in text))
+
+
+def console_of(pilot: Pilot[Any]) -> ConsoleScreen:
+    screen = pilot.app.console_screen()  # type: ignore[attr-defined]
+    assert isinstance(screen, ConsoleScreen)
+    return screen
+
+
+async def go_to_job(pilot: Pilot[Any], name: str) -> None:
+    """Filter on the job's name with the keyboard; the jobs table gets the focus back."""
+    await pilot.press("slash")
+    await type_text(pilot, f"name:{name}")
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def go_to_step(pilot: Pilot[Any], name: str, step: StepId) -> None:
+    """Filter to the job, Enter into its steps, arrow down to ``step``."""
+    await go_to_job(pilot, name)
+    await pilot.press("enter")
+    con = console_of(pilot)
+    assert pilot.app.focused is con.steps_table
+    index = con.steps_table.row_keys_in_order.index(str(step))
+    for _ in range(index):
+        await pilot.press("down")
+    assert con.selected_target() == step
+
+
+def first_numbered(cluster: Any, job_id: int) -> StepId:
+    for job in cluster.snapshot().jobs:
+        if job.job.job_id == job_id:
+            for view in job.steps:
+                if not view.step.step_id.step_text.isalpha():
+                    return view.step.step_id  # type: ignore[no-any-return]
+    raise AssertionError("no numbered step")
+
+
+# ------------------------------------------------------------------ listing
+
+
+async def test_lists_the_clusters_jobs_and_steps(console: Any) -> None:
+    c = console()
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        jobs = [j for j in c.facade.snapshot().jobs]
+        active = {str(j.job.job_id) for j in jobs if not j.job.state.is_finished}
+        shown = set(con.jobs_table.row_keys_in_order)
+        assert active <= shown
+        # Finished jobs hidden unless recent: every shown finished job ended < 300 s ago.
+        now = c.clock()
+        for j in jobs:
+            if str(j.job.job_id) in shown and j.job.state.is_finished:
+                assert now - j.job.end_time < 300
+        text = screen_text(c.app)
+        assert "demo" in text and "simulated" in text and "user alice" in text
+        assert "updated 0 s ago" in text
+        # The steps table shows the steps of the job under the cursor.
+        top = con.jobs_table.selected_key
+        assert top is not None
+        view = c.app.job(int(top))
+        assert view is not None
+        assert con.steps_table.row_keys_in_order == [str(s.step.step_id) for s in view.steps]
+
+
+async def test_values_from_slurm_are_shown_literally(console: Any) -> None:
+    c = console()
+    c.cluster.submit(ME, name="[red]evil\x1b]0;x", state=JobState.RUNNING, n_steps=1)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_job(pilot, "evil")
+        text = screen_text(c.app)
+        assert "[red]evil\\x1b]0;" in text
+        assert "\x1b" not in text
+
+
+async def test_refresh_keeps_cursor_and_updates_changed_rows_only(console: Any) -> None:
+    c = console(n_jobs=30)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        for _ in range(4):
+            await pilot.press("down")
+        selected = con.jobs_table.selected_key
+        row = con.jobs_table.cursor_row
+        added: list[Any] = []
+        original_add = con.jobs_table.add_row
+
+        def spy_add(*args: Any, **kwargs: Any) -> Any:
+            added.append(kwargs.get("key"))
+            return original_add(*args, **kwargs)
+
+        con.jobs_table.add_row = spy_add  # type: ignore[method-assign]
+        new = c.cluster.submit("bob", name="late-arrival", state=JobState.PENDING, n_steps=0)
+        c.clock.advance(5)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert con.jobs_table.selected_key == selected
+        assert con.jobs_table.cursor_row == row
+        assert added == [str(new.job_id)]  # one row added, nothing rebuilt
+        # "No change" answers cost no table work: nothing added, nothing updated.
+        count = c.app.refresh_count
+        c.app.refresh_now()
+        await settle(pilot)
+        assert c.app.refresh_count == count + 1
+        assert added == [str(new.job_id)]
+
+
+async def test_outage_marks_data_stale_and_recovers_without_a_key(
+    console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = console(interval=0.5)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = console_of(pilot).jobs_table.row_count
+        engine = c.facade.engine
+
+        def down() -> Any:
+            raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
+
+        monkeypatch.setattr(engine, "snapshot", down)
+        c.clock.advance(7)
+        failed_before = c.app.failures
+        for _ in range(100):  # the scheduled refreshes find the outage by themselves
+            await pilot.pause(0.05)
+            if c.app.failures >= failed_before + 2:
+                break
+        text = screen_text(c.app)
+        assert "STALE since 20:26:40 (7 s ago)" in text
+        header = console_of(pilot).query_one(StatusHeader)
+        assert "connect failure" in header.stale_error
+        assert console_of(pilot).jobs_table.row_count == rows  # last data kept
+        assert c.app.next_delay >= 4 * c.app.interval  # backing off: 0.5 -> 1 -> 2 s
+        monkeypatch.undo()
+        for _ in range(200):  # no key pressed: the back-off timer brings it back
+            await pilot.pause(0.05)
+            if not c.app.stale:
+                break
+        text = screen_text(c.app)
+        assert "STALE" not in text and "updated 0 s ago" in text
+        assert c.app.next_delay == c.app.interval
+
+
+# ------------------------------------------------------------------ filter, sort, toggles
+
+
+async def test_filter_by_field_and_text(console: Any) -> None:
+    c = console(n_jobs=30)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        await pilot.press("slash")
+        assert isinstance(pilot.app.focused, Input)
+        await type_text(pilot, "user:bob state:R")
+        await pilot.press("enter")
+        keys = con.jobs_table.row_keys_in_order
+        assert keys
+        for key in keys:
+            job = c.app.job(int(key))
+            assert job is not None
+            assert job.job.user == "bob" and job.job.state is JobState.RUNNING
+        assert "filter: user:bob state:R" in screen_text(c.app)
+        # Free text matches any column; Escape in the box clears it.
+        await pilot.press("slash", "ctrl+a", "ctrl+k")
+        await type_text(pilot, "carol")
+        assert all(c.app.job(int(k)).job.user == "carol" for k in con.jobs_table.row_keys_in_order)  # type: ignore[union-attr]
+        await pilot.press("escape")
+        assert con.filter_text == ""
+        await pilot.press("escape")
+        assert pilot.app.focused is con.jobs_table
+        # An unknown field is explained, not ignored silently.
+        await pilot.press("slash")
+        await type_text(pilot, "colour:blue")
+        await pilot.press("enter")
+        assert any("unknown field 'colour'" in m for m in notifications(c.app))
+
+
+async def test_sort_by_column_key_and_header_click(console: Any) -> None:
+    c = console(n_jobs=30)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        ids = [int(k) for k in con.jobs_table.row_keys_in_order]
+        assert ids == sorted(ids)
+        selected = con.jobs_table.selected_key
+        await pilot.press("s")  # next column: user
+        users = [c.app.job(int(k)).job.user for k in con.jobs_table.row_keys_in_order]  # type: ignore[union-attr]
+        assert users == sorted(users)
+        assert con.jobs_table.selected_key == selected  # the cursor follows its job
+        await pilot.press("S")
+        users = [c.app.job(int(k)).job.user for k in con.jobs_table.row_keys_in_order]  # type: ignore[union-attr]
+        assert users == sorted(users, reverse=True)
+        assert "sort user↓" in screen_text(c.app)
+        await pilot.click("#jobs", offset=(56, 0))  # the "Elapsed" header
+        assert con.sort_column == "elapsed"
+
+
+async def test_mine_only_and_show_finished_toggles(console: Any) -> None:
+    c = console(n_jobs=40)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        everyone = set(con.jobs_table.row_keys_in_order)
+        await pilot.press("m")
+        mine = con.jobs_table.row_keys_in_order
+        assert mine and all(c.app.job(int(k)).job.user == ME for k in mine)  # type: ignore[union-attr]
+        assert set(mine) < everyone
+        await pilot.press("m")
+        assert set(con.jobs_table.row_keys_in_order) == everyone
+        finished = {str(j.job.job_id) for j in c.facade.snapshot().jobs if j.job.state.is_finished}
+        assert finished - everyone  # some old finished jobs are hidden
+        await pilot.press("f")
+        assert finished <= set(con.jobs_table.row_keys_in_order)
+        assert "+finished" in screen_text(c.app)
+
+
+async def test_finished_jobs_linger_before_vanishing(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster, "short-lived")
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        assert str(job_id) in con.jobs_table.row_keys_in_order
+        c.cluster.set_job_state(job_id, JobState.COMPLETED)
+        c.clock.advance(10)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert str(job_id) in con.jobs_table.row_keys_in_order  # still there, now CD
+        assert con.jobs_table.cells_of(str(job_id))["state"].plain == "CD"  # type: ignore[index]
+        c.clock.advance(400)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert str(job_id) not in con.jobs_table.row_keys_in_order
+
+
+# ------------------------------------------------------------------ actions
+
+
+async def test_disable_then_enable_a_step(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("d")
+        await settle(pilot)
+        assert c.cluster.step_state(step).kind is CheckpointKind.DISABLED
+        assert c.cluster.step_state(step).disable_count == 1
+        con = console_of(pilot)
+        assert con.steps_table.cells_of(str(step))["checkpoint"].plain == "disabled ×1"  # type: ignore[index]  # noqa: RUF001
+        assert any(f"disable {step}: done" in m for m in notifications(c.app))
+        await pilot.press("d")
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 2
+        await pilot.press("e", "e")
+        await settle(pilot)
+        assert c.cluster.step_state(step).kind is CheckpointKind.ABLE
+        assert con.steps_table.cells_of(str(step))["checkpoint"].plain == "able"  # type: ignore[index]
+        assert con.selected_target() == step  # the cursor stayed on the step
+        lines = [json.loads(line) for line in c.audit.read_text().splitlines()]
+        assert [line.get("operation", line.get("op")) for line in lines][-4:] == [
+            "disable",
+            "disable",
+            "enable",
+            "enable",
+        ]
+
+
+async def test_create_opens_a_prefilled_form_then_checkpoints(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("c")
+        await pilot.pause()
+        form = pilot.app.screen
+        assert isinstance(form, ActionForm)
+        assert form.query_one("#max-wait", Input).value == "30"  # from the settings
+        text = screen_text(c.app)
+        assert f"Create {step}" in text
+        # Bad input is explained in the form and nothing reaches the cluster.
+        image = form.query_one("#image-dir", Input)
+        image.value = "relative/dir"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ActionForm)
+        assert "relative" in screen_text(c.app)
+        image.value = "/scratch/ckpt"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, ConsoleScreen)
+        state = c.cluster.step_state(step)
+        assert state.kind is CheckpointKind.IN_PROGRESS
+        assert state.in_progress_since == int(c.clock())
+        con = console_of(pilot)
+        assert con.steps_table.cells_of(str(step))["checkpoint"].plain.startswith(
+            "in progress since"
+        )  # type: ignore[index]
+        # A second create while one runs: EALREADY, shown as a notification.
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert any("EALREADY (114)" in m and "refused" in m for m in notifications(c.app))
+
+
+async def test_create_form_escape_cancels(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, ConsoleScreen)
+        assert c.cluster.step_state(step).kind is CheckpointKind.ABLE
+
+
+async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("v")
+        await pilot.pause()
+        await pilot.press("enter")  # form accepted as prefilled
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, Confirm)
+        text = screen_text(c.app)
+        assert f"Vacate step {step} (ui-test)" in text and "terminate" in text
+        await pilot.press("n")
+        await settle(pilot)
+        assert c.cluster.step_state(step).kind is CheckpointKind.ABLE
+        assert any("cancelled" in m for m in notifications(c.app))
+        await pilot.press("v")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert c.cluster.step_state(step).kind is CheckpointKind.IN_PROGRESS
+        # When the checkpoint ends, vacate terminates the step: it leaves the table.
+        c.clock.advance(60)
+        c.app.refresh_now()
+        await settle(pilot)
+        view = c.app.job(job_id)
+        assert view is not None
+        assert all(s.step.step_id != step for s in view.steps)
+        assert str(step) not in console_of(pilot).steps_table.row_keys_in_order
+
+
+async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("r")
+        await pilot.pause()
+        form = pilot.app.screen
+        assert isinstance(form, ActionForm)
+        assert f"Restart {job_id}" in screen_text(c.app)  # restart is whole-job
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, Confirm)
+        assert f"Restart job {job_id} (ui-test" in screen_text(c.app)
+        await pilot.press("y")
+        await settle(pilot)
+        messages = notifications(c.app)
+        assert any(
+            "ESLURM_JOB_NOT_FINISHED (2088)" in m and "Job not yet finished" in m for m in messages
+        )
+        assert c.cluster.job(job_id).state is JobState.RUNNING
+
+
+async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) -> None:
+    c = console()
+    other = c.cluster.submit("bob", name="bobs-job", state=JobState.RUNNING, n_steps=1)
+    step = first_numbered(c.cluster, other.job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "bobs-job", step)
+        await pilot.press("d")
+        await settle(pilot)
+        assert any("ESLURM_ACCESS_DENIED (2002)" in m for m in notifications(c.app))
+        assert c.cluster.step_state(step).disable_count == 0
+
+
+async def test_whole_job_action_from_the_jobs_table(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster, n_steps=2)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_job(pilot, "ui-test")
+        con = console_of(pilot)
+        assert con.selected_target() == StepId(job_id)
+        await pilot.press("d")
+        await settle(pilot)
+        view = c.app.job(job_id)
+        assert view is not None
+        running = [s for s in view.steps if s.step.state == "RUNNING"]
+        assert running and all(s.checkpoint.kind is CheckpointKind.DISABLED for s in running)
+
+
+async def test_check_key_asks_able_and_error_again(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        c.cluster.disable(c.cluster.user(ME), step)  # changed behind the console's back
+        await pilot.press("x")
+        await settle(pilot)
+        messages = notifications(c.app)
+        assert any(f"{step}: able: no, ESLURM_DISABLED (2037)" in m for m in messages)
+        cell = console_of(pilot).steps_table.cells_of(str(step))
+        assert cell is not None and cell["checkpoint"].plain == "disabled ×1"  # noqa: RUF001
+
+
+# ------------------------------------------------------------------ detail, single-step
+
+
+async def test_enter_opens_step_detail_with_processes_and_escape_returns(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, StepScreen)
+        text = screen_text(c.app)
+        procs = c.facade.step_processes(step)
+        net = c.facade.interconnect(step)
+        assert f"Step              {step}" in text
+        for node in procs.nodes:
+            assert node.node in text and str(node.pids[0]) in text
+        assert net.switch_type in text
+        # Actions work from the detail too.
+        await pilot.press("d")
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 1
+        assert "disabled ×1" in screen_text(c.app)  # noqa: RUF001
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConsoleScreen)
+        assert console_of(pilot).selected_target() == step
+
+
+async def test_single_step_mode_opens_on_the_step_and_escape_leads_to_console(
+    console: Any,
+) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    # The step exists only once the cluster does: build the app for it with the factory.
+    app = build_app(c.facade, c.app.settings, focus=step, clock=c.clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, StepScreen)
+        text = screen_text(app)  # type: ignore[arg-type]
+        assert f"Step              {step}" in text and "ui-test" in text
+        await pilot.press("e")  # enable at 0 stays 0 (and is allowed)
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConsoleScreen)
+        assert app.screen.selected_target() == step
+
+
+# ------------------------------------------------------------------ help, palette, keys, quit
+
+
+async def test_help_lists_every_key(console: Any) -> None:
+    c = console()
+    async with c.app.run_test(size=(120, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, HelpScreen)
+        text = screen_text(c.app)
+        for words in (
+            "checkpoint the selected step",
+            "checkpoint, then terminate",
+            "restart the selected job",
+            "enable checkpoints",
+            "disable checkpoints",
+            "ask Slurm again",
+            "filter jobs",
+            "sort by the next column",
+            "only my jobs",
+            "show finished jobs",
+            "quit the console",
+            "search every action",
+        ):
+            assert words in text, words
+        await pilot.press("escape")
+        assert isinstance(pilot.app.screen, ConsoleScreen)
+
+
+async def test_keys_are_remappable_from_settings(console: Any) -> None:
+    c = console(keys={"disable": "k"})
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("d")  # no longer bound
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 0
+        await pilot.press("k")
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 1
+        assert "k Disable" in screen_text(c.app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert re.search(r"\bk\s+disable checkpoints", screen_text(c.app))
+
+
+async def test_every_action_is_in_the_command_palette(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "disable")
+        await pilot.pause(0.3)
+        text = screen_text(c.app)
+        assert "Disable" in text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 1
+
+        provider = ActionsProvider(c.app.screen)
+        names = [hit.text async for hit in provider.discover()]
+        for name in ("Create", "Vacate", "Restart", "Enable", "Disable", "Check", "Filter", "Sort"):
+            assert name in names
+
+
+async def test_q_quits_cleanly(console: Any) -> None:
+    c = console()
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+    assert c.app.return_code == 0
+    assert not any(w.is_running for w in c.app.workers)
+
+
+# ------------------------------------------------------------------ read-only
+
+
+async def test_read_only_hides_actions_and_says_so(console: Any) -> None:
+    c = console(read_only=True)
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    async with c.app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        text = screen_text(c.app)
+        assert "READ-ONLY" in text
+        footer = " ".join(screen_text(c.app).splitlines()[-1:])
+        for word in ("Create", "Vacate", "Restart", "Enable", "Disable"):
+            assert word not in footer
+        assert "Check" in footer and "Filter" in footer
+        await go_to_step(pilot, "ui-test", step)
+        for key in ("c", "v", "r", "e", "d"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(pilot.app.screen, ConsoleScreen)  # no form opened
+        assert sum("read-only" in m for m in notifications(c.app)) >= 1
+        assert c.cluster.step_state(step).disable_count == 0
+        # The check key still works (able/error are not mutating).
+        await pilot.press("x")
+        await settle(pilot)
+        assert any(f"{step}: able: yes" in m for m in notifications(c.app))
+        # Help and palette leave the mutating actions out.
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_text = screen_text(c.app)
+        assert "disable checkpoints" not in help_text and "READ-ONLY" in help_text
+        await pilot.press("escape")
+        provider = ActionsProvider(c.app.screen)
+        names = [hit.text async for hit in provider.discover()]
+        assert "Check" in names
+        assert not {"Create", "Vacate", "Restart", "Enable", "Disable"} & set(names)
