@@ -45,3 +45,31 @@ def test_load_free_cycles_do_not_grow_rss(binding: Binding, submit: Submit) -> N
             binding.step_pids(StepId(running, 0))
     growth_kb = _rss_kb() - before
     assert growth_kb < 5 * 1024, f"RSS grew {growth_kb} KiB over {CYCLES} cycles"
+
+
+def test_calls_from_many_threads_are_serialised(binding: Binding, submit: Submit) -> None:
+    """Refreshes and actions may overlap (UI worker threads): every call still succeeds."""
+    import threading
+
+    job_id = submit("-n1", "-J", "bind-threads", "--hold", "--wrap", "sleep 1")
+    failures: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            for _ in range(40):
+                assert job_id in {j.job_id for j in binding.load_jobs(0).jobs}
+                binding.get_steps(0)
+                if i % 2:
+                    binding.set_required_nodes(job_id, "sckpt-node")
+                else:
+                    binding.ctl_conf()
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not failures, failures
+    assert all(not t.is_alive() for t in threads)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SlurmCluster
+
 from .conftest import PYTHON, ROOT
 
 DRIVER = r"""
@@ -118,3 +120,45 @@ def test_demo_still_works_without_headers(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)
+
+
+UNREACHABLE = r"""
+import json
+from sckpt.backend.errors import ControllerUnreachable
+from sckpt.backend.libslurm import get_binding
+b = get_binding()
+out = {}
+for name, call in (("jobs", lambda: b.load_jobs(0)), ("steps", lambda: b.get_steps(0))):
+    try:
+        call()
+        out[name] = "answered"
+    except ControllerUnreachable as exc:
+        out[name] = [type(exc).__name__, exc.code, exc.name]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slurm
+def test_unreachable_controller_is_typed(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """A controller that does not answer (wrong port) raises ControllerUnreachable."""
+    conf = tmp_path / "slurm.conf"
+    lines = [
+        "SlurmctldPort=47999" if line.startswith("SlurmctldPort=") else line
+        for line in slurm_cluster.conf.read_text().splitlines()
+    ]
+    conf.write_text("\n".join(lines) + "\n")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    proc = subprocess.run(
+        [PYTHON, "-c", UNREACHABLE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**base, "PYTHONPATH": str(ROOT), "SLURM_CONF": str(conf)},
+        cwd="/tmp",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name in ("jobs", "steps"):
+        kind, code, slurm_name = out[name]
+        assert kind == "ControllerUnreachable" and code > 0
+        assert "COMMUNICATIONS" in slurm_name or "SOCKET" in slurm_name
