@@ -17,6 +17,7 @@ name, code and message when refused) and an immediate refresh so the row updates
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from importlib.resources import files
@@ -97,6 +98,9 @@ class SckptApp(App[int]):
         self._timer: Any = None
         self._last_view_sync = 0.0
         self.set_keymap(keymap(settings.keys))
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            # No animations by default: cheaper over SSH, and nothing moves on its own.
+            self.animation_level = "none"
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -202,11 +202,11 @@ JOB_COLUMNS: tuple[Column, ...] = (
 
 STEP_COLUMNS: tuple[Column, ...] = (
     Column("id", "Step", 14),
-    Column("name", "Name", 14),
+    Column("name", "Name", 12, 100),
     Column("state", "State", 9),
-    Column("tasks", "Tasks", 5, 100),
-    Column("nodes", "Nodes", 12, 120),
-    Column("checkpoint", "Checkpoint", 26),
+    Column("tasks", "Tasks", 5, 110),
+    Column("nodes", "Nodes", 12, 130),
+    Column("checkpoint", "Checkpoint", None),
     Column("error", "Last error", None),
 )
 

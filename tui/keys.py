@@ -52,10 +52,12 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         "filter jobs: text or field:value (user:alice state:R)",
         key_display="/",
     ),
-    KeySpec("sort", "s", "Sort", "sort by the next column (click a header to sort by it)"),
+    KeySpec(
+        "sort", "s", "Sort", "sort by the next column (click a header to sort by it)", show=False
+    ),
     KeySpec("reverse", "S", "Reverse", "reverse the sort order", show=False),
-    KeySpec("mine", "m", "Mine", "toggle: only my jobs"),
-    KeySpec("finished", "f", "Finished", "toggle: show finished jobs"),
+    KeySpec("mine", "m", "Mine", "toggle: only my jobs", show=False),
+    KeySpec("finished", "f", "Finished", "toggle: show finished jobs", show=False),
     KeySpec(
         "details", "enter", "Details", "jobs: go to the steps; steps: open the detail", bound=False
     ),

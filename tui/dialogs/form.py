@@ -62,6 +62,8 @@ class ActionForm(ModalScreen[ActionParams | None]):
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()
+        for box in self.query(Input):
+            box.cursor_blink = self.app.animation_level != "none"
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -71,7 +71,9 @@ class ConsoleScreen(TargetScreen):
         return self.query_one("#steps", KeyedTable)
 
     def on_mount(self) -> None:
-        self.query_one("#filter", Input).display = False
+        box = self.query_one("#filter", Input)
+        box.display = False
+        box.cursor_blink = self.app.animation_level != "none"
         width = self.app.size.width
         self.jobs_table.fit_columns(width)
         self.steps_table.fit_columns(width)

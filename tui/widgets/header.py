@@ -51,27 +51,29 @@ class StatusHeader(Static):
         text = Text()
         text.append("sckpt ", style="bold")
         text.append_text(literal(info.cluster_name, style="bold"))
-        text.append(f"  Slurm {info.slurm_version}  ", style="")
-        text.append(info.engine, style="italic")
-        text.append("  user ")
-        text.append_text(literal(info.acting_user))
-        if info.read_only:
-            text.append("  ")
-            text.append(" READ-ONLY ", style="bold reverse yellow")
-        if self.note:
-            text.append("  ")
-            text.append_text(literal(self.note, style="dim"))
         text.append("  ")
+        if info.read_only:
+            text.append(" READ-ONLY ", style="bold reverse yellow")
+            text.append("  ")
+        # Freshness comes early: on a narrow terminal the end of the line is cut off.
         if self.stale_since is not None:
             text.append(
                 f" STALE since {clock_time(self.stale_since)} ({ago(now - self.stale_since)}) ",
                 style="bold reverse red",
             )
-            if self.stale_error:
-                text.append(" ")
-                text.append_text(literal(self.stale_error, style="red"))
         elif self.updated_at is None:
             text.append("loading…", style="dim")
         else:
-            text.append(f"updated {ago(now - self.updated_at)}", style="dim")
+            text.append(f"updated {ago(now - self.updated_at)}")
+        text.append("  ")
+        text.append(info.engine, style="italic")
+        text.append("  user ")
+        text.append_text(literal(info.acting_user))
+        text.append(f"  Slurm {info.slurm_version}", style="dim")
+        if self.stale_since is not None and self.stale_error:
+            text.append("  ")
+            text.append_text(literal(self.stale_error, style="red"))
+        if self.note:
+            text.append("  ")
+            text.append_text(literal(self.note, style="dim"))
         return text

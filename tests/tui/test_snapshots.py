@@ -1,0 +1,103 @@
+"""SVG snapshots of the console at 80x24 and 160x50 (pytest-textual-snapshot).
+
+Deterministic: the demo cluster with a fixed seed on a ``ManualClock``, no user config
+(``SCKPT_CONFIG`` is an empty file), ``TZ=UTC``, no animations and no cursor blink, and a
+refresh interval of an hour so no refresh happens while the picture is taken.
+Update with ``pytest tests/tui/test_snapshots.py --snapshot-update`` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sckpt.backend.model import StepId
+from sckpt.tui.app import SckptApp
+from textual.pilot import Pilot
+
+from .conftest import Console, settle
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 50), id="160x50")]
+
+
+def demo(console: Callable[..., Console], **kwargs: Any) -> Console:
+    """The demo cluster (seed 42, 48 jobs, every checkpoint state present)."""
+    return console(n_jobs=48, seed=42, demo_touches=True, **kwargs)
+
+
+def first_step_of_mine(c: Console, numbered: bool = True) -> StepId:
+    for job in c.facade.snapshot().jobs:
+        if job.job.user == "alice" and job.steps:
+            for view in job.steps:
+                if view.step.step_id.step_text.isdigit() or not numbered:
+                    return view.step.step_id  # type: ignore[no-any-return]
+    raise AssertionError("the demo has no running job of alice")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_console(snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]) -> None:
+    c = demo(console)
+    assert snap_compare(c.app, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_console_read_only_filtered(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    c = demo(console, read_only=True)
+    press = ["slash", *"user:alice", "enter", "enter"]
+    assert snap_compare(c.app, terminal_size=size, run_before=settle, press=press)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_step_detail(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    c = demo(console)
+    step = first_step_of_mine(c)
+
+    async def open_detail(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SckptApp)
+        app.open_step(step)
+        await settle(pilot)
+
+    assert snap_compare(c.app, terminal_size=size, run_before=open_detail)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_vacate_form_and_confirmation(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    c = demo(console)
+    step = first_step_of_mine(c)
+
+    async def select(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SckptApp)
+        app.open_step(step)
+        await settle(pilot)
+
+    assert snap_compare(c.app, terminal_size=size, run_before=select, press=["v", "enter"])
+
+
+def test_help(snap_compare: Any, console: Callable[..., Console]) -> None:
+    c = demo(console)
+    assert snap_compare(c.app, terminal_size=(80, 24), run_before=settle, press=["question_mark"])
+
+
+def test_create_form(snap_compare: Any, console: Callable[..., Console]) -> None:
+    c = demo(console)
+    step = first_step_of_mine(c)
+
+    async def select(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SckptApp)
+        app.open_step(step)
+        await settle(pilot)
+
+    assert snap_compare(c.app, terminal_size=(80, 24), run_before=select, press=["c"])
