@@ -295,7 +295,7 @@ class Facade:
         try:
             snap = self._engine.snapshot()
         except Exception as exc:  # any failure of the source: show the last data, stale
-            reason = str(exc) or type(exc).__name__
+            reason = _outage_text(exc)
             with self._lock:
                 last = self._last
                 changed = not self._stale
@@ -563,6 +563,14 @@ class Facade:
             return named
         info = self._info
         return info.acting_user if info is not None else ""
+
+
+def _outage_text(exc: BaseException) -> str:
+    """Why a refresh failed, message first (a header that truncates keeps the useful part)."""
+    if isinstance(exc, SlurmError):
+        text = f"{exc.message} ({exc.name})"
+        return f"{text}; {exc.hint}" if exc.hint else text
+    return str(exc) or type(exc).__name__
 
 
 def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:
