@@ -134,6 +134,8 @@ class StepRecord:
     last_image_time: int = 0
     job_nodes: str = ""
     """The nodes the job ran on when it was last vacated (for restart with stick)."""
+    ended_at: float = 0.0
+    """When sckpt last ended the job (vacate's requeue): a restart waits past it (below)."""
     pinned_nodes: str = ""
     """Required nodes sckpt set on restart with stick (cleared by a later restart)."""
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -266,6 +268,7 @@ class StepRecord:
             last_image_time=int(data.get("last_image_time", 0)),
             job_nodes=str(data.get("job_nodes", "")),
             pinned_nodes=str(data.get("pinned_nodes", "")),
+            ended_at=float(data.get("ended_at", 0.0)),
             history=[dict(h) for h in list(data.get("history", []))],
         )
         if rec.disable_count < 0:

@@ -75,6 +75,9 @@ def wait(predicate: Callable[[], bool], timeout: float = 120, step: float = 0.02
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument(
+        "--pause", type=float, default=5.0, help="seconds between vacate and restart"
+    )
     args = parser.parse_args()
     global SDIAG_OWN
     a, b, c = user_rpcs(), user_rpcs(), user_rpcs()
@@ -124,6 +127,7 @@ def main() -> int:
                 measure(lambda: facade.vacate(target, max_wait=30))
             )
             wait(lambda: "job_requeued_in_held_state" in show(job_id), step=0.2)
+            time.sleep(args.pause)  # an operator restarts later; right away costs CREDENTIAL_GAP
             seen = out.read_text().count("resumed from")
 
             def restart() -> None:

@@ -89,6 +89,10 @@ WAIT_POLL = 0.05
 SETTLE_POLL = 0.2
 CACHE_LIMIT = 20_000
 """Parsed state files kept for snapshots (cleared when exceeded: ended jobs' files)."""
+CREDENTIAL_GAP = 2.0
+"""Seconds between the end of a job's run and its restart (credential revocation, above)."""
+BEGIN_WATCH = 10.0
+"""How long restart watches for a begin time set again by a late requeue completion."""
 SETTLE_TIMEOUT = 120.0
 """Longest wait for a requeued job to finish completing (KillWait + MessageTimeout ...)."""
 NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
@@ -425,6 +429,9 @@ class CooperativeEngine(LiveEngine):
         if job.batch:
             self.binding.requeue(job.job_id, hold=True)
             self._wait_settled(job.job_id)
+            for t in targets:
+                with contextlib.suppress(SckptError):
+                    self._update(t, lambda r: setattr(r, "ended_at", time.time()))
             detail += f"; job {job.job_id} requeued and held (restart brings it back)"
         else:
             for t in targets:
@@ -491,12 +498,20 @@ class CooperativeEngine(LiveEngine):
         for store, _rec in records:
             with contextlib.suppress(StoreError):
                 store.update(mark)
+        # slurmd refuses a job credential issued in the same second as the revocation of
+        # the job's previous one ("Job credential revoked"): start a second later at least.
+        not_before = max((r.ended_at for _s, r in records), default=0.0) + CREDENTIAL_GAP
         if job.state == JobState.PENDING:
-            self._wait_settled(job.job_id)  # a release while completing would be undone
+            if self._wait_settled(job.job_id):  # a release while completing would be undone
+                not_before = max(not_before, time.time() + CREDENTIAL_GAP)
             self.binding.release(job.job_id)
         else:
+            if 0 < job.end_time < time.time() + 86400:
+                not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
             self.binding.requeue(job.job_id, hold=False)
+        time.sleep(max(0.0, min(not_before - time.time(), CREDENTIAL_GAP)))
         self._start_now(job.job_id)
+        self._keep_begin_time_now(job.job_id)
         where = f" on {nodes}" if stick and nodes else ""
         return ActionResult(
             target,
@@ -504,21 +519,44 @@ class CooperativeEngine(LiveEngine):
             f"job {job.job_id} released{where}; tasks resume from their last image",
         )
 
-    def _wait_settled(self, job_id: int, timeout: float = SETTLE_TIMEOUT) -> None:
+    def _wait_settled(self, job_id: int, timeout: float = SETTLE_TIMEOUT) -> bool:
         """Wait until a requeued job has finished completing: no nodes, no steps left.
 
         Until then its steps still run (vacate has not "ended the step" yet), and the end of
         the requeue would set the begin time again after a restart had cleared it.
+        Returns whether it had to wait.
         """
         deadline = time.monotonic() + timeout
+        waited = False
         while time.monotonic() < deadline:
             with self._lock:
                 self.refresh()
                 job = self._by_job.get(job_id)
                 steps = self._steps_by_job.get(job_id, [])
             if job is None or (not job.nodes and not steps):
-                return
+                return waited
+            waited = True
             time.sleep(SETTLE_POLL)
+        return waited
+
+    def _keep_begin_time_now(self, job_id: int, timeout: float = BEGIN_WATCH) -> None:
+        """A requeue still completing sets the begin time ahead again: clear it again.
+
+        Watches the job for a few seconds; returns as soon as it left PENDING or waits for
+        anything but its begin time (resources, priority ...).
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(SETTLE_POLL)
+            with self._lock:
+                self.refresh()
+                job = self._by_job.get(job_id)
+            if job is None or job.state != JobState.PENDING:
+                return
+            if job.state_reason == "BeginTime":
+                self._start_now(job_id)
+            elif job.state_reason not in ("None", ""):
+                return
 
     def _job_records(self, job: Job) -> list[tuple[StepStore, StepRecord]]:
         directory = state_dir_for(job.work_dir, self._state_dir)
