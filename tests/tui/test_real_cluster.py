@@ -1,0 +1,130 @@
+"""The console on the real Slurm 22.05 cluster.
+
+* Its job and step rows equal ``squeue``'s for jobs this test submitted (as sckpt-alice).
+* A disable pressed in the console changes the real step's checkpoint state (cooperative
+  engine: the state store next to the job), as a second, independent facade sees it.
+
+Only the jobs submitted here are looked at (others share the cluster); all are cancelled.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sckpt.backend import errors as E
+from sckpt.backend.config import Settings
+from sckpt.backend.facade import open_facade
+from sckpt.backend.model import StepId
+from sckpt.tui.app import build_app
+
+from tests.conftest import SlurmCluster
+from tests.helpers import wait_for
+
+from .conftest import settle
+from .test_console import console_of, type_text
+
+pytestmark = pytest.mark.slurm
+
+SCKPT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "sckpt"
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    """A directory the job owner can write (the cooperative store lives in the work dir)."""
+    path = Path(tempfile.mkdtemp(prefix="sckpt-tui-", dir="/tmp"))
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def my_jobs(
+    slurm_cluster: SlurmCluster, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, list[int]]]:
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
+    name = f"tui-{uuid.uuid4().hex[:6]}"
+    ids: list[int] = []
+    try:
+        # Step .0 runs under `sckpt run`, so the cooperative engine can act on it.
+        run = f"srun -n1 {SCKPT} run -- sleep 600"
+        for extra in (["--wrap", run], ["--hold", "--wrap", "sleep 600"]):
+            out = slurm_cluster.run(
+                "sbatch", "--parsable", "-p", "debug", "-J", name, "-D", str(workdir), *extra,
+                user="sckpt-alice",
+            )  # fmt: skip
+            ids.append(int(out.stdout.strip().split(";")[0]))
+        wait_for(lambda: list((workdir / ".sckpt").glob(f"{ids[0]}.0.json")), timeout=60)
+        yield name, ids
+    finally:
+        slurm_cluster.run("scancel", *map(str, ids), check=False)
+
+
+def _squeue_jobs(cluster: SlurmCluster, ids: list[int]) -> dict[str, tuple[str, ...]]:
+    out = cluster.run("squeue", "-h", "-j", ",".join(map(str, ids)), "-o", "%i|%u|%j|%P|%t")
+    rows = [line.split("|") for line in out.stdout.splitlines() if line]
+    return {r[0]: tuple(r[1:]) for r in rows}
+
+
+def _squeue_steps(cluster: SlurmCluster, job: int) -> dict[str, str]:
+    out = cluster.run("squeue", "-s", "-h", "-j", str(job), "-o", "%i|%j")
+    return dict(line.split("|", 1) for line in out.stdout.splitlines() if line)
+
+
+async def test_console_rows_equal_squeue_and_disable_changes_the_real_step(
+    slurm_cluster: SlurmCluster, my_jobs: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    name, ids = my_jobs
+    settings = Settings(audit_log=tmp_path / "audit.log", refresh_interval=3600)
+    facade = open_facade(settings, engine="cooperative")
+    other = open_facade(Settings(audit_log=tmp_path / "other.log"), engine="cooperative")
+    app = build_app(facade, settings)
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await type_text(pilot, f"name:{name}")
+            await pilot.press("enter")
+            con = console_of(pilot)
+            expected = _squeue_jobs(slurm_cluster, ids)
+            shown: dict[str, tuple[str, ...]] = {}
+            for key in con.jobs_table.row_keys_in_order:
+                cells = con.jobs_table.cells_of(key)
+                assert cells is not None
+                shown[key] = tuple(cells[c].plain for c in ("user", "name", "partition", "state"))
+            assert shown == expected
+            # Steps of the running job: ids and names as squeue -s prints them.
+            assert con.jobs_table.select_key(str(ids[0]))
+            con.refresh_steps()
+            await pilot.pause()
+            steps = {
+                key: con.steps_table.cells_of(key)["name"].plain  # type: ignore[index]
+                for key in con.steps_table.row_keys_in_order
+            }
+            assert steps == _squeue_steps(slurm_cluster, ids[0])
+            # Disable step .0 from the console: Enter into the steps, move to .0, press d.
+            await pilot.press("enter")
+            target = StepId(ids[0], 0)
+            index = con.steps_table.row_keys_in_order.index(str(target))
+            for _ in range(index):
+                await pilot.press("down")
+            assert con.selected_target() == target
+            await pilot.press("d")
+            await settle(pilot)
+            with pytest.raises(E.Disabled):
+                other.able(target)
+            cells: Any = con.steps_table.cells_of(str(target))
+            assert cells["checkpoint"].plain == "disabled ×1"  # noqa: RUF001
+            await pilot.press("e")
+            await settle(pilot)
+            assert other.able(target).target == target
+    finally:
+        facade.close()
+        other.close()
