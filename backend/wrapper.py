@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import errno
 import os
 import re
@@ -447,8 +448,19 @@ class Wrapper:
                 os.kill(self.child.pid, sig)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
 def _unblock_all() -> None:
+    """In the child before exec: default signal mask, and SIGTERM if the wrapper dies.
+
+    Without the death signal a program whose wrapper was killed would be orphaned, and
+    proctrack/linuxproc (which follows parent links) would lose it: it would outlive its job.
+    """
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
 def parse_status(raw: bytes) -> tuple[int, str]:

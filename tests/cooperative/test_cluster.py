@@ -123,8 +123,19 @@ def submit(cluster_work: Path, slurm_cluster: SlurmCluster) -> Iterator[object]:
         return job
 
     yield _submit
-    for job_id in jobs:
-        slurm_cluster.run("scancel", str(job_id), check=False)
+    cancel(slurm_cluster, *jobs)
+
+
+def cancel(cluster: SlurmCluster, *jobs: int) -> None:
+    """scancel, then wait until the jobs are gone: no task may write into a removed dir."""
+    if not jobs:
+        return
+    ids = ",".join(map(str, jobs))
+    cluster.run("scancel", *map(str, jobs), check=False)
+    wait_for(
+        lambda: not cluster.run("squeue", "-h", "-j", ids, check=False).stdout.strip(),
+        timeout=90,
+    )
 
 
 @pytest.fixture
@@ -342,6 +353,10 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
         assert after.last_image == {"0": str(image.parent)}
     assert job.store(0).read().error_code == errno.ECANCELED  # type: ignore[union-attr]
     assert job.store(1).read().error_code == errno.ETIME  # type: ignore[union-attr]
+    # The program of the killed wrapper got its death signal: no orphan outlives the step
+    # (proctrack/linuxproc would lose it once reparented).
+    orphan = f"^/usr/bin/python3 {EXAMPLE} --log {job.work}/step1.log"
+    wait_for(lambda: subprocess.run(["pgrep", "-f", orphan]).returncode == 1, timeout=20)
 
 
 def test_another_user_is_refused_and_nothing_changes(
@@ -401,6 +416,7 @@ def test_a_step_outside_a_batch_job_is_ended_by_vacate(
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
+    job_id = 0
     try:
         state_file = wait_for(lambda: list((cluster_work / ".sckpt").glob("*.0.json")), 60)[0]
         job_id = int(state_file.name.split(".")[0])
@@ -415,9 +431,11 @@ def test_a_step_outside_a_batch_job_is_ended_by_vacate(
             facade.restart(str(job_id), stick=False)
         assert "batch" in nope.value.hint
     finally:
+        if job_id:
+            cancel(slurm_cluster, job_id)
         if srun.poll() is None:
             srun.kill()
-            srun.communicate(timeout=30)
+        srun.communicate(timeout=30)
 
 
 def test_a_corrupt_state_file_is_reported_not_a_crash(submit, facade: Facade) -> None:  # type: ignore[no-untyped-def]
@@ -462,7 +480,7 @@ def test_a_step_with_two_tasks_checkpoints_both(
             )
             assert size == sum(len(f"{i}\n") for i in range(1, count + 1))
     finally:
-        slurm_cluster.run("scancel", str(job_id), check=False)
+        cancel(slurm_cluster, job_id)
 
 
 def test_an_operators_image_dir_is_used_by_create_and_restart(

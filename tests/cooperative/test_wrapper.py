@@ -3,6 +3,7 @@ store update plus the wake signal, exactly what the cooperative engine does."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -63,6 +64,7 @@ class Run:
             stderr=subprocess.PIPE,
             text=True,
         )
+        STARTED.append(self.proc)
         wait_for(lambda: self.registered(), timeout=20)
         wait_for(lambda: self.counted() or self.proc.poll() is not None, timeout=20)
 
@@ -95,9 +97,23 @@ class Run:
         return self.proc.returncode, err
 
 
+STARTED: list[subprocess.Popen[str]] = []
+
+
 @pytest.fixture
 def work(shared_dir: Path) -> Iterator[Path]:
     yield shared_dir
+    # A failed test must not leave its wrapper and program running.
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            children = subprocess.run(
+                ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+            ).stdout.split()
+            for pid in [proc.pid, *map(int, children)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            proc.communicate(timeout=10)
 
 
 def test_checkpoint_writes_an_image_and_records_success(work: Path) -> None:
@@ -188,14 +204,21 @@ def test_killing_the_wrapper_mid_checkpoint_keeps_the_image_and_times_out(work: 
         ["pgrep", "-P", str(slow.proc.pid)], capture_output=True, text=True
     ).stdout.split()
     slow.proc.kill()
-    for pid in program:
-        os.kill(int(pid), signal.SIGKILL)
     slow.proc.communicate(timeout=10)
+    # The program gets SIGTERM when its wrapper dies: no orphan outlives the task.
+    wait_for(lambda: not Path(f"/proc/{program[0]}").exists() or _zombie(int(program[0])))
     time.sleep(3.5)  # past max_wait: whoever looks next (console or wrapper) records it
     slow.store.update(lambda r: r.expire())
     rec = slow.record()
     assert rec.in_progress is None and rec.error_code == errno.ETIME
     assert image.read_bytes() == before
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
 
 
 def test_signals_are_forwarded_to_the_program(work: Path) -> None:
