@@ -30,6 +30,16 @@ def _step_running(binding: Binding, step: StepId) -> bool:
     return any(s.step_id == step for s in binding.get_steps().steps)
 
 
+def _has_pids(binding: Binding, step: StepId) -> bool:
+    """True once slurmd reports the step's processes (it may not know the step for a moment
+    after the controller lists it: a loaded machine answers ESLURM_INVALID_JOB_ID then)."""
+    try:
+        nodes = binding.step_pids(step).nodes
+    except InvalidJobId:
+        return False
+    return bool(nodes and nodes[0].pids)
+
+
 def test_signal_reaches_the_step(binding: Binding, submit: Submit, tmp_path: Path) -> None:
     tmp_path.chmod(0o777)
     marker = tmp_path / "got-usr1"
@@ -40,7 +50,7 @@ def test_signal_reaches_the_step(binding: Binding, submit: Submit, tmp_path: Pat
     job_id = submit("-n1", "-J", "bind-signal", "--wrap", program)
     step = StepId(job_id, 0)
     wait_for(lambda: _step_running(binding, step), timeout=60)
-    wait_for(lambda: binding.step_pids(step).nodes and binding.step_pids(step).nodes[0].pids)
+    wait_for(lambda: _has_pids(binding, step))
     binding.signal_step(step, signal.SIGUSR1)
     wait_for(marker.exists, timeout=30)
     assert marker.read_text().strip() == "usr1"
