@@ -179,7 +179,9 @@ def state_text(state: JobState, *, gone: bool = False) -> Text:
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One table column: key, header label, width (None = auto) and the minimum table width
+    """One table column: key, header label, width (None = the rest of the line: every
+    column has a fixed width, because DataTable re-measures every cell of an auto-width
+    column when one changes, which costs seconds at 10,000 rows) and the minimum table width
     (terminal columns) at which it is shown, so narrow terminals drop the least useful."""
 
     key: str
@@ -206,14 +208,19 @@ STEP_COLUMNS: tuple[Column, ...] = (
     Column("state", "State", 9),
     Column("tasks", "Tasks", 5, 110),
     Column("nodes", "Nodes", 12, 130),
-    Column("checkpoint", "Checkpoint", None),
+    Column("checkpoint", "Checkpoint", 26),
     Column("error", "Last error", None),
 )
 
 
 def columns_for(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
-    """The columns shown at a terminal ``width``."""
-    return tuple(c for c in columns if width >= c.min_width)
+    """The columns shown at a terminal ``width``, the flexible one sized to what is left."""
+    shown = [c for c in columns if width >= c.min_width]
+    fixed = sum((c.width or 0) + 2 for c in shown)
+    rest = max(10, width - fixed - 2 - 2)  # cell padding, vertical scrollbar
+    return tuple(
+        c if c.width is not None else Column(c.key, c.label, rest, c.min_width) for c in shown
+    )
 
 
 def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Text]:

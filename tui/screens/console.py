@@ -20,6 +20,7 @@ from ..console_text import (
     STEP_COLUMNS,
     Filter,
     job_cells,
+    job_elapsed,
     job_sort_key,
     parse_filter,
     printable,
@@ -107,12 +108,18 @@ class ConsoleScreen(TargetScreen):
             self.refresh_steps()
 
     def _cells(self, view: JobView, now: float, gone: bool) -> dict[str, Text]:
+        """A job's cells, rebuilt only when its view changed (the engine reuses unchanged
+        ``JobView`` objects); otherwise only the elapsed time is recomputed.  Returning the
+        very same dict lets ``KeyedTable.sync`` skip the row without comparing cells."""
         cached = self._cell_cache.get(view.job.job_id)
-        cells = job_cells(view, now, gone=gone)
         if cached is not None and cached[0] is view and cached[1] == gone:
-            old = cached[2]
-            # Reuse identical Text objects so sync's comparison is cheap.
-            cells = {k: (old[k] if old[k] == v else v) for k, v in cells.items()}
+            cells = cached[2]
+            elapsed = job_elapsed(view, now)
+            if cells["elapsed"].plain == elapsed:
+                return cells
+            cells = {**cells, "elapsed": Text(elapsed, justify="right")}
+        else:
+            cells = job_cells(view, now, gone=gone)
         self._cell_cache[view.job.job_id] = (view, gone, cells)
         return cells
 

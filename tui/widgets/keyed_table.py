@@ -83,10 +83,10 @@ class KeyedTable(DataTable[Text]):
             if old is None:
                 self.add_row(*(cells[c] for c in shown_keys), key=key)
                 changed += 1
-            else:
+            elif old is not cells:  # the same dict means the same row: nothing to compare
                 for column in shown_keys:
                     if old.get(column) != cells[column]:
-                        self.update_cell(key, column, cells[column], update_width=True)
+                        self.update_cell(key, column, cells[column])
                         changed += 1
             self._cells[key] = cells
         order = [key for key, _ in rows]
@@ -105,7 +105,7 @@ class KeyedTable(DataTable[Text]):
             return
         cells[column] = value
         if column in {c.key for c in self.shown}:
-            self.update_cell(key, column, value, update_width=True)
+            self.update_cell(key, column, value)
 
     def select_key(self, key: str, *, scroll: bool = True) -> bool:
         """Put the cursor on row ``key``; False when there is no such row."""
