@@ -100,7 +100,12 @@ class ConsoleScreen(TargetScreen):
             show_finished=self.show_finished,
             recently_finished=app.recently_finished(),
         )
-        jobs.sort(key=lambda v: job_sort_key(v, self.sort_column, now), reverse=self.sort_reverse)
+        if self.sort_column == "id":  # the default, and the hot path at 10,000 jobs
+            jobs.sort(key=lambda v: v.job.job_id, reverse=self.sort_reverse)
+        else:
+            jobs.sort(
+                key=lambda v: job_sort_key(v, self.sort_column, now), reverse=self.sort_reverse
+            )
         gone = app.gone_ids()
         rows = [(str(v.job.job_id), self._cells(v, now, v.job.job_id in gone)) for v in jobs]
         with self.app.batch_update():
