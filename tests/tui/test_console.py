@@ -633,3 +633,18 @@ async def test_read_only_hides_actions_and_says_so(console: Any) -> None:
         names = [hit.text async for hit in provider.discover()]
         assert "Check" in names
         assert not {"Create", "Vacate", "Restart", "Enable", "Disable"} & set(names)
+
+
+async def test_elapsed_column_moves_with_the_clock(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster, "ticking")
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        before = con.jobs_table.cells_of(str(job_id))
+        assert before is not None and before["elapsed"].plain == "0s"
+        c.clock.advance(125)
+        c.app.refresh_now()
+        await settle(pilot)
+        after = con.jobs_table.cells_of(str(job_id))
+        assert after is not None and after["elapsed"].plain == "2m"

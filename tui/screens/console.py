@@ -8,7 +8,7 @@ arrives through ``refresh_view`` after each refresh.  Both tables are synced in 
 from __future__ import annotations
 
 from rich.text import Text
-from sckpt.backend.model import JobView, StepId
+from sckpt.backend.model import JobState, JobView, StepId
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -35,6 +35,22 @@ from .base import TargetScreen
 SORTABLE = tuple(c.key for c in JOB_COLUMNS)
 
 
+def _elapsed_steady(view: JobView, now: float) -> float:
+    """Seconds during which the job's elapsed text (``compact_duration``) cannot change."""
+    j = view.job
+    if j.state.is_finished:
+        return float("inf")
+    start = j.submit_time if j.state is JobState.PENDING else j.start_time
+    if not start:
+        return float("inf")
+    seconds = max(0, int(now - start))
+    if seconds < 60:
+        return 1.0
+    if seconds < 86_400:
+        return float(60 - seconds % 60)
+    return float(3600 - seconds % 3600)
+
+
 class ConsoleScreen(TargetScreen):
     """Jobs and steps, filtered and sorted, with the action keys."""
 
@@ -53,7 +69,9 @@ class ConsoleScreen(TargetScreen):
         self.sort_reverse = False
         self.steps_job: int | None = None
         """The job whose steps the steps table shows."""
-        self._cell_cache: dict[int, tuple[JobView, bool, dict[str, Text]]] = {}
+        self._cell_cache: dict[int, tuple[JobView, bool, dict[str, Text], float]] = {}
+        """Per job: the view the cells were built from, its "gone" mark, the cells, and
+        until when the elapsed text stays the same."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.facade.info, id="header")
@@ -114,18 +132,20 @@ class ConsoleScreen(TargetScreen):
 
     def _cells(self, view: JobView, now: float, gone: bool) -> dict[str, Text]:
         """A job's cells, rebuilt only when its view changed (the engine reuses unchanged
-        ``JobView`` objects); otherwise only the elapsed time is recomputed.  Returning the
-        very same dict lets ``KeyedTable.sync`` skip the row without comparing cells."""
+        ``JobView`` objects); otherwise only the elapsed time is recomputed, and only once
+        its text can have changed.  Returning the very same dict lets ``KeyedTable.sync``
+        skip the row without comparing cells."""
         cached = self._cell_cache.get(view.job.job_id)
         if cached is not None and cached[0] is view and cached[1] == gone:
-            cells = cached[2]
-            elapsed = job_elapsed(view, now)
-            if cells["elapsed"].plain == elapsed:
+            cells, valid_until = cached[2], cached[3]
+            if now < valid_until:
                 return cells
-            cells = {**cells, "elapsed": Text(elapsed, justify="right")}
+            elapsed = job_elapsed(view, now)
+            if cells["elapsed"].plain != elapsed:
+                cells = {**cells, "elapsed": Text(elapsed, justify="right")}
         else:
             cells = job_cells(view, now, gone=gone)
-        self._cell_cache[view.job.job_id] = (view, gone, cells)
+        self._cell_cache[view.job.job_id] = (view, gone, cells, now + _elapsed_steady(view, now))
         return cells
 
     def refresh_steps(self) -> None:
