@@ -109,3 +109,54 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
             os.environ["SLURM_CONF"] = previous
         if not already_up:
             subprocess.run([str(CLUSTER_SCRIPT), "down"], capture_output=True, timeout=120)
+
+
+@dataclass(frozen=True)
+class PrivateCluster(SlurmCluster):
+    """A second cluster beside the shared one, whose daemons a test may kill, pause or restart.
+
+    Fault tests break the controller; doing that to the shared cluster would fail every other
+    test running at the same time.  It has its own directory, ports and node name.
+    """
+
+    ctld_port: int = 46827
+    slurmd_port: int = 46828
+
+    def script(self, *argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """Run scripts/slurm-cluster (``up``, ``down``, ``status``) on this cluster."""
+        env = {
+            **os.environ,
+            "SCKPT_CLUSTER_DIR": str(self.directory),
+            "SCKPT_CTLD_PORT": str(self.ctld_port),
+            "SCKPT_SLURMD_PORT": str(self.slurmd_port),
+            "SCKPT_NODE": self.node,
+            "SCKPT_NODE_CPUS": "64",
+        }
+        return subprocess.run(
+            [str(CLUSTER_SCRIPT), *argv], env=env, capture_output=True, text=True, timeout=timeout
+        )
+
+    def pid(self, daemon: str) -> int:
+        """The pid of one of its daemons (``munged``, ``slurmctld``, ``slurmd``)."""
+        return int((self.directory / "run" / f"{daemon}.pid").read_text().strip())
+
+
+@pytest.fixture(scope="module")
+def private_cluster(slurm_cluster: SlurmCluster) -> Iterator[PrivateCluster]:
+    """A cluster of the module's own (started once per module, stopped after it).
+
+    Depends on ``slurm_cluster`` so that packages and test users exist first.
+    """
+    cluster = PrivateCluster(
+        conf=Path("/tmp/sckpt-faults/slurm.conf"),
+        directory=Path("/tmp/sckpt-faults"),
+        node="sckpt-faults",
+    )
+    up = cluster.script("up", timeout=600)
+    if up.returncode != 0:
+        cluster.script("down")
+        _unavailable(f"private cluster did not start: {up.stderr.strip()[-2000:]}")
+    try:
+        yield cluster
+    finally:
+        cluster.script("down", timeout=120)
