@@ -77,12 +77,14 @@ def date_time(stamp: float) -> str:
 
 
 def job_elapsed(job: JobView, now: float) -> str:
-    """Run time so far (running), total run time (finished) or time queued (pending)."""
+    """Run time so far (running) or total run time (finished); ``-`` before the job started.
+
+    A pending job has no run time (squeue's TIME says 0:00 there); showing its time queued
+    under "Elapsed" read as run time to operators.
+    """
     j = job.job
-    if j.state is JobState.PENDING:
-        return compact_duration(now - j.submit_time) if j.submit_time else ""
-    if not j.start_time:
-        return ""
+    if j.state is JobState.PENDING or not j.start_time:
+        return "-"
     end = j.end_time if j.state.is_finished and j.end_time else now
     return compact_duration(end - j.start_time)
 

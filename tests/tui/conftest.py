@@ -94,14 +94,22 @@ def submit_mine(cluster: SimulatedCluster, name: str = "ui-test", n_steps: int =
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    """Wait until the first snapshot arrived and every worker (actions, refresh) finished."""
+    """Wait until the first snapshot arrived and every worker (actions, refresh) finished.
+
+    A worker counts until it is finished: one still PENDING (its thread not started yet, which
+    happens on a loaded machine) is not ``is_running`` but will report later.
+    """
     app = pilot.app
+
+    def busy() -> bool:
+        return any(not w.is_finished for w in app.workers)
+
     for _ in range(200):
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if getattr(app, "loaded", True) and not any(w.is_running for w in app.workers):
+        if getattr(app, "loaded", True) and not busy():
             await pilot.pause()
-            if not any(w.is_running for w in app.workers):
+            if not busy():
                 return
     raise AssertionError("the console did not settle")
 

@@ -9,29 +9,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..tmux import Tmux
+
 SCKPT = Path(sys.executable).with_name("sckpt")
-
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def _tmux(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=check, timeout=20)
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
-    """A detached 80x24 tmux session name, a config with its own audit log, the environment."""
+def setup(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A config with its own audit log, and the environment the console runs in."""
     if not SCKPT.exists():
         pytest.fail(f"{SCKPT} is not installed (pip install -e .)")
     audit = tmp_path / "audit.log"
@@ -44,28 +36,11 @@ def session(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
         "TZ": "UTC",
     }
     env.pop("NO_COLOR", None)
-    name = f"sckpt-e2e-{uuid.uuid4().hex[:8]}"
-    yield name, audit, env
-    _tmux("kill-session", "-t", name, check=False)
+    return audit, env
 
 
-def _screen(name: str) -> str:
-    return _tmux("capture-pane", "-p", "-t", name).stdout
-
-
-def _wait_screen(name: str, predicate: Callable[[str], bool], timeout: float = 20.0) -> str:
-    deadline = time.monotonic() + timeout
-    text = _screen(name)
-    while not predicate(text):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"screen never matched; last screen:\n{text}")
-        time.sleep(0.2)
-        text = _screen(name)
-    return text
-
-
-def test_demo_in_tmux_filter_select_disable_quit(session: tuple[str, Path, dict[str, str]]) -> None:
-    name, audit, env = session
+def test_demo_in_tmux_filter_select_disable_quit(setup: tuple[Path, dict[str, str]]) -> None:
+    audit, env = setup
     listing = subprocess.run(
         [str(SCKPT), "--demo", "ls", "--json", "--steps"],
         env=env,
@@ -90,23 +65,16 @@ def test_demo_in_tmux_filter_select_disable_quit(session: tuple[str, Path, dict[
 
     command = f"{SCKPT} --demo; echo SCKPT-EXIT=$?; sleep 30"
     passed = [f"{k}={v}" for k, v in env.items() if k in ("SCKPT_CONFIG", "TERM", "TZ", "HOME")]
-    _tmux(
-        "new-session", "-d", "-s", name, "-x", "80", "-y", "24",
-        "env", *passed, "sh", "-c", command,
-    )  # fmt: skip
-    _wait_screen(name, lambda s: "updated" in s and "JobID" in s)
-    # The first paint can come before the terminal's input mode is set: press / until the
-    # filter box shows (a key is never lost once it has appeared).
-    for _ in range(20):
-        _tmux("send-keys", "-t", name, "/")
-        try:
-            _wait_screen(name, lambda s: "field:value" in s, timeout=1.0)
-            break
-        except AssertionError:
-            continue
-    _tmux("send-keys", "-t", name, "-l", f"id:{job['job_id']}")
-    _tmux("send-keys", "-t", name, "Enter")
-    jid = str(job["job_id"])
+    with Tmux(command, 80, 24, env=passed) as term:
+        _drive(term, audit, str(job["job_id"]), step_index, step_id)
+
+
+def _drive(term: Tmux, audit: Path, jid: str, step_index: int, step_id: str) -> None:
+    """Filter to the job, go into its steps, disable the chosen one, check, quit."""
+    term.wait(lambda s: "updated" in s and "JobID" in s)
+    term.press_until("/", lambda s: "field:value" in s)
+    term.type(f"id:{jid}")
+    term.keys("Enter")
 
     def only_that_job(screen: str) -> bool:
         rows = [ln.split()[0] for ln in screen.splitlines() if ln.strip()[:6].isdigit()]
@@ -114,20 +82,20 @@ def test_demo_in_tmux_filter_select_disable_quit(session: tuple[str, Path, dict[
             bool(rows) and {r.split(".")[0] for r in rows} == {jid} and f"Steps of {jid}" in screen
         )
 
-    _wait_screen(name, only_that_job)
-    _tmux("send-keys", "-t", name, "Enter")  # into the job's steps
+    term.wait(only_that_job)
+    term.keys("Enter")  # into the job's steps
     time.sleep(0.3)
     for _ in range(step_index):
-        _tmux("send-keys", "-t", name, "Down")
+        term.keys("Down")
     time.sleep(0.3)
-    _tmux("send-keys", "-t", name, "d")
-    screen = _wait_screen(name, lambda s: "disabled ×1" in s)  # noqa: RUF001
+    term.keys("d")
+    screen = term.wait(lambda s: "disabled ×1" in s)  # noqa: RUF001
     row = next(line for line in screen.splitlines() if line.strip().startswith(step_id + " "))
     assert "disabled ×1" in row  # noqa: RUF001
     # The backend acted: the audit log of that process has the disable, allowed.
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
     assert any(step_id in json.dumps(line) and "disable" in json.dumps(line) for line in lines)
-    _tmux("send-keys", "-t", name, "q")
-    screen = _wait_screen(name, lambda s: "SCKPT-EXIT=" in s)
+    term.keys("q")
+    screen = term.wait(lambda s: "SCKPT-EXIT=" in s)
     assert "SCKPT-EXIT=0" in screen
     assert "Traceback" not in screen
