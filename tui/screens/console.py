@@ -72,9 +72,10 @@ class ConsoleScreen(TargetScreen):
         self._cell_cache: dict[int, tuple[JobView, bool, dict[str, Text], float]] = {}
         """Per job: the view the cells were built from, its "gone" mark, the cells, and
         until when the elapsed text stays the same."""
+        self._steps_heading: Text | None = None
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader(self.sckpt.facade.info, id="header")
+        yield StatusHeader(self.sckpt.facade.info, interval=self.sckpt.interval, id="header")
         yield Input(placeholder="filter: text or field:value (user:alice state:R)", id="filter")
         yield KeyedTable(JOB_COLUMNS, id="jobs")
         yield Static("", id="steps-title", markup=False)
@@ -152,11 +153,10 @@ class ConsoleScreen(TargetScreen):
         """Show the steps of the job under the cursor."""
         key = self.jobs_table.selected_key
         job = self.sckpt.job(int(key)) if key else None
-        title = self.query_one("#steps-title", Static)
         if job is None:
             self.steps_job = None
             self.steps_table.sync([])
-            title.update(Text("Steps", style="bold"))
+            self._set_steps_title(Text("Steps", style="bold"))
             return
         if job.job.job_id != self.steps_job:
             self.steps_job = job.job.job_id
@@ -169,7 +169,13 @@ class ConsoleScreen(TargetScreen):
         heading.append(f"  ({len(job.steps)})", style="dim")
         if job.job.state_reason and not job.steps:
             heading.append(f"  {printable(job.job.state_reason)}", style="dim")
-        title.update(heading)
+        self._set_steps_title(heading)
+
+    def _set_steps_title(self, heading: Text) -> None:
+        """Repaint the steps title only when it changed, without a layout pass (one line)."""
+        if heading != self._steps_heading:
+            self._steps_heading = heading
+            self.query_one("#steps-title", Static).update(heading, layout=False)
 
     @on(DataTable.RowHighlighted, "#jobs")
     def _job_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,8 +1,13 @@
 """The console's top line: which cluster, which engine, who acts, and how fresh the data is.
 
-The freshness part never lies: it says "updated N s ago" from the last successful refresh,
-and when the controller cannot be reached it turns into a red STALE marker with the time
-the data was last fresh and the reason.
+The freshness part never lies.  While refreshes arrive on schedule it says "updated every
+2 s" (the configured interval): a counter that flips between "0 s ago" and "1 s ago" on
+every tick told the operator nothing more, yet repainted the line every second, which was
+most of what an idle console sent over SSH.  As soon as the data is older than one interval
+plus a grace (a late or slow refresh) it says "updated N s ago" in yellow and counts every
+second; when the controller cannot be reached it turns into a red STALE marker with the
+time the data was last fresh and the reason.  The line is repainted only when its text
+changes, and without a layout pass (its size is fixed by the stylesheet).
 """
 
 from __future__ import annotations
@@ -11,15 +16,19 @@ from rich.text import Text
 from sckpt.backend.model import ClusterInfo
 from textual.widgets import Static
 
-from ..console_text import ago, clock_time, literal
+from ..console_text import ago, clock_time, compact_duration, literal
 
 
 class StatusHeader(Static):
     """One or two lines: identity on the left, freshness on the right."""
 
-    def __init__(self, info: ClusterInfo, *, id: str | None = None) -> None:
+    def __init__(self, info: ClusterInfo, *, interval: float, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.info = info
+        self.interval = interval
+        """The configured refresh interval (seconds): "updated every ..." while on time."""
+        self._shown: Text | None = None
+        """The text on screen, so a tick that changes nothing repaints nothing."""
         self.updated_at: float | None = None
         """Unix time of the data shown (the last successful refresh)."""
         self.stale_since: float | None = None
@@ -42,8 +51,16 @@ class StatusHeader(Static):
         self.tick(now)
 
     def tick(self, now: float) -> None:
-        """Re-render (the "N s ago" part moves with the clock)."""
-        self.update(self.line_text(now))
+        """Re-render when the text changed (the "N s ago" parts move with the clock)."""
+        text = self.line_text(now)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
+
+    def overdue(self, age: float) -> bool:
+        """Data this old means a refresh is late: one interval plus half of one (at least
+        a second, for the refresh's own time and the once-a-second tick)."""
+        return age > self.interval + max(1.0, self.interval / 2)
 
     def line_text(self, now: float) -> Text:
         """The header's text at time ``now``."""
@@ -63,8 +80,10 @@ class StatusHeader(Static):
             )
         elif self.updated_at is None:
             text.append("loading…", style="dim")
+        elif self.overdue(now - self.updated_at):
+            text.append(f"updated {ago(now - self.updated_at)}", style="yellow")
         else:
-            text.append(f"updated {ago(now - self.updated_at)}")
+            text.append(f"updated every {_interval_text(self.interval)}")
         text.append("  ")
         text.append(info.engine, style="italic")
         text.append("  user ")
@@ -77,3 +96,10 @@ class StatusHeader(Static):
             text.append("  ")
             text.append_text(literal(self.note, style="dim"))
         return text
+
+
+def _interval_text(seconds: float) -> str:
+    """``2 s``, ``0.2 s``, ``5m``, ``1h00m``: the refresh interval as the header says it."""
+    if seconds < 60:
+        return f"{seconds:g} s"
+    return compact_duration(seconds)

@@ -4,13 +4,20 @@ A refresh must not reset the operator's cursor, scroll position or selection, an
 repaint ten thousand rows when three changed.  ``sync`` therefore removes the rows that
 went away, adds the new ones, calls ``update_cell`` only for cells whose text changed, and
 reorders only when the order differs; the cursor follows its row key, never its index.
+
+``DataTable.update_cell`` repaints the whole table, even for a row scrolled out of sight;
+over SSH that was a full screen of bytes for one changed elapsed time.  ``sync`` therefore
+holds those whole-table refreshes back and repaints only the visible rows whose cells
+changed (rows being added, removed or reordered still repaint everything: they move rows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Self
 
 from rich.text import Text
+from textual.geometry import Region
 from textual.widgets import DataTable
 
 from ..console_text import Column, columns_for
@@ -18,6 +25,11 @@ from ..console_text import Column, columns_for
 
 class KeyedTable(DataTable[Text]):
     """Rows keyed by a string id (the ``id`` column's text), kept in a given order."""
+
+    _hold_full_refresh = False
+    """True while ``update_cell`` runs inside ``sync``: its whole-table refresh is replaced
+    by repainting the changed rows that are visible.  (A class default: DataTable's own
+    ``__init__`` already calls ``refresh``.)"""
 
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
         super().__init__(
@@ -30,6 +42,18 @@ class KeyedTable(DataTable[Text]):
         """What each row currently displays, by row key then column key."""
         self._order: list[str] = []
         """Row keys in display order."""
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        """Textual's refresh, except the whole-table one ``update_cell`` asks for in ``sync``."""
+        if self._hold_full_refresh and not regions and not layout and not recompose:
+            return self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     # ------------------------------------------------------------------ columns
 
@@ -78,6 +102,7 @@ class KeyedTable(DataTable[Text]):
             del self._cells[key]
             changed += 1
         shown_keys = [c.key for c in self.shown]
+        updated: list[str] = []
         for key, cells in rows:
             old = self._cells.get(key)
             if old is None:
@@ -86,8 +111,13 @@ class KeyedTable(DataTable[Text]):
             elif old is not cells:  # the same dict means the same row: nothing to compare
                 for column in shown_keys:
                     if old.get(column) != cells[column]:
-                        self.update_cell(key, column, cells[column])
+                        self._hold_full_refresh = True
+                        try:
+                            self.update_cell(key, column, cells[column])
+                        finally:
+                            self._hold_full_refresh = False
                         changed += 1
+                        updated.append(key)
             self._cells[key] = cells
         order = [key for key, _ in rows]
         current = [k for k in self._order if k in wanted] + [k for k in order if k not in before]
@@ -95,8 +125,26 @@ class KeyedTable(DataTable[Text]):
             position = {key: i for i, key in enumerate(order)}
             self.sort("id", key=lambda cell: position[cell.plain])
         self._order = order
+        self._refresh_visible_rows(updated)
         self._restore(selected)
         return changed
+
+    def _refresh_visible_rows(self, keys: Iterable[str]) -> None:
+        """Repaint the rows of ``keys`` that are on screen (rows are one line high).
+
+        ``refresh_row`` itself skips rows out of view, but finding a row's place costs a
+        pass over the rows above it; the cheap window test here keeps that to the few
+        visible ones even when thousands of rows changed.
+        """
+        top = int(self.scroll_y) - 1
+        bottom = top + self.size.height + 2
+        visible = set()
+        for key in keys:
+            index = self.get_row_index(key)
+            if top <= index <= bottom:
+                visible.add(index)
+        for index in sorted(visible):
+            self.refresh_row(index)
 
     def set_cell(self, key: str, column: str, value: Text) -> None:
         """Change one cell (for instance after ``x`` asked Slurm again)."""
@@ -105,7 +153,12 @@ class KeyedTable(DataTable[Text]):
             return
         cells[column] = value
         if column in {c.key for c in self.shown}:
-            self.update_cell(key, column, value)
+            self._hold_full_refresh = True
+            try:
+                self.update_cell(key, column, value)
+            finally:
+                self._hold_full_refresh = False
+            self._refresh_visible_rows([key])
 
     def select_key(self, key: str, *, scroll: bool = True) -> bool:
         """Put the cursor on row ``key``; False when there is no such row."""
