@@ -133,14 +133,22 @@ def find_library() -> tuple[Path, Path]:
 
 
 def header_version(include_dir: Path) -> int:
-    text = (include_dir / "slurm" / "slurm_version.h").read_text(errors="replace")
-    m = re.search(r"#define\s+SLURM_VERSION_NUMBER\s+(0x[0-9a-fA-F]+|\d+)", text)
-    if not m:
-        raise ShimUnavailable(
-            f"{include_dir}/slurm/slurm_version.h has no SLURM_VERSION_NUMBER",
-            hint=f"reinstall the headers: {FIX_PACKAGES}",
-        )
-    return int(m.group(1), 0)
+    """``SLURM_VERSION_NUMBER`` of the headers.
+
+    Releases up to 20.11 define it in ``slurm.h``; later ones in ``slurm_version.h``.
+    """
+    for name in ("slurm_version.h", "slurm.h"):
+        try:
+            text = (include_dir / "slurm" / name).read_text(errors="replace")
+        except OSError:
+            continue
+        m = re.search(r"#define\s+SLURM_VERSION_NUMBER\s+(0x[0-9a-fA-F]+|\d+)", text)
+        if m:
+            return int(m.group(1), 0)
+    raise ShimUnavailable(
+        f"no SLURM_VERSION_NUMBER in {include_dir}/slurm/slurm_version.h or slurm.h",
+        hint=f"reinstall the headers: {FIX_PACKAGES}",
+    )
 
 
 def _hash_inputs(include_dir: Path, lib_path: Path) -> str:
