@@ -70,7 +70,8 @@ def validate_image_dir(value: object) -> str:
     if not isinstance(value, str) or not value:
         raise UsageError("image_dir must be an absolute path such as /scratch/ckpt")
     shown = repr(value if len(value) <= 60 else value[:57] + "...")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    # C0, DEL and C1 (0x80-0x9f: 0x9b is a one-byte CSI on some terminals), as plain_text.
+    if any(ord(ch) < 32 or 127 <= ord(ch) <= 159 for ch in value):
         raise UsageError(f"image_dir {shown} contains control characters: expected a plain path")
     try:
         encoded = value.encode("utf-8")

@@ -65,6 +65,7 @@ from ..errors import (
     describe,
     error_for,
 )
+from ..image_access import image_dir_problem
 from ..model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -232,6 +233,27 @@ class CooperativeEngine(LiveEngine):
                 raise AccessDenied(hint=exc.message) from None
             raise
 
+    def _check_image_dir(
+        self, job: Job, targets: Iterable[_Target], image_dir: str | None, *, write: bool
+    ) -> None:
+        """Refuse an image dir the job's owner cannot write (or, for restart, read).
+
+        The job's tasks write and read the images as that user; finding out only after the
+        request (or, for vacate, after the step ended) would be too late.
+        """
+        if not image_dir:
+            return
+        places = [Path(image_dir) / image_leaf(t.step.step_id) for t in targets] or [
+            Path(image_dir)
+        ]
+        for place in places:
+            code, why = image_dir_problem(str(place), job.uid, write=write)
+            if code:
+                verb = "write images to" if write else "read images from"
+                raise error_for(
+                    code, hint=f"job {job.job_id}'s tasks cannot {verb} {image_dir}: {why}"
+                )
+
     @staticmethod
     def _aggregate(
         target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
@@ -385,6 +407,7 @@ class CooperativeEngine(LiveEngine):
     ) -> tuple[Job, list[tuple[StepId, int]], str]:
         job = self._checks(target)
         targets = self._targets(job, target)
+        self._check_image_dir(job, targets, image_dir, write=True)
         started = self._begin(job, targets, operation, max_wait, image_dir)
         codes = [(t.step.step_id, code) for t, code, _ in started]
         if all(code for _t, code, _ in started):
@@ -410,6 +433,7 @@ class CooperativeEngine(LiveEngine):
                     for t in self._targets(job, StepId(job.job_id))
                     if t.step.step_id.step not in named
                 ]
+        self._check_image_dir(job, targets, image_dir, write=True)
         # Ending a step that is disabled (a critical section) or already checkpointing would
         # lose work: refuse the whole vacate before anything starts.
         precheck = []
@@ -460,6 +484,7 @@ class CooperativeEngine(LiveEngine):
             raise NotSupported(hint="only batch jobs can be requeued by Slurm")
         records = self._job_records(job)
         if image_dir:
+            self._check_image_dir(job, [], image_dir, write=False)
             # Resume from the operator's directory: every image found there, or refuse
             # (ENOENT) before anything changes.
             chosen: list[tuple[StepStore, dict[str, str]]] = []
@@ -468,7 +493,7 @@ class CooperativeEngine(LiveEngine):
                 found = {
                     p: str(leaf / f"task{p}")
                     for p in set(rec.tasks) | set(rec.last_image)
-                    if (leaf / f"task{p}").is_dir()
+                    if _is_dir(leaf / f"task{p}")
                 }
                 if found:
                     chosen.append((store, found))
@@ -618,12 +643,21 @@ class CooperativeEngine(LiveEngine):
             for t in targets:
                 if wanted - set(expand_hostlist(t.step.nodes)):
                     raise InvalidJobId(hint=f"{t.step.step_id} does not run on {nodelist}")
+        self._check_image_dir(job, targets, image_dir, write=True)
         started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
         codes = [(t.step.step_id, code) for t, code, _ in started]
         return self._aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
 
     def close(self) -> None:
         """The binding is process-wide and closed by its owner; nothing to release here."""
+
+
+def _is_dir(path: Path) -> bool:
+    """``Path.is_dir`` that answers False, not PermissionError, for an unreachable path."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _current_tasks(rec: StepRecord, job: Job) -> list[Any]:
