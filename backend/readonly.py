@@ -37,6 +37,8 @@ class ReadOnlyEngine(Engine):
     def __init__(self, inner: Engine) -> None:
         self.inner = inner
         self.name = inner.name
+        self.writes_allowed = False
+        inner.writes_allowed = False  # its reads must not write either (state file expiry)
 
     def cluster_info(self) -> ClusterInfo:
         return self.inner.cluster_info()

@@ -21,6 +21,18 @@ How it stays correct with several writers:
   (the job's user).  When root writes (an operator's console), the temporary file is
   ``fchown``ed to that owner before the rename, so the job's user can still update it and
   other users still cannot rewrite it.
+* **Never tricked into writing elsewhere.**  The state directory belongs to the job's user,
+  and an operator's console often runs as root.  So every file is opened with
+  ``O_NOFOLLOW`` (a planted symlink is refused, not followed), temporary files with
+  ``O_EXCL``, reads with ``O_NONBLOCK`` and only regular files are used (a FIFO cannot
+  hang the console), and root ``fchown``s only a file it created itself (its own, one
+  link).  Without this, a user could point their lock file at ``/etc/shadow`` and have an
+  operator's ``disable`` hand it to them (tests/reliability/test_security_users.py).
+* **Only the job's user is believed.**  A store opened with ``owner`` (the engine passes the
+  job's uid, the wrapper its own) refuses a state file owned by anyone else but root, or
+  writable by group or others: in a shared ``$SCKPT_STATE_DIR`` another user could
+  otherwise plant a record for someone else's job (its wake signal is sent by the console,
+  its image path handed to the program on restart).
 * **Failures are reported, never fatal.**  A missing file is ``None`` (the step is not under
   ``sckpt run``); an unreadable or corrupt one raises ``StoreError`` naming the file.
 """
@@ -32,6 +44,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -54,6 +67,9 @@ TIMEOUT_CODE = errno.ETIME
 """Recorded when a checkpoint does not complete within max_wait (as the simulated engine)."""
 ABANDONED_CODE = errno.ECANCELED
 """Recorded when the program ends before completing a checkpoint."""
+MAX_STATE_BYTES = 4 * 1024 * 1024
+"""A state file is a few KB (history is bounded); anything larger is refused, not read."""
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class StoreError(SckptError):
@@ -284,9 +300,11 @@ class StepStore:
     result atomically.
     """
 
-    def __init__(self, directory: Path, step: StepId) -> None:
+    def __init__(self, directory: Path, step: StepId, owner: int | None = None) -> None:
         self.directory = Path(directory)
         self.step = step
+        self.owner = owner
+        """The uid whose state file this must be (root's also accepted); None: any."""
         self.path = self.directory / f"{step_key(step)}.json"
         self.lock_path = self.directory / f"{step_key(step)}.lock"
 
@@ -303,13 +321,54 @@ class StepStore:
     def read_raw(self) -> bytes | None:
         """The file's bytes (``None`` when missing): for callers that cache parsed records."""
         try:
-            return self.path.read_bytes()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StoreError(
+                f"checkpoint state file {self.path} cannot be read: {_why(exc)}"
+            ) from None
+        try:
+            st = os.fstat(fd)
+            self._check_trusted(st)
+            if st.st_size > MAX_STATE_BYTES:
+                raise StoreError(
+                    f"checkpoint state file {self.path} is {st.st_size} bytes: "
+                    f"at most {MAX_STATE_BYTES} expected"
+                )
+            chunks = []
+            total = 0
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > MAX_STATE_BYTES:
+                    raise StoreError(f"checkpoint state file {self.path} keeps growing")
+            return b"".join(chunks)
+        except OSError as exc:
+            raise StoreError(
                 f"checkpoint state file {self.path} cannot be read: {exc.strerror}"
             ) from None
+        finally:
+            os.close(fd)
+
+    def _check_trusted(self, st: os.stat_result) -> None:
+        """Refuse what is not a regular file, or (with ``owner``) not the owner's own."""
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(f"checkpoint state file {self.path} is not a regular file: ignored")
+        if self.owner is None:
+            return
+        if st.st_uid not in (self.owner, 0):
+            raise StoreError(
+                f"checkpoint state file {self.path} belongs to uid {st.st_uid}, not to the "
+                f"job's user (uid {self.owner}): ignored",
+                hint="another user may have planted it; remove it",
+            )
+        if st.st_mode & 0o022:
+            raise StoreError(
+                f"checkpoint state file {self.path} is writable by other users "
+                f"(mode {stat.S_IMODE(st.st_mode):o}): ignored",
+                hint="chmod go-w it",
+            )
 
     def parse(self, raw: bytes) -> StepRecord:
         """Bytes of this step's state file -> record (``StoreError`` when corrupt)."""
@@ -331,21 +390,24 @@ class StepStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        flags = os.O_NONBLOCK | _NOFOLLOW
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | flags, 0o644)
         except PermissionError:
             # Readers of someone else's job may still lock a read-only descriptor.
             try:
-                fd = os.open(self.lock_path, os.O_RDONLY | os.O_CLOEXEC)
+                fd = os.open(self.lock_path, os.O_RDONLY | flags)
             except OSError as exc:
                 raise StoreError(
-                    f"cannot lock checkpoint state {self.lock_path}: {exc.strerror}"
+                    f"cannot lock checkpoint state {self.lock_path}: {_why(exc)}"
                 ) from None
         except OSError as exc:
             raise StoreError(
-                f"cannot lock checkpoint state {self.lock_path}: {exc.strerror}"
+                f"cannot lock checkpoint state {self.lock_path}: {_why(exc)}"
             ) from None
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise StoreError(f"lock file {self.lock_path} is not a regular file")
             self._fix_owner(fd)
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -353,11 +415,17 @@ class StepStore:
             os.close(fd)  # closing releases the lock
 
     def _fix_owner(self, fd: int) -> None:
-        """Give a file root created to the directory's owner (root only; others cannot)."""
+        """Give a file root created to the directory's owner (root only; others cannot).
+
+        Only a regular file root owns with a single link is given away: one it created.
+        Anything else (a hard link to a system file, a file someone else made) is left alone.
+        """
         if os.geteuid() != 0:
             return
         uid, gid = self._owner()
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or st.st_nlink != 1:
+            return
         if (st.st_uid, st.st_gid) != (uid, gid):
             os.fchown(fd, uid, gid)
 
@@ -365,7 +433,11 @@ class StepStore:
         data = json.dumps(record.to_json(), indent=1, sort_keys=True).encode("utf-8")
         tmp = self.directory / f".{self.path.name}.{os.getpid()}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            # A leftover of a killed writer with the same pid (or a planted link) is removed:
+            # unlink removes the name only, and O_EXCL then creates a file of our own.
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
             try:
                 os.fchmod(fd, 0o644)
                 self._fix_owner(fd)
@@ -419,3 +491,10 @@ class StepStore:
             result = change(record)
             self._write(record)
             return result
+
+
+def _why(exc: OSError) -> str:
+    """An open's failure in words; a symlink refused by O_NOFOLLOW is named as such."""
+    if exc.errno == errno.ELOOP:
+        return "it is a symbolic link (refused)"
+    return exc.strerror or str(exc)

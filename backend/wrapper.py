@@ -207,7 +207,9 @@ class Wrapper:
         self.deferred = False
         self.program = program
         work_dir = _job_work_dir(self.step_id.job_id)
-        self.store = StepStore(state_dir_for(work_dir, args.state_dir), self.step_id)
+        self.store = StepStore(
+            state_dir_for(work_dir, args.state_dir), self.step_id, owner=os.getuid()
+        )
         root = args.image_dir or work_dir
         self.step_image_dir = str(Path(root) / image_leaf(self.step_id))
         self.image_dir = str(Path(self.step_image_dir) / f"task{self.procid}")

@@ -27,6 +27,9 @@ class Engine(ABC):
 
     name: str
     """``native``, ``cooperative`` or ``simulated``: shown to the user, written to the audit log."""
+    writes_allowed: bool = True
+    """False under ``ReadOnlyEngine``: even reads must then change nothing (the cooperative
+    engine otherwise records an expired checkpoint in the state file when it reads one)."""
 
     @abstractmethod
     def cluster_info(self) -> ClusterInfo:

@@ -130,7 +130,7 @@ class CooperativeEngine(LiveEngine):
         """Parsed state files for the snapshot; records are never mutated once cached."""
 
     def _store(self, job: Job, step: StepId) -> StepStore:
-        return StepStore(state_dir_for(job.work_dir, self._state_dir), step)
+        return StepStore(state_dir_for(job.work_dir, self._state_dir), step, owner=job.uid)
 
     def _cached_read(self, store: StepStore) -> StepRecord | None:
         """``store.read()``, parsed again only when the file's bytes changed.
@@ -287,6 +287,9 @@ class CooperativeEngine(LiveEngine):
             raise NotSupported(hint=NOT_UNDER_RUN)
         req = rec.in_progress
         if req is not None and req.deadline and self._clock() >= req.deadline:
+            if not self.writes_allowed:  # read-only: say it timed out, write nothing
+                rec.expire(int(self._clock()))
+                return rec
             with contextlib.suppress(StoreError):
                 t.store.update(lambda r: r.expire(int(self._clock())))
             rec = t.store.read() or rec
@@ -451,17 +454,66 @@ class CooperativeEngine(LiveEngine):
             with contextlib.suppress(SckptError):
                 self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
         if job.batch:
-            self.binding.requeue(job.job_id, hold=True)
-            self._wait_settled(job.job_id)
+            try:
+                self.binding.requeue(job.job_id, hold=True)
+            except SckptError as exc:
+                self._half_done(targets, f"job {job.job_id} was not requeued", exc)
+                raise
+            settled = ""
+            try:
+                self._wait_settled(job.job_id)
+            except SckptError as exc:  # requeued (Slurm said so); only the watching failed
+                settled = f"; its end could not be watched ({exc.message})"
             for t in targets:
                 with contextlib.suppress(SckptError):
                     self._update(t, lambda r: setattr(r, "ended_at", time.time()))
-            detail += f"; job {job.job_id} requeued and held (restart brings it back)"
+            detail += f"; job {job.job_id} requeued and held (restart brings it back){settled}"
         else:
+            ended: list[StepId] = []
             for t in targets:
-                self.binding.kill_step(t.step.step_id, int(signal.SIGTERM))
+                try:
+                    self.binding.kill_step(t.step.step_id, int(signal.SIGTERM))
+                except SckptError as exc:
+                    done = f" ({', '.join(map(str, ended))} ended)" if ended else ""
+                    self._half_done(targets, f"{t.step.step_id} was not ended{done}", exc)
+                    raise
+                ended.append(t.step.step_id)
             detail += "; step ended (SIGTERM)"
         return ActionResult(target, "vacate", detail)
+
+    def _half_done(self, targets: list[_Target], what: str, exc: SckptError) -> None:
+        """A vacate whose checkpoint finished but whose ending failed: say what is known.
+
+        Each step's state file gets a history line (the checkpoint's own outcome is already
+        there: its ``done`` line and image), and the error's hint says what was done before
+        it, so the caller's message and the audit line never read as a plain refusal or as a
+        success.  Whether Slurm applied a request that timed out is not known: "not ended"
+        means "not confirmed".
+        """
+        images = []
+        for t in targets:
+            with contextlib.suppress(StoreError):
+                rec = t.store.read()
+                err = rec.checkpoint_error() if rec is not None else None
+                if rec is not None and err is not None and not err.code and rec.last_image:
+                    images.append(f"{t.step.step_id} image {sorted(rec.last_image.values())[0]}")
+                elif err is not None and err.code:
+                    images.append(f"{t.step.step_id} checkpoint error({err.code})")
+        reason = f"{exc.message} ({getattr(exc, 'name', type(exc).__name__)})"
+        line = f"vacate half done: checkpoint finished, but {what}: {reason}"
+        for t in targets:
+            with contextlib.suppress(SckptError):
+                self._update(
+                    t,
+                    lambda r: r.log("vacate", self.caller_name, getattr(exc, "code", 1) or 1, line),
+                )
+        saved = "; ".join(images) or "no image recorded"
+        known = (
+            f"vacate half done: the checkpoint finished ({saved}), but {what}; "
+            "it keeps running unless Slurm applied the request before failing: check "
+            "squeue, then vacate again"
+        )
+        exc.hint = f"{known}; {exc.hint}" if exc.hint else known
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
         if not (target.is_whole_job or target.is_batch):
@@ -591,7 +643,7 @@ class CooperativeEngine(LiveEngine):
             step = STEP_BATCH if name == "batch" else int(name) if name.isdigit() else None
             if step is None:
                 continue
-            store = StepStore(directory, StepId(job.job_id, step))
+            store = StepStore(directory, StepId(job.job_id, step), owner=job.uid)
             with contextlib.suppress(StoreError):
                 rec = store.read()
                 if rec is not None:
