@@ -65,21 +65,28 @@ class AuditLog:
     def reserve(self) -> AuditReservation:
         """Open the log for appending (creating it and its directory, mode 0600/0700).
 
-        Raises ``AuditLogError`` when the log cannot be opened and it is required;
-        otherwise returns a reservation that may carry the problem for the caller to show.
+        Raises ``AuditLogError`` when the log cannot be opened, or its filesystem has no
+        room for a record (full disk), and it is required; otherwise returns a reservation
+        that may carry the problem for the caller to show.
         """
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             problem = f"cannot open audit log {self.path}: {exc.strerror or exc}"
-            if self.required:
-                raise AuditLogError(
-                    f"action refused: {problem}",
-                    "fix the path or permissions, or set audit_log / audit_required in the config",
-                ) from None
-            return AuditReservation(None, problem)
-        return AuditReservation(fd)
+        else:
+            problem = _space_problem(fd, self.path)
+            if not problem:
+                return AuditReservation(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.required:
+            raise AuditLogError(
+                f"action refused: {problem}",
+                "free space or fix the path or permissions, or set audit_log / audit_required "
+                "in the config",
+            ) from None
+        return AuditReservation(None, problem)
 
     def record(
         self,
@@ -145,6 +152,32 @@ class AuditLog:
             with contextlib.suppress(OSError):
                 os.close(reservation.fd)
             reservation.fd = None
+
+
+MIN_FREE_BYTES = 64 * 1024
+"""Free space the log's filesystem must have before an action is allowed.
+
+Why: ``open`` succeeds on a full disk (the file or a free inode exists); only the later
+``write`` fails with ENOSPC, and by then the action has happened.  A record is well under
+4 KiB, so 64 KiB leaves room for several writers at once; the check is made on the opened
+descriptor, so it is the log's own filesystem that is measured.
+"""
+
+
+def _space_problem(fd: int, path: Path) -> str:
+    """Empty when the log's filesystem has room for a record, else what is wrong."""
+    try:
+        st = os.fstatvfs(fd)
+    except OSError:
+        return ""  # cannot tell: the write itself will report a failure
+    if st.f_blocks == 0:
+        return ""  # pseudo or network filesystems that do not report sizes
+    # write(2) by root may use the blocks reserved for root; other users may not.
+    blocks = st.f_bfree if os.geteuid() == 0 else st.f_bavail
+    free = blocks * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        return f"no space left for audit log {path} ({free} bytes free)"
+    return ""
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

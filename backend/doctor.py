@@ -73,7 +73,20 @@ def run_doctor() -> tuple[DoctorReport, int]:
         facts["slurm_version"] = plan.version_text
         facts["libslurm_path"] = str(plan.lib_path)
         facts["cache_dir"] = str(plan.cache_root)
-        checks.append(DoctorCheck("headers", True, str(facts["headers"])))
+        if plan.headers_missing:
+            # Running from a shim built earlier: fine until the next Slurm upgrade.
+            checks.append(
+                DoctorCheck(
+                    "headers",
+                    True,
+                    f"{plan.headers_missing}; using the shim built earlier against "
+                    f"{facts['headers']}",
+                    f"a Slurm upgrade will need them to rebuild: {_build.FIX_PACKAGES}",
+                    informational=True,
+                )
+            )
+        else:
+            checks.append(DoctorCheck("headers", True, str(facts["headers"])))
         try:
             api = _build.library_api_version(plan.lib_path)
             facts["libslurm_api_version"] = _api_text(api)
@@ -146,14 +159,14 @@ def run_doctor() -> tuple[DoctorReport, int]:
                 )
             )
         except SckptError as exc:
-            checks.append(
-                DoctorCheck(
-                    "controller",
-                    False,
-                    str(exc),
-                    "start slurmctld or check SlurmctldHost/Port in the configuration",
-                )
+            # An authentication failure never reached slurmctld: the fix is munge, not it.
+            auth = getattr(exc, "name", "") == "SLURM_PROTOCOL_AUTHENTICATION_ERROR"
+            fix = (
+                "start munged (its socket is AuthInfo=socket=... in slurm.conf)"
+                if auth
+                else "start slurmctld or check SlurmctldHost/Port in the configuration"
             )
+            checks.append(DoctorCheck("controller", False, str(exc), fix))
         symbols = binding.checkpoint_symbols()
         found = tuple(name for name, present in symbols.items() if present)
         facts["checkpoint_symbols"] = found
@@ -177,7 +190,7 @@ def format_report(report: DoctorReport) -> str:
     for check in report.checks:
         mark = "info" if check.informational else ("ok" if check.ok else "FAIL")
         lines.append(f"{mark:>4}  {check.name}: {check.detail}")
-        if not check.ok and check.fix:
+        if check.fix and (not check.ok or check.informational):
             lines.append(f"      fix: {check.fix}")
     if report.cache_dir:
         lines.append(f"      shim cache: {report.cache_dir}")

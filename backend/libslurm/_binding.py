@@ -14,6 +14,7 @@ import errno as _errno
 import importlib.util
 import os
 import pwd
+import re
 import struct
 import subprocess
 import sys
@@ -207,8 +208,10 @@ def find_config_source() -> ConfigSource:
                 f"SLURM_CONF={env} does not name a readable file",
                 hint="point SLURM_CONF at your cluster's slurm.conf",
             )
+        _require_readable(Path(env), "SLURM_CONF")
         return ConfigSource("SLURM_CONF", env)
     if DEFAULT_CONF.is_file():
+        _require_readable(DEFAULT_CONF, "default")
         return ConfigSource("default", str(DEFAULT_CONF))
     if CONFIGLESS_CACHE.is_file():
         return ConfigSource("configless-cache", str(CONFIGLESS_CACHE))
@@ -219,6 +222,30 @@ def find_config_source() -> ConfigSource:
         f"no Slurm configuration: SLURM_CONF is unset and {DEFAULT_CONF} does not exist",
         hint="set SLURM_CONF=/path/to/slurm.conf (or use `sckpt --demo`)",
     )
+
+
+def _require_readable(path: Path, kind: str) -> None:
+    """Say "permission denied" plainly, instead of libslurm's three lines ending in fatal()."""
+    if not os.access(path, os.R_OK):
+        user = _user_name(os.geteuid())
+        raise NoConfig(
+            f"the Slurm configuration {path} ({kind}) is not readable by {user}",
+            hint="slurm.conf must be readable by every user of the cluster (mode 0644)",
+        )
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _libslurm_log(text: str) -> str:
+    """libslurm's log lines from the probe, on one line without the ``python:`` prefixes."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    prefix = re.compile(r"^[\w.-]+: (?=(error|fatal|debug\d?|info|verbose): )")
+    return "; ".join(prefix.sub("", line) for line in lines)
 
 
 def _probe_init(lib_path: Path, source: ConfigSource) -> None:
@@ -238,7 +265,9 @@ def _probe_init(lib_path: Path, source: ConfigSource) -> None:
     except subprocess.TimeoutExpired as exc:
         raise NoConfig(f"slurm_init with {source} did not finish", hint="check slurm.conf") from exc
     if proc.returncode != 0:
-        tail = (proc.stderr.strip() or proc.stdout.strip())[-600:]
+        tail = _libslurm_log(proc.stderr or proc.stdout)[-600:]
+        if proc.returncode < 0:
+            tail = f"{tail}; the probe process died of signal {-proc.returncode}".lstrip("; ")
         raise NoConfig(
             f"libslurm could not read its configuration from {source}: {tail}",
             hint="fix slurm.conf or SLURM_CONF",
@@ -354,6 +383,13 @@ class Binding:
     def error(self, code: int) -> SlurmError:
         """The typed error for a code; communication failures become ControllerUnreachable."""
         if self.is_communication_error(code):
+            if self._errnames.get(code, ("", ""))[0] == "SLURM_PROTOCOL_AUTHENTICATION_ERROR":
+                # The request never left this host: munge could not sign it.
+                return ControllerUnreachable(
+                    code,
+                    hint="the request could not be authenticated: is munged running on this "
+                    f"host, with the socket AuthInfo names? (configuration: {self.config})",
+                )
             return ControllerUnreachable(
                 code,
                 hint=f"slurmctld did not answer (configuration: {self.config})",
@@ -782,14 +818,19 @@ def load_binding() -> Binding:
     spec = importlib.util.spec_from_file_location(plan.module_name, module_path)
     if spec is None or spec.loader is None:
         raise ShimUnavailable(f"cannot import the shim at {module_path}")
-    module = importlib.util.module_from_spec(spec)
     try:
+        # module_from_spec is what dlopens the extension: an unresolved symbol (a libslurm
+        # that is not the headers' library) fails here, before any call is made through it.
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except ImportError as exc:
+        problem = f"{plan.lib_path}: {exc}"
         raise ShimUnavailable(
-            f"the shim at {module_path} does not load: {exc}",
-            hint=f"remove {plan.build_dir} to rebuild it",
-        ) from exc
+            f"the shim built against {plan.include_dir} does not load with {problem}",
+            hint="libslurm and its headers must come from one Slurm installation: install "
+            "matching libslurm and libslurm-dev packages, or set SLURM_LIB_DIR and "
+            f"SLURM_INCLUDE_DIR to one installation (then remove {plan.build_dir})",
+        ) from None
     if int(module.lib.SCKPT_HEADER_VERSION) != plan.slurm_version:
         raise ShimUnavailable(
             f"the cached shim {module_path} was built for another Slurm release",

@@ -68,6 +68,8 @@ class BuildPlan:
     """``SLURM_VERSION_NUMBER`` of the headers."""
     key: str
     cache_root: Path
+    headers_missing: str = ""
+    """Why the headers were not found, when this plan is a cached build used without them."""
 
     @property
     def version_text(self) -> str:
@@ -154,8 +156,7 @@ def header_version(include_dir: Path) -> int:
 def _hash_inputs(include_dir: Path, lib_path: Path) -> str:
     h = hashlib.sha256()
     # The library's identity too: an upgraded libslurm gets a fresh build.
-    st = lib_path.stat()
-    h.update(f"{lib_path}|{st.st_size}|{int(st.st_mtime)}".encode())
+    h.update(_library_identity(lib_path).encode())
     for header in sorted((include_dir / "slurm").iterdir()):
         if header.name.endswith(".h"):
             h.update(header.name.encode())
@@ -169,8 +170,21 @@ def _hash_inputs(include_dir: Path, lib_path: Path) -> str:
 
 
 def plan() -> BuildPlan:
-    """Locate headers and library and compute the cache key (no compiling yet)."""
-    include_dir = find_include_dir()
+    """Locate headers and library and compute the cache key (no compiling yet).
+
+    Without headers, a shim built earlier for this very library file (same path, size,
+    mtime and API version, module bytes intact) is used: headers are needed to build, not
+    to run, and removing libslurm-dev after the first run must not break sckpt.  With no
+    such build the headers' absence is the error.
+    """
+    try:
+        include_dir = find_include_dir()
+    except ShimUnavailable as missing:
+        lib_dir, lib_path = find_library()
+        cached = _cached_plan(lib_dir, lib_path, missing.message)
+        if cached is None:
+            raise
+        return cached
     lib_dir, lib_path = find_library()
     return BuildPlan(
         include_dir=include_dir,
@@ -180,6 +194,43 @@ def plan() -> BuildPlan:
         key=_hash_inputs(include_dir, lib_path),
         cache_root=cache_root(),
     )
+
+
+def _library_identity(lib_path: Path) -> str:
+    st = lib_path.stat()
+    return f"{lib_path}|{st.st_size}|{int(st.st_mtime)}"
+
+
+def _cached_plan(lib_dir: Path, lib_path: Path, why: str) -> BuildPlan | None:
+    """A verified cached build made for ``lib_path`` as it is now, or None."""
+    root = cache_root()
+    try:
+        identity = _library_identity(lib_path)
+        api = library_api_version(lib_path)
+    except OSError:
+        return None
+    for meta_path in sorted(root.glob("slurm-*/meta.json")):
+        try:
+            meta = json.loads(meta_path.read_text())
+            candidate = BuildPlan(
+                include_dir=Path(meta["include_dir"]),
+                lib_dir=lib_dir,
+                lib_path=lib_path,
+                slurm_version=int(meta["slurm_version"]),
+                key=str(meta["key"]),
+                cache_root=root,
+                headers_missing=why,
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if (
+            meta.get("lib_identity") == identity
+            and meta.get("api_version") == api
+            and candidate.build_dir == meta_path.parent
+            and _verified_module(candidate) is not None
+        ):
+            return candidate
+    return None
 
 
 def _compiler() -> str | None:
@@ -263,23 +314,59 @@ def _compile(p: BuildPlan, out_dir: Path) -> Path:
 
 
 def build(p: BuildPlan) -> Path:
-    """Return the built module's path, building it (once, under a lock) when missing."""
-    if p.meta_path.is_file():
-        found = _built_module(p)
-        if found is not None:
-            return found
+    """Return the built module's path, building it (once, under a lock) when missing.
+
+    A cached module is used only when its bytes still hash to what the build recorded: a
+    truncated or overwritten ``.so`` would otherwise be handed to ``dlopen``, which answers
+    a truncated file with SIGBUS (the process dies) and garbage with an ImportError.  A bad
+    build is removed and built again.
+    """
+    found = _verified_module(p)
+    if found is not None:
+        return found
     check_toolchain()
-    p.cache_root.mkdir(parents=True, exist_ok=True)
-    lock_path = p.cache_root / ".lock"
-    with lock_path.open("a") as lock:
+    try:
+        p.cache_root.mkdir(parents=True, exist_ok=True)
+        lock = (p.cache_root / ".lock").open("a")
+    except OSError as exc:
+        raise ShimUnavailable(
+            f"cannot use the shim cache {p.cache_root}: {exc.strerror or exc}",
+            hint="make it writable, or set SCKPT_CACHE_DIR to a directory you own",
+        ) from None
+    with lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
-            found = _built_module(p) if p.meta_path.is_file() else None
+            found = _verified_module(p)
             if found is not None:
                 return found
+            discard(p)  # missing, partial or corrupted: start afresh
             return _build_locked(p)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def module_digest(path: Path) -> str:
+    """SHA-256 of a built module, recorded in ``meta.json`` and checked before every load."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verified_module(p: BuildPlan) -> Path | None:
+    """The cached module when it is complete and unchanged since it was built, else None."""
+    if not p.meta_path.is_file():
+        return None
+    found = _built_module(p)
+    if found is None:
+        return None
+    expected = read_meta(p).get("module_sha256")
+    try:
+        actual = module_digest(found)
+    except OSError:
+        return None
+    return found if expected == actual else None
 
 
 def library_api_version(lib_path: Path) -> int:
@@ -305,8 +392,8 @@ def discard(p: BuildPlan) -> None:
     shutil.rmtree(p.build_dir, ignore_errors=True)
 
 
-def _built_module(p: BuildPlan) -> Path | None:
-    mods = sorted(p.build_dir.glob(f"{p.module_name}*.so"))
+def _built_module(p: BuildPlan, directory: Path | None = None) -> Path | None:
+    mods = sorted((directory or p.build_dir).glob(f"{p.module_name}*.so"))
     return mods[0] if mods else None
 
 
@@ -340,12 +427,17 @@ def _build_locked(p: BuildPlan) -> Path:
                 f"building the libslurm shim against {p.include_dir} failed:\n{tail}",
                 hint=f"check the compiler and headers ({FIX_PACKAGES})",
             )
+        module = _built_module(p, tmp)
+        if module is None:
+            raise ShimUnavailable(f"the shim build left no module in {tmp}")
         meta = {
+            "module_sha256": module_digest(module),
             "api_version": library_api_version(p.lib_path),
             "slurm_version": p.slurm_version,
             "version_text": p.version_text,
             "include_dir": str(p.include_dir),
             "lib_path": str(p.lib_path),
+            "lib_identity": _library_identity(p.lib_path),
             "key": p.key,
         }
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
