@@ -8,11 +8,15 @@ otherwise the session starts it and stops it at the end.  When it cannot start, 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -81,34 +85,58 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"real Slurm cluster unavailable: {reason}")
 
 
+@contextlib.contextmanager
+def _flock(path: Path, mode: int) -> Iterator[IO[str]]:
+    with path.open("a+") as handle:
+        fcntl.flock(handle, mode)
+        yield handle
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[SlurmCluster]:
-    """Bring the cluster up once per session (or reuse a running one)."""
+    """Bring the cluster up once per session (or reuse a running one).
+
+    Several pytest sessions may share it (developers and their helpers run suites side by
+    side): starting is serialized by ``<dir>.start.lock``, and every session holds a shared
+    ``<dir>.use.lock`` while it runs.  The session that started the cluster stops it at its
+    end only when no other session holds the use lock.
+    """
     if os.geteuid() != 0:
         _unavailable("the test cluster needs root (it installs Slurm and starts daemons)")
     directory = _cluster_dir()
-    already_up = (
-        subprocess.run([str(CLUSTER_SCRIPT), "status"], capture_output=True, text=True).returncode
-        == 0
-    )
-    if not already_up:
-        up = subprocess.run(
-            [str(CLUSTER_SCRIPT), "up"], capture_output=True, text=True, timeout=900
-        )
-        if up.returncode != 0:
-            _unavailable(f"scripts/slurm-cluster up failed: {up.stderr.strip()[-2000:]}")
-    cluster = SlurmCluster(conf=directory / "slurm.conf", directory=directory)
-    previous = os.environ.get("SLURM_CONF")
-    os.environ["SLURM_CONF"] = str(cluster.conf)
-    try:
-        yield cluster
-    finally:
-        if previous is None:
-            os.environ.pop("SLURM_CONF", None)
-        else:
-            os.environ["SLURM_CONF"] = previous
-        if not already_up:
-            subprocess.run([str(CLUSTER_SCRIPT), "down"], capture_output=True, timeout=120)
+    start_lock = directory.with_name(directory.name + ".start.lock")
+    use_lock = directory.with_name(directory.name + ".use.lock")
+    with contextlib.ExitStack() as stack:
+        with _flock(start_lock, fcntl.LOCK_EX):
+            status = [str(CLUSTER_SCRIPT), "status"]
+            already_up = subprocess.run(status, capture_output=True, text=True).returncode == 0
+            if not already_up:
+                up = subprocess.run(
+                    [str(CLUSTER_SCRIPT), "up"], capture_output=True, text=True, timeout=900
+                )
+                if up.returncode != 0:
+                    _unavailable(f"scripts/slurm-cluster up failed: {up.stderr.strip()[-2000:]}")
+            using = stack.enter_context(_flock(use_lock, fcntl.LOCK_SH))
+        cluster = SlurmCluster(conf=directory / "slurm.conf", directory=directory)
+        previous = os.environ.get("SLURM_CONF")
+        os.environ["SLURM_CONF"] = str(cluster.conf)
+        try:
+            yield cluster
+        finally:
+            if previous is None:
+                os.environ.pop("SLURM_CONF", None)
+            else:
+                os.environ["SLURM_CONF"] = previous
+            if not already_up:
+                with _flock(start_lock, fcntl.LOCK_EX):
+                    try:
+                        fcntl.flock(using, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        pass  # another session still uses it: leave it up
+                    else:
+                        subprocess.run(
+                            [str(CLUSTER_SCRIPT), "down"], capture_output=True, timeout=120
+                        )
 
 
 @dataclass(frozen=True)
@@ -142,15 +170,23 @@ class PrivateCluster(SlurmCluster):
 
 
 @pytest.fixture(scope="module")
-def private_cluster(slurm_cluster: SlurmCluster) -> Iterator[PrivateCluster]:
+def private_cluster(
+    slurm_cluster: SlurmCluster, request: pytest.FixtureRequest
+) -> Iterator[PrivateCluster]:
     """A cluster of the module's own (started once per module, stopped after it).
 
+    Each test module gets its own directory, ports and node name (derived from the module's
+    name), so two modules breaking daemons never meet, even in suites run side by side.
     Depends on ``slurm_cluster`` so that packages and test users exist first.
     """
+    tag = zlib.crc32(request.module.__name__.encode()) % 400
+    directory = Path(f"/tmp/sckpt-private-{tag}")
     cluster = PrivateCluster(
-        conf=Path("/tmp/sckpt-faults/slurm.conf"),
-        directory=Path("/tmp/sckpt-faults"),
-        node="sckpt-faults",
+        conf=directory / "slurm.conf",
+        directory=directory,
+        node=f"sckpt-p{tag}",
+        ctld_port=47000 + 2 * tag,
+        slurmd_port=47001 + 2 * tag,
     )
     up = cluster.script("up", timeout=600)
     if up.returncode != 0:
