@@ -276,6 +276,26 @@ class Facade:
                 self._info = info
             return info
 
+    def known_info(self) -> ClusterInfo:
+        """``info`` without waiting for a controller: what is known, else a placeholder.
+
+        For the console's UI thread: ``info`` asks slurmctld on first use, which waits up to
+        Slurm's MessageTimeout when the controller is down or paused.  Engines without a
+        libslurm binding (the simulated cluster) answer from memory, so they are asked.
+        """
+        known = self._info
+        if known is not None:
+            return known
+        if getattr(self._raw_engine, "binding", None) is None:
+            return self.info
+        return ClusterInfo(
+            cluster_name="",
+            slurm_version="",
+            engine=self.engine_name,
+            acting_user=self._acting_user(),
+            read_only=self.read_only,
+        )
+
     @property
     def engine(self) -> Engine:
         """The engine behind the facade (wrapped in ``ReadOnlyEngine`` in read-only mode)."""
@@ -521,6 +541,10 @@ class Facade:
             duration=monotonic() - started,
             acting_user=self._acting_user(),
         )
+        if isinstance(outcome, SckptError) and outcome.hint:
+            # sckpt's account of the failure, e.g. what an action had done before it failed
+            # ("vacate half done: the checkpoint finished ..."): the auditor needs it too.
+            record["hint"] = outcome.hint
         problem = self.audit.write(reservation, record)
         if problem:
             self.last_audit_problem = problem

@@ -9,6 +9,18 @@ never asked twice at once.  The interval comes from the settings; it grows after
 configured value as soon as a refresh succeeds quickly: recovery needs no key press.
 "No change" answers (``Snapshot.changed`` False) cost no table work at all.
 
+A controller that is down or paused does not fail fast: libslurm retries a refused connection,
+or waits for an answer, for Slurm's MessageTimeout (often 10-20 s) before it reports an error,
+and every call waits on the binding's single libslurm thread.  So the app never waits for a
+refresh itself: a watchdog timer marks the data stale ("not answering") once a refresh is
+overdue (``overdue_after``, under one interval on a healthy controller), while the worker keeps
+waiting; no second refresh is started meanwhile (it would only queue behind the first on the
+libslurm thread).  When the call finally fails, the next attempt follows the back-off, counted
+from the start of the failed attempt (an attempt that itself waited 20 s has already spaced
+the requests out), so an attempt is in flight when the controller comes back and the console
+recovers as soon as it answers.  Nothing on the UI thread calls into the backend's Slurm side:
+the header's cluster facts (``info``) come from the refresh worker, too.
+
 Actions run in thread workers too; their outcome is a notification (with Slurm's error
 name, code and message when refused) and an immediate refresh so the row updates.
 
@@ -27,7 +39,7 @@ from rich.text import Text
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import SckptError, SlurmError
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import JobView, Snapshot, StepId
+from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -49,6 +61,14 @@ MAX_BACKOFF = 60.0
 """Longest wait between two refreshes while the controller is unreachable."""
 SLOW_FACTOR = 0.5
 """A refresh taking more than this share of the interval counts as a slow controller."""
+OVERDUE_SHARE = 0.5
+"""A refresh still running after this share of the interval is overdue: the data is marked
+stale at once, so an outage shows within two intervals of its start (the refresh that
+finds it starts at most one interval after the last good one; half an interval is left
+for a loaded machine's late timers)."""
+OVERDUE_TYPICAL = 4.0
+"""...or after this many times a typical refresh's duration, when that is longer (a big
+cluster's slow but healthy answers must not flash the outage marker)."""
 
 
 def _stylesheet() -> str:
@@ -80,6 +100,9 @@ class SckptApp(App[int]):
         self.now: Callable[[], float] = clock if clock is not None else time.time
         """The app's clock: ``time.time``, or a fixed one in tests and screenshots."""
         self.interval = settings.refresh_interval
+        self.info = facade.known_info()
+        """Cluster facts for the headers, without asking the controller on the UI thread
+        (the refresh worker fills in what the controller says once it answers)."""
         self.loaded = False
         """True once the first snapshot has arrived."""
         self.stale = False
@@ -88,6 +111,12 @@ class SckptApp(App[int]):
         self.next_delay = self.interval
         self.refresh_count = 0
         self.last_duration = 0.0
+        self.typical_duration = 0.0
+        """Smoothed duration of successful refreshes (sets when one is overdue)."""
+        self.overdue = False
+        """True while a refresh has been waiting longer than ``overdue_after()``."""
+        self._refresh_started = 0.0
+        self._watchdog: Any = None
         self._jobs: dict[int, JobView] = {}
         self._gone: dict[int, tuple[JobView, float]] = {}
         """Jobs the controller stopped reporting, with when: kept for ``LINGER`` seconds."""
@@ -190,14 +219,44 @@ class SckptApp(App[int]):
             self._timer.stop()
             self._timer = None
         self._refreshing = True
+        self._refresh_started = time.monotonic()
+        self._watchdog = self.set_timer(self.overdue_after(), self._refresh_overdue)
         self._refresh_worker()
 
+    def overdue_after(self) -> float:
+        """Seconds after which a running refresh counts as "controller not answering"."""
+        return max(self.interval * OVERDUE_SHARE, self.typical_duration * OVERDUE_TYPICAL)
+
+    def _refresh_overdue(self) -> None:
+        """The watchdog: the refresh has not answered in time; say so, keep waiting."""
+        self._watchdog = None
+        if not self._refreshing or self._quitting:
+            return
+        self.overdue = True
+        if self.stale and self._stale_error:
+            return  # a retry during an outage: the failure's own message says more
+        sent = clock_time(self.now() - (time.monotonic() - self._refresh_started))
+        self._mark_stale(
+            f"slurmctld is not answering (request sent at {sent}, still waiting; "
+            "Slurm gives up after its MessageTimeout)"
+        )
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="refresh")
-    def _refresh_worker(self) -> tuple[Snapshot, float]:
-        """Take one snapshot off the UI thread (the facade may block on libslurm)."""
+    def _refresh_worker(self) -> tuple[Snapshot, float, ClusterInfo | None]:
+        """Take one snapshot off the UI thread (the facade may block on libslurm).
+
+        The cluster facts are asked here too, once, after the controller first answered.
+        """
         started = time.monotonic()
         snap = self.facade.snapshot()
-        return snap, time.monotonic() - started
+        duration = time.monotonic() - started
+        info = None
+        if not snap.stale and not self.info.cluster_name:
+            try:
+                info = self.facade.info
+            except SckptError:
+                info = None
+        return snap, duration, info
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -205,14 +264,20 @@ class SckptApp(App[int]):
             if event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
                 return
             self._refreshing = False
+            self.overdue = False
+            if self._watchdog is not None:
+                self._watchdog.stop()
+                self._watchdog = None
             if event.state is WorkerState.SUCCESS and worker.result is not None:
-                snap, duration = worker.result
+                snap, duration, info = worker.result
+                if info is not None and info != self.info:
+                    self._set_info(info)
                 self.apply_snapshot(snap, duration)
             elif event.state is WorkerState.ERROR:
                 # The facade never raises on an outage; anything else is shown, then retried.
                 self.failures += 1
                 self._mark_stale(f"refresh failed: {worker.error}")
-                self.next_delay = self._backoff()
+                self.next_delay = self._backoff(time.monotonic() - self._refresh_started)
             self._schedule()
         elif event.state is WorkerState.ERROR:
             self.notify(
@@ -221,9 +286,23 @@ class SckptApp(App[int]):
                 markup=False,
             )
 
-    def _backoff(self) -> float:
+    def _backoff(self, spent: float) -> float:
+        """The wait before the next attempt after ``failures`` failed ones in a row.
+
+        Exponential from the interval up to ``MAX_BACKOFF``, counted from the start of the
+        failed attempt: ``spent`` (its own duration) is deducted, never below one interval.
+        """
         factor = float(2 ** min(self.failures, 10))
-        return min(self.interval * factor, max(MAX_BACKOFF, self.interval))
+        full = min(self.interval * factor, max(MAX_BACKOFF, self.interval))
+        return max(self.interval, full - spent)
+
+    def _set_info(self, info: ClusterInfo) -> None:
+        """New cluster facts (the controller answered): every header shows them."""
+        self.info = info
+        now = self.now()
+        for header in self._headers():
+            header.info = info
+            header.tick(now)
 
     def _schedule(self) -> None:
         if self._quitting:
@@ -243,7 +322,7 @@ class SckptApp(App[int]):
         if snap.stale:
             self.failures += 1
             self.stale = True
-            self.next_delay = self._backoff()
+            self.next_delay = self._backoff(duration)
             since = snap.stale_since or (self._last_fresh if self.loaded else now)
             self._stale_error = snap.error
             for header in self._headers():
@@ -254,6 +333,8 @@ class SckptApp(App[int]):
         self.failures = 0
         self.stale = False
         self.next_delay = self.interval
+        typical = self.typical_duration
+        self.typical_duration = duration if not typical else 0.8 * typical + 0.2 * duration
         if duration > self.interval * SLOW_FACTOR:
             # A slow controller: give it several times what the last answer cost.
             self.next_delay = max(self.interval, duration * 4)
@@ -274,6 +355,9 @@ class SckptApp(App[int]):
         for job_id, view in self._jobs.items():
             if job_id not in new:
                 self._gone[job_id] = (view, now)
+                # Its linger now counts from when it vanished; keeping the finish time
+                # too grew this dict by one entry per job for as long as the console ran.
+                self._finished_seen.pop(job_id, None)
         for job_id in new:
             self._gone.pop(job_id, None)
         for job_id, view in new.items():
@@ -383,6 +467,8 @@ class SckptApp(App[int]):
             message = f"{operation} {target} refused: {exc.name} ({exc.code}): {exc.message}"
             if exc.hint:
                 message += f"; {exc.hint}"
+        elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
+            message = str(exc)
         else:
             message = f"{operation} {target} refused: {exc}"
         self.notify(printable(message), title="refused", severity="error", markup=False, timeout=8)

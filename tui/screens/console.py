@@ -75,7 +75,7 @@ class ConsoleScreen(TargetScreen):
         self._steps_heading: Text | None = None
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader(self.sckpt.facade.info, interval=self.sckpt.interval, id="header")
+        yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
         yield Input(placeholder="filter: text or field:value (user:alice state:R)", id="filter")
         yield KeyedTable(JOB_COLUMNS, id="jobs")
         yield Static("", id="steps-title", markup=False)
@@ -115,7 +115,7 @@ class ConsoleScreen(TargetScreen):
             app.all_jobs(),
             self.filter,
             mine_only=self.mine_only,
-            me=app.facade.info.acting_user,
+            me=app.info.acting_user,
             show_finished=self.show_finished,
             recently_finished=app.recently_finished(),
         )

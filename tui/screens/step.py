@@ -28,7 +28,7 @@ class StepScreen(TargetScreen):
         self.target = target
 
     def compose(self) -> ComposeResult:
-        yield StatusHeader(self.sckpt.facade.info, interval=self.sckpt.interval, id="header")
+        yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
         with VerticalScroll(id="detail-scroll"):
             yield StepDetail(id="detail")
         yield Footer(compact=True)

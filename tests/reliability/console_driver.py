@@ -1,0 +1,249 @@
+"""Runs the console headless (Textual's Pilot) against a private cluster while its controller fails.
+
+Why a separate process: libslurm reads one slurm.conf per process (``slurm_init``), and the
+test process has usually loaded it for the shared cluster already; a paused controller also
+blocks the binding's libslurm thread for up to MessageTimeout, which must not stall the other
+tests.  ``tests/reliability/test_controller_outage.py`` starts this module with
+``python -m tests.reliability.console_driver SCENARIO CLUSTER_JSON JOB_IDS INTERVAL`` and
+``SLURM_CONF`` pointing at the private cluster; it prints one ``REPORT {json}`` line with what
+it saw and measured, and the test asserts on that.
+
+Scenarios (the driver injects the fault itself, so its timings share one clock):
+
+``kill``   SIGKILL slurmctld, keep it down ``DOWN_FOR`` seconds, restart it with
+           ``scripts/slurm-cluster up`` (which starts only the missing daemon and keeps the
+           saved state), wait for the console to recover.
+``pause``  SIGSTOP slurmctld (its RPCs hang), measure key-press-to-repaint latencies while
+           the refresh hangs, stay paused until a refresh timed out and another was started,
+           then SIGCONT and wait for the console to recover.
+
+Everything is bounded: a wait that runs out records ``None`` and the scenario goes on, so the
+test gets a report (and fails on it) instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sckpt.backend.config import Settings
+from sckpt.backend.facade import open_facade
+from sckpt.tui.app import SckptApp, build_app
+from sckpt.tui.screens.console import ConsoleScreen
+from textual.pilot import Pilot
+
+from tests.conftest import PrivateCluster
+from tests.tui.conftest import notifications, screen_text
+
+DOWN_FOR = 30.0
+"""How long the killed controller stays down (the issue's 30 s)."""
+POLL = 0.05
+"""How often the driver looks at the screen while waiting for a change."""
+KEY_PRESSES = 8
+"""Key presses measured while the controller is paused (and as many before, for reference)."""
+PAUSE_LIMIT = 75.0
+"""Longest pause: MessageTimeout (20 s in the test cluster) three times, plus room."""
+
+
+def header_line(app: SckptApp) -> str:
+    """The screen's first line: the status header."""
+    return screen_text(app).splitlines()[0]
+
+
+def stale_shown(app: SckptApp) -> bool:
+    return "STALE" in header_line(app)
+
+
+async def wait_until(pilot: Pilot[Any], predicate: Any, limit: float) -> float | None:
+    """Seconds until ``predicate()`` held (polled every POLL s), or None after ``limit``."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        if predicate():
+            return time.monotonic() - start
+        await pilot.pause(POLL)
+    return None
+
+
+class Watch:
+    """What the driver samples while it waits: refresh workers, errors in the header."""
+
+    def __init__(self, app: SckptApp) -> None:
+        self.app = app
+        self.max_refresh_workers = 0
+        self.max_workers = 0
+        self.errors: list[str] = []
+        self.refresh_starts: set[float] = set()
+
+    def sample(self) -> None:
+        app = self.app
+        running = [w for w in app.workers if w.is_running]
+        refresh = [w for w in running if w.group == "refresh"]
+        self.max_refresh_workers = max(self.max_refresh_workers, len(refresh))
+        self.max_workers = max(self.max_workers, len(running))
+        if app._refreshing:
+            self.refresh_starts.add(app._refresh_started)
+        console = app.console_screen()
+        if console is not None:
+            from sckpt.tui.widgets.header import StatusHeader
+
+            error = console.query_one(StatusHeader).stale_error
+            if error and error not in self.errors:
+                self.errors.append(error)
+
+
+async def sampled_wait(
+    pilot: Pilot[Any], watch: Watch, predicate: Any, limit: float
+) -> float | None:
+    def check() -> bool:
+        watch.sample()
+        return bool(predicate())
+
+    return await wait_until(pilot, check, limit)
+
+
+async def key_latencies(pilot: Pilot[Any], app: SckptApp, count: int) -> list[float]:
+    """Milliseconds from a key press to a rendered screen that shows its effect.
+
+    Down and up alternate on the jobs table; the effect is the steps title naming the newly
+    selected job.  The Pilot delivers the key (``pilot.press`` as a task); meanwhile this
+    renders the whole screen with the compositor every few milliseconds (``screen_text``,
+    what Textual would turn into terminal output) until the new title is in it.  So the time
+    covers the key's delivery, the app handling it (cursor move, steps table and title) and
+    the render, but not ``pilot.press``'s own idle detection, which sleeps until the whole
+    process (every thread) looks idle and so measures the machine's load, not the console.
+    A press whose effect does not show within a second counts as infinite.
+    """
+    console = app.console_screen()
+    assert isinstance(console, ConsoleScreen)
+    table = console.jobs_table
+    table.focus()
+    await pilot.pause()
+    out = []
+    for i in range(count):
+        keys = table.row_keys_in_order
+        row = table.cursor_row
+        key = "down" if row < len(keys) - 1 and (i % 2 == 0 or row == 0) else "up"
+        want = f"Steps of {keys[row + 1 if key == 'down' else row - 1]} "
+        start = time.perf_counter()
+        press = asyncio.create_task(pilot.press(key))
+        elapsed = float("inf")
+        while time.perf_counter() - start < 1.0:
+            if want in screen_text(app):
+                elapsed = (time.perf_counter() - start) * 1000
+                break
+            await asyncio.sleep(0.002)
+        await press
+        out.append(round(elapsed, 1))
+        await pilot.pause(0.1)
+    return out
+
+
+def restart_controller(cluster: PrivateCluster) -> str:
+    """``scripts/slurm-cluster up``: starts the missing slurmctld on the saved state."""
+    up = cluster.script("up", timeout=300)
+    return "" if up.returncode == 0 else up.stderr[-2000:]
+
+
+async def run(
+    scenario: str, cluster: PrivateCluster, jobs: list[int], interval: float
+) -> dict[str, Any]:
+    report: dict[str, Any] = {"scenario": scenario, "interval": interval}
+    audit = Path(os.environ.get("SCKPT_DRIVER_AUDIT", "/tmp/sckpt-driver-audit.log"))
+    settings = Settings(refresh_interval=interval, audit_log=audit)
+    facade = open_facade(settings, engine="cooperative")
+    app = build_app(facade, settings)
+    watch = Watch(app)
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            loaded = await wait_until(
+                pilot, lambda: all(str(j) in screen_text(app) for j in jobs), 60
+            )
+            report["loaded"] = loaded is not None
+            await pilot.pause(interval)
+            report["cluster_in_header"] = "sckpt-test" in header_line(app)
+            if scenario == "pause":
+                report["latency_before_ms"] = await key_latencies(pilot, app, KEY_PRESSES)
+            pid = cluster.pid("slurmctld")
+            fault = signal.SIGKILL if scenario == "kill" else signal.SIGSTOP
+            os.kill(pid, fault)
+            faulted = time.monotonic()
+            report["banner_after"] = await sampled_wait(pilot, watch, lambda: stale_shown(app), 30)
+            text = screen_text(app)
+            report["rows_kept"] = [j for j in jobs if str(j) in text]
+            report["header_at_banner"] = header_line(app)
+            if scenario == "kill":
+                await sampled_wait(
+                    pilot, watch, lambda: False, DOWN_FOR - (time.monotonic() - faulted)
+                )
+                report["stale_throughout"] = stale_shown(app)
+                report["restart_error"] = await asyncio.to_thread(restart_controller, cluster)
+                resumed = time.monotonic()
+                report["down_for"] = round(resumed - faulted, 1)
+            else:
+                report["latency_paused_ms"] = await key_latencies(pilot, app, KEY_PRESSES)
+                report["refresh_overdue_at_keys"] = app.overdue
+
+                def timed_out_and_retried() -> bool:
+                    # One refresh came back with libslurm's timeout, and another one started.
+                    return app.failures >= 1 and app._refreshing
+
+                retried = await sampled_wait(pilot, watch, timed_out_and_retried, PAUSE_LIMIT)
+                report["timed_out_and_retried_after"] = (
+                    None if retried is None else round(time.monotonic() - faulted, 1)
+                )
+                report["failures_while_paused"] = app.failures
+                report["stale_throughout"] = stale_shown(app)
+                os.kill(pid, signal.SIGCONT)
+                resumed = time.monotonic()
+                report["down_for"] = round(resumed - faulted, 1)
+            recovered = await sampled_wait(pilot, watch, lambda: not stale_shown(app), 60)
+            report["recovered_after"] = None if recovered is None else round(recovered, 2)
+            report["header_after"] = header_line(app)
+            report["rows_after"] = [j for j in jobs if str(j) in screen_text(app)]
+            report["errors_seen"] = watch.errors
+            report["refresh_attempts_during_fault"] = len(watch.refresh_starts)
+            report["max_refresh_workers"] = watch.max_refresh_workers
+            report["max_workers"] = watch.max_workers
+            # A few more intervals: still fresh, and nothing left running but one refresh.
+            await pilot.pause(3 * interval)
+            report["still_fresh"] = not stale_shown(app)
+            running = [w for w in app.workers if w.is_running]
+            report["running_after"] = [f"{w.group}:{w.name}" for w in running]
+            report["internal_errors"] = [m for m in notifications(app) if "internal error" in m]
+            report["screen_after"] = screen_text(app)
+            await pilot.press("q")
+            await pilot.pause()
+        report["return_code"] = app.return_code
+    finally:
+        facade.close()
+    return report
+
+
+def main() -> int:
+    scenario, cluster_json, job_ids, interval = sys.argv[1:5]
+    fields = json.loads(cluster_json)
+    cluster = PrivateCluster(
+        conf=Path(fields["conf"]),
+        directory=Path(fields["directory"]),
+        node=fields["node"],
+        ctld_port=int(fields["ctld_port"]),
+        slurmd_port=int(fields["slurmd_port"]),
+    )
+    jobs = [int(j) for j in job_ids.split(",")]
+    report = asyncio.run(run(scenario, cluster, jobs, float(interval)))
+    for key in ("latency_before_ms", "latency_paused_ms"):
+        if report.get(key):
+            report[key.replace("_ms", "_median_ms")] = statistics.median(report[key])
+    print("REPORT " + json.dumps(report, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""A vacate whose controller dies half-way, on a real cluster (cooperative engine, ``sckpt``).
+
+The job: a batch job of sckpt-alice whose step ``.0`` is the example counter under
+``sckpt run``, made slow inside its checkpoint (``--slow``: it writes ``state.tmp``, sleeps,
+then renames it to ``state``).  ``sckpt vacate JOB.0`` runs as a separate process, as an
+operator would type it.  As soon as the counter is inside its checkpoint (``state.tmp``
+exists), slurmctld is killed: the checkpoint still finishes (the wrapper and the program need
+only the filesystem), but the requeue that ends the job cannot reach the controller, and
+libslurm gives up after MessageTimeout.  The controller is restarted only after the command
+has returned.
+
+What must hold: the command exits non-zero with a message that says the checkpoint finished
+(and where its image is) but the job was not requeued; the audit line is a failure with the
+same account; the state file's history records the same, with the checkpoint itself closed
+and its image recorded; the image's bytes on disk are complete and consistent with the
+program's log; and after the restart the job is still running (nothing claimed a requeue).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sckpt.backend.audit import read_records
+from sckpt.backend.model import StepId
+from sckpt.backend.store import StepStore
+
+from tests.conftest import PrivateCluster
+from tests.cooperative.conftest import EXAMPLE, SCKPT
+from tests.helpers import wait_for
+
+from .controller_support import wait_state_saved
+
+pytestmark = pytest.mark.slurm
+
+ALICE = "sckpt-alice"
+EXIT_UNREACHABLE = 3
+SLOW = 8
+"""Seconds the counter spends inside its checkpoint: the window in which the controller dies."""
+
+SCRIPT = f"""#!/bin/bash
+srun -n1 {SCKPT} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {EXAMPLE} \\
+    --log $PWD/step0.log --slow {SLOW}
+"""
+
+
+@pytest.fixture
+def work() -> Iterator[Path]:
+    """A directory alice owns (the job's working dir: state files and images go there)."""
+    top = Path(tempfile.mkdtemp(prefix="sckpt-half-", dir="/tmp"))
+    top.chmod(0o755)
+    work = top / "alice"
+    work.mkdir()
+    subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
+    try:
+        yield work
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def image_is_complete(state: bytes, log: bytes) -> tuple[int, int]:
+    """``(count, log size)`` of a counter image, checked against the program's log.
+
+    The image says "count log_size"; the log's first log_size bytes must be exactly the
+    values 1..count, one per line (the counter's contract, examples/counter.py).
+    """
+    count, size = (int(x) for x in state.decode().split())
+    assert count >= 1
+    expected = "".join(f"{i}\n" for i in range(1, count + 1)).encode()
+    assert size == len(expected)
+    assert log[:size] == expected
+    return count, size
+
+
+def test_vacate_with_the_controller_killed_half_way(
+    private_cluster: PrivateCluster, work: Path
+) -> None:
+    script = work / "job.sh"
+    script.write_text(SCRIPT)
+    out = private_cluster.run(
+        "sbatch", "--parsable", "-J", "half-vacate", f"--chdir={work}", "-o", str(work / "out.txt"),
+        str(script), user=ALICE, cwd=str(work),
+    )  # fmt: skip
+    job = int(out.stdout.strip().split(";")[0])
+    store = StepStore(work / ".sckpt", StepId(job, 0))
+    image = work / f"{job}.0" / "task0"
+    log = work / "step0.log"
+    audit = work.parent / "audit.log"
+    config = work.parent / "sckpt.toml"
+    config.write_text(f'audit_log = "{audit}"\nengine = "cooperative"\n')
+    vacate: subprocess.Popen[str] | None = None
+    try:
+        wait_for(lambda: store.path.exists() and log.exists() and log.stat().st_size, timeout=90)
+        wait_state_saved(private_cluster)  # the killed controller must still know the job
+        vacate = subprocess.Popen(
+            [str(SCKPT), "vacate", f"{job}.0", "--max-wait", "120"],
+            env=private_cluster.env(SCKPT_CONFIG=str(config)),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp",
+        )  # fmt: skip
+        wait_for(lambda: (image / "state.tmp").exists() or vacate.poll() is not None, timeout=90)
+        assert vacate.poll() is None, vacate.communicate()
+        os.kill(private_cluster.pid("slurmctld"), signal.SIGKILL)
+        killed = time.monotonic()
+        stdout, stderr = vacate.communicate(timeout=180)
+        took = time.monotonic() - killed
+
+        # The command: non-zero ("cannot reach Slurm"), one clear line, no traceback.
+        assert vacate.returncode == EXIT_UNREACHABLE, (stdout, stderr)
+        assert "Traceback" not in stderr
+        assert "vacate half done: the checkpoint finished" in stderr, stderr
+        assert f"{job}.0 image {image}" in stderr, stderr
+        assert f"job {job} was not requeued" in stderr, stderr
+        assert "Unable to contact slurm controller" in stderr, stderr
+        assert "accepted" not in stdout + stderr
+        assert took < 120  # it gave up (MessageTimeout), it did not hang
+
+        # The image: complete (renamed into place, no leftover), consistent with the log.
+        state = (image / "state").read_bytes()
+        assert not (image / "state.tmp").exists()
+        count, _size = image_is_complete(state, log.read_bytes())
+
+        # The state file: the checkpoint closed with its image, then the failed end.
+        rec = store.read()
+        assert rec is not None and rec.in_progress is None
+        assert rec.error_code == 0 and rec.last_image == {"0": str(image)}
+        ops = [(h["operation"], h["code"]) for h in rec.history]
+        assert ops[-3][0] == "vacate" and ops[-3][1] == 0  # the request
+        assert ops[-2] == ("done", 0)  # the checkpoint, complete
+        assert ops[-1][0] == "vacate" and ops[-1][1] != 0  # the end that did not happen
+        assert "not requeued" in rec.history[-1]["message"]
+
+        # The audit log: one line, a failure, with the same account; no success anywhere.
+        lines = [r for r in read_records(audit) if r["operation"] == "vacate"]
+        assert len(lines) == 1, lines
+        result = lines[0]["result"]
+        assert result["code"] != 0 and result["name"].startswith("SLURMCTLD_COMMUNICATIONS")
+        assert "half done" in lines[0]["hint"] and str(image) in lines[0]["hint"]
+
+        # Controller back (same state): the job was never requeued, it still runs and
+        # counts on, and the image on disk is the same bytes.
+        up = private_cluster.script("up")
+        assert up.returncode == 0, up.stderr[-2000:]
+        squeue = private_cluster.run("squeue", "-h", "-j", str(job), "-o", "%t")
+        assert squeue.stdout.strip() == "R"
+        wait_for(lambda: int(log.read_text().split()[-1]) > count + 5, timeout=60)
+        assert (image / "state").read_bytes() == state
+    finally:
+        if vacate is not None and vacate.poll() is None:
+            vacate.kill()
+            vacate.wait()
+        if private_cluster.script("status").returncode != 0:
+            private_cluster.script("up")
+        private_cluster.run("scancel", str(job), check=False)
+        wait_for(
+            lambda: not private_cluster.run("squeue", "-h", "-j", str(job), check=False).stdout,
+            timeout=90,
+        )
