@@ -7,6 +7,7 @@ over a window of idle time.  The same is measured for ``watch -n 2 squeue``.
 
     .venv/bin/python bench/ssh_bench.py --seconds 60            # demo console and watch
     SLURM_CONF=... .venv/bin/python bench/ssh_bench.py --real   # against the real cluster
+    .venv/bin/python bench/ssh_bench.py --sckpt /path/to/other/sckpt  # another build (before/after)
 """
 
 from __future__ import annotations
@@ -66,13 +67,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--settle", type=float, default=8.0)
     parser.add_argument("--real", action="store_true", help="console on SLURM_CONF, not --demo")
+    parser.add_argument("--sckpt", default=str(SCKPT), help="the sckpt program to run remotely")
+    parser.add_argument("--no-watch", action="store_true", help="skip the watch squeue row")
     args = parser.parse_args()
     env = {"SLURM_CONF": os.environ["SLURM_CONF"]} if "SLURM_CONF" in os.environ else {}
     with ssh_server(USER, env=env) as server:
         base = server.ssh_argv("PLACEHOLDER")
-        console = shlex.join([str(SCKPT), *([] if args.real else ["--demo"])])
+        console = shlex.join([args.sckpt, *([] if args.real else ["--demo"])])
         rows = [("sckpt" + ("" if args.real else " --demo"), console)]
-        if env:
+        if env and not args.no_watch:
             rows.append(("watch -n 2 squeue", "watch -n 2 squeue"))
         for label, remote in rows:
             rate = measure(base, remote, args.settle, args.seconds)

@@ -358,6 +358,9 @@ class SckptApp(App[int]):
                 # Its linger now counts from when it vanished; keeping the finish time
                 # too grew this dict by one entry per job for as long as the console ran.
                 self._finished_seen.pop(job_id, None)
+                # Its linger now counts from when it vanished; keeping the finish time
+                # too grew this dict by one entry per job for as long as the console ran.
+                self._finished_seen.pop(job_id, None)
         for job_id in new:
             self._gone.pop(job_id, None)
         for job_id, view in new.items():

@@ -111,8 +111,9 @@ class ConsoleScreen(TargetScreen):
         """Sync both tables with the app's data, keeping cursor and scroll."""
         app = self.sckpt
         now = app.now()
+        known = app.all_jobs()
         jobs = visible_jobs(
-            app.all_jobs(),
+            known,
             self.filter,
             mine_only=self.mine_only,
             me=app.info.acting_user,
@@ -127,6 +128,7 @@ class ConsoleScreen(TargetScreen):
             )
         gone = app.gone_ids()
         rows = [(str(v.job.job_id), self._cells(v, now, v.job.job_id in gone)) for v in jobs]
+        self._forget_cells(known)
         with self.app.batch_update():
             self.jobs_table.sync(rows)
             self.refresh_steps()
@@ -148,6 +150,15 @@ class ConsoleScreen(TargetScreen):
             cells = job_cells(view, now, gone=gone)
         self._cell_cache[view.job.job_id] = (view, gone, cells, now + _elapsed_steady(view, now))
         return cells
+
+    def _forget_cells(self, known: list[JobView]) -> None:
+        """Drop the cached cells of jobs the app no longer knows (purged by the controller
+        and past their linger): without this the cache grew by one job, its steps and its
+        cells for every job that ever passed through a console left open for days."""
+        if len(self._cell_cache) > len(known):
+            ids = {v.job.job_id for v in known}
+            for job_id in [i for i in self._cell_cache if i not in ids]:
+                del self._cell_cache[job_id]
 
     def refresh_steps(self) -> None:
         """Show the steps of the job under the cursor."""
