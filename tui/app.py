@@ -1,6 +1,7 @@
 """The sckpt console: a Textual app over the facade, safe to keep open all day over SSH.
 
-Data flow: a thread worker calls ``facade.snapshot()`` (which may block on libslurm); when
+Data flow: a worker runs ``facade.snapshot()`` (which may block on libslurm) on a daemon
+thread (``in_daemon_thread``: a quit never waits for a hung refresh); when
 it finishes, the app keeps the jobs, updates the header's freshness and asks the screens
 to sync their tables.  The next refresh is scheduled with ``set_timer`` only once the last
 one has finished (dolphie-style), so two refreshes never overlap and a slow controller is
@@ -29,15 +30,18 @@ name, code and message when refused) and an immediate refresh so the row updates
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from importlib.resources import files
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.text import Text
 from sckpt.backend.config import Settings
-from sckpt.backend.errors import SckptError, SlurmError
+from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from textual import work
@@ -54,6 +58,8 @@ from .screens.base import TargetScreen
 from .screens.console import ConsoleScreen
 from .screens.step import StepScreen
 from .widgets.header import StatusHeader
+
+T = TypeVar("T")
 
 LINGER = 300.0
 """Seconds a finished (or vanished) job stays visible with "show finished" off."""
@@ -241,12 +247,14 @@ class SckptApp(App[int]):
             "Slurm gives up after its MessageTimeout)"
         )
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="refresh")
-    def _refresh_worker(self) -> tuple[Snapshot, float, ClusterInfo | None]:
-        """Take one snapshot off the UI thread (the facade may block on libslurm).
+    @work(exclusive=True, exit_on_error=False, group="refresh")
+    async def _refresh_worker(self) -> tuple[Snapshot, float, ClusterInfo | None]:
+        """Take one snapshot off the UI thread (the facade may block on libslurm)."""
+        return await in_daemon_thread(self._take_snapshot)
 
-        The cluster facts are asked here too, once, after the controller first answered.
-        """
+    def _take_snapshot(self) -> tuple[Snapshot, float, ClusterInfo | None]:
+        """The refresh's blocking part; the cluster facts are asked once the controller
+        first answered."""
         started = time.monotonic()
         snap = self.facade.snapshot()
         duration = time.monotonic() - started
@@ -358,9 +366,6 @@ class SckptApp(App[int]):
                 # Its linger now counts from when it vanished; keeping the finish time
                 # too grew this dict by one entry per job for as long as the console ran.
                 self._finished_seen.pop(job_id, None)
-                # Its linger now counts from when it vanished; keeping the finish time
-                # too grew this dict by one entry per job for as long as the console ran.
-                self._finished_seen.pop(job_id, None)
         for job_id in new:
             self._gone.pop(job_id, None)
         for job_id, view in new.items():
@@ -466,15 +471,18 @@ class SckptApp(App[int]):
         self.call_from_thread(self.refresh_now)
 
     def _report_refusal(self, operation: str, target: StepId, exc: SckptError) -> None:
+        # A controller that did not answer refused nothing: the action failed (perhaps
+        # half-way; the error's hint then says what was done), so it is not called refused.
+        verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
         if isinstance(exc, SlurmError):
-            message = f"{operation} {target} refused: {exc.name} ({exc.code}): {exc.message}"
+            message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
             if exc.hint:
                 message += f"; {exc.hint}"
         elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
             message = str(exc)
         else:
-            message = f"{operation} {target} refused: {exc}"
-        self.notify(printable(message), title="refused", severity="error", markup=False, timeout=8)
+            message = f"{operation} {target} {verb}: {exc}"
+        self.notify(printable(message), title=verb, severity="error", markup=False, timeout=8)
 
     @work(thread=True, exit_on_error=False, group="actions")
     def run_check(self, target: StepId) -> None:
@@ -542,6 +550,40 @@ class SckptApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, StepScreen) and screen.target == target and screen.is_mounted:
                 screen.show_extras(processes, interconnect)
+
+
+async def in_daemon_thread(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on a new daemon thread and await its result.
+
+    Why not a Textual thread worker: those run on asyncio's default executor, which
+    ``asyncio.run`` joins when the app ends, so a quit during a refresh hung on a paused
+    controller waited out Slurm's MessageTimeout after the terminal was restored.  A
+    refresh's result is useless once the app has ended, so its thread is abandoned then
+    (actions stay thread workers: the app waits for them, and their audit lines).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def deliver(value: T | None, error: BaseException | None) -> None:
+        if future.done():  # the worker was cancelled meanwhile
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)  # type: ignore[arg-type]
+
+    def run() -> None:
+        value: T | None = None
+        error: BaseException | None = None
+        try:
+            value = fn()
+        except BaseException as exc:  # handed to the awaiting worker
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(deliver, value, error)
+
+    threading.Thread(target=run, name="sckpt-refresh", daemon=True).start()
+    return await future
 
 
 def _key_label(key: str, spec: KeySpec) -> str:

@@ -14,6 +14,7 @@ import errno as _errno
 import importlib.util
 import os
 import pwd
+import queue
 import re
 import struct
 import subprocess
@@ -21,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -290,6 +291,55 @@ def _check_release(lib_path: Path, version_text: str) -> None:
         )
 
 
+class _CallThread:
+    """One daemon thread that runs the submitted calls in order: the binding's libslurm thread.
+
+    Why not a one-worker ``ThreadPoolExecutor``: its thread is joined at interpreter exit, so
+    a process could not end while a libslurm call hangs on a paused or unreachable
+    controller (up to MessageTimeout): a console quit during an outage sat there after the
+    terminal was restored.  A daemon thread is abandoned at exit instead.  Whoever must see
+    a call through (the command line, the console's action workers) waits for it anyway.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._queue: queue.SimpleQueue[
+            tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None
+        ]
+        self._queue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the libslurm binding is closed")
+            self._queue.put((future, fn, args))
+        return future
+
+    def _loop(self) -> None:
+        while (item := self._queue.get()) is not None:
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # handed to the caller, as an executor does
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self, wait: bool = True) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._queue.put(None)
+        if wait and threading.current_thread() is not self._thread:
+            self._thread.join()
+
+
 class Binding:
     """libslurm, as typed Python calls.  Obtain it with :func:`get_binding`.
 
@@ -309,7 +359,7 @@ class Binding:
         self.plan = plan
         self.module_path = module_path
         self.config = config
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sckpt-libslurm")
+        self._executor = _CallThread("sckpt-libslurm")
         self._thread_ident: int | None = None
         self._users: dict[int, str] = {}
         self._errnames: dict[int, tuple[str, str]] = {}

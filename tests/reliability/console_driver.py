@@ -16,6 +16,11 @@ Scenarios (the driver injects the fault itself, so its timings share one clock):
 ``pause``  SIGSTOP slurmctld (its RPCs hang), measure key-press-to-repaint latencies while
            the refresh hangs, stay paused until a refresh timed out and another was started,
            then SIGCONT and wait for the console to recover.
+``quit-paused``  SIGSTOP slurmctld, then ``q`` while the refresh hangs; the test measures
+           how long the process takes to end, and resumes the controller.
+``start-paused``  SIGSTOP slurmctld before the console starts: it must paint, show the
+           outage and answer keys (filter box open/close) with nothing loaded yet; after SIGCONT
+           the rows and the cluster's name arrive.
 
 Everything is bounded: a wait that runs out records ``None`` and the scenario goes on, so the
 test gets a report (and fails on it) instead of hanging.
@@ -48,6 +53,8 @@ POLL = 0.05
 """How often the driver looks at the screen while waiting for a change."""
 KEY_PRESSES = 8
 """Key presses measured while the controller is paused (and as many before, for reference)."""
+FILTER_PLACEHOLDER = "field:value (user:alice"
+"""Part of the filter box's placeholder: on screen while the box is open."""
 PAUSE_LIMIT = 75.0
 """Longest pause: MessageTimeout (20 s in the test cluster) three times, plus room."""
 
@@ -145,6 +152,115 @@ async def key_latencies(pilot: Pilot[Any], app: SckptApp, count: int) -> list[fl
     return out
 
 
+async def filter_latencies(pilot: Pilot[Any], app: SckptApp, count: int) -> list[float]:
+    """Milliseconds from ``/`` to the filter box on screen, and from Escape to it gone.
+
+    For a console without rows (nothing to move between); measured as ``key_latencies``.
+    """
+    out = []
+    for i in range(2 * count):
+        key, shown = ("slash", True) if i % 2 == 0 else ("escape", False)
+        start = time.perf_counter()
+        press = asyncio.create_task(pilot.press(key))
+        elapsed = float("inf")
+        while time.perf_counter() - start < 1.0:
+            if (FILTER_PLACEHOLDER in screen_text(app)) == shown:
+                elapsed = (time.perf_counter() - start) * 1000
+                break
+            await asyncio.sleep(0.002)
+        await press
+        out.append(round(elapsed, 1))
+        await pilot.pause(0.1)
+    return out
+
+
+async def run_started_paused(
+    cluster: PrivateCluster, jobs: list[int], interval: float
+) -> dict[str, Any]:
+    """The console started while slurmctld is paused: it must paint and answer keys at once.
+
+    Nothing is known yet (no rows, no cluster name), and the first refresh hangs; the
+    screens must not ask the controller for the header's facts on the UI thread.
+    """
+    report: dict[str, Any] = {"scenario": "start-paused", "interval": interval}
+    audit = Path(os.environ.get("SCKPT_DRIVER_AUDIT", "/tmp/sckpt-driver-audit.log"))
+    settings = Settings(refresh_interval=interval, audit_log=audit)
+    pid = cluster.pid("slurmctld")
+    os.kill(pid, signal.SIGSTOP)
+    paused = time.monotonic()
+    try:
+        facade = open_facade(settings, engine="cooperative")
+        app = build_app(facade, settings)
+        watch = Watch(app)
+        try:
+            started = time.monotonic()  # before run_test, which waits for the first compose
+            async with app.run_test(size=(160, 40)) as pilot:
+                painted = await wait_until(pilot, lambda: "sckpt" in header_line(app), 30)
+                report["painted_after"] = (
+                    None if painted is None else round(time.monotonic() - started, 2)
+                )
+                report["banner_after"] = await sampled_wait(
+                    pilot, watch, lambda: stale_shown(app), 30
+                )
+                report["header_at_banner"] = header_line(app)
+                report["latency_paused_ms"] = await filter_latencies(pilot, app, KEY_PRESSES // 2)
+                report["refresh_overdue_at_keys"] = app.overdue
+                os.kill(pid, signal.SIGCONT)
+                report["down_for"] = round(time.monotonic() - paused, 1)
+                loaded = await sampled_wait(
+                    pilot,
+                    watch,
+                    lambda: not stale_shown(app) and all(str(j) in screen_text(app) for j in jobs),
+                    60,
+                )
+                report["recovered_after"] = None if loaded is None else round(loaded, 2)
+                report["header_after"] = header_line(app)
+                report["cluster_in_header"] = "sckpt-test" in header_line(app)
+                report["max_refresh_workers"] = watch.max_refresh_workers
+                report["max_workers"] = watch.max_workers
+                await pilot.pause(3 * interval)
+                report["still_fresh"] = not stale_shown(app)
+                report["running_after"] = [
+                    f"{w.group}:{w.name}" for w in app.workers if w.is_running
+                ]
+                report["internal_errors"] = [m for m in notifications(app) if "internal error" in m]
+                await pilot.press("q")
+                await pilot.pause()
+            report["return_code"] = app.return_code
+        finally:
+            facade.close()
+    finally:
+        os.kill(pid, signal.SIGCONT)  # never leave the controller paused
+    return report
+
+
+async def run_quit_paused(
+    cluster: PrivateCluster, jobs: list[int], interval: float
+) -> dict[str, Any]:
+    """``q`` while a refresh hangs on the paused controller: the app ends at once.
+
+    The controller is left paused: the test resumes it once this process has exited, so the
+    time from ``q`` to the exit shows whether anything waited for the hung call.
+    """
+    report: dict[str, Any] = {"scenario": "quit-paused", "interval": interval}
+    audit = Path(os.environ.get("SCKPT_DRIVER_AUDIT", "/tmp/sckpt-driver-audit.log"))
+    settings = Settings(refresh_interval=interval, audit_log=audit)
+    facade = open_facade(settings, engine="cooperative")
+    app = build_app(facade, settings)
+    async with app.run_test(size=(160, 40)) as pilot:
+        loaded = await wait_until(pilot, lambda: all(str(j) in screen_text(app) for j in jobs), 60)
+        report["loaded"] = loaded is not None
+        os.kill(cluster.pid("slurmctld"), signal.SIGSTOP)
+        report["banner_after"] = await wait_until(pilot, lambda: stale_shown(app), 30)
+        report["refreshing_at_quit"] = app._refreshing
+        report["quit_at"] = time.time()
+        await pilot.press("q")
+        await pilot.pause()
+    report["return_code"] = app.return_code
+    facade.close()
+    return report
+
+
 def restart_controller(cluster: PrivateCluster) -> str:
     """``scripts/slurm-cluster up``: starts the missing slurmctld on the saved state."""
     up = cluster.script("up", timeout=300)
@@ -237,7 +353,12 @@ def main() -> int:
         slurmd_port=int(fields["slurmd_port"]),
     )
     jobs = [int(j) for j in job_ids.split(",")]
-    report = asyncio.run(run(scenario, cluster, jobs, float(interval)))
+    if scenario == "start-paused":
+        report = asyncio.run(run_started_paused(cluster, jobs, float(interval)))
+    elif scenario == "quit-paused":
+        report = asyncio.run(run_quit_paused(cluster, jobs, float(interval)))
+    else:
+        report = asyncio.run(run(scenario, cluster, jobs, float(interval)))
     for key in ("latency_before_ms", "latency_paused_ms"):
         if report.get(key):
             report[key.replace("_ms", "_median_ms")] = statistics.median(report[key])

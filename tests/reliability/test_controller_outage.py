@@ -16,11 +16,14 @@ on a loaded 2-core machine.  Key-press latency is the issue's explicit 100 ms (e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,7 +73,11 @@ def jobs(private_cluster: PrivateCluster) -> Iterator[list[int]]:
 
 
 def drive(cluster: PrivateCluster, scenario: str, jobs: list[int], tmp: Path) -> dict[str, Any]:
-    """Run the driver for one scenario; its report (after checking it ended cleanly)."""
+    """Run the driver for one scenario; its report (after checking it ended cleanly).
+
+    ``exited_at`` (wall clock) is added: when the driver's process had ended.  A paused
+    controller is always resumed afterwards, whatever the scenario left behind.
+    """
     fields = {
         "conf": str(cluster.conf),
         "directory": str(cluster.directory),
@@ -86,16 +93,22 @@ def drive(cluster: PrivateCluster, scenario: str, jobs: list[int], tmp: Path) ->
         "TEXTUAL_ANIMATIONS": "none",
     }
     (tmp / "none.toml").write_text("")
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.reliability.console_driver", scenario,
-         json.dumps(fields), ",".join(map(str, jobs)), str(INTERVAL)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=400,
-    )  # fmt: skip
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.reliability.console_driver", scenario,
+             json.dumps(fields), ",".join(map(str, jobs)), str(INTERVAL)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=400,
+        )  # fmt: skip
+        exited_at = time.time()
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(cluster.pid("slurmctld"), signal.SIGCONT)
     assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
     assert proc.returncode == 0, proc.stderr[-4000:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith("REPORT ")]
     assert lines, (proc.stdout[-2000:], proc.stderr[-2000:])
     report: dict[str, Any] = json.loads(lines[-1][len("REPORT ") :])
+    report["exited_at"] = exited_at
     return report
 
 
@@ -159,3 +172,39 @@ def test_controller_paused_ui_stays_responsive(
     # SIGCONT: the controller answers again, and still knows the jobs.
     out = private_cluster.run("squeue", "-h", "-j", ",".join(map(str, jobs)), "-o", "%i %t")
     assert sorted(out.stdout.split("\n")[:-1]) == sorted(f"{j} R" for j in jobs)
+
+
+def test_console_started_while_the_controller_is_paused(
+    private_cluster: PrivateCluster, jobs: list[int], tmp_path: Path
+) -> None:
+    # Nothing known yet and the first refresh hangs: the screens must not ask slurmctld for
+    # the header's facts on the UI thread (they did: the console froze until MessageTimeout).
+    report = drive(private_cluster, "start-paused", jobs, tmp_path)
+    assert report["painted_after"] is not None and report["painted_after"] <= 10, report
+    assert report["banner_after"] is not None, report
+    assert report["banner_after"] <= 2 * INTERVAL + LOAD_SLACK, report
+    assert "not answering" in report["header_at_banner"], report
+    assert report["refresh_overdue_at_keys"], report
+    latencies = report["latency_paused_ms"]
+    assert len(latencies) == 8 and all(math.isfinite(ms) for ms in latencies), report
+    assert sum(ms < KEY_LIMIT_MS for ms in latencies) >= 7, report
+    assert max(latencies) < 5 * KEY_LIMIT_MS, report
+    # SIGCONT: the hung refresh is answered, rows and the cluster's name arrive.
+    assert report["recovered_after"] is not None, report
+    assert report["recovered_after"] <= 2 * INTERVAL + LOAD_SLACK, report
+    assert report["cluster_in_header"] and report["still_fresh"], report
+    assert report["max_refresh_workers"] == 1 and report["running_after"] == [], report
+    assert report["internal_errors"] == [] and report["return_code"] == 0, report
+
+
+def test_quit_while_a_refresh_hangs(
+    private_cluster: PrivateCluster, jobs: list[int], tmp_path: Path
+) -> None:
+    # q during an outage ends the process at once: nothing waits out the hung libslurm call
+    # (it would return only after MessageTimeout, 20 s here; the test resumes the
+    # controller only after the process has ended).
+    report = drive(private_cluster, "quit-paused", jobs, tmp_path)
+    assert report["loaded"] and report["banner_after"] is not None, report
+    assert report["refreshing_at_quit"], report
+    assert report["return_code"] == 0
+    assert report["exited_at"] - report["quit_at"] < 8, report
