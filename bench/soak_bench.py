@@ -3,7 +3,7 @@
 The same run as ``tests/reliability/test_soak.py``'s long variant (``tests/reliability/soak.py``),
 printing a line per sample and a Markdown summary for bench/README.md.  Figures only.
 
-    .venv/bin/python bench/soak_bench.py --minutes 30 --warmup 8
+    .venv/bin/python bench/soak_bench.py --minutes 30 --warmup 10
     .venv/bin/python bench/soak_bench.py --minutes 3 --warmup 1 --linger 20   # the default test
 """
 
@@ -29,7 +29,7 @@ from tests.reliability.soak import simulated_soak  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--warmup", type=float, default=8.0, help="minutes not judged")
+    parser.add_argument("--warmup", type=float, default=10.0, help="minutes not judged")
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--interval", type=float, default=0.2)
     parser.add_argument(

@@ -104,6 +104,18 @@ class SoakReport:
             s.fds for s in self._window(True, self.span())
         )
 
+    def trend(self, every: float = 60.0) -> str:
+        """A sample every ``every`` seconds, one line each: the curve behind the summary."""
+        lines, due = [], 0.0
+        for s in self.samples:
+            if s.at >= due:
+                lines.append(
+                    f"{s.at:7.0f} s  RSS {s.rss_kb / 1024:6.1f} MB"
+                    f"  threads {s.threads}  fds {s.fds}"
+                )
+                due = s.at + every
+        return "\n".join(lines)
+
     def summary(self) -> str:
         """One paragraph for a failure message or the benchmark's output."""
         first, last = self.samples[0], self.samples[-1]
