@@ -22,6 +22,7 @@ import pwd
 import stat
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from sckpt.backend import errors as E
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import CheckpointKind, StepId
+from sckpt.backend.store import TIMEOUT_CODE, Request, StepRecord, StepStore
 
 from tests.conftest import SlurmCluster
 from tests.tmux import Tmux
@@ -502,3 +504,38 @@ def test_sckpt_has_no_setuid_files_and_no_code_that_changes_identity() -> None:
             if f"{call}(" in text:
                 offenders.append(f"{source}: {call}(")
     assert offenders == []
+
+
+# ------------------------------------------------------------------ read-only reads
+
+
+def test_read_only_reads_do_not_record_an_expired_checkpoint(
+    slurm_cluster: SlurmCluster, alice_job: tuple[int, Path, str], tmp_path: Path
+) -> None:
+    """able/error find a request past its deadline: read-only reports the timeout without
+    writing it to the state file; a normal console does record it (so this can fail)."""
+    job_id, workdir, _name = alice_job
+    target = StepId(job_id, 0)
+    store = StepStore(workdir / ".sckpt", target)
+    now = int(time.time())
+
+    def overdue(rec: StepRecord) -> None:
+        rec.in_progress = Request(
+            request_id=f"{now}-sec", start=now - 60, by="sec-test", image_dir="",
+            max_wait=5, deadline=now - 55, operation="create", pending=[0],
+        )  # fmt: skip
+
+    store.update(overdue)
+    before = tree_digest(workdir / ".sckpt")
+    settings = Settings(audit_log=tmp_path / "audit.log")
+    with open_facade(settings, read_only=True, engine="cooperative") as facade:
+        assert facade.error(target).code == TIMEOUT_CODE
+        assert facade.able(target).in_progress_since == 0
+    assert tree_digest(workdir / ".sckpt") == before
+    assert not (tmp_path / "audit.log").exists()  # reads are not audited
+    with open_facade(settings, engine="cooperative") as facade:
+        assert facade.error(target).code == TIMEOUT_CODE
+    record = store.read()
+    assert record is not None and record.in_progress is None
+    assert record.error_code == TIMEOUT_CODE
+    assert tree_digest(workdir / ".sckpt") != before
