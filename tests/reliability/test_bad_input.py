@@ -592,6 +592,73 @@ def test_bad_config_for_the_real_console_process(tmp_path: Path) -> None:
         assert str(config) in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+KEY_NAMES = st.one_of(
+    st.sampled_from(["c", "f5", "ctrl+k", "shift+tab", "enter", "a,b", "ctrl+", "+", "[", "é"]),
+    st.text(min_size=1, max_size=12),
+)
+
+
+async def _console_with(config: Path, tmp: Path) -> None:
+    from sckpt.backend.config import load_settings
+    from sckpt.backend.facade import open_facade
+    from sckpt.tui.app import build_app
+
+    loaded = load_settings(config)
+    settings = type(loaded)(**{**vars(loaded), "audit_log": tmp / "audit.log"})
+    cluster = SimulatedCluster(seed=3, n_jobs=6, clock=ManualClock(), arrivals=False)
+    facade = open_facade(settings, as_user="alice", cluster=cluster)
+    recorder = record_engine(facade)
+    app = build_app(facade, settings, clock=ManualClock())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for key in ("question_mark", "escape", "ctrl+p", "escape", "down", "x"):
+            await pilot.press(key)
+            await pilot.pause()
+        for key in settings.keys.values():  # each remapped key, as Textual names it
+            first = key.split(",")[0]
+            if first in ("q", "ctrl+c", "ctrl+q"):  # quitting is not under test here
+                continue
+            await pilot.press(first)
+            await pilot.pause()
+            if not isinstance(app.screen, type(app.console_screen())):
+                await pilot.press("escape")
+        await settle(pilot)
+        assert app.is_running and screen_text(app)
+        for message in notifications(app):
+            assert "internal error" not in message, message
+    facade.close()
+    assert recorder.invalid == []
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    keys=st.dictionaries(
+        st.sampled_from(["create", "vacate", "filter", "help", "quit", "mine", "refresh"]),
+        KEY_NAMES,
+        max_size=4,
+    ),
+    interval=st.one_of(st.just(3600), st.floats(min_value=0.2, max_value=3600)),
+)
+def test_console_runs_with_any_accepted_config(
+    tmp_path: Path, keys: dict[str, str], interval: float
+) -> None:
+    """Whatever the config check accepts (odd key names included), the console runs."""
+    from sckpt.backend.errors import ConfigError
+
+    config = tmp_path / "keys.toml"
+    body = {k: v for k, v in keys.items() if k != "quit"}  # q must stay q to leave the test
+    config.write_bytes(_toml_document({"refresh_interval": interval}, body, {}).encode())
+    try:
+        asyncio.run(_console_with(config, tmp_path))
+    except ConfigError as refused:
+        assert str(config) in str(refused) and "keys." in str(refused), refused
+
+
 # ------------------------------------------------------------------ the console: random keys
 
 KEYS = [
@@ -821,6 +888,10 @@ def _step_running(cluster: SlurmCluster, job: AliceJob) -> bool:
     return job.step in out.split()  # squeue -s lists running steps only
 
 
+def _job_state(cluster: SlurmCluster, job: AliceJob) -> str:
+    return cluster.run("squeue", "-h", "-j", str(job.id), "-o", "%T", check=False).stdout.strip()
+
+
 @pytest.fixture(scope="module")
 def alice_job(slurm_cluster: SlurmCluster, shared: Path) -> Iterator[AliceJob]:
     job = _alice_job(slurm_cluster, shared, "images")
@@ -872,6 +943,25 @@ def test_image_dirs_the_jobs_owner_may_not_write(
     done = sckpt_as(ALICE, job.home, job.config, "create", job.step, "--image-dir", str(mine))
     assert done.returncode == 0, done.stderr
     assert (mine / job.step / "task0" / "state").is_file()
+    # Restart reads the images as alice too: a directory she cannot read is refused and the
+    # job stays held, its state files untouched.
+    done = sckpt_as(ALICE, job.home, job.config, "vacate", str(job.id), "--image-dir", str(mine))
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: _job_state(slurm_cluster, job) == "PENDING", timeout=120)
+    held = job.state_files()
+    for directory, why in {
+        private: f"cannot read {private}",
+        private / "images": f"cannot enter {private}",
+    }.items():
+        done = sckpt_as(
+            ALICE, job.home, job.config, "restart", str(job.id), "--image-dir", str(directory)
+        )
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert "EACCES" in done.stderr and why in done.stderr, done.stderr
+    assert job.state_files() == held
+    assert _job_state(slurm_cluster, job) == "PENDING"
+    done = sckpt_as(ALICE, job.home, job.config, "restart", str(job.id), "--image-dir", str(mine))
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.slurm
