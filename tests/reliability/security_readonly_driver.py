@@ -19,7 +19,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
@@ -34,6 +34,10 @@ from textual.pilot import Pilot
 from tests.tui.conftest import notifications, screen_text, settle
 
 SIZE = (160, 50)
+
+
+def _app(pilot: Pilot[Any]) -> SckptApp:
+    return cast(SckptApp, pilot.app)
 
 
 async def _back_to(pilot: Pilot[Any], screen_type: type) -> None:
@@ -53,7 +57,7 @@ async def _press_all(pilot: Pilot[Any], keys: list[str], report: dict[str, Any])
         if key == "slash":  # the filter box: leave it with the filter as it was
             await pilot.press("enter")
         await settle(pilot)
-        report["screens"].append(screen_text(pilot.app))  # type: ignore[arg-type]
+        report["screens"].append(screen_text(_app(pilot)))
         await _back_to(pilot, screen)
 
 
@@ -63,12 +67,12 @@ async def _type(pilot: Pilot[Any], text: str) -> None:
 
 async def _palette(pilot: Pilot[Any], report: dict[str, Any]) -> None:
     """Open the palette, note what it offers, and run each of sckpt's commands in turn."""
-    app = pilot.app
+    app = _app(pilot)
     home = type(app.screen)
     await pilot.press("ctrl+p")
     await settle(pilot)
     assert isinstance(app.screen, CommandPalette)
-    offered = screen_text(app)  # type: ignore[arg-type]
+    offered = screen_text(app)
     report["palette_listing"].append(offered)
     await _back_to(pilot, home)
     specs = [*ACTION_KEYS, *(CONSOLE_KEYS if home.__name__ == "ConsoleScreen" else STEP_KEYS)]
@@ -84,12 +88,12 @@ async def _palette(pilot: Pilot[Any], report: dict[str, Any]) -> None:
         await pilot.press("enter")
         await settle(pilot)
         report["palette_run"].append(spec.id)
-        report["screens"].append(screen_text(app))  # type: ignore[arg-type]
+        report["screens"].append(screen_text(app))
         if spec.id == "back":
             report["back_to"] = type(app.screen).__name__
         elif not isinstance(app.screen, home):
             await _back_to(pilot, home)
-    console = app.console_screen()  # type: ignore[attr-defined]
+    console = app.console_screen()
     if console is not None and console.mine_only:  # "Mine" ran: everyone's jobs again
         console.action_mine()
         await settle(pilot)

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,11 +48,16 @@ def user_env(cluster: SlurmCluster, user: str, **extra: str) -> list[str]:
 
 
 def run_as(
-    cluster: SlurmCluster, user: str, *argv: str, timeout: float = 120, **extra: str
+    cluster: SlurmCluster,
+    user: str,
+    *argv: str,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` as ``user`` (a clean environment), from /tmp; never raises on failure."""
+    """Run ``argv`` as ``user`` (a clean environment plus ``env``), from /tmp; never raises."""
+    words = user_env(cluster, user, **dict(env or {}))
     return subprocess.run(
-        ["runuser", "-u", user, "--", "env", "-i", *user_env(cluster, user, **extra), *argv],
+        ["runuser", "-u", user, "--", "env", "-i", *words, *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -108,9 +113,12 @@ def running_steps(cluster: SlurmCluster, job_id: int) -> list[str]:
     return sorted(line.strip() for line in out.splitlines() if line.strip())
 
 
-def tree_digest(path: Path) -> dict[str, tuple[int, int, str]]:
+Digest = dict[str, tuple[int, int, str]]
+
+
+def tree_digest(path: Path) -> Digest:
     """Every entry under ``path``: (uid, mode, sha256 of a file's bytes) by relative name."""
-    out: dict[str, tuple[int, int, str]] = {}
+    out: Digest = {}
     for entry in sorted(path.rglob("*")):
         st = entry.lstat()
         digest = ""

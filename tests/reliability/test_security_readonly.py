@@ -245,8 +245,9 @@ def test_read_only_console_and_cli_send_no_mutating_rpc(
             assert code == 1 and "read-only" in stderr, (argv, code, stderr)
     assert report["selected"] == f"{job_id}.0"
     assert report["step_screen"] == "StepScreen" and report["back_to"] == "ConsoleScreen"
-    ran = set(report["palette_run"])
-    assert {"check", "filter", "sort", "reverse", "mine", "finished", "refresh", "pids"} <= ran
+    palette_run = set(report["palette_run"])
+    wanted = {"check", "filter", "sort", "reverse", "mine", "finished", "refresh", "pids", "back"}
+    assert wanted <= palette_run
     for listing in report["palette_listing"]:
         offered = listing.split("Search for commands", 1)[-1]
         for name in ("Create", "Vacate", "Restart", "Enable", "Disable"):

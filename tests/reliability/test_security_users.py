@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.config import Settings
-from sckpt.backend.facade import open_facade
-from sckpt.backend.model import CheckpointKind, StepId
+from sckpt.backend.facade import Facade, open_facade
+from sckpt.backend.model import CheckpointKind, CheckpointState, Snapshot, StepId
 from sckpt.backend.store import TIMEOUT_CODE, Request, StepRecord, StepStore
 
 from tests.conftest import SlurmCluster
@@ -43,6 +43,7 @@ from .security_support import (
     PYTHON,
     ROOT,
     SCKPT,
+    Digest,
     job_facts,
     run_as,
     running_steps,
@@ -68,9 +69,7 @@ def alice_job(slurm_cluster: SlurmCluster) -> Iterator[tuple[int, Path, str]]:
             slurm_cluster.run("scancel", str(job_id), check=False)
 
 
-def _unchanged(
-    cluster: SlurmCluster, job_id: int, facts: dict[str, str], files: dict[str, object]
-) -> None:
+def _unchanged(cluster: SlurmCluster, job_id: int, facts: dict[str, str], files: Digest) -> None:
     """The job, its steps and alice's files are exactly as before."""
     assert job_facts(cluster, job_id) == facts
     assert f"{job_id}.0" in running_steps(cluster, job_id)
@@ -243,7 +242,7 @@ def test_another_users_wrapper_cannot_register_into_the_step(
     options = ["--state-dir", str(workdir / ".sckpt")] if how == "state-dir" else []
     options += ["--image-dir", str(workdir)]
     out = run_as(
-        slurm_cluster, BOB, str(SCKPT), "run", *options, "--", "/bin/echo", "bob-ran", **env
+        slurm_cluster, BOB, str(SCKPT), "run", *options, "--", "/bin/echo", "bob-ran", env=env
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "bob-ran"
@@ -414,18 +413,18 @@ elif what == "fifo":
             facade.disable(target)
 
 
-def _snapshot_within(facade: object, limit: float) -> object:
+def _snapshot_within(facade: Facade, limit: float) -> Snapshot:
     """``facade.snapshot()``, failing (not hanging) when it never returns: a hang guard."""
-    box: list[object] = []
-    thread = threading.Thread(target=lambda: box.append(facade.snapshot()), daemon=True)  # type: ignore[attr-defined]
+    box: list[Snapshot] = []
+    thread = threading.Thread(target=lambda: box.append(facade.snapshot()), daemon=True)
     thread.start()
     thread.join(limit)
     assert box, f"snapshot did not return within {limit} s: it blocked on the state file"
     return box[0]
 
 
-def _state_of(snapshot: object, target: StepId) -> object:
-    for job in snapshot.jobs:  # type: ignore[attr-defined]
+def _state_of(snapshot: Snapshot, target: StepId) -> CheckpointState:
+    for job in snapshot.jobs:
         for view in job.steps:
             if view.step.step_id == target:
                 return view.checkpoint
@@ -460,8 +459,8 @@ os.chmod({str(shared / f"{job_id}.0.json")!r}, 0o644)
         monkeypatch.setenv("SCKPT_STATE_DIR", str(shared))
         with open_facade(Settings(audit_log=tmp_path / "a.log"), engine="cooperative") as f:
             shown = _state_of(f.snapshot(), StepId(job_id, 0))
-            assert shown.kind is CheckpointKind.UNKNOWN  # type: ignore[attr-defined]
-            assert f"uid {uid_of(BOB)}" in shown.reason  # type: ignore[attr-defined]
+            assert shown.kind is CheckpointKind.UNKNOWN
+            assert f"uid {uid_of(BOB)}" in shown.reason
             with pytest.raises(E.SckptError) as refused:
                 f.create(StepId(job_id, 0), max_wait=2)
             assert "not to the job's user" in str(refused.value)
