@@ -725,7 +725,13 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 def _cmd_console(args: argparse.Namespace) -> int:
     facade, settings = _open(args)
     try:
+        from sckpt.backend.libslurm import divert_c_stderr
+
         from .app import run_console
+
+        # libslurm logs its failures on the C stderr stream, which would land in the middle
+        # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
+        divert_c_stderr()
 
         return int(run_console(facade, settings, focus=args.step))
     finally:

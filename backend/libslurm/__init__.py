@@ -39,6 +39,7 @@ from ._binding import (
     find_config_source,
     load_binding,
 )
+from ._stderr import divert_c_stderr
 
 __all__ = [
     "CHECKPOINT_SYMBOLS",
@@ -47,6 +48,7 @@ __all__ = [
     "ControllerConfig",
     "JobsResult",
     "StepsResult",
+    "divert_c_stderr",
     "find_config_source",
     "get_binding",
     "has_checkpoint_api",
