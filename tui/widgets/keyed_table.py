@@ -22,6 +22,9 @@ from textual.widgets import DataTable
 
 from ..console_text import Column, columns_for
 
+REBUILD_AFTER = 100
+"""More rows than this leaving in one sync refill the table instead (see ``_rebuild``)."""
+
 
 class KeyedTable(DataTable[Text]):
     """Rows keyed by a string id (the ``id`` column's text), kept in a given order."""
@@ -95,9 +98,12 @@ class KeyedTable(DataTable[Text]):
         """Make the table show ``rows`` (in that order); return how many cells changed."""
         selected = self.selected_key
         wanted = {key for key, _ in rows}
+        leaving = [k for k in self._order if k not in wanted]
+        if len(leaving) > REBUILD_AFTER:
+            return self._rebuild(rows, selected, len(leaving))
         before = set(self._cells)
         changed = 0
-        for key in [k for k in self._order if k not in wanted]:
+        for key in leaving:
             self.remove_row(key)
             del self._cells[key]
             changed += 1
@@ -145,6 +151,27 @@ class KeyedTable(DataTable[Text]):
                 visible.add(index)
         for index in sorted(visible):
             self.refresh_row(index)
+
+    def _rebuild(
+        self, rows: Sequence[tuple[str, dict[str, Text]]], selected: str | None, left: int
+    ) -> int:
+        """Refill the table when many rows leave at once.
+
+        ``DataTable.remove_row`` renumbers every row after the removed one, so removing
+        many rows one by one is quadratic: 670 of 9,000 rows took 12 s of the UI thread
+        (the soak test's log), refilling all 8,330 took 1.9 s.  The cursor stays on its
+        row and the view keeps its scroll offset (restored once the new height is known).
+        """
+        scroll_y = self.scroll_y
+        self.clear()
+        shown_keys = [c.key for c in self.shown]
+        for key, cells in rows:
+            self.add_row(*(cells[c] for c in shown_keys), key=key)
+        self._cells = dict(rows)
+        self._order = [key for key, _ in rows]
+        self._restore(selected)
+        self.call_after_refresh(self.scroll_to, y=scroll_y, animate=False)
+        return left + len(rows)
 
     def set_cell(self, key: str, column: str, value: Text) -> None:
         """Change one cell (for instance after ``x`` asked Slurm again)."""
