@@ -210,9 +210,11 @@ def find_config_source() -> ConfigSource:
                 hint="point SLURM_CONF at your cluster's slurm.conf",
             )
         _require_readable(Path(env), "SLURM_CONF")
+        _require_includes(Path(env))
         return ConfigSource("SLURM_CONF", env)
     if DEFAULT_CONF.is_file():
         _require_readable(DEFAULT_CONF, "default")
+        _require_includes(DEFAULT_CONF)
         return ConfigSource("default", str(DEFAULT_CONF))
     if CONFIGLESS_CACHE.is_file():
         return ConfigSource("configless-cache", str(CONFIGLESS_CACHE))
@@ -233,6 +235,33 @@ def _require_readable(path: Path, kind: str) -> None:
             f"the Slurm configuration {path} ({kind}) is not readable by {user}",
             hint="slurm.conf must be readable by every user of the cluster (mode 0644)",
         )
+
+
+_INCLUDE = re.compile(r"^\s*include\s+(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _require_includes(conf: Path) -> None:
+    """Refuse at once an ``Include`` of a file that does not exist.
+
+    Why: libslurm's parser retries a missing file once a second for 60 s before it gives
+    up (it waits for a shared filesystem), so every command would stall a minute and then
+    fail.  Only plain paths are checked (relative ones from slurm.conf's directory, as
+    Slurm resolves them); a path with a glob or ``%`` expansion is left to libslurm.
+    """
+    try:
+        text = conf.read_text(errors="replace")
+    except OSError:
+        return
+    for match in _INCLUDE.finditer(text):
+        name = match.group(1)
+        if any(c in name for c in "*?[%$"):
+            continue
+        target = Path(name) if name.startswith("/") else conf.parent / name
+        if not target.exists():
+            raise NoConfig(
+                f"{conf} includes {target}, which does not exist",
+                hint="fix slurm.conf's Include line or restore the file",
+            )
 
 
 def _user_name(uid: int) -> str:

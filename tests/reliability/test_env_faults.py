@@ -162,12 +162,17 @@ def plain_step(slurm_cluster: SlurmCluster) -> Iterator[str]:
 
 
 def every_surface(
-    env: dict[str, str], target: str, code: int, *phrases: str, user: str | None = None
+    env: dict[str, str],
+    target: str,
+    code: int,
+    *phrases: str,
+    user: str | None = None,
+    timeout: float = 240,
 ) -> None:
     """``ls``, an action verb, the console's startup and ``doctor`` all fail cleanly."""
     for argv in (("ls",), ("vacate", target), ()):
-        sckpt(*argv, env=env, user=user).clean_failure(code, *phrases)
-    doctor = sckpt("doctor", env=env, user=user)
+        sckpt(*argv, env=env, user=user, timeout=timeout).clean_failure(code, *phrases)
+    doctor = sckpt("doctor", env=env, user=user, timeout=timeout)
     doctor.clean_failure(EXIT_DOCTOR_UNUSABLE, *phrases)
     assert "FAIL" in doctor.stdout
 
@@ -211,8 +216,9 @@ def test_slurm_conf_unreadable_by_the_user(
     [
         ('ClusterName=x\nthis is = = not slurm\nSlurmctldHost=\n"unterminated\n', "parse error"),
         ("", "is empty"),
+        ("Include /nonexistent/sckpt-include.conf\nClusterName=x\n", "sckpt-include.conf"),
     ],
-    ids=["garbage", "empty"],
+    ids=["garbage", "empty", "missing-include"],
 )
 def test_slurm_conf_syntactically_bad(
     text: str,
@@ -228,7 +234,10 @@ def test_slurm_conf_syntactically_bad(
     conf.write_text(text)
     conf.chmod(0o644)
     env = base_env(conf, config, good_cache)
-    every_surface(env, plain_step, EXIT_UNREACHABLE, str(conf), said, "fix slurm.conf")
+    # 45 s per command: libslurm itself retries a missing Include for 60 s before failing
+    # (it waits for a shared filesystem), which made every command stall; sckpt answers in
+    # well under a second.  The bound is generous for a loaded machine, not a speed target.
+    every_surface(env, plain_step, EXIT_UNREACHABLE, str(conf), said, "fix slurm.conf", timeout=45)
     assert step_running(slurm_cluster, plain_step)
 
 
