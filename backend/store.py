@@ -17,10 +17,10 @@ How it stays correct with several writers:
 * **Atomic replacement.**  The new content goes to a temporary file in the same directory,
   is fsync'ed, then ``rename``d over the old one: a reader sees the old or the new record,
   never half of one, even when the writer is killed.
-* **Ownership.**  Files are created 0644 and owned by the owner of the state directory
-  (the job's user).  When root writes (an operator's console), the temporary file is
-  ``fchown``ed to that owner before the rename, so the job's user can still update it and
-  other users still cannot rewrite it.
+* **Ownership.**  Files are created 0644 and owned by the job's user (the store's
+  ``owner``; without one, the owner of the state directory).  When root writes (an
+  operator's console), the temporary file is ``fchown``ed to that user before the rename,
+  so the job's user can still update it and other users still cannot rewrite it.
 * **Never tricked into writing elsewhere.**  The state directory belongs to the job's user,
   and an operator's console often runs as root.  So every file is opened with
   ``O_NOFOLLOW`` (a planted symlink is refused, not followed), temporary files with
@@ -44,6 +44,7 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import stat
 import time
 import uuid
@@ -385,7 +386,18 @@ class StepStore:
 
     # ---- writing -------------------------------------------------------------------------
     def _owner(self) -> tuple[int, int]:
+        """Whose files root writes here: the job's user when known, else the directory's.
+
+        In a shared ``$SCKPT_STATE_DIR`` (root's, sticky) the directory's owner is root:
+        a record root rewrote would then be root's, and the job's own wrapper could no
+        longer update it.
+        """
         st = self.directory.stat()
+        if self.owner is not None and self.owner != 0:
+            try:
+                return self.owner, pwd.getpwuid(self.owner).pw_gid
+            except KeyError:
+                return self.owner, st.st_gid
         return st.st_uid, st.st_gid
 
     @contextlib.contextmanager

@@ -35,6 +35,7 @@ from sckpt.backend.model import CheckpointKind, CheckpointState, Snapshot, StepI
 from sckpt.backend.store import TIMEOUT_CODE, Request, StepRecord, StepStore
 
 from tests.conftest import SlurmCluster
+from tests.helpers import wait_for
 from tests.tmux import Tmux
 
 from .security_support import (
@@ -538,3 +539,75 @@ def test_read_only_reads_do_not_record_an_expired_checkpoint(
     assert record is not None and record.in_progress is None
     assert record.error_code == TIMEOUT_CODE
     assert tree_digest(workdir / ".sckpt") != before
+
+
+def test_in_a_shared_state_dir_root_writes_leave_the_files_to_the_job_user(
+    slurm_cluster: SlurmCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$SCKPT_STATE_DIR`` on a root-owned sticky directory: after an operator (root)
+    disables and enables the step, its files are still alice's (her wrapper can update
+    them) and bob can neither rewrite nor replace them."""
+    shared = Path(f"/tmp/sckpt-sec-shared-{uuid.uuid4().hex[:8]}")
+    shared.mkdir()
+    shared.chmod(0o1777)
+    try:
+        with user_workdir(ALICE) as workdir:
+            out = slurm_cluster.run(
+                "sbatch", "--parsable", "-p", "debug", "-D", str(workdir), "-o", "/dev/null",
+                f"--export=ALL,SCKPT_STATE_DIR={shared}",
+                "--wrap", f"srun -n1 {SCKPT} run -- sleep 900",
+                user=ALICE,
+            )  # fmt: skip
+            job_id = int(out.stdout.strip().split(";")[0])
+            try:
+                record = shared / f"{job_id}.0.json"
+                wait_for(record.exists, timeout=90)
+                target = StepId(job_id, 0)
+                monkeypatch.setenv("SCKPT_STATE_DIR", str(shared))
+                with open_facade(Settings(audit_log=tmp_path / "a.log"), engine="cooperative") as f:
+                    f.disable(target)
+                    with pytest.raises(E.Disabled):
+                        f.able(target)
+                    f.enable(target)
+                for path in (record, shared / f"{job_id}.0.lock"):
+                    st = path.lstat()
+                    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (uid_of(ALICE), 0o644), path
+                assert list(shared.glob(".*.tmp")) == []
+                # alice's own update (what her wrapper does) still works after root's.
+                update = (
+                    "from pathlib import Path; import os\n"
+                    "from sckpt.backend.store import StepStore\n"
+                    "from sckpt.backend.model import StepId\n"
+                    f"s = StepStore(Path({str(shared)!r}), StepId({job_id}, 0),"
+                    " owner=os.getuid())\n"
+                    "s.update(lambda r: r.log('alice-update', 'alice'))\n"
+                )
+                done = run_as(slurm_cluster, ALICE, str(PYTHON), "-c", update)
+                assert done.returncode == 0, done.stderr
+                rec = StepStore(shared, target).read()
+                assert rec is not None and rec.history[-1]["operation"] == "alice-update"
+                # bob: neither rewrite nor replace nor remove (sticky directory).
+                attack = (
+                    "import os, sys\n"
+                    "rec = sys.argv[1]\n"
+                    "for what, fn in (('append', lambda: open(rec, 'a')),\n"
+                    "                 ('replace', lambda: os.rename(sys.argv[2], rec)),\n"
+                    "                 ('unlink', lambda: os.unlink(rec))):\n"
+                    "    try:\n"
+                    "        fn(); print(what, 'DONE')\n"
+                    "    except OSError as exc:\n"
+                    "        print(what, exc.strerror)\n"
+                )
+                mine = shared / f"bob-{uuid.uuid4().hex[:6]}"
+                made = run_as(slurm_cluster, BOB, "/bin/sh", "-c", f"echo x > {mine}")
+                assert made.returncode == 0, made.stderr
+                tried = run_as(
+                    slurm_cluster, BOB, str(PYTHON), "-c", attack, str(record), str(mine)
+                )
+                assert tried.returncode == 0, tried.stderr
+                assert "DONE" not in tried.stdout, tried.stdout
+                assert record.lstat().st_uid == uid_of(ALICE)
+            finally:
+                slurm_cluster.run("scancel", str(job_id), check=False)
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
