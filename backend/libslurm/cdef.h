@@ -31,6 +31,7 @@ static const int HAS_STEP_ID_T;
 static const int HAS_SLURM_INIT;
 static const int HAS_CHECKPOINT_HEADERS;
 static const int HAS_INTERACTIVE_STEP;
+static const int HAS_STEPS_SINCE;
 
 typedef struct {
 	uint32_t job_id;

@@ -10,6 +10,11 @@
  * function's type (no default branch: an unknown prototype fails the build instead of
  * calling through a wrong ABI).
  *
+ * Slurm 26.05 moved the job and step calls sckpt uses from uint32_t job ids to
+ * slurm_step_id_t, whose new `sluid` (a cluster-unique id) is left 0 here: sckpt names jobs
+ * by job id, and a zero sluid is what Slurm's own initializer and its uint32_t compatibility
+ * wrappers send.
+ *
  * Strings in the records point into libslurm's response; the Python layer copies them before
  * freeing the response.
  */
@@ -102,6 +107,21 @@ static uint32_t sckpt_step_to_legacy(uint32_t s)
 		return SCKPT_LEGACY_EXTERN;
 	return s;
 }
+
+#if SCKPT_AT_LEAST(20, 11)
+/* A step id for the calls that take one.  Zeroed first, so every member a release adds
+ * (26.05's sluid) is 0 and the controller goes by job_id; step_id and het_comp are Slurm
+ * values (NO_VAL: the whole job, any component). */
+static slurm_step_id_t sckpt_step_id(uint32_t job_id, uint32_t step_id, uint32_t het_comp)
+{
+	slurm_step_id_t sid;
+	memset(&sid, 0, sizeof(sid));
+	sid.job_id = job_id;
+	sid.step_id = step_id;
+	sid.step_het_comp = het_comp;
+	return sid;
+}
+#endif
 
 /* ---- flat records ---------------------------------------------------------------------- */
 typedef struct {
@@ -201,7 +221,9 @@ static int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count,
 	int rc;
 
 	errno = 0;
-	rc = slurm_load_jobs((time_t) update_time, &msg, SHOW_ALL);
+	/* SHOW_LOCAL: without it libslurm asks the controller for the federation first
+	 * (REQUEST_FED_INFO) on every call, a third RPC per refresh; sckpt shows one cluster. */
+	rc = slurm_load_jobs((time_t) update_time, &msg, SHOW_ALL | SHOW_LOCAL);
 	*err = errno;
 	*out = msg;
 	*count = msg ? msg->record_count : 0;
@@ -303,11 +325,21 @@ static void sckpt_jobs_free(void *handle)
 }
 
 /* ---- steps ----------------------------------------------------------------------------- */
+/* slurm_get_job_steps has had three prototypes: job and step ids (<= 25.05), an update
+ * time and a slurm_step_id_t * (25.11), and a slurm_step_id_t * without an update time
+ * (26.05).  Without the update time the controller cannot answer "no change", so the
+ * steps come back in full every time (HAS_STEPS_SINCE == 0); the job list still can. */
 typedef int (*sckpt_gjs_ids_t)(time_t, uint32_t, uint32_t, job_step_info_response_msg_t **,
 			       uint16_t);
 #if SCKPT_AT_LEAST(20, 11)
 typedef int (*sckpt_gjs_stepid_t)(time_t, slurm_step_id_t *, job_step_info_response_msg_t **,
 				  uint16_t);
+typedef int (*sckpt_gjs_nosince_t)(slurm_step_id_t *, job_step_info_response_msg_t **,
+				   uint16_t);
+static const int HAS_STEPS_SINCE = _Generic(slurm_get_job_steps,
+	sckpt_gjs_ids_t: 1, sckpt_gjs_stepid_t: 1, sckpt_gjs_nosince_t: 0);
+#else
+static const int HAS_STEPS_SINCE = 1;
 #endif
 
 static int sckpt_load_steps(int64_t update_time, void **out, uint32_t *count,
@@ -319,19 +351,17 @@ static int sckpt_load_steps(int64_t update_time, void **out, uint32_t *count,
 	errno = 0;
 #if SCKPT_AT_LEAST(20, 11)
 	{
-		slurm_step_id_t sid;
-		memset(&sid, 0, sizeof(sid));
-		sid.job_id = NO_VAL;
-		sid.step_id = NO_VAL;
-		sid.step_het_comp = NO_VAL;
+		slurm_step_id_t sid = sckpt_step_id(NO_VAL, NO_VAL, NO_VAL); /* all steps */
 		rc = _Generic(slurm_get_job_steps,
 			sckpt_gjs_ids_t: ((sckpt_gjs_ids_t) (void (*)(void)) slurm_get_job_steps)(
-				(time_t) update_time, NO_VAL, NO_VAL, &msg, SHOW_ALL),
+				(time_t) update_time, NO_VAL, NO_VAL, &msg, SHOW_ALL | SHOW_LOCAL),
 			sckpt_gjs_stepid_t: ((sckpt_gjs_stepid_t) (void (*)(void)) slurm_get_job_steps)(
-				(time_t) update_time, &sid, &msg, SHOW_ALL));
+				(time_t) update_time, &sid, &msg, SHOW_ALL | SHOW_LOCAL),
+			sckpt_gjs_nosince_t: ((sckpt_gjs_nosince_t) (void (*)(void)) slurm_get_job_steps)(
+				&sid, &msg, SHOW_ALL | SHOW_LOCAL));
 	}
 #else
-	rc = slurm_get_job_steps((time_t) update_time, NO_VAL, NO_VAL, &msg, SHOW_ALL);
+	rc = slurm_get_job_steps((time_t) update_time, NO_VAL, NO_VAL, &msg, SHOW_ALL | SHOW_LOCAL);
 #endif
 	*err = errno;
 	*out = msg;
@@ -399,11 +429,7 @@ static int sckpt_step_pids(uint32_t job_id, uint32_t step_id, uint32_t het_comp,
 	errno = 0;
 #if SCKPT_AT_LEAST(20, 11)
 	{
-		slurm_step_id_t sid;
-		memset(&sid, 0, sizeof(sid));
-		sid.job_id = job_id;
-		sid.step_id = sckpt_step_from_canon(step_id);
-		sid.step_het_comp = het_comp;
+		slurm_step_id_t sid = sckpt_step_id(job_id, sckpt_step_from_canon(step_id), het_comp);
 		rc = slurm_job_step_get_pids(&sid, NULL, &resp);
 	}
 #else
@@ -498,8 +524,13 @@ static void sckpt_conf_fill(void *handle, sckpt_conf_t *r)
 
 static void sckpt_conf_free(void *handle)
 {
-	if (handle)
-		slurm_free_ctl_conf((sckpt_slurm_conf_t *) handle);
+	if (!handle)
+		return;
+#if SCKPT_AT_LEAST(26, 5)
+	slurm_free_conf((sckpt_slurm_conf_t *) handle); /* 26.05's name for slurm_free_ctl_conf */
+#else
+	slurm_free_ctl_conf((sckpt_slurm_conf_t *) handle);
+#endif
 }
 
 static uint32_t sckpt_prolog_flag_contain(void)
@@ -515,21 +546,38 @@ static uint32_t sckpt_prolog_flag_contain(void)
 static int sckpt_signal_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err)
 {
 	int rc;
+#if SCKPT_AT_LEAST(26, 5)
+	slurm_step_id_t sid = sckpt_step_id(job_id, sckpt_step_from_canon(step_id), NO_VAL);
+	errno = 0;
+	rc = slurm_signal_job_step(&sid, sig);
+#else
 	errno = 0;
 	rc = slurm_signal_job_step(job_id, sckpt_step_from_canon(step_id), sig);
+#endif
 	*err = errno;
 	return rc;
 }
 
+/* slurm_kill_job_step: job and step ids, with flags (4 arguments) or without (3); 26.05
+ * takes a slurm_step_id_t * and flags. */
 typedef int (*sckpt_kill3_t)(uint32_t, uint32_t, uint16_t);
 typedef int (*sckpt_kill4_t)(uint32_t, uint32_t, uint16_t, uint16_t);
+#if SCKPT_AT_LEAST(20, 11)
+typedef int (*sckpt_kill_stepid_t)(slurm_step_id_t *, uint16_t, uint16_t);
+#endif
 
 static int sckpt_kill_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err)
 {
 	int rc;
 	uint32_t s = sckpt_step_from_canon(step_id);
+#if SCKPT_AT_LEAST(20, 11)
+	slurm_step_id_t sid = sckpt_step_id(job_id, s, NO_VAL);
+#endif
 	errno = 0;
 	rc = _Generic(slurm_kill_job_step,
+#if SCKPT_AT_LEAST(20, 11)
+		sckpt_kill_stepid_t: ((sckpt_kill_stepid_t) (void (*)(void)) slurm_kill_job_step)(&sid, (uint16_t) sig, 0),
+#endif
 		sckpt_kill3_t: ((sckpt_kill3_t) (void (*)(void)) slurm_kill_job_step)(job_id, s, (uint16_t) sig),
 		sckpt_kill4_t: ((sckpt_kill4_t) (void (*)(void)) slurm_kill_job_step)(job_id, s, (uint16_t) sig, 0));
 	*err = errno;
@@ -540,9 +588,23 @@ static int sckpt_requeue(uint32_t job_id, int hold, int *err)
 {
 	int rc;
 	errno = 0;
+#if SCKPT_AT_LEAST(26, 5)
+	rc = slurm_requeue(sckpt_step_id(job_id, NO_VAL, NO_VAL), hold ? JOB_REQUEUE_HOLD : 0);
+#else
 	rc = slurm_requeue(job_id, hold ? JOB_REQUEUE_HOLD : 0);
+#endif
 	*err = errno;
 	return rc;
+}
+
+/* The job an update names: job_desc_msg_t's job_id became a slurm_step_id_t in 26.05. */
+static void sckpt_desc_set_job(job_desc_msg_t *desc, uint32_t job_id)
+{
+#if SCKPT_AT_LEAST(26, 5)
+	desc->step_id = sckpt_step_id(job_id, NO_VAL, NO_VAL);
+#else
+	desc->job_id = job_id;
+#endif
 }
 
 static int sckpt_release(uint32_t job_id, int *err)
@@ -550,7 +612,7 @@ static int sckpt_release(uint32_t job_id, int *err)
 	job_desc_msg_t desc;
 	int rc;
 	slurm_init_job_desc_msg(&desc);
-	desc.job_id = job_id;
+	sckpt_desc_set_job(&desc, job_id);
 	desc.priority = INFINITE;
 	errno = 0;
 	rc = slurm_update_job(&desc);
@@ -563,7 +625,7 @@ static int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *
 	job_desc_msg_t desc;
 	int rc;
 	slurm_init_job_desc_msg(&desc);
-	desc.job_id = job_id;
+	sckpt_desc_set_job(&desc, job_id);
 	desc.req_nodes = (char *) nodelist;
 	errno = 0;
 	rc = slurm_update_job(&desc);
