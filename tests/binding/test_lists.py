@@ -91,11 +91,13 @@ def test_extern_steps_follow_prolog_flags(
 ) -> None:
     """``.extern`` steps exist only with PrologFlags=Contain; the binding agrees with scontrol."""
     job_id = submit("-n1", "-J", "bind-extern", "--wrap", "srun sleep 300")
-    wait_for(lambda: _running_steps(binding, job_id, 2), timeout=60)
+    contain = binding.ctl_conf().prolog_contain
+    # batch and .0, plus .extern under Contain: wait for all, so no step starts between reads
+    wait_for(lambda: _running_steps(binding, job_id, 3 if contain else 2), timeout=60)
     ours = {str(s.step_id) for s in binding.get_steps().steps if s.step_id.job_id == job_id}
     reference = set(scontrol_steps(slurm_cluster, job_id))
     assert ours == reference
-    assert (f"{job_id}.extern" in ours) == binding.ctl_conf().prolog_contain
+    assert (f"{job_id}.extern" in ours) == contain
 
 
 def test_no_change_then_full_list_after_submission(binding: Binding, submit: Submit) -> None:

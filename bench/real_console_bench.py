@@ -1,0 +1,217 @@
+"""Console on a real Slurm cluster with 10,000 jobs, side by side with ``watch -n 2 squeue``.
+
+Starts a cluster of its own with ``scripts/slurm-cluster`` (directory /tmp/sckpt-bench, its
+own ports and node, so the shared test cluster is never loaded), fills it with held batch jobs
+plus a few running ones with steps, then measures the real app (``build_app`` on the engine
+``sckpt`` picks, headless under Textual's Pilot at 160x50):
+
+* first complete screen, an unchanged refresh, key -> repaint while a refresh runs;
+* peak RSS; CPU seconds per minute idle at the default 2 s interval;
+* slurmctld's side: RPCs per minute (``sdiag`` counters, reset before each run) for the idle
+  console and for ``squeue`` run every 2 s (what ``watch -n 2 squeue`` does), plus the CPU
+  seconds per minute that squeue loop costs on the client.
+
+Figures only (a Markdown table for bench/README.md); nothing is asserted.  Needs root.
+
+    .venv/bin/python bench/real_console_bench.py --jobs 10000 --idle 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+ROOT = Path(__file__).resolve().parent.parent
+DIR = Path("/tmp/sckpt-bench")
+CLUSTER_ENV = {
+    "SCKPT_CLUSTER_DIR": str(DIR),
+    "SCKPT_CTLD_PORT": "46837",
+    "SCKPT_SLURMD_PORT": "46838",
+    "SCKPT_NODE": "sckpt-bench",
+    "SCKPT_NODE_CPUS": "256",
+}
+CONF = DIR / "slurm.conf"
+
+
+def cluster(command: str) -> None:
+    subprocess.run(
+        [str(ROOT / "scripts" / "slurm-cluster"), command],
+        env={**os.environ, **CLUSTER_ENV},
+        check=True,
+        timeout=900,
+    )
+
+
+def slurm(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(argv),
+        env={**os.environ, "SLURM_CONF": str(CONF)},
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=120,
+        cwd="/tmp",
+    )
+
+
+def job_count() -> int:
+    return len(slurm("squeue", "-h", "-o", "%i").stdout.split())
+
+
+def fill(jobs: int, running: int) -> None:
+    """``running`` jobs with two steps each, then held jobs up to ``jobs`` in all."""
+    for _ in range(running):
+        slurm("sbatch", "-o", "/dev/null", "--wrap", "srun sleep 3600 & srun sleep 3600 & wait")
+    missing = jobs - job_count()
+
+    def submit(_: int) -> None:
+        slurm("sbatch", "--hold", "-o", "/dev/null", "--wrap", "sleep 60", check=False)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(submit, range(max(0, missing))))
+
+
+def sdiag_rpcs() -> tuple[int, int]:
+    """RPCs slurmctld counted since its last ``sdiag -r``: (count, total microseconds).
+
+    sdiag's own requests (REQUEST_STATS_INFO) are left out.
+    """
+    text = slurm("sdiag").stdout
+    block = text.split("Remote Procedure Call statistics by message type", 1)[1]
+    block = block.split("Remote Procedure Call statistics by user", 1)[0]
+    count = total = 0
+    row = r"(\w+)\s+\(\s*\d+\)\s+count:(\d+).*?total_time:(\d+)"
+    for kind, n, micros in re.findall(row, block):
+        if kind != "REQUEST_STATS_INFO":
+            count += int(n)
+            total += int(micros)
+    return count, total
+
+
+async def measure_console(presses: int, idle: float) -> dict[str, Any]:
+    from sckpt.backend.config import Settings
+    from sckpt.backend.facade import open_facade
+    from sckpt.tui.app import SckptApp, build_app
+
+    async def loaded(app: SckptApp, pilot: Any) -> None:
+        while not app.loaded:
+            await pilot.pause(0.005)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    settings = Settings(audit_log=Path(tempfile.mkdtemp()) / "audit.log")
+    facade = open_facade(settings)
+    app = build_app(facade, settings)
+    out: dict[str, Any] = {"engine": facade.engine_name}
+    start = time.perf_counter()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(app, pilot)
+        out["first_screen_ms"] = (time.perf_counter() - start) * 1000
+        con = app.console_screen()
+        assert con is not None
+        out["rows"] = con.jobs_table.row_count
+        costs = []
+        for _ in range(10):
+            t = time.perf_counter()
+            app.refresh_now()
+            while app._refreshing:
+                await asyncio.sleep(0.0005)
+            costs.append((time.perf_counter() - t) * 1000)
+        out["refresh_ms_median"] = statistics.median(costs)
+        latencies = []
+        for i in range(presses):
+            if not app._refreshing:
+                app.refresh_now()
+            t = time.perf_counter()
+            await pilot.press("down" if i % 40 < 20 else "up")
+            latencies.append((time.perf_counter() - t) * 1000)
+        latencies.sort()
+        out["key_during_refresh_p50_ms"] = latencies[len(latencies) // 2]
+        out["key_during_refresh_p95_ms"] = latencies[int(len(latencies) * 0.95)]
+        # Idle at the default interval: the console's CPU and the controller's RPCs.
+        await asyncio.sleep(3)
+        slurm("sdiag", "-r")
+        cpu0 = time.process_time()
+        await asyncio.sleep(idle)
+        out["console_idle_cpu_s_per_min"] = (time.process_time() - cpu0) * 60 / idle
+        rpcs, micros = sdiag_rpcs()
+        out["console_idle_rpcs_per_min"] = rpcs * 60 / idle
+        out["console_idle_ctld_ms_per_min"] = micros / 1000 * 60 / idle
+        if os.environ.get("BENCH_SDIAG"):
+            print(slurm("sdiag").stdout, file=sys.stderr)
+        out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    facade.close()
+    return out
+
+
+def measure_squeue_loop(seconds: float) -> dict[str, Any]:
+    """``squeue`` every 2 s, as ``watch -n 2 squeue`` runs it, for ``seconds``."""
+    slurm("sdiag", "-r")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    end = time.monotonic() + seconds
+    runs = []
+    while time.monotonic() < end:
+        t = time.perf_counter()
+        slurm("squeue")
+        runs.append(time.perf_counter() - t)
+        time.sleep(max(0.0, 2.0 - (time.perf_counter() - t)))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rpcs, micros = sdiag_rpcs()
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {
+        "squeue_ms_median": statistics.median(runs) * 1000,
+        "squeue_loop_cpu_s_per_min": cpu * 60 / seconds,
+        "squeue_loop_rpcs_per_min": rpcs * 60 / seconds,
+        "squeue_loop_ctld_ms_per_min": micros / 1000 * 60 / seconds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument("--running", type=int, default=50, help="running jobs with steps")
+    parser.add_argument("--presses", type=int, default=60)
+    parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle sampling")
+    parser.add_argument("--keep", action="store_true", help="leave the bench cluster up")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("real_console_bench: needs root (it starts a private Slurm cluster)")
+    cluster("up")
+    try:
+        t = time.perf_counter()
+        fill(args.jobs, args.running)
+        filled = time.perf_counter() - t
+        os.environ["SLURM_CONF"] = str(CONF)
+        res: dict[str, Any] = {"jobs_in_squeue": job_count(), "fill_s": filled}
+        res.update(asyncio.run(measure_console(args.presses, args.idle)))
+        res.update(measure_squeue_loop(args.idle))
+    finally:
+        if not args.keep:
+            cluster("down")
+    print(
+        f"# {platform.node()} {platform.python_version()} "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print(f"# load average {os.getloadavg()}, argv {sys.argv[1:]}")
+    print("| measurement | value |\n|---|---|")
+    for key, value in res.items():
+        shown = f"{value:.1f}" if isinstance(value, float) else str(value)
+        print(f"| {key} | {shown} |")
+
+
+if __name__ == "__main__":
+    main()
