@@ -1,8 +1,9 @@
 """``sckpt run [options] -- PROGRAM ARGS``: the successor of ``srun_cr`` for modern Slurm.
 
 It runs as a step's task (``srun sckpt run -- ./app``) or around a batch script's program,
-starts PROGRAM as its child and stays beside it until it ends.  Standard library only, so it
-starts fast on compute nodes and never pulls in the console.
+starts PROGRAM as its child and stays beside it until it ends.  Standard library plus
+sckpt's config and audit modules, so it starts fast on compute nodes and never pulls in the
+console or libslurm.
 
 What it does, and why this way:
 
@@ -32,6 +33,13 @@ What it does, and why this way:
   ECANCELED is recorded; the previous image is untouched because programs write under a
   temporary name and rename.
 * **Exits like the program**: same status, or the same signal re-raised.
+* **Is refused in read-only mode** (``--read-only``, before or after ``run``, or
+  ``read_only = true`` in the config): registering the task writes the step's state file and
+  the wrapper then carries out checkpoint requests, which is exactly what read-only mode
+  promises not to do.  Running PROGRAM without checkpoint support instead was rejected: a job
+  would then run for days with no checkpoint and nobody told.  The refusal is one line on
+  stderr, exit status 1 (read-only's status everywhere), an audit line, and nothing started
+  or written under the state directory.
 """
 
 from __future__ import annotations
@@ -51,7 +59,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import SckptError, UsageError
+from .audit import AuditLog, monotonic
+from .config import load_settings
+from .errors import ReadOnlyError, SckptError, UsageError
 from .model import STEP_BATCH, StepId
 from .store import (
     ABANDONED_CODE,
@@ -141,8 +151,72 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds after the program starts before it is sent a checkpoint signal "
         "(time to install its handler; default 2)",
     )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse to run (also read_only = true in the config): the wrapper writes the "
+        "step's state file and carries out checkpoint requests; the refusal is audited",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        default=None,
+        help="configuration file (default: $SCKPT_CONFIG, else the XDG config path)",
+    )
     parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     return parser
+
+
+def _step_from_env() -> StepId | None:
+    """The step this task belongs to, from Slurm's environment (None outside a job)."""
+    job = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID")
+    if not job or not job.isdigit():
+        return None
+    step_text = os.environ.get("SLURM_STEP_ID") or os.environ.get("SLURM_STEPID")
+    step = int(step_text) if step_text and step_text.isdigit() else STEP_BATCH
+    if step >= 0xFFFFFFF0:
+        step = STEP_BATCH
+    return StepId(int(job), step)
+
+
+def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) -> None:
+    """Raise ``ReadOnlyError`` (after auditing it) when read-only mode is on.
+
+    Checked before anything else happens (no ``scontrol``, no state directory, no child), so
+    a refused run leaves no trace but the audit line.  The config is read even without the
+    flag because ``read_only = true`` there must mean the same as ``--read-only``.
+    """
+    started = monotonic()
+    settings = load_settings(config)  # ConfigError (exit 2) names the file and the key
+    if not (flag or settings.read_only):
+        return
+    step = _step_from_env()
+    target = str(step) if step is not None else "-"
+    refused = ReadOnlyError(
+        f"run {target} refused: sckpt is in read-only mode; {program[0]} was not started "
+        "(sckpt run writes the step's state file and carries out checkpoint requests)",
+        "start it without --read-only, and with read_only = false in the config",
+    )
+    audit = AuditLog(settings.audit_log, settings.audit_required)
+    try:
+        reservation = audit.reserve()
+    except SckptError as exc:  # a log failure never hides the refusal: say both
+        refused.hint = f"{refused.hint}; the refusal is not audited: {exc.message}"
+        raise refused from None
+    record = audit.record(
+        engine="wrapper",
+        operation="run",
+        target=target,
+        arguments={"program": list(program)[:20]},
+        code=None,
+        name="READ_ONLY",
+        message=refused.message,
+        duration=monotonic() - started,
+    )
+    problem = audit.write(reservation, record)
+    if problem:
+        refused.hint = f"{refused.hint}; the refusal is not audited: {problem}"
+    raise refused
 
 
 def _job_work_dir(job_id: int) -> str:
@@ -182,14 +256,10 @@ class Wrapper:
     """One task's wrapper: registration, the child, signals and checkpoint requests."""
 
     def __init__(self, args: argparse.Namespace, program: list[str]) -> None:
-        job = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID")
-        if not job or not job.isdigit():
+        step_id = _step_from_env()
+        if step_id is None:
             raise UsageError("sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set)")
-        step_text = os.environ.get("SLURM_STEP_ID") or os.environ.get("SLURM_STEPID")
-        step = int(step_text) if step_text and step_text.isdigit() else STEP_BATCH
-        if step >= 0xFFFFFFF0:
-            step = STEP_BATCH
-        self.step_id = StepId(int(job), step)
+        self.step_id = step_id
         self.procid = int(os.environ.get("SLURM_PROCID", "0") or 0)
         self.restart_count = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
         self.host = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
@@ -492,6 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _note("usage: sckpt run [options] -- PROGRAM [ARGS...]")
         return 2
     try:
+        refuse_if_read_only(args.read_only, args.config, program)
         return Wrapper(args, program).run()
     except SckptError as exc:
         _note(str(exc))

@@ -140,7 +140,8 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--read-only",
         action="store_true",
         default=default(False),
-        help="refuse every mutating action (the backend guard; refusals are audited)",
+        help="refuse every mutating action, and 'sckpt run' (the backend guard; refusals "
+        "are audited)",
     )
     parser.add_argument(
         "--as-user",
@@ -327,7 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        help="run PROGRAM as a checkpoint-capable Slurm task (srun sckpt run -- ./app)",
+        help="run PROGRAM as a checkpoint-capable Slurm task (srun sckpt run -- ./app); "
+        "refused in read-only mode",
         description="The job-side wrapper; 'sckpt run --help' lists its options.",
         add_help=False,
         allow_abbrev=False,
@@ -386,16 +388,29 @@ def _rewrite(argv: list[str]) -> list[str]:
     return out
 
 
-def _cmd_run(words: list[str]) -> int:
+def _cmd_run(before: list[str], words: list[str]) -> int:
     """``sckpt run``: hand everything after ``run`` to the job-side wrapper, untouched.
 
-    The wrapper has its own options and exits like the program it runs (any status), so it
-    is not parsed here; importing it pulls in neither Textual nor libslurm.
+    The wrapper has its own options and exits like the program it runs (any status), so the
+    words after ``run`` are not parsed here; importing it pulls in neither Textual nor
+    libslurm.  The global options given before ``run`` are parsed, so that none is silently
+    dropped: ``--read-only`` and ``--config`` are passed on (the wrapper refuses to run in
+    read-only mode), ``--as-user`` and ``--step`` are refused (the wrapper runs as whoever
+    started it and opens no console); ``--demo``, ``--engine`` and ``--json`` choose the
+    console's cluster and output and mean nothing to the wrapper.
     """
     from sckpt.backend.wrapper import main as wrapper_main
 
+    args = build_parser().parse_args(before)
+    if args.as_user is not None:
+        raise UsageError("--as-user cannot be used with 'sckpt run': it runs as its own user")
+    if args.step is not None:
+        raise UsageError("--step opens the console; it cannot be combined with 'run'")
+    passed = ["--read-only"] if args.read_only else []
+    if args.config is not None:
+        passed += ["--config", args.config]
     try:
-        return wrapper_main(words)
+        return wrapper_main([*passed, *words])
     except SystemExit as done:  # its argparse: --help (0) or a usage error (2)
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
 
@@ -781,7 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         index = _command_index(words)
         if index is not None and words[index] == "run":
-            return _cmd_run(words[index + 1 :])
+            return _cmd_run(words[:index], words[index + 1 :])
         args = build_parser().parse_args(_rewrite(words))
         return _dispatch(args)
     except _ParserExit as done:

@@ -194,6 +194,22 @@ def test_run_hands_every_word_after_it_to_the_wrapper(monkeypatch: pytest.Monkey
     assert seen == [words, ["--", "true"]]
 
 
+def test_run_keeps_the_global_options_given_before_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--read-only and --config before ``run`` reach the wrapper; nonsense there is refused."""
+    from sckpt.backend import wrapper
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(wrapper, "main", lambda argv: seen.append(list(argv)) or 0)
+    assert cli.main(["--read-only", "--config", "/x.toml", "run", "--", "true"]) == 0
+    assert seen == [["--read-only", "--config", "/x.toml", "--", "true"]]
+    assert cli.main(["--as-user", "root", "run", "--", "true"]) == 2
+    assert "--as-user cannot be used with 'sckpt run'" in capsys.readouterr().err
+    assert cli.main(["--step", "12.0", "run", "--", "true"]) == 2
+    assert len(seen) == 1
+
+
 def test_run_without_a_program_is_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["run"]) == 2
     assert "usage: sckpt run" in capsys.readouterr().err
