@@ -60,8 +60,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .audit import AuditLog, monotonic
-from .config import load_settings
-from .errors import ReadOnlyError, SckptError, UsageError
+from .config import Settings, load_settings
+from .errors import ConfigError, ReadOnlyError, SckptError, UsageError
 from .model import STEP_BATCH, StepId
 from .store import (
     ABANDONED_CODE,
@@ -185,9 +185,21 @@ def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) 
     Checked before anything else happens (no ``scontrol``, no state directory, no child), so
     a refused run leaves no trace but the audit line.  The config is read even without the
     flag because ``read_only = true`` there must mean the same as ``--read-only``.
+
+    A config named with ``--config`` must load (``ConfigError``, exit 2).  One found through
+    ``$SCKPT_CONFIG`` or the default path that cannot be read or is invalid only earns a
+    warning: sbatch copies the submitter's environment into the job, so ``$SCKPT_CONFIG``
+    may name a file the compute node or the job's user cannot read, and a job must not fail
+    at start over the console's settings (its ``read_only`` is then unknown: not applied).
     """
     started = monotonic()
-    settings = load_settings(config)  # ConfigError (exit 2) names the file and the key
+    try:
+        settings = load_settings(config)
+    except ConfigError as exc:
+        if config is not None:
+            raise
+        _note(f"{exc.message}; its read_only and audit_log settings are not applied")
+        settings = Settings()
     if not (flag or settings.read_only):
         return
     step = _step_from_env()

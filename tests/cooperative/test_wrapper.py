@@ -314,3 +314,31 @@ def test_status_and_signal_parsing() -> None:
     assert parse_signal("usr1") == signal.SIGUSR1
     assert parse_signal("SIGTERM") == signal.SIGTERM
     assert parse_signal("12") == signal.SIGUSR2
+
+
+def test_a_config_it_cannot_load_warns_unless_named_with_config(work: Path) -> None:
+    """sbatch copies the submitter's $SCKPT_CONFIG into the job: a file the job cannot read
+    there must not stop the program; a file named on the wrapper's command line must load."""
+    missing = work / "missing.toml"
+    env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
+    wrapper = [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper"]
+    out = subprocess.run(
+        [*wrapper, "--", "sh", "-c", "echo ran; exit 3"],
+        env={**env, "SCKPT_CONFIG": str(missing)},
+        capture_output=True,
+        text=True,
+        cwd=work,
+        timeout=60,
+    )
+    assert (out.returncode, out.stdout) == (3, "ran\n"), out.stderr
+    assert f"config file {missing} does not exist; its read_only" in out.stderr
+    named = subprocess.run(
+        [*wrapper, "--config", str(missing), "--", "sh", "-c", "echo ran"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=work,
+        timeout=60,
+    )
+    assert (named.returncode, named.stdout) == (2, ""), named.stderr
+    assert f"config file {missing} does not exist" in named.stderr
