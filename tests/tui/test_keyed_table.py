@@ -7,7 +7,7 @@ import asyncio
 
 from rich.text import Text
 from sckpt.tui.console_text import JOB_COLUMNS
-from sckpt.tui.widgets.keyed_table import REBUILD_AFTER, KeyedTable
+from sckpt.tui.widgets.keyed_table import KeyedTable
 from textual.app import App, ComposeResult
 
 
@@ -36,7 +36,7 @@ def test_many_rows_leaving_keep_order_cells_and_cursor() -> None:
             table.sync(_rows(range(600)))
             await pilot.pause()
             assert table.select_key("450")
-            left = [i for i in range(600) if not 100 <= i < 100 + REBUILD_AFTER + 50]
+            left = [i for i in range(600) if not 100 <= i < 100 + 150]
             expected = _rows(left, tag="y") + _rows([700, 701])  # changed cells, new rows
             table.sync(expected)
             await pilot.pause()

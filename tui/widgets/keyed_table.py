@@ -2,13 +2,25 @@
 
 A refresh must not reset the operator's cursor, scroll position or selection, and must not
 repaint ten thousand rows when three changed.  ``sync`` therefore removes the rows that
-went away, adds the new ones, calls ``update_cell`` only for cells whose text changed, and
-reorders only when the order differs; the cursor follows its row key, never its index.
+went away, adds the new ones, replaces only cells whose text changed, and reorders only when
+the order differs; the cursor follows its row key, never its index.
+
+At 10,000 rows DataTable's row-by-row API is the bottleneck, not the data: ``add_row`` and
+``remove_row`` each do per-call bookkeeping (``remove_row`` renumbers every later row, so
+removing many is quadratic), every change invalidates caches that are rebuilt with a pass
+over all rows, and after rows are added DataTable measures every cell of every new row to
+size auto-width columns (1.5 s of the first screen's 3 s).  This table's rows are always
+one line high and its columns always have a fixed width (auto-width columns cost seconds,
+see ``console_text.Column``), so ``sync`` writes DataTable's row structures directly, in
+one pass per change, and the geometry that DataTable derives by summing row heights is
+computed from the row index.  These use DataTable internals (``_data``, ``rows``,
+``_row_locations``, ``_update_count``); ``tests/tui/test_keyed_table.py`` compares what the
+DataTable holds against what was synced, so a Textual upgrade that changes them fails there.
 
 ``DataTable.update_cell`` repaints the whole table, even for a row scrolled out of sight;
 over SSH that was a full screen of bytes for one changed elapsed time.  ``sync`` therefore
-holds those whole-table refreshes back and repaints only the visible rows whose cells
-changed (rows being added, removed or reordered still repaint everything: they move rows).
+repaints only the visible rows whose cells changed (rows being added, removed or reordered
+still repaint everything: they move rows).
 """
 
 from __future__ import annotations
@@ -17,21 +29,24 @@ from collections.abc import Iterable, Sequence
 from typing import Self
 
 from rich.text import Text
-from textual.geometry import Region
+from textual._two_way_dict import TwoWayDict
+from textual.coordinate import Coordinate
+from textual.geometry import Region, Size
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, Row, RowKey
 
 from ..console_text import Column, columns_for
 
-REBUILD_AFTER = 100
-"""More rows than this leaving in one sync refill the table instead (see ``_rebuild``)."""
+Rows = Sequence[tuple[str, dict[str, Text]]]
+"""A table's content: (row key, cells by column key), in display order."""
 
 
 class KeyedTable(DataTable[Text]):
     """Rows keyed by a string id (the ``id`` column's text), kept in a given order."""
 
     _hold_full_refresh = False
-    """True while ``update_cell`` runs inside ``sync``: its whole-table refresh is replaced
-    by repainting the changed rows that are visible.  (A class default: DataTable's own
+    """True while ``update_cell`` runs inside ``set_cell``: its whole-table refresh is
+    replaced by repainting the row if it is visible.  (A class default: DataTable's own
     ``__init__`` already calls ``refresh``.)"""
 
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
@@ -45,6 +60,8 @@ class KeyedTable(DataTable[Text]):
         """What each row currently displays, by row key then column key."""
         self._order: list[str] = []
         """Row keys in display order."""
+        self._row_keys: dict[str, RowKey] = {}
+        """DataTable's key object of each row (made once per row, not once per sync)."""
 
     def refresh(
         self,
@@ -53,10 +70,58 @@ class KeyedTable(DataTable[Text]):
         layout: bool = False,
         recompose: bool = False,
     ) -> Self:
-        """Textual's refresh, except the whole-table one ``update_cell`` asks for in ``sync``."""
+        """Textual's refresh, except the whole-table one ``update_cell`` asks for in
+        ``set_cell``."""
         if self._hold_full_refresh and not regions and not layout and not recompose:
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    # ------------------------------------------------------------------ geometry
+    # Every row is one line high: DataTable's sums over the rows above become the index.
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """The scrollable size, without measuring cells (no column is auto-width)."""
+        if any(column.auto_width for column in self.columns.values()):
+            super()._update_dimensions(new_rows)
+            return
+        width = sum(column.get_render_width(self) for column in self.columns.values())
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(width + self._row_label_column_width, len(self.rows) + header)
+
+    @property
+    def _total_row_height(self) -> int:
+        return len(self.rows)
+
+    def _get_offsets(self, y: int) -> tuple[RowKey, int]:
+        """The row on line ``y`` of the table (DataTable builds a list of every line)."""
+        if self.show_header:
+            if y < self.header_height:
+                return self._header_row_key, y
+            y -= self.header_height
+        row_key = self._row_locations.get_key(y)
+        if row_key is None:
+            raise LookupError(f"Y coord {y!r} is greater than total height")
+        return row_key, 0
+
+    def _row_y(self, row_index: int) -> int:
+        return row_index + (self.header_height if self.show_header else 0)
+
+    def _get_row_region(self, row_index: int) -> Region:
+        if not self.is_valid_row_index(row_index):
+            return Region(0, 0, 0, 0)
+        width = sum(c.get_render_width(self) for c in self.columns.values())
+        width += self._row_label_column_width
+        return Region(0, self._row_y(row_index), max(self.size.width, width), 1)
+
+    def _get_cell_region(self, coordinate: Coordinate) -> Region:
+        if not self.is_valid_coordinate(coordinate):
+            return Region(0, 0, 0, 0)
+        row_index, column_index = coordinate
+        columns = self.ordered_columns
+        x = sum(c.get_render_width(self) for c in columns[:column_index])
+        x += self._row_label_column_width
+        width = columns[column_index].get_render_width(self)
+        return Region(x, self._row_y(row_index), width, 1)
 
     # ------------------------------------------------------------------ columns
 
@@ -66,24 +131,28 @@ class KeyedTable(DataTable[Text]):
         if wanted == self.shown:
             return False
         selected = self.selected_key
+        rows = [(key, self._cells[key]) for key in self._order]
         self.clear(columns=True)
         self.shown = wanted
         for column in wanted:
             self.add_column(column.label, width=column.width, key=column.key)
-        for key in self._order:
-            cells = self._cells[key]
-            self.add_row(*(cells[c.key] for c in wanted), key=key)
+        self.sync(rows)
         self._restore(selected)
         return True
 
     # ------------------------------------------------------------------ rows
+
+    def clear(self, columns: bool = False) -> Self:
+        """DataTable's clear, and this table's own record of its rows with it."""
+        self._cells, self._order, self._row_keys = {}, [], {}
+        return super().clear(columns=columns)
 
     @property
     def selected_key(self) -> str | None:
         """The row key under the cursor, or None when the table is empty."""
         if not self._order or not self.is_valid_row_index(self.cursor_row):
             return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self._order[self.cursor_row]
 
     @property
     def row_keys_in_order(self) -> list[str]:
@@ -94,84 +163,81 @@ class KeyedTable(DataTable[Text]):
         """What row ``key`` currently shows (by column key)."""
         return self._cells.get(key)
 
-    def sync(self, rows: Sequence[tuple[str, dict[str, Text]]]) -> int:
-        """Make the table show ``rows`` (in that order); return how many cells changed."""
+    def sync(self, rows: Rows) -> int:
+        """Make the table show ``rows`` (in that order); return how many cells changed.
+
+        One pass over ``rows``: a row whose cells are the very same dict as last time is
+        skipped without comparing (the console's cell cache hands back the same dict for
+        an unchanged job); DataTable's row structures are then written in bulk.
+        """
         selected = self.selected_key
-        wanted = {key for key, _ in rows}
-        leaving = [k for k in self._order if k not in wanted]
-        if len(leaving) > REBUILD_AFTER:
-            return self._rebuild(rows, selected, len(leaving))
-        before = set(self._cells)
-        changed = 0
-        for key in leaving:
-            self.remove_row(key)
-            del self._cells[key]
-            changed += 1
-        shown_keys = [c.key for c in self.shown]
+        was_empty = not self._order
+        current = self._cells
+        data = self._data
+        table_rows = self.rows
+        row_keys = self._row_keys
+        shown = [(c.key, ColumnKey(c.key)) for c in self.shown]
+        cells_now: dict[str, dict[str, Text]] = {}
         updated: list[str] = []
+        changed = 0
+        added = False
         for key, cells in rows:
-            old = self._cells.get(key)
+            cells_now[key] = cells
+            old = current.get(key)
             if old is None:
-                self.add_row(*(cells[c] for c in shown_keys), key=key)
+                row_key = row_keys.get(key)
+                if row_key is None:
+                    row_key = row_keys[key] = RowKey(key)
+                table_rows[row_key] = Row(row_key, 1)
+                data[row_key] = {column: cells[name] for name, column in shown}
                 changed += 1
+                added = True
             elif old is not cells:  # the same dict means the same row: nothing to compare
-                for column in shown_keys:
-                    if old.get(column) != cells[column]:
-                        self._hold_full_refresh = True
-                        try:
-                            self.update_cell(key, column, cells[column])
-                        finally:
-                            self._hold_full_refresh = False
+                row_data = data[row_keys[key]]
+                before = changed
+                for name, column in shown:
+                    value = cells[name]
+                    if old.get(name) != value:
+                        row_data[column] = value
                         changed += 1
-                        updated.append(key)
-            self._cells[key] = cells
+                if changed != before:
+                    updated.append(key)
+        leaving = [key for key in self._order if key not in cells_now]
+        for key in leaving:
+            row_key = row_keys.pop(key)
+            del table_rows[row_key]
+            del data[row_key]
+            changed += 1
         order = [key for key, _ in rows]
-        current = [k for k in self._order if k in wanted] + [k for k in order if k not in before]
-        if order != current:
-            position = {key: i for i, key in enumerate(order)}
-            self.sort("id", key=lambda cell: position[cell.plain])
+        moved = added or leaving or order != self._order
+        self._cells = cells_now
         self._order = order
-        self._refresh_visible_rows(updated)
+        if not changed and not moved:
+            return 0
+        # Every DataTable cache is keyed by this count: one bump per sync, not per cell.
+        self._update_count += 1
+        if moved:
+            self._row_locations = TwoWayDict({row_keys[key]: i for i, key in enumerate(order)})
+            self._update_dimensions(())
+            self.cursor_coordinate = self.cursor_coordinate  # clamped to the new row count
+            self.hover_coordinate = self.hover_coordinate
+            self.refresh()
+            if was_empty and order and self.show_cursor:
+                self._highlight_cursor()  # what DataTable.add_row does for the first row
+        else:
+            self._refresh_visible_rows(updated)
         self._restore(selected)
         return changed
 
     def _refresh_visible_rows(self, keys: Iterable[str]) -> None:
-        """Repaint the rows of ``keys`` that are on screen (rows are one line high).
-
-        ``refresh_row`` itself skips rows out of view, but finding a row's place costs a
-        pass over the rows above it; the cheap window test here keeps that to the few
-        visible ones even when thousands of rows changed.
-        """
+        """Repaint the rows of ``keys`` that are on screen (rows are one line high)."""
         top = int(self.scroll_y) - 1
         bottom = top + self.size.height + 2
-        visible = set()
+        locations = self._row_locations
         for key in keys:
-            index = self.get_row_index(key)
-            if top <= index <= bottom:
-                visible.add(index)
-        for index in sorted(visible):
-            self.refresh_row(index)
-
-    def _rebuild(
-        self, rows: Sequence[tuple[str, dict[str, Text]]], selected: str | None, left: int
-    ) -> int:
-        """Refill the table when many rows leave at once.
-
-        ``DataTable.remove_row`` renumbers every row after the removed one, so removing
-        many rows one by one is quadratic: 670 of 9,000 rows took 12 s of the UI thread
-        (the soak test's log), refilling all 8,330 took 1.9 s.  The cursor stays on its
-        row and the view keeps its scroll offset (restored once the new height is known).
-        """
-        scroll_y = self.scroll_y
-        self.clear()
-        shown_keys = [c.key for c in self.shown]
-        for key, cells in rows:
-            self.add_row(*(cells[c] for c in shown_keys), key=key)
-        self._cells = dict(rows)
-        self._order = [key for key, _ in rows]
-        self._restore(selected)
-        self.call_after_refresh(self.scroll_to, y=scroll_y, animate=False)
-        return left + len(rows)
+            index = locations.get(self._row_keys[key])
+            if index is not None and top <= index <= bottom:
+                self.refresh_row(index)
 
     def set_cell(self, key: str, column: str, value: Text) -> None:
         """Change one cell (for instance after ``x`` asked Slurm again)."""
