@@ -136,6 +136,13 @@ _APPS: tuple[tuple[str, str, str], ...] = (
 _CPU_PARTITIONS = ("batch", "batch", "batch", "debug", "long")
 _CPU_NODES = (1, 1, 1, 2, 2, 4, 8)
 _NUMBERED = (1, 2, 3, 3, 4, 5)
+_COMMENTS = (
+    "project CHEM-0042",
+    "rerun of the failed March batch",
+    "ticket #1187: slow I/O on /scratch",
+    "ask alice before cancelling",
+)
+"""``sbatch --comment`` texts; one job in three carries one (see ``_demo_comment``)."""
 _PENDING_REASONS = ("Priority", "Resources", "Priority", "Resources", "Dependency", "JobHeldUser")
 _FAIL_CODES = (_errno.ENOSPC, _errno.EIO, _errno.ENOMEM, _errno.EACCES)
 _STATE_WEIGHTS = (
@@ -450,6 +457,12 @@ class SimulatedCluster:
             f"{prefix}{first:0{width}d}",
         )
 
+    @staticmethod
+    def _demo_comment(job_id: int) -> str:
+        """A job's comment, from its id alone: the random draws (and so every other field of
+        a seeded cluster) stay what they were before jobs had comments."""
+        return _COMMENTS[(job_id // 3) % len(_COMMENTS)] if job_id % 3 == 0 else ""
+
     def _new_job(self, rng: random.Random, state: JobState, now: float) -> _JobRec:
         """One job in ``state``; every choice comes from one draw of ``rng`` (fast, stable)."""
         bits = _Bits(rng.getrandbits(192))
@@ -496,7 +509,7 @@ class SimulatedCluster:
                 start,
                 start + duration,
                 work_dir,
-                "",
+                self._demo_comment(job_id),
                 False,
                 0,
                 batch,
@@ -516,6 +529,7 @@ class SimulatedCluster:
             state_reason=reason,
             submit_time=submit,
             work_dir=work_dir,
+            comment=self._demo_comment(job_id),
             batch=batch,
             held=held,
         )
@@ -957,6 +971,7 @@ class SimulatedCluster:
         partition: str = "batch",
         work_dir: str = "",
         held: bool = False,
+        comment: str = "",
     ) -> Job:
         """Add one job in a given state (test hook); running jobs get their steps now."""
         with self._lock:
@@ -974,6 +989,7 @@ class SimulatedCluster:
                 state=JobState.PENDING,
                 submit_time=now,
                 work_dir=work_dir or f"/home/{user}/{name}",
+                comment=comment,
                 batch=batch,
                 held=held,
                 state_reason="JobHeldUser" if held else "Priority",

@@ -52,6 +52,8 @@ DIR_NAME = f"w{CLEAR}[i]d"  # no "/": it is one path component
 ERROR_MSG = f"err {MARKUP} {TITLE}{CLEAR}!"
 ESCAPED_TITLE = "\\x1b]0;pwned\\x07"
 """How the console and the command line show ``TITLE``."""
+ESCAPED_COMMENT = "[link=http://e]c[/]\\x1b[31mred\\x9bq"
+"""How the console shows ``COMMENT`` (the step detail's Comment line)."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,11 @@ async def _pilot(job: HostileJob, tmp_path: Path) -> None:
     assert "st\\x1b[2J[b]s[/b]" in detail  # the step name
     assert "err [bold red]x[/] \\x1b]0;pwned\\x07\\x1b[2J!" in detail  # the error
     assert "w\\x1b[2J[i]d" in detail  # the work dir, in the image paths of the history
+    # the job's sbatch --comment: markup as typed (no link), CSI and C1 escaped
+    lines = [line.strip() for line in detail.splitlines()]
+    assert [line.split(None, 1)[1] for line in lines if line.startswith("Comment ")] == [
+        ESCAPED_COMMENT
+    ]
 
 
 # ------------------------------------------------------------------ a real terminal
@@ -214,6 +221,7 @@ def test_real_terminal_shows_text_and_keeps_its_title(
         screen = term.wait(lambda s: "st\\x1b[2J[b]s[/b]" in s, timeout=90)
         assert ESCAPED_TITLE in screen
         assert "err [bold red]x[/]" in screen
+        assert ESCAPED_COMMENT in screen
         term.keys("Escape")
         screen = term.wait(lambda s: "JobID" in s and MARKUP in s, timeout=30)
         assert "sckpt" in screen.splitlines()[0]  # the header is still there: no clear
@@ -279,5 +287,7 @@ def test_no_escape_from_the_data_reaches_the_terminal_bytes(
         os.close(master)
     text = data.decode("utf-8")  # strict: the console wrote no stray byte (such as 0x9b)
     assert "st\\x1b[2J[b]s[/b]" in text and ESCAPED_TITLE in text
-    for sequence in (TITLE, "\x1b]0;pwned", f"{CLEAR}z", f"st{CLEAR}", f"{CLEAR}[b]", "\x9b"):
+    assert "\\x1b[31mred" in text  # the comment, shown as text
+    sequences = (TITLE, "\x1b]0;pwned", f"{CLEAR}z", f"st{CLEAR}", f"{CLEAR}[b]", "\x9b")
+    for sequence in (*sequences, "\x1b[31mred", "\x1b]8;"):  # + the comment's, a hyperlink
         assert sequence not in text, f"{sequence!r} reached the terminal"

@@ -1,4 +1,5 @@
-"""The step detail: checkpoint state, image dir, history, processes and interconnect.
+"""The step detail: its job and the job's comment, checkpoint state, image dir, history,
+processes and interconnect.
 
 Processes and interconnect come from extra controller/slurmd calls, so they are loaded on
 demand (when the detail opens, or on ``p``) by a worker and shown here when they arrive.
@@ -55,6 +56,10 @@ class StepDetail(Static):
                 "Job",
                 literal(f"{self.job.job.job_id} {self.job.job.name} ({self.job.job.state.short})"),
             )
+            # The job's sbatch --comment: where sites note the project, a ticket, or "ask me
+            # before cancelling" -- what an operator wants to read before acting.
+            comment = self.job.job.comment
+            line("Comment", literal(comment) if comment else Text("(none)", style="dim"))
         line("Checkpoint", checkpoint_text(ckpt, now))
         err = error_text(ckpt.last_error)
         line("Last error", err if err.plain else Text("none", style="dim"))
