@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+_NOT_SOURCE = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
 
 
 @pytest.fixture(scope="module")
 def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Build the wheel from this checkout and unpack-install it into a private directory."""
     out = tmp_path_factory.mktemp("wheel")
+    # From a copy without build/: setuptools reuses build/lib, whose stale files once hid a
+    # subpackage missing from pyproject's list.
+    source = out / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
-        cwd=ROOT,
+        cwd=source,
         check=True,
         capture_output=True,
     )
@@ -33,13 +40,22 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     return wheel, site
 
 
+def _installed_env(site: Path) -> dict[str, str]:
+    """PYTHONPATH for ``python -S``: the installed copy, then the dependencies.
+
+    ``-S`` skips the ``.pth`` files, and with them the editable install's import finder,
+    which would otherwise serve any module the wheel lacks from the checkout.
+    """
+    deps = sysconfig.get_paths()["purelib"]
+    return {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{deps}"}
+
+
 def _run_installed(site: Path, code: str) -> str:
     """Run Python with the installed copy first on the path and the checkout out of sight."""
-    env = {**os.environ, "PYTHONPATH": str(site)}
     result = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-S", "-c", code],
         cwd=site.parent,
-        env=env,
+        env=_installed_env(site),
         capture_output=True,
         text=True,
         check=True,
@@ -73,9 +89,40 @@ def test_installed_copy_finds_its_styles(installed_wheel: tuple[Path, Path]) -> 
 def test_installed_copy_answers_version(installed_wheel: tuple[Path, Path]) -> None:
     _, site = installed_wheel
     code = "import runpy, sys; sys.argv = ['sckpt', '--version']; runpy.run_module('sckpt')"
-    env = {**os.environ, "PYTHONPATH": str(site)}
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=site.parent, env=env, capture_output=True, text=True
+        [sys.executable, "-S", "-c", code],
+        cwd=site.parent,
+        env=_installed_env(site),
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0
     assert result.stdout.strip().startswith("sckpt ")
+
+
+def test_wheel_carries_every_module(installed_wheel: tuple[Path, Path]) -> None:
+    """Every module of backend/ and tui/ is in the wheel (a subpackage missing from
+    pyproject's list once left the installed console unable to start)."""
+    wheel, _ = installed_wheel
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for top in ("backend", "tui"):
+        for source in sorted((ROOT / top).rglob("*.py")):
+            assert f"sckpt/{source.relative_to(ROOT).as_posix()}" in names
+
+
+def test_installed_copy_imports_every_module_and_builds_the_console(
+    installed_wheel: tuple[Path, Path],
+) -> None:
+    _, site = installed_wheel
+    code = (
+        "import importlib, pkgutil, sckpt\n"
+        "mods = [m.name for m in pkgutil.walk_packages(sckpt.__path__, 'sckpt.')]\n"
+        "mods = [m for m in mods if not m.endswith('__main__')]  # that one runs the CLI\n"
+        "for name in mods: importlib.import_module(name)\n"
+        "from sckpt.tui.app import build_app\n"
+        "import sckpt.tui.screens.console as console\n"
+        "print(len(mods)); print(console.__file__)\n"
+    )
+    count, origin = _run_installed(site, code).splitlines()
+    assert origin.startswith(str(site))
+    assert int(count) >= len(list((ROOT / "tui").rglob("*.py")))
