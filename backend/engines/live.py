@@ -42,6 +42,7 @@ from ..errors import (
     SlurmError,
 )
 from ..model import (
+    STEP_PENDING,
     AbleResult,
     ActionResult,
     CheckpointError,
@@ -158,6 +159,11 @@ class LiveEngine(Engine):
                 self._steps_update = steps.last_update
                 by_job: dict[int, list[Step]] = {}
                 for step in self._steps:
+                    if step.step_id.step == STEP_PENDING:
+                        # An srun waiting for resources: slurmctld lists one such record
+                        # per wait, all with the same id and no process behind them, and
+                        # squeue -s does not show them.  They are not steps to act on.
+                        continue
                     by_job.setdefault(step.step_id.job_id, []).append(step)
                 for listed in by_job.values():
                     listed.sort(key=_step_order)

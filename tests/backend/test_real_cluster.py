@@ -20,7 +20,7 @@ from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.live import LiveEngine
 from sckpt.backend.facade import MUTATING, Facade, load_binding, open_facade
-from sckpt.backend.model import STEP_BATCH, ActionResult, CheckpointKind, StepId
+from sckpt.backend.model import STEP_BATCH, STEP_PENDING, ActionResult, CheckpointKind, StepId
 
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
@@ -348,3 +348,32 @@ def test_read_only_sends_no_mutating_rpc_and_changes_no_job(
     assert {j: _squeue_state(slurm_cluster, j) for j in states} == states
     refused = [r for r in read_records(log) if r["result"]["name"] == "READ_ONLY"]
     assert len(refused) >= 3 * 3 * len(MUTATING)
+
+
+def test_a_waiting_srun_is_not_listed_as_steps(
+    slurm_cluster: SlurmCluster, live: Facade, tmp_path: Path
+) -> None:
+    """An srun waiting for CPUs shows up in libslurm's step list as SLURM_PENDING_STEP
+    records, one per wait and all with the same id (at 10,000 jobs they once crashed the
+    console's steps table).  The facade lists the job's steps as ``squeue -s`` does."""
+    job = _submit(slurm_cluster, "-n1", "--wrap", "srun sleep 300 & sleep 2; srun sleep 300")
+    binding = load_binding()
+    try:
+
+        def waiting() -> bool:
+            steps = [s for s in binding.get_steps().steps if s.step_id.job_id == job]
+            return any(s.step_id.step == STEP_PENDING for s in steps)
+
+        wait_for(waiting, timeout=60)  # the premise: Slurm lists the waiting srun
+        listed = slurm_cluster.run("squeue", "-s", "-h", "-j", str(job), "-o", "%i").stdout
+        expected = set(listed.split())
+        got = [
+            str(s.step.step_id)
+            for v in live.snapshot().jobs
+            if v.job.job_id == job
+            for s in v.steps
+        ]
+        assert sorted(got) == sorted(expected)
+        assert len(got) == len(set(got)) and f"{job}.0" in got
+    finally:
+        slurm_cluster.run("scancel", str(job), check=False)
