@@ -21,6 +21,12 @@ Scenarios (the driver injects the fault itself, so its timings share one clock):
 ``start-paused``  SIGSTOP slurmctld before the console starts: it must paint, show the
            outage and answer keys (filter box open/close) with nothing loaded yet; after SIGCONT
            the rows and the cluster's name arrive.
+``vacate-half``  the console opened on ``JOB.0`` (the first job id) vacates it with the keys
+           an operator uses (``v``, Enter in the form, ``y``); as soon as the file named by
+           ``$SCKPT_DRIVER_WATCH`` exists (the program is inside its checkpoint), SIGKILL
+           slurmctld; record every notification until the action's report, then restart the
+           controller and capture the step detail once the console has recovered
+           (tests/reliability/test_half_failed_action.py).
 
 Everything is bounded: a wait that runs out records ``None`` and the scenario goes on, so the
 test gets a report (and fails on it) instead of hanging.
@@ -261,6 +267,88 @@ async def run_quit_paused(
     return report
 
 
+async def run_vacate_half(
+    cluster: PrivateCluster, jobs: list[int], interval: float
+) -> dict[str, Any]:
+    """A vacate from the console whose controller is killed half-way: what the operator saw.
+
+    Every notification shown from the key press on is recorded (title, severity, message),
+    so the test can check that none claimed a success that did not happen.
+    """
+    from sckpt.backend.model import StepId
+    from sckpt.tui.dialogs.confirm import Confirm
+    from sckpt.tui.dialogs.form import ActionForm
+    from sckpt.tui.screens.step import StepScreen
+
+    report: dict[str, Any] = {"scenario": "vacate-half", "interval": interval}
+    job = jobs[0]
+    inside_file = Path(os.environ["SCKPT_DRIVER_WATCH"])
+    audit = Path(os.environ.get("SCKPT_DRIVER_AUDIT", "/tmp/sckpt-driver-audit.log"))
+    settings = Settings(refresh_interval=interval, audit_log=audit, max_wait=120)
+    facade = open_facade(settings, engine="cooperative")
+    app = build_app(facade, settings, focus=StepId(job, 0))
+    seen: list[dict[str, str]] = []
+
+    def collect() -> None:
+        for note in list(app._notifications):
+            entry = {"title": note.title, "severity": note.severity, "message": note.message}
+            if entry not in seen:
+                seen.append(entry)
+
+    def action_reported() -> bool:
+        collect()
+        return any(f"vacate {job}.0" in n["message"] for n in seen)
+
+    try:
+        async with app.run_test(size=(200, 50)) as pilot:
+            loaded = await wait_until(
+                pilot,
+                lambda: isinstance(app.screen, StepScreen) and "RUNNING" in screen_text(app),
+                60,
+            )
+            report["loaded"] = loaded is not None
+            await pilot.press("v")
+            await pilot.pause()
+            report["form_shown"] = isinstance(app.screen, ActionForm)
+            await pilot.press("enter")
+            await pilot.pause()
+            report["confirm_shown"] = isinstance(app.screen, Confirm)
+            await pilot.press("y")
+            inside = await wait_until(pilot, inside_file.exists, 90)
+            report["inside_after"] = inside
+            if inside is not None:
+                os.kill(cluster.pid("slurmctld"), signal.SIGKILL)
+                killed = time.monotonic()
+                reported = await wait_until(pilot, action_reported, 240)
+                report["reported_after_kill"] = (
+                    None if reported is None else round(time.monotonic() - killed, 1)
+                )
+                report["screen_at_report"] = screen_text(app)
+                # The action's worker ends right after its report: nothing else may follow.
+                await wait_until(
+                    pilot,
+                    lambda: (
+                        not any(w.group == "actions" and not w.is_finished for w in app.workers)
+                    ),
+                    30,
+                )
+                await pilot.pause(2)
+                collect()
+                report["restart_error"] = await asyncio.to_thread(restart_controller, cluster)
+                recovered = await wait_until(pilot, lambda: not stale_shown(app), 90)
+                report["recovered"] = recovered is not None
+                await pilot.pause(2 * interval)
+                report["screen_after"] = screen_text(app)
+            collect()
+            report["notifications"] = seen
+            await pilot.press("q")
+            await pilot.pause()
+        report["return_code"] = app.return_code
+    finally:
+        facade.close()
+    return report
+
+
 def restart_controller(cluster: PrivateCluster) -> str:
     """``scripts/slurm-cluster up``: starts the missing slurmctld on the saved state."""
     up = cluster.script("up", timeout=300)
@@ -357,6 +445,8 @@ def main() -> int:
         report = asyncio.run(run_started_paused(cluster, jobs, float(interval)))
     elif scenario == "quit-paused":
         report = asyncio.run(run_quit_paused(cluster, jobs, float(interval)))
+    elif scenario == "vacate-half":
+        report = asyncio.run(run_vacate_half(cluster, jobs, float(interval)))
     else:
         report = asyncio.run(run(scenario, cluster, jobs, float(interval)))
     for key in ("latency_before_ms", "latency_paused_ms"):

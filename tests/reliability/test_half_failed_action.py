@@ -14,25 +14,32 @@ What must hold: the command exits non-zero with a message that says the checkpoi
 same account; the state file's history records the same, with the checkpoint itself closed
 and its image recorded; the image's bytes on disk are complete and consistent with the
 program's log; and after the restart the job is still running (nothing claimed a requeue).
+
+The same vacate is then made from the console (Pilot, in a child process:
+``console_driver.py vacate-half``) with the keys an operator uses: its notification must say
+"failed" with the same account, and no notification may claim success.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sckpt.backend.audit import read_records
 from sckpt.backend.model import StepId
 from sckpt.backend.store import StepStore
 
-from tests.conftest import PrivateCluster
+from tests.conftest import ROOT, PrivateCluster
 from tests.cooperative.conftest import EXAMPLE, SCKPT
 from tests.helpers import wait_for
 
@@ -155,6 +162,120 @@ def test_vacate_with_the_controller_killed_half_way(
         if vacate is not None and vacate.poll() is None:
             vacate.kill()
             vacate.wait()
+        if private_cluster.script("status").returncode != 0:
+            private_cluster.script("up")
+        private_cluster.run("scancel", str(job), check=False)
+        wait_for(
+            lambda: not private_cluster.run("squeue", "-h", "-j", str(job), check=False).stdout,
+            timeout=90,
+        )
+
+
+# ------------------------------------------------------------------ the console
+
+
+def drive_console_vacate(
+    cluster: PrivateCluster, job: int, inside: Path, audit: Path, tmp: Path
+) -> dict[str, Any]:
+    """Run ``console_driver.py vacate-half`` against the private cluster; its report.
+
+    A child process, as in test_controller_outage.py: libslurm takes one slurm.conf per
+    process and this one may already talk to the shared cluster.
+    """
+    fields = {
+        "conf": str(cluster.conf),
+        "directory": str(cluster.directory),
+        "node": cluster.node,
+        "ctld_port": cluster.ctld_port,
+        "slurmd_port": cluster.slurmd_port,
+    }
+    (tmp / "none.toml").write_text("")
+    env = {
+        **os.environ,
+        "SLURM_CONF": str(cluster.conf),
+        "SCKPT_CONFIG": str(tmp / "none.toml"),
+        "SCKPT_DRIVER_AUDIT": str(audit),
+        "SCKPT_DRIVER_WATCH": str(inside),
+        "TEXTUAL_ANIMATIONS": "none",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.reliability.console_driver", "vacate-half",
+         json.dumps(fields), str(job), "1.0"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("REPORT ")]
+    assert lines, (proc.stdout[-2000:], proc.stderr[-2000:])
+    report: dict[str, Any] = json.loads(lines[-1][len("REPORT ") :])
+    return report
+
+
+def test_console_vacate_with_the_controller_killed_half_way_says_failed(
+    private_cluster: PrivateCluster, work: Path, tmp_path: Path
+) -> None:
+    script = work / "job.sh"
+    script.write_text(SCRIPT)
+    out = private_cluster.run(
+        "sbatch", "--parsable", "-J", "half-console", f"--chdir={work}",
+        "-o", str(work / "out.txt"), str(script), user=ALICE, cwd=str(work),
+    )  # fmt: skip
+    job = int(out.stdout.strip().split(";")[0])
+    store = StepStore(work / ".sckpt", StepId(job, 0))
+    image = work / f"{job}.0" / "task0"
+    log = work / "step0.log"
+    audit = work.parent / "audit.log"
+    try:
+        wait_for(lambda: store.path.exists() and log.exists() and log.stat().st_size, timeout=90)
+        wait_state_saved(private_cluster)  # the killed controller must still know the job
+        report = drive_console_vacate(private_cluster, job, image / "state.tmp", audit, tmp_path)
+
+        # The keys reached the form and the confirmation; the kill fell inside the checkpoint.
+        assert report["loaded"] and report["form_shown"] and report["confirm_shown"], report
+        assert report["inside_after"] is not None, report
+        assert report["reported_after_kill"] is not None, report
+        assert report["reported_after_kill"] < 180, report  # gave up, did not hang
+
+        # What the operator was told: failed, with what was done and what was not.
+        about = [n for n in report["notifications"] if f"vacate {job}.0" in n["message"]]
+        assert len(about) == 1, report["notifications"]
+        (note,) = about
+        assert note["title"] == "failed" and note["severity"] == "error", note
+        message = note["message"]
+        assert message.startswith(f"vacate {job}.0 failed: SLURMCTLD_COMMUNICATIONS"), message
+        assert "vacate half done: the checkpoint finished" in message, message
+        assert f"{job}.0 image {image}" in message, message
+        assert f"job {job} was not requeued" in message, message
+        # ... and nothing claimed a success: no "done", no "accepted", no information toast.
+        for shown in report["notifications"]:
+            text = shown["message"]
+            assert ": done" not in text and "accepted" not in text, shown
+            assert shown["severity"] != "information" or shown["title"] != "vacate", shown
+        assert report["return_code"] == 0
+
+        # The audit line, the state file and the image say what the command line's test
+        # checks: one failed vacate with the account; the checkpoint closed with its image.
+        lines = [r for r in read_records(audit) if r["operation"] == "vacate"]
+        assert len(lines) == 1, lines
+        assert lines[0]["result"]["name"].startswith("SLURMCTLD_COMMUNICATIONS")
+        assert "half done" in lines[0]["hint"] and str(image) in lines[0]["hint"]
+        rec = store.read()
+        assert rec is not None and rec.in_progress is None
+        assert rec.error_code == 0 and rec.last_image == {"0": str(image)}
+        ops = [(h["operation"], h["code"]) for h in rec.history]
+        assert ops[-2] == ("done", 0) and ops[-1][0] == "vacate" and ops[-1][1] != 0
+        state = (image / "state").read_bytes()
+        assert not (image / "state.tmp").exists()
+        count, _size = image_is_complete(state, log.read_bytes())
+
+        # Controller back: the console recovered, and the job still runs (never requeued).
+        assert report["restart_error"] == "" and report["recovered"], report
+        assert "RUNNING" in report["screen_after"], report["screen_after"]
+        squeue = private_cluster.run("squeue", "-h", "-j", str(job), "-o", "%t")
+        assert squeue.stdout.strip() == "R"
+        wait_for(lambda: int(log.read_text().split()[-1]) > count + 5, timeout=60)
+        assert (image / "state").read_bytes() == state
+    finally:
         if private_cluster.script("status").returncode != 0:
             private_cluster.script("up")
         private_cluster.run("scancel", str(job), check=False)
