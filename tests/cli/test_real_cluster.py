@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -282,6 +283,19 @@ def _rpc_count(cluster: SlurmCluster, user: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+def _settled_rpc_count(cluster: SlurmCluster, user: str) -> int:
+    """``_rpc_count`` once it stops moving: slurmctld counts an RPC after sending its
+    reply, so a command that has just exited may still have its last RPCs uncounted."""
+    count = _rpc_count(cluster, user)
+    for _ in range(20):
+        time.sleep(0.5)
+        again = _rpc_count(cluster, user)
+        if again == count:
+            return count
+        count = again
+    return count
+
+
 @pytest.fixture(scope="module")
 def probe(shared_dir: Path) -> Path:
     """The probe user (created once, like the cluster script's test users) and its home."""
@@ -301,16 +315,16 @@ def probe(shared_dir: Path) -> Path:
 def test_invalid_input_never_reaches_slurm(
     slurm_cluster: SlurmCluster, config: Path, probe: Path
 ) -> None:
-    before = _rpc_count(slurm_cluster, PROBE_USER)
+    before = _settled_rpc_count(slurm_cluster, PROBE_USER)
     for argv in BAD_USAGE:
         result = sckpt(slurm_cluster, config, *argv, user=PROBE_USER, home=probe)
         assert result.returncode == 2, (argv, result.stderr)
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    assert _rpc_count(slurm_cluster, PROBE_USER) == before
+    assert _settled_rpc_count(slurm_cluster, PROBE_USER) == before
     # The probe sees RPCs: a valid listing by the same user is counted.
     listed = sckpt(slurm_cluster, config, "ls", "-H", "-j", "1", user=PROBE_USER, home=probe)
     assert listed.returncode == 0, listed.stderr
-    assert _rpc_count(slurm_cluster, PROBE_USER) > before
+    assert _settled_rpc_count(slurm_cluster, PROBE_USER) > before
 
 
 # ------------------------------------------------------------------ a step under `sckpt run`
@@ -411,6 +425,11 @@ def test_an_unreachable_controller_is_exit_3_with_the_reason(
     assert document["stale"] is True and document["jobs"] == []
     assert result.stderr.startswith("sckpt: cannot reach Slurm: ")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    # The table form: no empty header before the error, which comes alone on stderr.
+    table = subprocess.run([str(SCKPT), "ls"], env=env, capture_output=True, text=True, timeout=300)
+    assert (table.returncode, table.stdout) == (3, "")
+    assert table.stderr.startswith("sckpt: cannot reach Slurm: ")
+    assert table.stderr.count("\n") == 1
 
 
 def test_doctor_on_the_real_cluster(slurm_cluster: SlurmCluster, config: Path) -> None:
@@ -432,6 +451,14 @@ real_console = cli._cmd_console
 counted = []
 
 
+opened = []
+
+
+def counting_open(args):
+    opened.append(args)
+    return real_open(args)
+
+
 def refuse_open(args):
     raise RuntimeError("would open a facade")
 
@@ -451,8 +478,14 @@ def dry_run(argv):
 def invalid_input_is_refused_before_slurm(argv):
     assume("run" not in argv and "doctor" not in argv)
     assume(dry_run(argv) == 2)
-    # now for real, against the real cluster: it must still stop at exit 2
-    assert cli.main(argv) == 2, argv
+    # now for real, against the real cluster: it must still stop at exit 2, before Slurm
+    opened.clear()
+    cli._open = counting_open
+    try:
+        assert cli.main(argv) == 2, argv
+    finally:
+        cli._open = real_open
+    assert not opened, ("a facade was opened for", argv)
     counted.append(argv)
 
 
@@ -468,7 +501,7 @@ def test_random_invalid_input_never_reaches_slurm(
     script = probe / "probe_invalid.py"
     script.write_text(PROBE_SCRIPT)
     script.chmod(0o644)
-    before = _rpc_count(slurm_cluster, PROBE_USER)
+    before = _settled_rpc_count(slurm_cluster, PROBE_USER)
     env = {
         "SLURM_CONF": str(slurm_cluster.conf),
         "SCKPT_CONFIG": str(config),
