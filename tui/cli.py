@@ -696,7 +696,9 @@ def _cmd_ls(args: argparse.Namespace) -> int:
             # stale: the controller did not answer; asking it again would only wait again
             info = None if snapshot.stale else _info_or_none(facade)
             _out(cli_output.dumps(render_json(views, snapshot, info)))
-        else:
+        elif not (snapshot.stale and not snapshot.taken_at):
+            # No answer and no data: an empty table would read as "no jobs"; the error
+            # line below comes alone.
             text = render_text(views, snapshot, steps=args.steps, noheader=args.noheader)
             if text:
                 _out(text)

@@ -310,6 +310,10 @@ def test_ls_on_a_stale_snapshot_prints_what_it_has_and_exits_3(
     out, err = capsys.readouterr()
     assert json.loads(out)["stale"] is True
     assert err == "sckpt: cannot reach Slurm: slurmctld did not answer\n"
+    for text_form in (["ls"], ["ls", "--steps"]):
+        # No data at all: no empty table (it would read as "no jobs"), the error alone.
+        assert cli.main(text_form) == 3
+        assert capsys.readouterr() == ("", "sckpt: cannot reach Slurm: slurmctld did not answer\n")
 
 
 def test_after_slurm_does_not_answer_the_remaining_targets_are_not_attempted(

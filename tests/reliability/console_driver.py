@@ -71,7 +71,9 @@ def header_line(app: SckptApp) -> str:
 
 
 def stale_shown(app: SckptApp) -> bool:
-    return "STALE" in header_line(app)
+    """The header shows the outage: STALE (old data kept) or NO DATA YET (none loaded)."""
+    line = header_line(app)
+    return "STALE" in line or "NO DATA YET" in line
 
 
 async def wait_until(pilot: Pilot[Any], predicate: Any, limit: float) -> float | None:

@@ -184,6 +184,9 @@ def test_console_started_while_the_controller_is_paused(
     assert report["banner_after"] is not None, report
     assert report["banner_after"] <= 2 * INTERVAL + LOAD_SLACK, report
     assert "not answering" in report["header_at_banner"], report
+    # nothing loaded yet: nothing to call stale, and no "STALE since" the current time
+    assert "NO DATA YET" in report["header_at_banner"], report
+    assert "STALE" not in report["header_at_banner"], report
     assert report["refresh_overdue_at_keys"], report
     latencies = report["latency_paused_ms"]
     assert len(latencies) == 8 and all(math.isfinite(ms) for ms in latencies), report

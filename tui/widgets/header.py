@@ -6,8 +6,10 @@ every tick told the operator nothing more, yet repainted the line every second, 
 most of what an idle console sent over SSH.  As soon as the data is older than one interval
 plus a grace (a late or slow refresh) it says "updated N s ago" in yellow and counts every
 second; when the controller cannot be reached it turns into a red STALE marker with the
-time the data was last fresh and the reason.  The line is repainted only when its text
-changes, and without a layout pass (its size is fixed by the stylesheet).
+time the data was last fresh and the reason.  A console started during an outage has no
+data to call stale: it says NO DATA YET and the reason right after it (not "STALE since"
+the current time, which read as if data had just been fresh).  The line is repainted only
+when its text changes, and without a layout pass (its size is fixed by the stylesheet).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class StatusHeader(Static):
         self.stale_since: float | None = None
         """When the data was last fresh, while the controller is unreachable."""
         self.stale_error: str = ""
+        self.no_data = False
+        """Stale with nothing ever loaded: the console started during an outage."""
         self.note: str = ""
         """A short state note (``filter: user:alice``, ``mine``), set by the console."""
 
@@ -42,10 +46,18 @@ class StatusHeader(Static):
         self.updated_at = taken_at
         self.stale_since = None
         self.stale_error = ""
+        self.no_data = False
         self.tick(now)
 
     def show_stale(self, since: float, error: str, now: float) -> None:
-        """The latest refresh failed; the data shown dates from ``since``."""
+        """The latest refresh failed; the data shown dates from ``since``.
+
+        ``since`` 0, or ``now`` itself on a header that never saw fresh data, means nothing
+        was ever loaded (the app passes ``now`` when it has no last-fresh time): the header
+        then says NO DATA YET.  A header mounted later during an outage gets the app's real
+        last-fresh time, which is in the past, so it still says STALE since that time.
+        """
+        self.no_data = not since or (self.updated_at is None and since >= now)
         self.stale_since = since or self.updated_at or now
         self.stale_error = error
         self.tick(now)
@@ -73,7 +85,12 @@ class StatusHeader(Static):
             text.append(" READ-ONLY ", style="bold reverse yellow")
             text.append("  ")
         # Freshness comes early: on a narrow terminal the end of the line is cut off.
-        if self.stale_since is not None:
+        if self.stale_since is not None and self.no_data:
+            text.append(" NO DATA YET ", style="bold reverse red")
+            if self.stale_error:  # the reason first: nothing else on the line is known yet
+                text.append("  ")
+                text.append_text(literal(self.stale_error, style="red"))
+        elif self.stale_since is not None:
             text.append(
                 f" STALE since {clock_time(self.stale_since)} ({ago(now - self.stale_since)}) ",
                 style="bold reverse red",
@@ -89,7 +106,7 @@ class StatusHeader(Static):
         text.append("  user ")
         text.append_text(literal(info.acting_user))
         text.append(f"  Slurm {info.slurm_version}", style="dim")
-        if self.stale_since is not None and self.stale_error:
+        if self.stale_since is not None and self.stale_error and not self.no_data:
             text.append("  ")
             text.append_text(literal(self.stale_error, style="red"))
         if self.note:
