@@ -37,8 +37,8 @@ from textual.widgets.data_table import ColumnKey, Row, RowKey
 
 from ..console_text import Column, columns_for
 
-Rows = Sequence[tuple[str, dict[str, Text]]]
-"""A table's content: (row key, cells by column key), in display order."""
+Rows = Iterable[tuple[str, dict[str, Text]]]
+"""A table's content: (row key, cells by column key), in display order (read once)."""
 
 
 class KeyedTable(DataTable[Text]):
@@ -86,7 +86,19 @@ class KeyedTable(DataTable[Text]):
             return
         width = sum(column.get_render_width(self) for column in self.columns.values())
         header = self.header_height if self.show_header else 0
-        self.virtual_size = Size(width + self._row_label_column_width, len(self.rows) + header)
+        size = Size(width + self._row_label_column_width, len(self.rows) + header)
+        if size == self.virtual_size:
+            return
+        if size.width != self.virtual_size.width or not self.container_size:
+            self.virtual_size = size
+            return
+        # Only the row count changed.  ``virtual_size`` is a layout reactive: setting it
+        # lays out and repaints the whole screen (the steps table changes height on most
+        # cursor moves, the jobs table on most changed refreshes).  Only this widget's
+        # scrollbars depend on it; a scrollbar that appears or goes still lays out.
+        self.set_reactive(KeyedTable.virtual_size, size)
+        self._scroll_update(size)
+        self.refresh()
 
     @property
     def _total_row_height(self) -> int:
@@ -178,11 +190,13 @@ class KeyedTable(DataTable[Text]):
         row_keys = self._row_keys
         shown = [(c.key, ColumnKey(c.key)) for c in self.shown]
         cells_now: dict[str, dict[str, Text]] = {}
+        order: list[str] = []
         updated: list[str] = []
         changed = 0
         added = False
         for key, cells in rows:
             cells_now[key] = cells
+            order.append(key)
             old = current.get(key)
             if old is None:
                 row_key = row_keys.get(key)
@@ -208,14 +222,23 @@ class KeyedTable(DataTable[Text]):
             del table_rows[row_key]
             del data[row_key]
             changed += 1
-        order = [key for key, _ in rows]
         moved = added or leaving or order != self._order
         self._cells = cells_now
         self._order = order
         if not changed and not moved:
             return 0
         # Every DataTable cache is keyed by this count: one bump per sync, not per cell.
+        # What the render caches hold for older counts can never be used again; dropped
+        # now rather than left to their LRU bounds (thousands of rendered cells, which
+        # the garbage collector then walks on every full collection).
         self._update_count += 1
+        for cache in (
+            self._row_render_cache,
+            self._cell_render_cache,
+            self._row_renderable_cache,
+            self._line_cache,
+        ):
+            cache.clear()
         if moved:
             self._row_locations = TwoWayDict({row_keys[key]: i for i, key in enumerate(order)})
             self._update_dimensions(())
