@@ -111,9 +111,11 @@ OTHER_VERBS: list[list[str]] = [
     ["ls", "--steps", "--json", "--all"],
     ["doctor"],
     ["completion", "bash"],
-    ["run", "--", "/bin/true"],  # the job-side wrapper, outside a job: refuses, no RPC
+    ["run", "--", "/bin/true"],  # the job-side wrapper: refused in read-only mode, no RPC
 ]
-MUTATING_VERBS = {"create", "vacate", "restart", "enable", "disable", "complete", "tasks"}
+MUTATING_VERBS = {"create", "vacate", "restart", "enable", "disable", "complete", "tasks", "run"}
+"""``run`` too: the wrapper writes the step's state file and carries out checkpoint requests,
+so read-only mode refuses it (and audits the refusal) like the actions."""
 
 
 @pytest.fixture(scope="module")
