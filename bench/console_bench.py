@@ -5,9 +5,18 @@ Figures only (printed as a Markdown table for bench/README.md); nothing is asser
 
     .venv/bin/python bench/console_bench.py --jobs 10000 --idle 30
 
-* first screen: from app start to the first snapshot shown in both tables;
-* key -> repaint: ``down`` presses (Pilot waits until the screen processed them) while
-  refreshes with changed data run back to back (the simulated clock advances 2 s each);
+* first screen: from app start to the first snapshot shown in both tables, every row added
+  and the app idle; "first rows painted": to the first screen update written with job rows;
+* key presses, two figures each.  "Pilot" is ``Pilot.press``'s round trip, which includes
+  Pilot's own waits (two ``wait_for_idle``: at least 20 ms each, and until the process's CPU
+  time stops advancing, so a refresh running in the same process, the simulated cluster's
+  included, is waited out).  "True" is what an operator sees: from the key event entering
+  the app's queue (``Driver.send_message``, as a terminal driver does) to the end of the
+  first screen update after the table handled it (``App._display``, which headless skips
+  rendering in, so the probe renders the update to terminal bytes itself);
+* key presses while refreshes with changed data run back to back (the simulated clock
+  advances 2 s each): with Pilot (a refresh started before each press), and as a stream of
+  presses at random 0-40 ms gaps that land at any point of a refresh (true latency only);
 * unchanged refresh: one refresh whose snapshot says "no change" (facade + app);
 * RSS: the process's peak resident memory with the cluster and the console loaded;
 * idle CPU: process CPU seconds per minute with the default 2 s interval on a real clock.
@@ -19,6 +28,7 @@ import argparse
 import asyncio
 import os
 import platform
+import random
 import resource
 import statistics
 import sys
@@ -33,6 +43,69 @@ from sckpt.backend.config import Settings
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.tui.app import SckptApp, build_app
+from textual import events
+from textual.widgets import DataTable
+
+
+class LatencyProbe:
+    """Key-to-screen latency, measured inside the app rather than around Pilot.
+
+    A press is stamped when its key event is posted, marked handled when the jobs table's
+    cursor action ran, and done at the end of the first screen update after that (the
+    update carries the moved cursor: the action refreshed those rows synchronously).
+    """
+
+    def __init__(self, app: SckptApp, table: DataTable[Any]) -> None:
+        self.app = app
+        self.sent = 0.0
+        self.handled = False
+        self.done: asyncio.Event = asyncio.Event()
+        self.latencies: list[float] = []
+        self.paints = 0
+        self.first_rows_painted = 0.0
+        display = app._display
+
+        def timed_display(screen: Any, renderable: Any) -> None:
+            display(screen, renderable)
+            if renderable is not None and not app._batch_count:
+                if app.is_headless and hasattr(renderable, "render_segments"):
+                    renderable.render_segments(app.console)  # what a terminal would be sent
+                self.paints += 1
+                if self.handled and not self.done.is_set():
+                    self.latencies.append((time.perf_counter() - self.sent) * 1000)
+                    self.done.set()
+
+        app._display = timed_display  # type: ignore[method-assign]
+        for name in ("action_cursor_down", "action_cursor_up"):
+            action = getattr(table, name)
+
+            def handled(action: Any = action) -> None:
+                action()
+                self.handled = True
+
+            setattr(table, name, handled)
+
+    def start(self) -> None:
+        """A press is about to be posted."""
+        self.sent = time.perf_counter()
+        self.handled = False
+        self.done.clear()
+
+    async def press(self, key: str) -> float:
+        """Post ``key`` as a terminal driver would and wait for its screen update."""
+        driver = self.app._driver
+        assert driver is not None
+        self.start()
+        driver.send_message(events.Key(key, None))
+        await asyncio.wait_for(self.done.wait(), timeout=60)
+        return self.latencies[-1]
+
+
+def _percentiles(values: list[float], prefix: str, out: dict[str, Any]) -> None:
+    ordered = sorted(values)
+    out[f"{prefix}_p50_ms"] = ordered[len(ordered) // 2]
+    out[f"{prefix}_p95_ms"] = ordered[int(len(ordered) * 0.95)]
+    out[f"{prefix}_max_ms"] = ordered[-1]
 
 
 async def _wait_loaded(app: SckptApp, pilot: Any) -> None:
@@ -53,13 +126,26 @@ async def measure(jobs: int, presses: int) -> dict[str, Any]:
     facade = open_facade(settings, as_user="root", cluster=cluster)
     app = build_app(facade, settings, clock=clock)
     out: dict[str, Any] = {"jobs": jobs, "steps": steps, "generation_s": gen}
+    first_rows: list[float] = []
+    display = app._display
+
+    def first_display(screen: Any, renderable: Any) -> None:
+        display(screen, renderable)
+        con = app.console_screen()
+        painted = renderable is not None and con is not None and con.jobs_table.row_count > 0
+        if painted and not first_rows:
+            first_rows.append(time.perf_counter())
+
+    app._display = first_display  # type: ignore[method-assign]
     start = time.perf_counter()
     async with app.run_test(size=(160, 50)) as pilot:
         await _wait_loaded(app, pilot)
         out["first_screen_ms"] = (time.perf_counter() - start) * 1000
+        out["first_rows_painted_ms"] = (first_rows[0] - start) * 1000 if first_rows else -1.0
         con = app.console_screen()
         assert con is not None
         out["rows"] = con.jobs_table.row_count
+        probe = LatencyProbe(app, con.jobs_table)
 
         # Unchanged refresh: facade snapshot ("no change") + the app's handling of it.
         costs = []
@@ -71,31 +157,65 @@ async def measure(jobs: int, presses: int) -> dict[str, Any]:
             costs.append((time.perf_counter() - t) * 1000)
         out["unchanged_refresh_ms"] = statistics.median(costs)
 
-        # Baseline: key presses with no refresh running (Pilot's own round trip included).
+        # Baseline: key presses with no refresh running (Pilot's round trip and the true one).
         base = []
+        probe.latencies.clear()
         for i in range(min(presses, 60)):
             t = time.perf_counter()
+            probe.start()
             await pilot.press("down" if i % 40 < 20 else "up")
             base.append((time.perf_counter() - t) * 1000)
-        base.sort()
-        out["key_idle_p50_ms"] = base[len(base) // 2]
-        out["key_idle_p95_ms"] = base[int(len(base) * 0.95)]
+        _percentiles(base, "key_idle_pilot", out)
+        _percentiles(probe.latencies, "key_idle_true", out)
+        probe.latencies.clear()
+        for i in range(min(presses, 60)):
+            await probe.press("down" if i % 40 < 20 else "up")
+            await asyncio.sleep(0.02)
+        _percentiles(probe.latencies, "key_idle_true_no_pilot", out)
 
-        # Key presses while changed-data refreshes run back to back.
+        # Key presses while changed-data refreshes run back to back, Pilot-driven: a refresh
+        # is started before each press, and Pilot waits until it is over.
         latencies = []
         refreshes = 0
+        probe.latencies.clear()
         for i in range(presses):
             if not app._refreshing:
                 clock.advance(2)
                 app.refresh_now()
                 refreshes += 1
             t = time.perf_counter()
+            probe.start()
             await pilot.press("down" if i % 40 < 20 else "up")
             latencies.append((time.perf_counter() - t) * 1000)
-        latencies.sort()
-        out["key_p50_ms"] = latencies[len(latencies) // 2]
-        out["key_p95_ms"] = latencies[int(len(latencies) * 0.95)]
+        _percentiles(latencies, "key_refresh_pilot", out)
+        _percentiles(probe.latencies, "key_refresh_true", out)
         out["refreshes_during_keys"] = refreshes
+
+        # The same load, keys as a stream at random gaps: presses land at every point of a
+        # refresh (the snapshot on its thread, the apply on the UI thread).
+        rng = random.Random(1)
+        stop = False
+
+        async def refresh_loop() -> int:
+            count = 0
+            while not stop:
+                if not app._refreshing:
+                    clock.advance(2)
+                    app.refresh_now()
+                    count += 1
+                await asyncio.sleep(0.001)
+            return count
+
+        loop_task = asyncio.create_task(refresh_loop())
+        probe.latencies.clear()
+        for i in range(presses):
+            await probe.press("down" if i % 40 < 20 else "up")
+            await asyncio.sleep(rng.uniform(0, 0.04))
+        stop = True
+        out["refreshes_during_stream"] = await loop_task
+        _percentiles(probe.latencies, "key_stream_true", out)
+        while app._refreshing:
+            await asyncio.sleep(0.01)
         out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     facade.close()
     return out
