@@ -52,3 +52,28 @@ def test_many_rows_leaving_keep_order_cells_and_cursor() -> None:
             assert table.selected_key == "450"
 
     asyncio.run(run())
+
+
+def test_a_key_listed_twice_is_shown_once_and_paints() -> None:
+    """Rows with a repeated key (Slurm listed a waiting srun as several steps with one id)
+    give one row, the first, and the table still paints and moves its cursor."""
+
+    async def run() -> None:
+        app = _Host()
+        async with app.run_test(size=(120, 30)) as pilot:
+            table = app.query_one(KeyedTable)
+            table.fit_columns(120)
+            rows = _rows([1, 2, 3]) + _rows([3, 3], tag="dup") + _rows([4])
+            table.sync(rows)
+            await pilot.pause()
+            assert table.row_keys_in_order == ["1", "2", "3", "4"]
+            assert _shown(table)[2] == tuple(
+                rows[2][1][c.key].plain for c in table.shown
+            )  # the first of the three
+            for _ in range(5):
+                await pilot.press("down")
+            await pilot.pause()
+            assert table.selected_key == "4"
+            assert "4" in "".join(line.text for line in table.render_lines(table.region))
+
+    asyncio.run(run())

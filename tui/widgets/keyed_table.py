@@ -199,6 +199,11 @@ class KeyedTable(DataTable[Text]):
         changed = 0
         added = False
         for key, cells in rows:
+            if key in cells_now:
+                # A key twice would leave DataTable with fewer rows than the order lists
+                # and crash the next paint; the first one is shown.  (Slurm once listed a
+                # waiting srun as several steps with one id.)
+                continue
             cells_now[key] = cells
             order.append(key)
             old = current.get(key)
