@@ -377,3 +377,21 @@ def test_a_waiting_srun_is_not_listed_as_steps(
         assert len(got) == len(set(got)) and f"{job}.0" in got
     finally:
         slurm_cluster.run("scancel", str(job), check=False)
+
+
+def test_unchanged_jobs_keep_their_view_objects_across_a_change(
+    slurm_cluster: SlurmCluster, live: Facade, jobs: Jobs
+) -> None:
+    """After a submission the snapshot is new, but the held job's ``JobView`` is the very
+    same object: the console skips rows by identity, so a change to one job of 10,000
+    must not rebuild them all."""
+    first = {v.job.job_id: v for v in live.snapshot().jobs}
+    extra = _submit(slurm_cluster, "--hold", "--wrap", "sleep 600")
+    try:
+        second = live.snapshot()
+        assert second.changed
+        now = {v.job.job_id: v for v in second.jobs}
+        assert extra in now and extra not in first
+        assert now[jobs.pending] is first[jobs.pending]
+    finally:
+        slurm_cluster.run("scancel", str(extra), check=False)
