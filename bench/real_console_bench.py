@@ -74,8 +74,11 @@ def job_count() -> int:
 
 def fill(jobs: int, running: int) -> None:
     """``running`` jobs with two steps each, then held jobs up to ``jobs`` in all."""
+    # Two CPUs and --overlap: without them the second srun waits for the first's CPU and
+    # retries its step creation every few seconds, which is not a quiet cluster.
+    steps = "srun --overlap -n1 sleep 3600 & srun --overlap -n1 sleep 3600 & wait"
     for _ in range(running):
-        slurm("sbatch", "-o", "/dev/null", "--wrap", "srun sleep 3600 & srun sleep 3600 & wait")
+        slurm("sbatch", "-n2", "-o", "/dev/null", "--wrap", steps)
     missing = jobs - job_count()
 
     def submit(_: int) -> None:
@@ -88,7 +91,9 @@ def fill(jobs: int, running: int) -> None:
 def sdiag_rpcs() -> tuple[int, int]:
     """RPCs slurmctld counted since its last ``sdiag -r``: (count, total microseconds).
 
-    sdiag's own requests (REQUEST_STATS_INFO) are left out.
+    Only reads are counted (``REQUEST_*_INFO``), without sdiag's own REQUEST_STATS_INFO:
+    the jobs' own RPCs (an srun creating its step, a batch script ending) are not the
+    reader's doing.
     """
     text = slurm("sdiag").stdout
     block = text.split("Remote Procedure Call statistics by message type", 1)[1]
@@ -96,7 +101,7 @@ def sdiag_rpcs() -> tuple[int, int]:
     count = total = 0
     row = r"(\w+)\s+\(\s*\d+\)\s+count:(\d+).*?total_time:(\d+)"
     for kind, n, micros in re.findall(row, block):
-        if kind != "REQUEST_STATS_INFO":
+        if kind.endswith("_INFO") and kind != "REQUEST_STATS_INFO":
             count += int(n)
             total += int(micros)
     return count, total
