@@ -115,10 +115,10 @@ async def _wait_loaded(app: SckptApp, pilot: Any) -> None:
     await pilot.pause()
 
 
-async def measure(jobs: int, presses: int) -> dict[str, Any]:
+async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[str, Any]:
     clock = ManualClock()
     t0 = time.perf_counter()
-    cluster = SimulatedCluster(seed=1, n_jobs=jobs, clock=clock)
+    cluster = SimulatedCluster(seed=1, n_jobs=jobs, clock=clock, numbered_steps=numbered)
     gen = time.perf_counter() - t0
     steps = sum(len(j.steps) for j in cluster.snapshot().jobs)
     audit = Path(tempfile.mkdtemp()) / "audit.log"
@@ -221,9 +221,9 @@ async def measure(jobs: int, presses: int) -> dict[str, Any]:
     return out
 
 
-async def idle_cpu(jobs: int, seconds: float) -> float:
+async def idle_cpu(jobs: int, seconds: float, numbered: int | None = None) -> float:
     """CPU seconds per minute, console idle on a real clock with the default 2 s interval."""
-    cluster = SimulatedCluster(seed=1, n_jobs=jobs)
+    cluster = SimulatedCluster(seed=1, n_jobs=jobs, numbered_steps=numbered)
     settings = Settings(audit_log=Path(tempfile.mkdtemp()) / "audit.log")
     facade = open_facade(settings, as_user="root", cluster=cluster)
     app = build_app(facade, settings)
@@ -239,11 +239,18 @@ async def idle_cpu(jobs: int, seconds: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument(
+        "--numbered-steps",
+        type=int,
+        default=None,
+        help="numbered steps per running batch job (default 1-5, drawn per job)",
+    )
     parser.add_argument("--presses", type=int, default=200)
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of idle CPU sampling")
     args = parser.parse_args()
-    res = asyncio.run(measure(args.jobs, args.presses))
-    res["idle_cpu_s_per_min"] = asyncio.run(idle_cpu(args.jobs, args.idle)) if args.idle else 0
+    res = asyncio.run(measure(args.jobs, args.presses, args.numbered_steps))
+    idle = asyncio.run(idle_cpu(args.jobs, args.idle, args.numbered_steps)) if args.idle else 0
+    res["idle_cpu_s_per_min"] = idle
     print(
         f"# {platform.node()} {platform.python_version()} "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"

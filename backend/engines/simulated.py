@@ -355,7 +355,9 @@ class SimulatedCluster:
     ``arrivals`` submits a new job every few minutes so the demo stays alive;
     ``demo_touches`` disables a few steps, starts one checkpoint and leaves one error so
     the demo shows every state; ``min_job_age`` is how long a job that finishes during
-    the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay).
+    the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay);
+    ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
+    per job), for benchmarks that need many steps per job.
     """
 
     def __init__(
@@ -372,6 +374,7 @@ class SimulatedCluster:
         demo_touches: bool = True,
         min_job_age: int = 3600,
         first_job_id: int = 184_201,
+        numbered_steps: int | None = None,
     ) -> None:
         if n_jobs < 0:
             raise UsageError("n_jobs must be 0 or more")
@@ -386,6 +389,9 @@ class SimulatedCluster:
         self.cluster_name = cluster_name
         self.arrivals = arrivals
         self.min_job_age = min_job_age
+        if numbered_steps is not None and numbered_steps < 0:
+            raise UsageError("numbered_steps must be 0 or more")
+        self.numbered_steps = numbered_steps
         self._lock = threading.RLock()
         self._rng = random.Random(seed)
         self._jobs: dict[int, _JobRec] = {}
@@ -476,6 +482,8 @@ class SimulatedCluster:
         batch = bits.take(100) < 85
         duration = 600 + bits.take(36 * 3600 - 600)
         n_numbered = _NUMBERED[bits.take(len(_NUMBERED))] if batch else 1
+        if batch and self.numbered_steps is not None:
+            n_numbered = self.numbered_steps
         fails = bits.take(10) == 0
         submit = int(now) - 30 - bits.take(6 * 3600)
         reason = ""

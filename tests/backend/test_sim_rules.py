@@ -12,6 +12,7 @@ import errno
 import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.engines.simulated import (
+    ManualClock,
     SavedRecord,
     SimulatedCluster,
     SimulatedEngine,
@@ -505,3 +506,18 @@ def test_finished_jobs_are_forgotten_after_min_job_age(
     assert sim.job(job).state is JobState.PENDING and sim.job(job).restart_count == 1
     ids = [v.job.job_id for v in sim.snapshot().jobs]
     assert job in ids and ids == sorted(ids)
+
+
+def test_numbered_steps_fixes_the_steps_of_running_batch_jobs_only() -> None:
+    """The benchmark knob: every running batch job gets that many numbered steps, and
+    everything else the seed generates stays as it was."""
+    plain = SimulatedCluster(seed=3, n_jobs=200, clock=ManualClock()).snapshot().jobs
+    many = (
+        SimulatedCluster(seed=3, n_jobs=200, clock=ManualClock(), numbered_steps=7).snapshot().jobs
+    )
+    assert [v.job for v in plain] == [v.job for v in many]
+    running_batch = [v for v in many if v.job.state is JobState.RUNNING and v.job.batch]
+    assert running_batch
+    for view in running_batch:
+        numbered = [s for s in view.steps if s.step.step_id.step_text.isdigit()]
+        assert len(numbered) == 7
