@@ -141,6 +141,9 @@ async def _real_soak(
             await wait_until(lambda: app.job(job) is not None, pilot, timeout=120)
             first = _numbered_steps(app, job)
             report = await soak(app, pilot, seconds=seconds, warmup=warmup, churn=churn)
+            # Printed at once: a later assertion must not lose a 30-minute run's figures.
+            print(report.trend())
+            print(report.summary())
             last = _numbered_steps(app, job)
             # Real steps came and went: the job's step numbers moved on by many.
             assert first and last and min(last) > max(first) + 10, (first, last)
@@ -150,7 +153,8 @@ async def _real_soak(
     finally:
         churn.close()
         facade.close()
-    assert churn.submitted >= seconds / 10 - 1
+    # One sbatch every 10 s at most, checked when the soak samples: ~one per 10-15 s.
+    assert churn.submitted >= seconds / 15, churn.submitted
     return report
 
 
@@ -167,8 +171,6 @@ def test_soak_real_cluster_2_minutes(
 ) -> None:
     name, job, _ = stepping_job
     report = asyncio.run(_real_soak(slurm_cluster, name, job, tmp_path, seconds=120, warmup=45))
-    print(report.trend())
-    print(report.summary())
     judge(report)
     assert report.steps_started >= 10 and report.steps_ended >= 10, report.summary()
 
@@ -181,7 +183,5 @@ def test_soak_real_cluster_30_minutes(
 ) -> None:
     name, job, _ = stepping_job
     report = asyncio.run(_real_soak(slurm_cluster, name, job, tmp_path, seconds=1800, warmup=300))
-    print(report.trend())
-    print(report.summary())
     judge(report)
     assert report.steps_started >= 300 and report.steps_ended >= 300, report.summary()
