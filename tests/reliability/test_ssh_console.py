@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import SlurmCluster
+from ..helpers import wait_for
 from ..sshd import SshServer, ssh_server
 from ..tmux import Tmux
 
@@ -123,6 +124,14 @@ def test_real_cluster_over_ssh_lists_the_users_job(
         user=USER,
     ).stdout.strip()  # fmt: skip
     try:
+
+        def squeue_state() -> str:
+            out = slurm_cluster.run("squeue", "-h", "-j", job_id, "-o", "%t")
+            return out.stdout.strip()
+
+        # Running before the console opens, so the row and squeue cannot disagree only
+        # because the job started between the screen and the squeue call.
+        wait_for(lambda: squeue_state() == "R", timeout=60)
         config = shared_dir / "config.toml"
         with Tmux(_remote(server, config), env=["TERM=xterm-256color"]) as term:
             term.wait(lambda s: "JobID" in s and "updated" in s, timeout=60)
@@ -131,8 +140,7 @@ def test_real_cluster_over_ssh_lists_the_users_job(
             term.keys("Enter")
             screen = term.wait(_only_job(job_id), timeout=60)  # type: ignore[arg-type]
             row = next(ln for ln in screen.splitlines() if ln.strip().startswith(job_id))
-            state = slurm_cluster.run("squeue", "-h", "-j", job_id, "-o", "%t").stdout.strip()
-            assert "ssh-view" in row and f" {state} " in row
+            assert "ssh-view" in row and f" {squeue_state()} " in row
             term.keys("q")
             final = term.wait(lambda s: "SSH-EXIT=" in s)
         assert "SSH-EXIT=0" in final
