@@ -27,11 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import random
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
+from report import print_report  # bench/report.py: run as python bench/console_bench.py
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
@@ -251,15 +250,7 @@ def main() -> None:
     res = asyncio.run(measure(args.jobs, args.presses, args.numbered_steps))
     idle = asyncio.run(idle_cpu(args.jobs, args.idle, args.numbered_steps)) if args.idle else 0
     res["idle_cpu_s_per_min"] = idle
-    print(
-        f"# {platform.node()} {platform.python_version()} "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-    )
-    print(f"# load average {os.getloadavg()}, argv {sys.argv[1:]}")
-    print("| measurement | value |\n|---|---|")
-    for key, value in res.items():
-        shown = f"{value:.1f}" if isinstance(value, float) else str(value)
-        print(f"| {key} | {shown} |")
+    print_report(res)
 
 
 if __name__ == "__main__":

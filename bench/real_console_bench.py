@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import re
 import resource
 import statistics
@@ -32,6 +31,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from report import print_report  # bench/report.py: run as python bench/real_console_bench.py
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
@@ -207,15 +208,7 @@ def main() -> None:
     finally:
         if not args.keep:
             cluster("down")
-    print(
-        f"# {platform.node()} {platform.python_version()} "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-    )
-    print(f"# load average {os.getloadavg()}, argv {sys.argv[1:]}")
-    print("| measurement | value |\n|---|---|")
-    for key, value in res.items():
-        shown = f"{value:.1f}" if isinstance(value, float) else str(value)
-        print(f"| {key} | {shown} |")
+    print_report(res)
 
 
 if __name__ == "__main__":
