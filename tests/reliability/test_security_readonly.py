@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PrivateCluster, SlurmCluster, _unavailable
+from tests.conftest import PrivateCluster, SlurmCluster
 
 from .security_support import (
     ALICE,
@@ -97,7 +97,7 @@ VERBS: list[list[str]] = [
     ["enable", "{t}"],
     ["disable", "{t}"],
     ["complete", "{t}", "--error-code", "3", "--error-msg", "x", "--begin-time", "now"],
-    ["tasks", "{t}", "--nodelist", "sckpt-secro"],
+    ["tasks", "{t}", "--nodelist", "{node}"],
     ["checkpoint", "able", "{t}"],
     ["checkpoint", "error", "{t}"],
     ["checkpoint", "create", "{t}", "MaxWait=5"],
@@ -119,33 +119,13 @@ so read-only mode refuses it (and audits the refusal) like the actions."""
 
 
 @pytest.fixture(scope="module")
-def ro_cluster(slurm_cluster: SlurmCluster) -> Iterator[PrivateCluster]:
-    """A cluster of this module alone (own directory, ports and node name)."""
-    cluster = PrivateCluster(
-        conf=Path("/tmp/sckpt-sec-ro/slurm.conf"),
-        directory=Path("/tmp/sckpt-sec-ro"),
-        node="sckpt-secro",
-        ctld_port=46877,
-        slurmd_port=46878,
-    )
-    up = cluster.script("up", timeout=600)
-    if up.returncode != 0:
-        cluster.script("down")
-        _unavailable(f"private cluster did not start: {up.stderr.strip()[-2000:]}")
-    try:
-        yield cluster
-    finally:
-        cluster.script("down", timeout=120)
-
-
-@pytest.fixture(scope="module")
-def ro_job(ro_cluster: PrivateCluster) -> Iterator[tuple[int, Path]]:
+def ro_job(private_cluster: PrivateCluster) -> Iterator[tuple[int, Path]]:
     with user_workdir(ALICE) as workdir:
-        job_id = submit_under_run(ro_cluster, ALICE, workdir, f"ro-{uuid.uuid4().hex[:6]}")
+        job_id = submit_under_run(private_cluster, ALICE, workdir, f"ro-{uuid.uuid4().hex[:6]}")
         try:
             yield job_id, workdir
         finally:
-            ro_cluster.run("scancel", str(job_id), check=False)
+            private_cluster.run("scancel", str(job_id), check=False)
 
 
 def sdiag_types(cluster: SlurmCluster) -> dict[str, int]:
@@ -169,15 +149,15 @@ def _records(path: Path) -> list[dict[str, object]]:
 
 
 def test_read_only_console_and_cli_send_no_mutating_rpc(
-    ro_cluster: PrivateCluster, ro_job: tuple[int, Path], tmp_path: Path
+    private_cluster: PrivateCluster, ro_job: tuple[int, Path], tmp_path: Path
 ) -> None:
     job_id, workdir = ro_job
     state = workdir / ".sckpt"
     # Settled: the job runs its step, the wrapper registered (no daemon traffic pending).
-    assert f"{job_id}.0" in running_steps(ro_cluster, job_id)
-    facts = job_facts(ro_cluster, job_id)
+    assert f"{job_id}.0" in running_steps(private_cluster, job_id)
+    facts = job_facts(private_cluster, job_id)
     files = tree_digest(state)
-    ro_cluster.run("sdiag", "-r")
+    private_cluster.run("sdiag", "-r")
 
     # 1. The console: every key and palette command, and the action runner past the UI.
     console_audit = tmp_path / "console-audit.log"
@@ -185,7 +165,7 @@ def test_read_only_console_and_cli_send_no_mutating_rpc(
     driven = subprocess.run(
         [str(PYTHON), "-m", "tests.reliability.security_readonly_driver",
          str(job_id), str(console_audit), str(report_path)],
-        cwd=ROOT, env=ro_cluster.env(XDG_CONFIG_HOME="/nonexistent", TZ="UTC"),
+        cwd=ROOT, env=private_cluster.env(XDG_CONFIG_HOME="/nonexistent", TZ="UTC"),
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert driven.returncode == 0, driven.stderr[-4000:]
@@ -200,24 +180,24 @@ def test_read_only_console_and_cli_send_no_mutating_rpc(
     outcomes: list[tuple[list[str], int, str]] = []
     for words in VERBS:
         for form in TARGET_FORMS:
-            argv = [w.format(t=form.format(j=job_id)) for w in words]
+            argv = [w.format(t=form.format(j=job_id), node=private_cluster.node) for w in words]
             for config, extra in ((flagged, ["--read-only"]), (configured, [])):
                 ran = subprocess.run(
                     [str(SCKPT), *extra, *argv],
-                    env=ro_cluster.env(SCKPT_CONFIG=str(config)),
+                    env=private_cluster.env(SCKPT_CONFIG=str(config)),
                     capture_output=True, text=True, timeout=300, cwd="/tmp", check=False,
                 )  # fmt: skip
                 outcomes.append((argv, ran.returncode, ran.stderr))
     for words in OTHER_VERBS:
         ran = subprocess.run(
             [str(SCKPT), "--read-only", *words],
-            env={**ro_cluster.env(SCKPT_CONFIG=str(flagged)), "SLURM_JOB_ID": ""},
+            env={**private_cluster.env(SCKPT_CONFIG=str(flagged)), "SLURM_JOB_ID": ""},
             capture_output=True, text=True, timeout=300, cwd="/tmp", check=False,
         )  # fmt: skip
         outcomes.append((words, ran.returncode, ran.stderr))
 
     # What slurmctld saw: reads only.
-    seen = sdiag_types(ro_cluster)
+    seen = sdiag_types(private_cluster)
     assert seen, "sdiag counted nothing: the run did not reach this cluster"
     assert "REQUEST_JOB_INFO" in seen and "REQUEST_JOB_STEP_INFO" in seen
     mutating = {name: seen[name] for name in MUTATING_TYPES if name in seen}
@@ -225,8 +205,8 @@ def test_read_only_console_and_cli_send_no_mutating_rpc(
     assert set(seen) <= READ_TYPES | DAEMON_TYPES, f"message types seen: {sorted(seen)}"
 
     # Nothing changed: the job, its steps, its state files (not even a lock file).
-    assert job_facts(ro_cluster, job_id) == facts
-    assert f"{job_id}.0" in running_steps(ro_cluster, job_id)
+    assert job_facts(private_cluster, job_id) == facts
+    assert f"{job_id}.0" in running_steps(private_cluster, job_id)
     assert tree_digest(state) == files
 
     # The audit logs: refusals only, one per mutating attempt.
