@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import pwd
+import re
+import subprocess
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from .conftest import SlurmCluster
 
 T = TypeVar("T")
 
@@ -19,3 +26,39 @@ def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float 
         time.sleep(interval)
         last = predicate()
     return last
+
+
+def rpc_count(cluster: SlurmCluster, user: str) -> int:
+    """``sdiag``'s RPC count for ``user`` (0 when the user has sent none yet)."""
+    out = cluster.run("sdiag").stdout
+    match = re.search(rf"^\s*{re.escape(user)}\s+\(\s*\d+\)\s+count:(\d+)", out, re.MULTILINE)
+    return int(match.group(1)) if match else 0
+
+
+def settled_rpc_count(cluster: SlurmCluster, user: str) -> int:
+    """``rpc_count`` once it stops moving: slurmctld counts an RPC after sending its
+    reply, so a command that has just exited may still have its last RPCs uncounted."""
+    count = rpc_count(cluster, user)
+    for _ in range(20):
+        time.sleep(0.5)
+        again = rpc_count(cluster, user)
+        if again == count:
+            return count
+        count = again
+    return count
+
+
+def probe_user_home(name: str, parent: Path) -> Path:
+    """A system user that only tests use (created once, like the cluster script's test
+    users) and a home of its own under ``parent``."""
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            check=True,
+        )
+    home = parent / name
+    home.mkdir(exist_ok=True)
+    subprocess.run(["chown", name, str(home)], check=True)
+    return home

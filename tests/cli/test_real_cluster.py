@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from typing import Any
 import pytest
 
 from ..conftest import SlurmCluster
-from ..helpers import wait_for
+from ..helpers import probe_user_home, rpc_count, settled_rpc_count, wait_for
 from .test_parser import BAD_USAGE
 
 pytestmark = pytest.mark.slurm
@@ -276,55 +274,24 @@ def test_as_user_is_refused_on_the_real_engine(slurm_cluster: SlurmCluster, conf
 # ------------------------------------------------------------------ invalid input and sdiag
 
 
-def _rpc_count(cluster: SlurmCluster, user: str) -> int:
-    """``sdiag``'s RPC count for ``user`` (0 when the user has sent none yet)."""
-    out = cluster.run("sdiag").stdout
-    match = re.search(rf"^\s*{re.escape(user)}\s+\(\s*\d+\)\s+count:(\d+)", out, re.MULTILINE)
-    return int(match.group(1)) if match else 0
-
-
-def _settled_rpc_count(cluster: SlurmCluster, user: str) -> int:
-    """``_rpc_count`` once it stops moving: slurmctld counts an RPC after sending its
-    reply, so a command that has just exited may still have its last RPCs uncounted."""
-    count = _rpc_count(cluster, user)
-    for _ in range(20):
-        time.sleep(0.5)
-        again = _rpc_count(cluster, user)
-        if again == count:
-            return count
-        count = again
-    return count
-
-
 @pytest.fixture(scope="module")
 def probe(shared_dir: Path) -> Path:
-    """The probe user (created once, like the cluster script's test users) and its home."""
-    try:
-        pwd.getpwnam(PROBE_USER)
-    except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PROBE_USER],
-            check=True,
-        )
-    home = shared_dir / PROBE_USER
-    home.mkdir(exist_ok=True)
-    subprocess.run(["chown", PROBE_USER, str(home)], check=True)
-    return home
+    return probe_user_home(PROBE_USER, shared_dir)
 
 
 def test_invalid_input_never_reaches_slurm(
     slurm_cluster: SlurmCluster, config: Path, probe: Path
 ) -> None:
-    before = _settled_rpc_count(slurm_cluster, PROBE_USER)
+    before = settled_rpc_count(slurm_cluster, PROBE_USER)
     for argv in BAD_USAGE:
         result = sckpt(slurm_cluster, config, *argv, user=PROBE_USER, home=probe)
         assert result.returncode == 2, (argv, result.stderr)
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    assert _settled_rpc_count(slurm_cluster, PROBE_USER) == before
+    assert settled_rpc_count(slurm_cluster, PROBE_USER) == before
     # The probe sees RPCs: a valid listing by the same user is counted.
     listed = sckpt(slurm_cluster, config, "ls", "-H", "-j", "1", user=PROBE_USER, home=probe)
     assert listed.returncode == 0, listed.stderr
-    assert _settled_rpc_count(slurm_cluster, PROBE_USER) > before
+    assert settled_rpc_count(slurm_cluster, PROBE_USER) > before
 
 
 # ------------------------------------------------------------------ a step under `sckpt run`
@@ -501,7 +468,7 @@ def test_random_invalid_input_never_reaches_slurm(
     script = probe / "probe_invalid.py"
     script.write_text(PROBE_SCRIPT)
     script.chmod(0o644)
-    before = _settled_rpc_count(slurm_cluster, PROBE_USER)
+    before = settled_rpc_count(slurm_cluster, PROBE_USER)
     env = {
         "SLURM_CONF": str(slurm_cluster.conf),
         "SCKPT_CONFIG": str(config),
@@ -530,7 +497,7 @@ def test_random_invalid_input_never_reaches_slurm(
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     examples = int(result.stdout.split("EXAMPLES")[-1])
     assert examples >= 50, examples
-    assert _rpc_count(slurm_cluster, PROBE_USER) == before
+    assert rpc_count(slurm_cluster, PROBE_USER) == before
 
 
 @pytest.mark.parametrize("engine", ["native", "live", "cooperative", "auto"])

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import pwd
 import re
 import shutil
 import subprocess
@@ -61,7 +60,7 @@ from textual.keys import _character_to_key
 from textual.widgets import Input
 
 from ..conftest import SlurmCluster
-from ..helpers import wait_for
+from ..helpers import probe_user_home, rpc_count, wait_for
 from ..tui import conftest as tui
 from ..tui.conftest import notifications, screen_text, settle, submit_mine
 
@@ -1027,27 +1026,9 @@ def test_console_on_the_real_cluster_refuses_an_unwritable_image_dir_then_the_st
     assert recorder.invalid == []
 
 
-def _rpc_count(cluster: SlurmCluster, user: str) -> int:
-    """``sdiag``'s RPC count for ``user`` (0 when the user has sent none yet)."""
-    out = cluster.run("sdiag").stdout
-    match = re.search(rf"^\s*{re.escape(user)}\s+\(\s*\d+\)\s+count:(\d+)", out, re.MULTILINE)
-    return int(match.group(1)) if match else 0
-
-
 @pytest.fixture(scope="module")
 def probe(shared: Path) -> Path:
-    """The probe user (created once, like the cluster script's test users) and its home."""
-    try:
-        pwd.getpwnam(PROBE)
-    except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PROBE],
-            check=True,
-        )
-    home = shared / PROBE
-    home.mkdir()
-    subprocess.run(["chown", PROBE, str(home)], check=True)
-    return home
+    return probe_user_home(PROBE, shared)
 
 
 def _invalid_command_lines(configs: dict[str, Path]) -> list[list[str | bytes]]:
@@ -1098,13 +1079,13 @@ def test_invalid_input_moves_no_rpc_counter(
     good.write_text("")
     good.chmod(0o644)
     lines = _invalid_command_lines(paths)
-    before = _rpc_count(slurm_cluster, PROBE)
+    before = rpc_count(slurm_cluster, PROBE)
     for argv in lines:
         done = sckpt_as(PROBE, probe, good, *argv)
         assert done.returncode == 2, (argv, done.stderr)
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("sckpt: "), done.stderr
-    assert _rpc_count(slurm_cluster, PROBE) == before, "an invalid command line reached Slurm"
+    assert rpc_count(slurm_cluster, PROBE) == before, "an invalid command line reached Slurm"
     # The probe sees RPCs: one valid listing by the same user is counted.
     listed = sckpt_as(PROBE, probe, good, "ls", "-H", "-j", "1")
     assert listed.returncode == 0, listed.stderr
-    assert _rpc_count(slurm_cluster, PROBE) > before
+    assert rpc_count(slurm_cluster, PROBE) > before
