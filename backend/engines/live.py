@@ -90,8 +90,6 @@ class LiveEngine(Engine):
         self._by_job: dict[int, Job] = {}
         self._steps_by_job: dict[int, list[Step]] = {}
         self._views: tuple[JobView, ...] = ()
-        self._views_by_job: dict[int, JobView] = {}
-        """The last views by job id, for ``build_views`` to reuse."""
         self._loaded = False
         self._conf: Any = None
 
@@ -195,7 +193,7 @@ class LiveEngine(Engine):
         not all of them (new views for every job cost the idle console ~5 s of CPU a
         minute on the bench cluster).
         """
-        previous = self._views_by_job
+        previous = {view.job.job_id: view for view in self._views}
         views = []
         for job in self._jobs:
             steps = tuple(
@@ -207,7 +205,6 @@ class LiveEngine(Engine):
                 views.append(old)
             else:
                 views.append(JobView(job, steps))
-        self._views_by_job = {view.job.job_id: view for view in views}
         return tuple(views)
 
     def snapshot(self) -> Snapshot:
