@@ -41,6 +41,7 @@ import signal
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,18 +147,24 @@ async def key_latencies(pilot: Pilot[Any], app: SckptApp, count: int) -> list[fl
         row = table.cursor_row
         key = "down" if row < len(keys) - 1 and (i % 2 == 0 or row == 0) else "up"
         want = f"Steps of {keys[row + 1 if key == 'down' else row - 1]} "
-        start = time.perf_counter()
-        press = asyncio.create_task(pilot.press(key))
-        elapsed = float("inf")
-        while time.perf_counter() - start < 1.0:
-            if want in screen_text(app):
-                elapsed = (time.perf_counter() - start) * 1000
-                break
-            await asyncio.sleep(0.002)
-        await press
-        out.append(round(elapsed, 1))
-        await pilot.pause(0.1)
+        out.append(await _timed_press(pilot, key, lambda want=want: want in screen_text(app)))
     return out
+
+
+async def _timed_press(pilot: Pilot[Any], key: str, shown: Callable[[], bool]) -> float:
+    """Milliseconds from pressing ``key`` (as a task) to ``shown()`` on a rendered screen,
+    polled every 2 ms; infinite after a second.  Then a 0.1 s pause before the next."""
+    start = time.perf_counter()
+    press = asyncio.create_task(pilot.press(key))
+    elapsed = float("inf")
+    while time.perf_counter() - start < 1.0:
+        if shown():
+            elapsed = (time.perf_counter() - start) * 1000
+            break
+        await asyncio.sleep(0.002)
+    await press
+    await pilot.pause(0.1)
+    return round(elapsed, 1)
 
 
 async def filter_latencies(pilot: Pilot[Any], app: SckptApp, count: int) -> list[float]:
@@ -168,17 +175,11 @@ async def filter_latencies(pilot: Pilot[Any], app: SckptApp, count: int) -> list
     out = []
     for i in range(2 * count):
         key, shown = ("slash", True) if i % 2 == 0 else ("escape", False)
-        start = time.perf_counter()
-        press = asyncio.create_task(pilot.press(key))
-        elapsed = float("inf")
-        while time.perf_counter() - start < 1.0:
-            if (FILTER_PLACEHOLDER in screen_text(app)) == shown:
-                elapsed = (time.perf_counter() - start) * 1000
-                break
-            await asyncio.sleep(0.002)
-        await press
-        out.append(round(elapsed, 1))
-        await pilot.pause(0.1)
+        out.append(
+            await _timed_press(
+                pilot, key, lambda shown=shown: (FILTER_PLACEHOLDER in screen_text(app)) == shown
+            )
+        )
     return out
 
 
