@@ -198,6 +198,22 @@ class NoSuchImage(SlurmError):
     expected_code = ENOENT
 
 
+class CheckpointFailed(SlurmError):
+    """The checkpoint was asked for and did not complete: the recorded code and message.
+
+    Not a refusal: the request went out and a task answered with an error (or ended, or
+    max_wait passed).  ``hint`` names each task that failed and why.
+    """
+
+
+class UnsafeVacate(SlurmError):
+    """Vacate refused because it would end tasks that have no image; ``force`` overrides.
+
+    The code is the failed checkpoint's (or ESLURM_NOT_SUPPORTED for steps not under
+    ``sckpt run``); ``hint`` lists what would be lost.  Nothing was ended.
+    """
+
+
 class ControllerUnreachable(SlurmError):
     """slurmctld (or a slurmd) did not answer; the data shown may be stale."""
 

@@ -370,15 +370,23 @@ class Facade:
         )
 
     def vacate(
-        self, target: Target, max_wait: int | str | None = None, image_dir: str | None = None
+        self,
+        target: Target,
+        max_wait: int | str | None = None,
+        image_dir: str | None = None,
+        force: bool = False,
     ) -> ActionResult:
-        """Checkpoint, then terminate the step."""
+        """Checkpoint, then terminate the step (``force``: even where tasks have no image)."""
         return self._act(
             "vacate",
             target,
-            {"max_wait": max_wait, "image_dir": image_dir},
-            lambda a: {"max_wait": self._max_wait(a), "image_dir": self._image_dir(a)},
-            lambda e, t, a: e.vacate(t, a["max_wait"], a["image_dir"]),
+            {"max_wait": max_wait, "image_dir": image_dir, "force": force},
+            lambda a: {
+                "max_wait": self._max_wait(a),
+                "image_dir": self._image_dir(a),
+                "force": a["force"] is True,
+            },
+            lambda e, t, a: e.vacate(t, a["max_wait"], a["image_dir"], a["force"]),
         )
 
     def restart(

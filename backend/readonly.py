@@ -61,7 +61,9 @@ class ReadOnlyEngine(Engine):
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
         raise refusal("create", target)
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         raise refusal("vacate", target)
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:

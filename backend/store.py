@@ -42,13 +42,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import pwd
+import re
 import stat
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -71,6 +73,15 @@ ABANDONED_CODE = errno.ECANCELED
 MAX_STATE_BYTES = 4 * 1024 * 1024
 """A state file is a few KB (history is bounded); anything larger is refused, not read."""
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+STEP_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+INDEX_NAMES_LIMIT = 1000
+"""Step names kept in a job's image index (a job has a handful; more is refused)."""
+
+HANDLER_CAUGHT = "caught"
+HANDLER_DEFAULT = "default"
+HANDLER_IGNORED = "ignored"
+"""How a task's program disposes of its checkpoint signal, as its wrapper last saw it in
+``/proc/PID/status`` (``""``: not looked at yet)."""
 
 
 class StoreError(SckptError):
@@ -82,9 +93,55 @@ def step_key(step: StepId) -> str:
     return str(step)
 
 
-def image_leaf(step: StepId) -> str:
-    """The reference's image-dir leaf: ``<job>.<step>``, or ``<job>`` for the batch script."""
+def image_leaf(step: StepId, name: str = "") -> str:
+    """The image-dir leaf of a step: ``<job>.<name>`` for a named step, else the reference's.
+
+    ``sckpt run`` names every step (``--name``, or ``default_step_name``) so that a restarted
+    job's steps find their images whatever order they start in; records written before names
+    existed (``name`` empty) keep the reference's ``<job>.<step>`` (``<job>`` for the batch
+    script).
+    """
+    if name:
+        return f"{step.job_id}.{name}"
     return str(step.job_id) if step.step == STEP_BATCH else f"{step.job_id}.{step.step_text}"
+
+
+def default_step_name(program: Sequence[str]) -> str:
+    """A step's name when ``sckpt run --name`` is not given: its command line, hashed.
+
+    The same command line gives the same name in every run of the job, so a step finds its
+    images after a restart even when the steps of the job took their ids in another order;
+    the program's base name keeps it readable (``python3-1f0c2a9e``).
+    """
+    digest = hashlib.sha256("\0".join(program).encode("utf-8", "surrogateescape")).hexdigest()
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", Path(program[0]).name if program else "")[:32]
+    return f"{base or 'step'}-{digest[:8]}"
+
+
+def handler_blocker(handler: str, signal_name: str) -> str:
+    """Why a program must not be sent its checkpoint signal ("" when it may be).
+
+    The one rule of what makes a task checkpointable: its program catches the signal.  One
+    that does not would be killed by it (SIGUSR1's default action is to terminate), one
+    that ignores it would never checkpoint, and until the wrapper has looked nobody knows.
+    """
+    if handler == HANDLER_CAUGHT:
+        return ""
+    if handler == HANDLER_DEFAULT:
+        return f"program does not catch {signal_name} (it would be killed by it)"
+    if handler == HANDLER_IGNORED:
+        return f"program ignores {signal_name} (it would never checkpoint)"
+    return f"not yet known whether the program catches {signal_name}"
+
+
+def check_step_name(name: str) -> str:
+    """``name`` when it can name a step's images (one path component); ``ValueError`` if not."""
+    if not STEP_NAME_RE.fullmatch(name):
+        raise ValueError(
+            f"invalid step name {name!r}: 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
 
 
 def state_dir_for(work_dir: str, configured: str | None = None) -> Path:
@@ -113,6 +170,19 @@ class TaskInfo:
     """``SLURM_RESTART_COUNT`` of the run that registered it (older runs are dropped)."""
     wake: str = "SIGURG"
     """The signal the console sends the step to wake this wrapper (``--wake-signal``)."""
+    program_pid: int = 0
+    """The program's pid (the wrapper's child; ``pid`` is the wrapper's own)."""
+    handler: str = ""
+    """``caught``, ``default`` or ``ignored``: what the program does with ``signal``."""
+
+    def checkpoint_blocker(self) -> str:
+        """Why this task's program must not be sent its checkpoint signal ("" when it may)."""
+        return handler_blocker(self.handler, self.signal)
+
+    def describe(self) -> str:
+        """``task 1 (pid 4242 on node1)``: how messages name a task."""
+        pid = self.program_pid or self.pid
+        return f"task {self.procid} (pid {pid} on {self.host})"
 
 
 @dataclass
@@ -141,6 +211,8 @@ class StepRecord:
     job_id: int
     step: str
     owner_uid: int = -1
+    name: str = ""
+    """The step's name (``sckpt run --name`` or its default); "" in records older than names."""
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     disable_count: int = 0
     in_progress: Request | None = None
@@ -156,6 +228,8 @@ class StepRecord:
     pinned_nodes: str = ""
     """Required nodes sckpt set on restart with stick (cleared by a later restart)."""
     history: list[dict[str, Any]] = field(default_factory=list)
+    last_results: dict[str, list[Any]] = field(default_factory=dict)
+    """procid -> [code, message] of the last checkpoint that ended (which task failed, why)."""
 
     # ---- derived views -------------------------------------------------------------------
     @property
@@ -218,6 +292,7 @@ class StepRecord:
             codes.append(int(code))
         worst = max(codes, default=0)
         self.log("done", req.by, worst, self.error_msg if worst else "", req.image_dir)
+        self.last_results = {k: [int(c), str(m)] for k, (c, m) in req.results.items()}
         self.in_progress = None
 
     def expire(self, now: int | None = None) -> bool:
@@ -252,6 +327,7 @@ class StepRecord:
         )
         self.error_code = 0
         self.error_msg = ""
+        self.last_results = {}
         self.in_progress = req
         self.log(operation, by, 0, "", image_dir)
         return req
@@ -276,6 +352,7 @@ class StepRecord:
             job_id=int(data["job_id"]),
             step=str(data["step"]),
             owner_uid=int(data.get("owner_uid", -1)),
+            name=str(data.get("name", "")),
             tasks=tasks,
             disable_count=int(data.get("disable_count", 0)),
             in_progress=req,
@@ -287,37 +364,57 @@ class StepRecord:
             pinned_nodes=str(data.get("pinned_nodes", "")),
             ended_at=float(data.get("ended_at", 0.0)),
             history=[dict(h) for h in list(data.get("history", []))],
+            last_results={
+                str(k): [int(v[0]), str(v[1])]
+                for k, v in dict(data.get("last_results", {})).items()
+            },
         )
         if rec.disable_count < 0:
             raise ValueError("negative disable_count")
+        if rec.name:
+            check_step_name(rec.name)
         return rec
 
+    def rename(self, name: str) -> None:
+        """Make this record the step ``name``'s: what belonged to another program goes.
 
-class StepStore:
-    """The state file of one step, with locked read-modify-write updates.
+        A restarted job's steps may take their ids in another order, so the record found at
+        a step id can be another program's: its images (kept in the job's ``ImageIndex``),
+        counter, error and checkpoint in progress are not this one's.  What belongs to the
+        job (its nodes, when it ended, pinned nodes) and the history stay.
+        """
+        if name == self.name:
+            return
+        if self.name:
+            self.log("rename", "", 0, f"step was {self.name}, now {name}")
+        self.name = name
+        self.last_image = {}
+        self.last_image_time = 0
+        self.disable_count = 0
+        self.error_code = 0
+        self.error_msg = ""
+        self.last_results = {}
+        self.in_progress = None
 
-    ``read()`` never locks (a rename makes reads consistent); ``update(fn)`` locks, reads
-    (or starts a new record when ``create`` is set), calls ``fn(record)`` and writes the
-    result atomically.
+
+class _GuardedFile:
+    """One JSON file of a state directory, read and written so that nobody can steer sckpt.
+
+    The directory belongs to the job's user while sckpt often runs as root: every open is
+    ``O_NOFOLLOW``, only regular files of the expected owner are believed, writes go through
+    a fresh ``O_EXCL`` temporary file and an atomic rename, and changes hold a ``flock`` on
+    a sibling lock file (see the module's docstring).
     """
 
-    def __init__(self, directory: Path, step: StepId, owner: int | None = None) -> None:
+    kind = "checkpoint state"
+    """How messages name the file (``<kind> file <path>``)."""
+
+    def __init__(self, directory: Path, stem: str, owner: int | None = None) -> None:
         self.directory = Path(directory)
-        self.step = step
         self.owner = owner
-        """The uid whose state file this must be (root's also accepted); None: any."""
-        self.path = self.directory / f"{step_key(step)}.json"
-        self.lock_path = self.directory / f"{step_key(step)}.lock"
-
-    def done_file(self, procid: int) -> Path:
-        """Where task ``procid`` writes its completion status (``$SCKPT_CKPT_DONE``)."""
-        return self.directory / f"{step_key(self.step)}.task{procid}.done"
-
-    # ---- reading -------------------------------------------------------------------------
-    def read(self) -> StepRecord | None:
-        """The record, ``None`` when the file does not exist; ``StoreError`` when unusable."""
-        raw = self.read_raw()
-        return None if raw is None else self.parse(raw)
+        """The uid whose file this must be (root's also accepted); None: any."""
+        self.path = self.directory / f"{stem}.json"
+        self.lock_path = self.directory / f"{stem}.lock"
 
     def read_raw(self) -> bytes | None:
         """The file's bytes (``None`` when missing): for callers that cache parsed records."""
@@ -326,15 +423,13 @@ class StepStore:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreError(
-                f"checkpoint state file {self.path} cannot be read: {_why(exc)}"
-            ) from None
+            raise StoreError(f"{self.kind} file {self.path} cannot be read: {_why(exc)}") from None
         try:
             st = os.fstat(fd)
             self._check_trusted(st)
             if st.st_size > MAX_STATE_BYTES:
                 raise StoreError(
-                    f"checkpoint state file {self.path} is {st.st_size} bytes: "
+                    f"{self.kind} file {self.path} is {st.st_size} bytes: "
                     f"at most {MAX_STATE_BYTES} expected"
                 )
             chunks = []
@@ -343,11 +438,11 @@ class StepStore:
                 chunks.append(chunk)
                 total += len(chunk)
                 if total > MAX_STATE_BYTES:
-                    raise StoreError(f"checkpoint state file {self.path} keeps growing")
+                    raise StoreError(f"{self.kind} file {self.path} keeps growing")
             return b"".join(chunks)
         except OSError as exc:
             raise StoreError(
-                f"checkpoint state file {self.path} cannot be read: {exc.strerror}"
+                f"{self.kind} file {self.path} cannot be read: {exc.strerror}"
             ) from None
         finally:
             os.close(fd)
@@ -355,34 +450,33 @@ class StepStore:
     def _check_trusted(self, st: os.stat_result) -> None:
         """Refuse what is not a regular file, or (with ``owner``) not the owner's own."""
         if not stat.S_ISREG(st.st_mode):
-            raise StoreError(f"checkpoint state file {self.path} is not a regular file: ignored")
+            raise StoreError(f"{self.kind} file {self.path} is not a regular file: ignored")
         if self.owner is None:
             return
         if st.st_uid not in (self.owner, 0):
             raise StoreError(
-                f"checkpoint state file {self.path} belongs to uid {st.st_uid}, not to the "
+                f"{self.kind} file {self.path} belongs to uid {st.st_uid}, not to the "
                 f"job's user (uid {self.owner}): ignored",
                 hint="another user may have planted it; remove it",
             )
         if st.st_mode & 0o022:
             raise StoreError(
-                f"checkpoint state file {self.path} is writable by other users "
+                f"{self.kind} file {self.path} is writable by other users "
                 f"(mode {stat.S_IMODE(st.st_mode):o}): ignored",
                 hint="chmod go-w it",
             )
 
-    def parse(self, raw: bytes) -> StepRecord:
-        """Bytes of this step's state file -> record (``StoreError`` when corrupt)."""
-        return self._parse(raw)
-
-    def _parse(self, raw: bytes) -> StepRecord:
+    def _load_json(self, raw: bytes) -> Any:
         try:
-            return StepRecord.from_json(json.loads(raw.decode("utf-8")))
-        except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError, KeyError) as exc:
-            raise StoreError(
-                f"checkpoint state file {self.path} is corrupt ({type(exc).__name__}: {exc})",
-                hint="move it aside; the next `sckpt run` of the step starts a fresh one",
-            ) from None
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def _corrupt(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{self.kind} file {self.path} is corrupt ({type(exc).__name__}: {exc})",
+            hint="move it aside; the next `sckpt run` of the step starts a fresh one",
+        )
 
     # ---- writing -------------------------------------------------------------------------
     def _owner(self) -> tuple[int, int]:
@@ -410,13 +504,9 @@ class StepStore:
             try:
                 fd = os.open(self.lock_path, os.O_RDONLY | flags)
             except OSError as exc:
-                raise StoreError(
-                    f"cannot lock checkpoint state {self.lock_path}: {_why(exc)}"
-                ) from None
+                raise StoreError(f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}") from None
         except OSError as exc:
-            raise StoreError(
-                f"cannot lock checkpoint state {self.lock_path}: {_why(exc)}"
-            ) from None
+            raise StoreError(f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}") from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise StoreError(f"lock file {self.lock_path} is not a regular file")
@@ -441,8 +531,8 @@ class StepStore:
         if (st.st_uid, st.st_gid) != (uid, gid):
             os.fchown(fd, uid, gid)
 
-    def _write(self, record: StepRecord) -> None:
-        data = json.dumps(record.to_json(), indent=1, sort_keys=True).encode("utf-8")
+    def _write_json(self, document: Any) -> None:
+        data = json.dumps(document, indent=1, sort_keys=True).encode("utf-8")
         tmp = self.directory / f".{self.path.name}.{os.getpid()}.tmp"
         try:
             # A leftover of a killed writer with the same pid (or a planted link) is removed:
@@ -461,7 +551,7 @@ class StepStore:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            raise StoreError(f"cannot write checkpoint state {self.path}: {exc.strerror}") from None
+            raise StoreError(f"cannot write {self.kind} {self.path}: {exc.strerror}") from None
 
     def ensure_directory(self) -> None:
         """Create the state directory (0755) if needed; the wrapper calls this as the job user."""
@@ -471,6 +561,36 @@ class StepStore:
             raise StoreError(
                 f"cannot create checkpoint state directory {self.directory}: {exc.strerror}"
             ) from None
+
+
+class StepStore(_GuardedFile):
+    """The state file of one step, with locked read-modify-write updates.
+
+    ``read()`` never locks (a rename makes reads consistent); ``update(fn)`` locks, reads
+    (or starts a new record when ``create`` is set), calls ``fn(record)`` and writes the
+    result atomically.
+    """
+
+    def __init__(self, directory: Path, step: StepId, owner: int | None = None) -> None:
+        super().__init__(directory, step_key(step), owner)
+        self.step = step
+
+    def done_file(self, procid: int) -> Path:
+        """Where task ``procid`` writes its completion status (``$SCKPT_CKPT_DONE``)."""
+        return self.directory / f"{step_key(self.step)}.task{procid}.done"
+
+    def read(self) -> StepRecord | None:
+        """The record, ``None`` when the file does not exist; ``StoreError`` when unusable."""
+        raw = self.read_raw()
+        return None if raw is None else self.parse(raw)
+
+    def parse(self, raw: bytes) -> StepRecord:
+        """Bytes of this step's state file -> record (``StoreError`` when corrupt)."""
+        data = self._load_json(raw)
+        try:
+            return StepRecord.from_json(data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise self._corrupt(exc) from None
 
     def update(
         self,
@@ -501,8 +621,71 @@ class StepStore:
                 record = StepRecord(job_id=self.step.job_id, step=self.step.step_text)
                 record.owner_uid = uid
             result = change(record)
-            self._write(record)
+            self._write_json(record.to_json())
             return result
+
+
+def job_stores(directory: Path, job_id: int, owner: int | None = None) -> list[StepStore]:
+    """The state files of every step of job ``job_id`` in ``directory``, by step id."""
+    stores = []
+    for path in sorted(Path(directory).glob(f"{job_id}.*.json")):
+        key = path.name[len(f"{job_id}.") : -len(".json")]
+        step = STEP_BATCH if key == "batch" else int(key) if key.isdigit() else None
+        if step is not None:
+            stores.append(StepStore(Path(directory), StepId(job_id, step), owner=owner))
+    return stores
+
+
+class ImageIndex(_GuardedFile):
+    """A job's last complete image of each named step and task: ``<job>.images.json``.
+
+    Step records are kept by step id, and a restarted job's steps may take their ids in
+    another order; this index is kept by step name, so each step finds its own image.  The
+    wrapper adds to it when a checkpoint completes, restart with an ImageDir points it there.
+    """
+
+    kind = "image index"
+
+    def __init__(self, directory: Path, job_id: int, owner: int | None = None) -> None:
+        super().__init__(directory, f"{job_id}.images", owner)
+        self.job_id = job_id
+
+    def read(self) -> dict[str, dict[str, str]]:
+        """``{name: {procid: image dir}}`` (empty when there is no index yet)."""
+        raw = self.read_raw()
+        if raw is None:
+            return {}
+        data = self._load_json(raw)
+        try:
+            if not isinstance(data, dict) or data.get("format") != FORMAT:
+                raise ValueError(
+                    f"unknown format {data.get('format') if isinstance(data, dict) else None!r}"
+                )
+            images = {
+                check_step_name(str(name)): {str(p): str(d) for p, d in dict(tasks).items()}
+                for name, tasks in dict(data.get("images", {})).items()
+            }
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+        return images
+
+    def image(self, name: str, procid: int) -> str:
+        """The last complete image of task ``procid`` of step ``name`` ("" when none)."""
+        return self.read().get(name, {}).get(str(procid), "")
+
+    def remember(self, name: str, images: dict[str, str]) -> None:
+        """Record ``{procid: dir}`` as step ``name``'s last complete images (locked)."""
+        with self._locked():
+            try:
+                current = self.read()
+            except StoreError:
+                current = {}  # a corrupt index is replaced: step records still hold images
+            current.setdefault(name, {}).update(images)
+            if len(current) > INDEX_NAMES_LIMIT:
+                raise StoreError(
+                    f"image index {self.path} lists more than {INDEX_NAMES_LIMIT} step names"
+                )
+            self._write_json({"format": FORMAT, "job_id": self.job_id, "images": current})
 
 
 def _why(exc: OSError) -> str:

@@ -11,10 +11,19 @@ What it does, and why this way:
   ``SLURM_PROCID``, node, pid, the program's checkpoint signal and image directory.  A step
   whose state file lists a running task is what the cooperative engine calls
   checkpoint-capable.
-* **Tells the program where images go**: ``SCKPT_IMAGE_DIR`` (a per-task directory
-  ``<image root>/<job>.<step>/task<procid>``), ``SCKPT_CKPT_DONE`` (the status file) and
-  ``SCKPT_CKPT_SIGNAL``; and, when a complete image of this task exists (the job was
-  requeued and restarted), ``SLURM_RESTART_DIR`` with that image, as srun_cr did.
+* **Names the step** (``--name``, by default the program's name and a hash of its command
+  line) and **tells the program where images go**: ``SCKPT_IMAGE_DIR`` (a per-task
+  directory ``<image root>/<job>.<name>/task<procid>``), ``SCKPT_CKPT_DONE`` (the status
+  file) and ``SCKPT_CKPT_SIGNAL``; and, when a complete image of this task exists (the job
+  was requeued and restarted), ``SLURM_RESTART_DIR`` with that image, as srun_cr did.  The
+  image is found by the step's name in the job's image index (``store.ImageIndex``), so
+  steps launched in the background find their own images whatever ids they get; records
+  written before names existed are still read by step id.
+* **Never kills the program with a checkpoint.**  It reads what the program does with its
+  checkpoint signal (``SigCgt`` in ``/proc/PID/status``) every poll and records it, so the
+  console can say "program does not catch SIGUSR1" and refuse before anything is sent; and
+  it looks again right before sending: a program that does not catch the signal is not
+  sent it, and the request records ESLURM_NOT_SUPPORTED for that task instead.
 * **Learns of a request two ways.**  The console cannot reach the wrapper directly, so the
   engine writes the request into the state file and then signals the step with the *wake*
   signal (default SIGURG).  ``slurm_signal_job_step`` signals every process of the step's
@@ -61,16 +70,24 @@ from pathlib import Path
 
 from .audit import AuditLog, monotonic
 from .config import Settings, load_settings
-from .errors import ConfigError, ReadOnlyError, SckptError, UsageError
+from .errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
 from .model import STEP_BATCH, StepId
 from .store import (
     ABANDONED_CODE,
+    HANDLER_CAUGHT,
+    HANDLER_DEFAULT,
+    HANDLER_IGNORED,
+    ImageIndex,
     Request,
     StepRecord,
     StepStore,
     StoreError,
     TaskInfo,
+    check_step_name,
+    default_step_name,
+    handler_blocker,
     image_leaf,
+    job_stores,
     state_dir_for,
 )
 
@@ -81,6 +98,11 @@ DEFAULT_GRACE = 2.0
 """A signal that arrives before the program installed its handler would kill it."""
 ACTIVE_POLL = 0.05
 """How often the status file is looked at while a checkpoint runs."""
+HANDLER_POLL = 0.1
+HANDLER_WATCH = 10.0
+"""A program that does not catch its signal yet is looked at every HANDLER_POLL seconds for
+its first HANDLER_WATCH seconds (programs install their handler as they start), then at
+every ``--poll``."""
 ENV_IMAGE_DIR = "SCKPT_IMAGE_DIR"
 ENV_DONE = "SCKPT_CKPT_DONE"
 ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
@@ -94,6 +116,32 @@ _SENT_BY_PROCESS = {
     getattr(os, "SI_QUEUE", -1),
     getattr(os, "SI_TKILL", -6),
 }
+
+
+def signal_handler(pid: int, sig: signal.Signals) -> str:
+    """What process ``pid`` does with ``sig`` now: ``caught``, ``ignored`` or ``default``.
+
+    Read from ``/proc/PID/status`` (``SigCgt``, ``SigIgn``: hexadecimal masks, bit N-1 for
+    signal N), which shows the program the process runs now, whatever it exec'd into.
+    ``""`` when the process is gone or the file cannot be read.
+    """
+    masks: dict[str, int] = {}
+    try:
+        with Path(f"/proc/{pid}/status").open(encoding="ascii", errors="replace") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("SigCgt", "SigIgn"):
+                    masks[key] = int(value.strip(), 16)
+    except (OSError, ValueError):
+        return ""
+    if len(masks) < 2:
+        return ""
+    bit = 1 << (int(sig) - 1)
+    if masks["SigCgt"] & bit:
+        return HANDLER_CAUGHT
+    if masks["SigIgn"] & bit:
+        return HANDLER_IGNORED
+    return HANDLER_DEFAULT
 
 
 def parse_signal(text: str) -> signal.Signals:
@@ -137,6 +185,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--image-dir",
         default=None,
         help="root of the image directories (default: the job's working directory)",
+    )
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="the step's name for its images: <image root>/<job>.<name>/task<rank> "
+        "(default: the program's name and a hash of its command line, the same in every "
+        "run, so a restarted job's steps find their images whatever order they start in)",
     )
     parser.add_argument(
         "--poll",
@@ -288,27 +343,77 @@ class Wrapper:
         self.started = 0.0
         self.deferred = False
         self.program = program
+        try:
+            self.name = check_step_name(args.name) if args.name else default_step_name(program)
+        except ValueError as exc:
+            raise UsageError(f"--name: {exc}") from None
         work_dir = _job_work_dir(self.step_id.job_id)
-        self.store = StepStore(
-            state_dir_for(work_dir, args.state_dir), self.step_id, owner=os.getuid()
-        )
-        root = args.image_dir or work_dir
-        self.step_image_dir = str(Path(root) / image_leaf(self.step_id))
-        self.image_dir = str(Path(self.step_image_dir) / f"task{self.procid}")
+        state_dir = state_dir_for(work_dir, args.state_dir)
+        self.store = StepStore(state_dir, self.step_id, owner=os.getuid())
+        self.index = ImageIndex(state_dir, self.step_id.job_id, owner=os.getuid())
+        self.image_root = args.image_dir or work_dir
         self.done_path = self.store.done_file(self.procid)
+        self.handler = ""
+        """What the program does with the checkpoint signal, as last recorded."""
         self.child: subprocess.Popen[bytes] | None = None
         self.active: Request | None = None
         self.restart_dir = ""
 
+    @property
+    def step_image_dir(self) -> str:
+        return str(Path(self.image_root) / image_leaf(self.step_id, self.name))
+
+    @property
+    def image_dir(self) -> str:
+        return str(Path(self.step_image_dir) / f"task{self.procid}")
+
     # ---- registration --------------------------------------------------------------------
+    def _name_taken(self) -> bool:
+        """Whether another running step of this run of the job already has this name.
+
+        Two steps with the same command line would share one image directory and overwrite
+        each other's images: the second gets ``<name>.<step>`` and is told to use --name.
+        """
+        for other in job_stores(self.store.directory, self.step_id.job_id, owner=os.getuid()):
+            if other.path == self.store.path:
+                continue
+            with contextlib.suppress(StoreError):
+                rec = other.read()
+                if (
+                    rec is not None
+                    and rec.name == self.name
+                    and any(t.restart_count == self.restart_count for t in rec.running_tasks)
+                ):
+                    return True
+        return False
+
+    def _previous_image(self, rec: StepRecord) -> str:
+        """This task's last complete image: by step name, else (older records) by step id."""
+        found = ""
+        with contextlib.suppress(StoreError):
+            found = self.index.image(self.name, self.procid)
+        if not found and rec.name in ("", self.name):
+            found = rec.last_image.get(str(self.procid), "")
+        return found if found and Path(found).is_dir() else ""
+
     def register(self) -> None:
         self.store.ensure_directory()
+        if self._name_taken():
+            taken = self.name
+            self.name = f"{self.name}.{self.step_id.step_text}"[:64]
+            _note(
+                f"another step of job {self.step_id.job_id} is named {taken}: this one's "
+                f"images go to {self.step_image_dir}; give each step its own --name so a "
+                "restart finds them whatever order the steps start in"
+            )
         Path(self.image_dir).mkdir(parents=True, exist_ok=True, mode=0o755)
 
         def change(rec: StepRecord) -> str:
             for key, task in list(rec.tasks.items()):
                 if task.restart_count != self.restart_count:
                     del rec.tasks[key]
+            previous = self._previous_image(rec)
+            rec.rename(self.name)
             rec.tasks[str(self.procid)] = TaskInfo(
                 procid=self.procid,
                 host=self.host,
@@ -319,8 +424,8 @@ class Wrapper:
                 restart_count=self.restart_count,
                 wake=self.wake_signal.name,
             )
-            previous = rec.last_image.get(str(self.procid), "")
-            if previous and Path(previous).is_dir():
+            if previous:
+                rec.last_image[str(self.procid)] = previous
                 rec.log("resume", f"task{self.procid}", 0, "", previous)
                 return previous
             rec.log("register", f"task{self.procid}", 0, "", self.image_dir)
@@ -350,6 +455,57 @@ class Wrapper:
         except StoreError as exc:
             _note(f"could not record the end of the task: {exc}")
 
+    # ---- the program's signal handler ----------------------------------------------------
+    def look_at_handler(self) -> str:
+        """Read what the program does with the checkpoint signal; record it when it changed.
+
+        The console decides from this record whether the step is checkpointable (and says
+        why not); the wrapper looks again right before it sends the signal.
+        """
+        if self.child is None:
+            return ""
+        handler = signal_handler(self.child.pid, self.ckpt_signal)
+        if handler and handler != self.handler:
+            pid = self.child.pid
+
+            def change(rec: StepRecord) -> None:
+                task = rec.tasks.get(str(self.procid))
+                if task is not None and task.pid == os.getpid():
+                    task.handler = handler
+                    task.program_pid = pid
+
+            try:
+                self.store.update(change)
+                self.handler = handler
+            except StoreError as exc:
+                _note(f"could not record whether the program catches the signal: {exc}")
+        return handler
+
+    def _refuse_signal(self, req: Request, handler: str, why: str) -> None:
+        """Close this task's part of a request without signalling: the program would die.
+
+        The task's ``handler`` is written again too: the record said "caught" (or the
+        request would not have been made), and it was wrong.
+        """
+        pid = self.child.pid if self.child is not None else 0
+        message = f"task {self.procid} (pid {pid} on {self.host}): {why}: not signalled"
+        _note(f"checkpoint {req.request_id} refused: {message}")
+
+        def change(rec: StepRecord) -> None:
+            task = rec.tasks.get(str(self.procid))
+            if task is not None and task.pid == os.getpid():
+                task.handler = handler
+            current = rec.in_progress
+            if current is not None and current.request_id == req.request_id:
+                if self.procid in current.pending:
+                    current.pending.remove(self.procid)
+                current.results[str(self.procid)] = [ESLURM_NOT_SUPPORTED, message]
+                if not current.pending:
+                    rec.finish_request()
+
+        with contextlib.suppress(StoreError):
+            self.store.update(change)
+
     # ---- requests ------------------------------------------------------------------------
     def check_request(self) -> None:
         """Read the state file; start a new request addressed to this task; expire old ones."""
@@ -372,6 +528,13 @@ class Wrapper:
             return
         if time.monotonic() - self.started < self.grace:
             self.deferred = True  # looked at again on every turn until the grace ends
+            return
+        # Right before sending: a program that does not catch the signal would be killed by
+        # it (whatever the record said a moment ago), so it is not sent.
+        handler = self.look_at_handler()
+        blocker = handler_blocker(handler, self.ckpt_signal.name)
+        if blocker:
+            self._refuse_signal(req, handler, blocker)  # no longer pending for this task
             return
         self.active = req
         with contextlib.suppress(FileNotFoundError):
@@ -426,6 +589,8 @@ class Wrapper:
 
         try:
             self.store.update(change)
+            if image:
+                self.index.remember(self.name, {str(self.procid): image})
         except StoreError as exc:
             _note(f"could not record the checkpoint outcome: {exc}")
 
@@ -497,6 +662,11 @@ class Wrapper:
             timeout = ACTIVE_POLL if self.active is not None else self.poll
             if time.monotonic() - self.started < self.grace:
                 timeout = min(timeout, self.grace / 4 or ACTIVE_POLL)
+            watching = (
+                self.handler != HANDLER_CAUGHT and time.monotonic() - self.started < HANDLER_WATCH
+            )
+            if watching:
+                timeout = min(timeout, HANDLER_POLL)
             info = signal.sigtimedwait(watched, timeout)
             if info is not None:
                 self._on_signal(info)
@@ -506,8 +676,11 @@ class Wrapper:
                 last_poll = 0.0
             if now - last_poll >= self.poll or self.active is not None or self.deferred:
                 last_poll = now
+                self.look_at_handler()
                 self.check_request()
                 self.check_done()
+            elif watching:
+                self.look_at_handler()
         if self.active is not None:
             self.check_done()
         self._end(status)

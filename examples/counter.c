@@ -59,11 +59,13 @@ int main(int argc, char **argv)
 	long count = 0, size = 0, limit = argc > 2 ? atol(argv[2]) : 0;
 	FILE *log;
 
+	/* First thing: until the handler is installed the signal would kill the program,
+	 * so sckpt does not send it ("program does not catch SIGUSR1"). */
+	sigaction(sig, &sa, NULL);
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s LOG [LIMIT]\n", argv[0]);
 		return 2;
 	}
-	sigaction(sig, &sa, NULL);
 	if (restart) {
 		char path[4096];
 		FILE *img;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A counter that follows sckpt's checkpoint contract (see README, "Cooperative checkpointing").
 
-It counts 1, 2, 3 ... and appends every value it counts to ``--log``.  On its checkpoint
-signal ($SCKPT_CKPT_SIGNAL, default SIGUSR1) it saves its state between two counts:
+It counts 1, 2, 3 ... and appends every value it counts to ``--log``.  It installs the
+handler of its checkpoint signal ($SCKPT_CKPT_SIGNAL, default SIGUSR1) first thing, and on
+that signal saves its state between two counts:
 
 1. write ``state.tmp`` in $SCKPT_IMAGE_DIR, fsync, rename it to ``state`` (atomic: a crash
    leaves the previous image intact);
@@ -69,6 +70,13 @@ def checkpoint(count: int, log_size: int, args: argparse.Namespace) -> None:
 
 
 def main() -> int:
+    # First thing, before anything slow (parsing, loading input): until the handler is
+    # installed the checkpoint signal would kill the program, so sckpt does not send it
+    # (``sckpt able`` says "program does not catch SIGUSR1" until then).
+    sig = getattr(signal, os.environ.get("SCKPT_CKPT_SIGNAL", "SIGUSR1"), signal.SIGUSR1)
+    signal.signal(sig, on_checkpoint)
+    signal.signal(signal.SIGTERM, on_term)
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", required=True, help="file each counted value is appended to")
     parser.add_argument("--interval", type=float, default=0.05, help="seconds per count")
@@ -79,10 +87,6 @@ def main() -> int:
         "--slow-from", type=int, default=1, help="first checkpoint (1, 2 ...) that is slow"
     )
     args = parser.parse_args()
-
-    sig = getattr(signal, os.environ.get("SCKPT_CKPT_SIGNAL", "SIGUSR1"), signal.SIGUSR1)
-    signal.signal(sig, on_checkpoint)
-    signal.signal(signal.SIGTERM, on_term)
 
     count, log_size = 0, 0
     restart = os.environ.get("SLURM_RESTART_DIR")

@@ -40,13 +40,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources import files
 from typing import Any, TypeVar
 
 from rich.text import Text
 from sckpt.backend.config import Settings
-from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError
+from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from textual import work
@@ -56,6 +56,7 @@ from textual.worker import Worker, WorkerState
 
 from .commands import ActionsProvider
 from .console_text import checkpoint_text, clock_time, error_text, printable
+from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
@@ -538,7 +539,12 @@ class SckptApp(App[int]):
                 result = facade.create(target, max_wait=params.max_wait, image_dir=params.image_dir)
             elif operation == "vacate":
                 assert params is not None
-                result = facade.vacate(target, max_wait=params.max_wait, image_dir=params.image_dir)
+                result = facade.vacate(
+                    target,
+                    max_wait=params.max_wait,
+                    image_dir=params.image_dir,
+                    force=params.force,
+                )
             elif operation == "restart":
                 assert params is not None
                 result = facade.restart(target, stick=params.stick, image_dir=params.image_dir)
@@ -548,6 +554,10 @@ class SckptApp(App[int]):
                 result = facade.disable(target)
             else:
                 raise ValueError(f"unknown operation {operation}")
+        except UnsafeVacate as exc:
+            assert params is not None
+            self.call_from_thread(self._report_refusal, operation, target, exc)
+            self.call_from_thread(self._offer_force, target, params, exc)
         except SckptError as exc:
             self.call_from_thread(self._report_refusal, operation, target, exc)
         else:
@@ -556,6 +566,27 @@ class SckptApp(App[int]):
                 self.notify, f"{operation} {target}: done{detail}", title=operation, markup=False
             )
         self.call_from_thread(self.refresh_now)
+
+    def _offer_force(self, target: StepId, params: ActionParams, exc: UnsafeVacate) -> None:
+        """A vacate refused for lack of images: say what would be lost, ask once more.
+
+        The default answer is No; Yes vacates with ``force``, and its toast says again
+        which tasks restart will start without an image.
+        """
+        question = Text()
+        question.append("Vacate ", style="bold")
+        question.append_text(Text(printable(self.describe_target(target)), style="bold"))
+        question.append(" anyway?\n\n")
+        question.append(printable(f"{exc.name} ({exc.code}): {exc.message}; {exc.hint}"))
+        question.append("\n\nRestart will start those tasks without an image.")
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.run_operation("vacate", target, replace(params, force=True))
+            else:
+                self.notify(f"vacate {target} cancelled: it keeps running", markup=False)
+
+        self.push_screen(Confirm(question), confirmed)
 
     def _report_refusal(self, operation: str, target: StepId, exc: SckptError) -> None:
         # A controller that did not answer refused nothing: the action failed (perhaps

@@ -247,6 +247,13 @@ def build_parser() -> argparse.ArgumentParser:
             action.add_argument(
                 "--stick", action="store_true", help="run again on the nodes it used before"
             )
+        if name == "vacate":
+            action.add_argument(
+                "--force",
+                action="store_true",
+                help="end the job even where tasks have no image (a failed checkpoint, a "
+                "step not under sckpt run): restart then starts those from the beginning",
+            )
         if name == "complete":
             action.add_argument(
                 "--error-code",
@@ -450,9 +457,15 @@ def _call(facade: Facade, operation: str, target: StepId, args: argparse.Namespa
             outcome.value = facade.able(target)
         elif operation == "error":
             outcome.value = facade.error(target)
-        elif operation in ("create", "vacate"):
-            method = facade.create if operation == "create" else facade.vacate
-            outcome.value = method(target, max_wait=args.max_wait, image_dir=args.image_dir)
+        elif operation == "create":
+            outcome.value = facade.create(target, max_wait=args.max_wait, image_dir=args.image_dir)
+        elif operation == "vacate":
+            outcome.value = facade.vacate(
+                target,
+                max_wait=args.max_wait,
+                image_dir=args.image_dir,
+                force=getattr(args, "force", False),  # the historical syntax has no --force
+            )
         elif operation == "restart":
             outcome.value = facade.restart(target, stick=args.stick, image_dir=args.image_dir)
         elif operation == "enable":

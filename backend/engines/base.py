@@ -66,8 +66,17 @@ class Engine(ABC):
         """Checkpoint and continue."""
 
     @abstractmethod
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        """Checkpoint, then terminate the step."""
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
+        """Checkpoint, then terminate the step.
+
+        ``force``: the cooperative engine refuses to end tasks that have no image (a failed
+        checkpoint, a program that does not catch its signal, a step not under ``sckpt
+        run``) unless it is set.  On Slurm <= 19.05 (native) and in the simulated cluster
+        the controller itself ends the step after the attempt, as it always did; they
+        accept ``force`` and have nothing to check.
+        """
 
     @abstractmethod
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:

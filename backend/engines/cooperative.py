@@ -55,13 +55,16 @@ from ..errors import (
     EALREADY,
     ESLURM_DISABLED,
     ESLURM_INVALID_JOB_ID,
+    ESLURM_NOT_SUPPORTED,
     AccessDenied,
+    CheckpointFailed,
     InvalidJobId,
     JobNotFinished,
     NoSuchImage,
     NotSupported,
     PermissionRefused,
     SckptError,
+    UnsafeVacate,
     describe,
     error_for,
 )
@@ -79,7 +82,16 @@ from ..model import (
     Step,
     StepId,
 )
-from ..store import StepRecord, StepStore, StoreError, image_leaf, state_dir_for
+from ..store import (
+    ImageIndex,
+    StepRecord,
+    StepStore,
+    StoreError,
+    TaskInfo,
+    image_leaf,
+    job_stores,
+    state_dir_for,
+)
 from .base import Engine
 from .live import LiveEngine
 from .sim_hostlist import expand_hostlist
@@ -101,10 +113,11 @@ NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt ru
 
 @dataclass(frozen=True)
 class _Target:
-    """One step an operation acts on, with its state file."""
+    """One step an operation acts on, with its state file and the record read from it."""
 
     step: Step
     store: StepStore
+    record: StepRecord
 
 
 class CooperativeEngine(LiveEngine):
@@ -167,7 +180,13 @@ class CooperativeEngine(LiveEngine):
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
         if rec is None or not _current_tasks(rec, job):
             return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
-        if job.state == JobState.SUSPENDED or rec.disable_count:
+        reason = ""
+        blocked = _blocked(rec, job)
+        if blocked:
+            kind = CheckpointKind.NOT_SUPPORTED
+            task, why = blocked[0]
+            reason = why if len(_current_tasks(rec, job)) == 1 else f"task {task.procid}: {why}"
+        elif job.state == JobState.SUSPENDED or rec.disable_count:
             kind = CheckpointKind.DISABLED
         elif rec.in_progress is not None:
             kind = CheckpointKind.IN_PROGRESS
@@ -176,6 +195,7 @@ class CooperativeEngine(LiveEngine):
         err = rec.checkpoint_error()
         return CheckpointState(
             kind=kind,
+            reason=reason,
             disable_count=rec.disable_count,
             in_progress_since=rec.in_progress.start if rec.in_progress else 0,
             last_error=err if err.code else None,
@@ -193,12 +213,12 @@ class CooperativeEngine(LiveEngine):
         """Steps to act on: the named one, or every running step under ``sckpt run``."""
         steps = list(self._steps_by_job.get(job.job_id, []))
         if target.is_whole_job:
-            found = [
-                _Target(s, self._store(job, s.step_id))
+            registered = [
+                t
                 for s in steps
                 if s.state == "RUNNING" and s.step_id.step != STEP_EXTERN
+                if (t := self._registered(job, s)) is not None
             ]
-            registered = [t for t in found if self._registered(job, t) is not None]
             if not registered:
                 raise NotSupported(
                     hint=f"no step of job {job.job_id} runs under `sckpt run` "
@@ -207,22 +227,51 @@ class CooperativeEngine(LiveEngine):
             return registered
         for s in steps:
             if s.step_id.step == target.step:
-                t = _Target(s, self._store(job, s.step_id))
-                if self._registered(job, t) is None:
-                    raise NotSupported(
-                        hint=f"{NOT_UNDER_RUN} (no live registration in {t.store.path})"
-                    )
+                t = self._registered(job, s)
+                if t is None:
+                    path = self._store(job, s.step_id).path
+                    raise NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {path})")
                 return [t]
         raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
 
-    def _registered(self, job: Job, t: _Target) -> StepRecord | None:
-        try:
-            rec = t.store.read()
-        except StoreError:
-            raise
+    def _registered(self, job: Job, step: Step) -> _Target | None:
+        """The step with its record when a task of this run of the job registered it."""
+        store = self._store(job, step.step_id)
+        rec = store.read()
         if rec is None or not _current_tasks(rec, job):
             return None
-        return rec
+        return _Target(step, store, rec)
+
+    @staticmethod
+    def _refuse_blocked(job: Job, targets: Iterable[_Target]) -> None:
+        """Refuse before anything is sent when a task's program does not catch its signal.
+
+        Sending it would kill the program (SIGUSR1's default action), or do nothing.  The
+        wrapper looks again right before sending; this is the refusal a person sees first.
+        """
+        blocked = [
+            f"{t.step.step_id} {task.describe()}: {why}"
+            for t in targets
+            for task, why in _blocked(t.record, job)
+        ]
+        if blocked:
+            raise NotSupported(
+                hint="; ".join(blocked[:6])
+                + "; nothing was sent (the program must install its checkpoint-signal "
+                "handler first thing: README, Cooperative checkpointing)"
+            )
+
+    def _unprotected_steps(self, job: Job, targets: Iterable[_Target]) -> list[Step]:
+        """Steps a requeue of ``job`` would end that are not under ``sckpt run``."""
+        named = {t.step.step_id.step for t in targets}
+        return [
+            s
+            for s in self._steps_by_job.get(job.job_id, [])
+            if s.state == "RUNNING"
+            and s.step_id.step not in (STEP_BATCH, STEP_EXTERN)
+            and s.step_id.step not in named
+            and self._registered(job, s) is None
+        ]
 
     def _update(self, t: _Target, change: Callable[[StepRecord], Any]) -> Any:
         """A locked store update; a permission refusal is the controller's access error."""
@@ -243,7 +292,7 @@ class CooperativeEngine(LiveEngine):
         """
         if not image_dir:
             return
-        places = [Path(image_dir) / image_leaf(t.step.step_id) for t in targets] or [
+        places = [Path(image_dir) / image_leaf(t.step.step_id, t.record.name) for t in targets] or [
             Path(image_dir)
         ]
         for place in places:
@@ -272,7 +321,9 @@ class CooperativeEngine(LiveEngine):
         job = self._checks(target)
         starts: list[int] = []
         codes: list[tuple[StepId, int]] = []
-        for t in self._targets(job, target):
+        targets = self._targets(job, target)
+        self._refuse_blocked(job, targets)
+        for t in targets:
             rec = self._expire(t)
             codes.append((t.step.step_id, ESLURM_DISABLED if rec.disable_count else 0))
             if rec.in_progress is not None:
@@ -338,9 +389,10 @@ class CooperativeEngine(LiveEngine):
         out = []
         now = int(self._clock())
         for t in targets:
-            leaf_dir = str(Path(image_dir) / image_leaf(t.step.step_id)) if image_dir else ""
 
-            def change(rec: StepRecord, leaf_dir: str = leaf_dir) -> tuple[int, str, str]:
+            def change(rec: StepRecord, t: _Target = t) -> tuple[int, str, str]:
+                leaf = image_leaf(t.step.step_id, rec.name)
+                leaf_dir = str(Path(image_dir) / leaf) if image_dir else ""
                 if (
                     rec.in_progress is not None
                     and rec.in_progress.deadline
@@ -405,17 +457,49 @@ class CooperativeEngine(LiveEngine):
             )
         return f"checkpoint ended after {took:.1f}s; " + "; ".join(outcomes)
 
+    @staticmethod
+    def _failures(started: list[tuple[_Target, int, str]]) -> list[tuple[int, str, str]]:
+        """Tasks whose checkpoint did not complete: (code, message, who and why), worst first."""
+        out = []
+        for t, code, _rid in started:
+            if code:
+                continue
+            try:
+                rec = t.store.read()
+            except StoreError as exc:
+                out.append((ESLURM_NOT_SUPPORTED, exc.message, f"{t.step.step_id}: {exc.message}"))
+                continue
+            if rec is None:
+                continue
+            results = [(int(c), str(m), p) for p, (c, m) in sorted(rec.last_results.items()) if c]
+            if not results and rec.error_code:  # ended by `complete` with an error
+                results = [(rec.error_code, rec.error_msg, "")]
+            for c, m, procid in results:
+                task = rec.tasks.get(procid)
+                who = f"{t.step.step_id} " + (task.describe() if task else f"task {procid}")
+                out.append((c, m, f"{who.strip()}: error({c}): {m}"))
+        return sorted(out, key=lambda f: -f[0])
+
     def _checkpoint(
         self, target: StepId, operation: str, max_wait: int, image_dir: str | None
     ) -> tuple[Job, list[tuple[StepId, int]], str]:
         job = self._checks(target)
         targets = self._targets(job, target)
+        self._refuse_blocked(job, targets)
         self._check_image_dir(job, targets, image_dir, write=True)
         started = self._begin(job, targets, operation, max_wait, image_dir)
         codes = [(t.step.step_id, code) for t, code, _ in started]
         if all(code for _t, code, _ in started):
             self._aggregate(target, operation, codes)
         detail = self._wait(started, max_wait)
+        failures = self._failures(started)
+        if failures:
+            code, message, _who = failures[0]
+            raise CheckpointFailed(
+                code,
+                message or None,
+                hint="the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
+            )
         # Whole job: the steps that could were checkpointed; the highest refusal is reported.
         self._aggregate(target, operation, codes, detail)
         return job, codes, detail
@@ -424,7 +508,16 @@ class CooperativeEngine(LiveEngine):
         _job, codes, detail = self._checkpoint(target, "create", max_wait, image_dir)
         return ActionResult(target, "create", detail, tuple(codes) if target.is_whole_job else ())
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
+        """Checkpoint, then end: never without an image unless ``force``.
+
+        Refused before anything is sent when a task's program does not catch its signal, or
+        when the requeue of a batch job would end steps that are not under ``sckpt run``;
+        after the checkpoint, when any task's did not complete (the job keeps running).
+        ``force`` goes on in each case and says what restart will start without an image.
+        """
         job = self._checks(target)
         targets = self._targets(job, target)
         if job.batch and not target.is_whole_job:
@@ -436,6 +529,8 @@ class CooperativeEngine(LiveEngine):
                     for t in self._targets(job, StepId(job.job_id))
                     if t.step.step_id.step not in named
                 ]
+        if not force:
+            self._refuse_blocked(job, targets)
         self._check_image_dir(job, targets, image_dir, write=True)
         # Ending a step that is disabled (a critical section) or already checkpointing would
         # lose work: refuse the whole vacate before anything starts.
@@ -445,11 +540,36 @@ class CooperativeEngine(LiveEngine):
             code = ESLURM_DISABLED if rec.disable_count else EALREADY if rec.in_progress else 0
             precheck.append((t.step.step_id, code))
         self._aggregate(target, "vacate", precheck)
+        lost = []
+        if job.batch:
+            plain = self._unprotected_steps(job, targets)
+            names = ", ".join(f"{s.step_id} ({s.name})" for s in plain[:6])
+            if plain and not force:
+                raise UnsafeVacate(
+                    ESLURM_NOT_SUPPORTED,
+                    hint=f"the requeue of job {job.job_id} would end {names} without an "
+                    "image (not under `sckpt run`); nothing was done; --force vacates anyway "
+                    "and restart then starts them from the beginning",
+                )
+            lost += [f"{s.step_id} (not under sckpt run)" for s in plain]
         started = self._begin(job, targets, "vacate", max_wait, image_dir)
         if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
             self._wait(started, max_wait)
             self._aggregate(target, "vacate", [(t.step.step_id, c) for t, c, _ in started])
         detail = self._wait(started, max_wait)
+        failures = self._failures(started)
+        if failures and not force:
+            code, message, _who = failures[0]
+            what = f"job {job.job_id}" if job.batch else "the step"
+            raise UnsafeVacate(
+                code,
+                message or None,
+                hint="the checkpoint did not complete: "
+                + "; ".join(f[2] for f in failures[:6])
+                + f"; {what} keeps running, nothing was ended; --force vacates anyway and "
+                "restart then starts those tasks without an image",
+            )
+        lost += [f[2] for f in failures]
         for t in targets:
             with contextlib.suppress(SckptError):
                 self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
@@ -479,6 +599,8 @@ class CooperativeEngine(LiveEngine):
                     raise
                 ended.append(t.step.step_id)
             detail += "; step ended (SIGTERM)"
+        if lost:
+            detail += "; forced: restart will start without an image for " + "; ".join(lost[:6])
         return ActionResult(target, "vacate", detail)
 
     def _half_done(self, targets: list[_Target], what: str, exc: SckptError) -> None:
@@ -539,24 +661,28 @@ class CooperativeEngine(LiveEngine):
             self._check_image_dir(job, [], image_dir, write=False)
             # Resume from the operator's directory: every image found there, or refuse
             # (ENOENT) before anything changes.
-            chosen: list[tuple[StepStore, dict[str, str]]] = []
+            chosen: list[tuple[StepStore, str, dict[str, str]]] = []
             for store, rec in records:
-                leaf = Path(image_dir) / image_leaf(store.step)
+                leaf = Path(image_dir) / image_leaf(store.step, rec.name)
                 found = {
                     p: str(leaf / f"task{p}")
                     for p in set(rec.tasks) | set(rec.last_image)
                     if _is_dir(leaf / f"task{p}")
                 }
                 if found:
-                    chosen.append((store, found))
+                    chosen.append((store, rec.name, found))
             if not chosen:
                 raise NoSuchImage(hint=f"no image of job {job.job_id} under {image_dir}")
-            for store, found in chosen:
+            directory = state_dir_for(job.work_dir, self._state_dir)
+            index = ImageIndex(directory, job.job_id, owner=job.uid)
+            for store, name, found in chosen:
 
                 def point(r: StepRecord, found: dict[str, str] = found) -> None:
                     r.last_image = dict(found)
 
                 store.update(point)
+                if name:  # the wrappers find images by step name
+                    index.remember(name, found)
             records = self._job_records(job)
         images = [rec for _s, rec in records if rec.last_image]
         if not images:
@@ -638,12 +764,7 @@ class CooperativeEngine(LiveEngine):
     def _job_records(self, job: Job) -> list[tuple[StepStore, StepRecord]]:
         directory = state_dir_for(job.work_dir, self._state_dir)
         out = []
-        for path in sorted(directory.glob(f"{job.job_id}.*.json")):
-            name = path.name[len(f"{job.job_id}.") : -len(".json")]
-            step = STEP_BATCH if name == "batch" else int(name) if name.isdigit() else None
-            if step is None:
-                continue
-            store = StepStore(directory, StepId(job.job_id, step), owner=job.uid)
+        for store in job_stores(directory, job.job_id, owner=job.uid):
             with contextlib.suppress(StoreError):
                 rec = store.read()
                 if rec is not None:
@@ -712,9 +833,14 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def _current_tasks(rec: StepRecord, job: Job) -> list[Any]:
+def _current_tasks(rec: StepRecord, job: Job) -> list[TaskInfo]:
     """Tasks registered by this run of the job (a requeued job's old ones do not count)."""
     return [t for t in rec.running_tasks if t.restart_count == job.restart_count]
+
+
+def _blocked(rec: StepRecord, job: Job) -> list[tuple[TaskInfo, str]]:
+    """This run's tasks whose program must not be sent its checkpoint signal, and why."""
+    return [(t, why) for t in _current_tasks(rec, job) if (why := t.checkpoint_blocker())]
 
 
 def create_engine(request: Any) -> Engine:

@@ -318,7 +318,9 @@ class LiveEngine(Engine):
         self.check_target(target)
         raise self.not_supported()
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         self.check_target(target)
         raise self.not_supported()
 

@@ -120,7 +120,9 @@ class NativeEngine(LiveEngine):
         self._forget(target)
         return ActionResult(target, "create", f"max_wait {max_wait}s")
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         self.binding.ckpt_vacate(target, max_wait, image_dir)
         self._forget(target)
         return ActionResult(target, "vacate", f"max_wait {max_wait}s")

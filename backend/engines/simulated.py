@@ -1433,7 +1433,9 @@ class SimulatedEngine(Engine):
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
         return self.cluster.create(self.caller, target, max_wait, image_dir)
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         return self.cluster.vacate(self.caller, target, max_wait, image_dir)
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:

@@ -56,7 +56,9 @@ class SpyEngine(Engine):
         self.calls.append(("create", target, max_wait, image_dir))
         return ActionResult(target, "create")
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         self.calls.append(("vacate", target, max_wait, image_dir))
         return ActionResult(target, "vacate")
 

@@ -265,7 +265,9 @@ class RpcProbeEngine(LiveEngine):
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
         return self._poke(target, "create")
 
-    def vacate(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         return self._poke(target, "vacate")
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:

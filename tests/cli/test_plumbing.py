@@ -64,7 +64,9 @@ class RecordingFacade:
     def create(self, target: StepId, max_wait: int | None, image_dir: str | None) -> Any:
         return self._answer("create", target, max_wait=max_wait, image_dir=image_dir)
 
-    def vacate(self, target: StepId, max_wait: int | None, image_dir: str | None) -> Any:
+    def vacate(
+        self, target: StepId, max_wait: int | None, image_dir: str | None, force: bool = False
+    ) -> Any:
         return self._answer("vacate", target, max_wait=max_wait, image_dir=image_dir)
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> Any:

@@ -2,22 +2,34 @@
 
 pytest's ``tmp_path`` lives under a 0700 directory, so a job or a test user could not reach
 it; ``shared_dir`` is a fresh ``/tmp/sckpt-coop-*`` directory (0755) removed afterwards.
+The real-cluster modules share ``cluster_work`` (alice's job directory), the operator's
+``facade``, ``cli`` (the command in another process), ``state`` and ``cancel``.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sckpt.backend.config import Settings
+from sckpt.backend.facade import Facade, open_facade
+from sckpt.backend.model import CheckpointState
+
+from tests.conftest import SlurmCluster
+from tests.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "counter.py"
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 """Built from Debian's python3 (scripts/bootstrap), so the test users can run it too."""
 SCKPT = ROOT / ".venv" / "bin" / "sckpt"
+ALICE = "sckpt-alice"
+BOB = "sckpt-bob"
 
 
 @pytest.fixture
@@ -28,3 +40,58 @@ def shared_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def cancel(cluster: SlurmCluster, *jobs: int) -> None:
+    """scancel, then wait until the jobs are gone: no task may write into a removed dir."""
+    if not jobs:
+        return
+    ids = ",".join(map(str, jobs))
+    cluster.run("scancel", *map(str, jobs), check=False)
+    wait_for(
+        lambda: not cluster.run("squeue", "-h", "-j", ids, check=False).stdout.strip(),
+        timeout=90,
+    )
+
+
+@pytest.fixture
+def cluster_work(shared_dir: Path) -> Path:
+    """A working directory alice owns (the job's), inside a directory everyone can reach."""
+    work = shared_dir / "alice"
+    work.mkdir()
+    subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
+    audit = shared_dir / "audit"
+    audit.mkdir(mode=0o777)
+    audit.chmod(0o1777)
+    return work
+
+
+@pytest.fixture
+def facade(shared_dir: Path, cluster_work: Path, slurm_cluster: SlurmCluster) -> Iterator[Facade]:
+    f = open_facade(Settings(audit_log=shared_dir / "audit" / "root.log"), engine="cooperative")
+    yield f
+    f.close()
+
+
+def state(facade: Facade, target: str) -> CheckpointState:
+    """The step's checkpoint column in a fresh snapshot (what the console shows)."""
+    job_id, step = target.split(".")
+    for view in facade.snapshot().jobs:
+        if view.job.job_id == int(job_id):
+            for s in view.steps:
+                if s.step.step_id.step_text == step:
+                    return s.checkpoint
+    raise AssertionError(f"{target} not in the snapshot")
+
+
+def cli(shared_dir: Path, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``sckpt`` command in another process (as ``user``), with its own audit log."""
+    name = user or "root"
+    config = shared_dir / "audit" / f"{name}.toml"
+    config.write_text(f'audit_log = "{shared_dir}/audit/{name}-cli.log"\nengine = "cooperative"\n')
+    config.chmod(0o644)
+    env = ["env", f"SLURM_CONF={os.environ['SLURM_CONF']}", f"SCKPT_CONFIG={config}"]
+    cmd = [*env, str(SCKPT), *args]
+    if user is not None:
+        cmd = ["runuser", "-u", user, "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd="/tmp")

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend.config import Settings
 from sckpt.backend.errors import (
     AlreadyInProgress,
+    CheckpointFailed,
     Disabled,
     JobNotFinished,
     JobPending,
@@ -28,28 +28,25 @@ from sckpt.backend.errors import (
     NotSupported,
     SckptError,
 )
-from sckpt.backend.facade import Facade, open_facade
-from sckpt.backend.model import CheckpointKind, CheckpointState, StepId
+from sckpt.backend.facade import Facade
+from sckpt.backend.model import CheckpointKind, StepId
 from sckpt.backend.store import StepStore
 
 from tests.conftest import SlurmCluster
-from tests.cooperative.conftest import EXAMPLE, SCKPT
+from tests.cooperative.conftest import ALICE, BOB, EXAMPLE, SCKPT, cancel, cli, state
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slurm
 
-ALICE = "sckpt-alice"
-BOB = "sckpt-bob"
-
 SCRIPT = """#!/bin/bash
 #SBATCH -n 2
 #SBATCH -J coop-test
-srun -n1 --exact {sckpt} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {example} \\
+srun -n1 --exact {sckpt} run --poll 0.5 --grace 0.5 --name step0 -- /usr/bin/python3 {example} \\
     --log $PWD/step0.log $STEP0_ARGS ${{STEP0_FAIL:+--fail "$STEP0_FAIL"}} &
 # The second step starts once the first one exists, so step ids match the log names in
-# every run (a restarted step finds its image by its step id).
+# every run (the tests name steps by id; images are found by --name).
 until squeue -h -s -j $SLURM_JOB_ID -o %i | grep -qx "$SLURM_JOB_ID.0"; do sleep 0.1; done
-srun -n1 --exact {sckpt} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {example} \\
+srun -n1 --exact {sckpt} run --poll 0.5 --grace 0.5 --name step1 -- /usr/bin/python3 {example} \\
     --log $PWD/step1.log $STEP1_ARGS ${{STEP1_FAIL:+--fail "$STEP1_FAIL"}} &
 wait
 """
@@ -65,6 +62,10 @@ class Job:
 
     def step(self, n: int | str) -> str:
         return f"{self.id}.{n}"
+
+    def images(self, n: int) -> Path:
+        """Step ``n``'s image directory of task 0 (``--name stepN``)."""
+        return self.work / f"{self.id}.step{n}" / "task0"
 
     def store(self, n: int) -> StepStore:
         return StepStore(self.work / ".sckpt", StepId(self.id, n))
@@ -84,14 +85,16 @@ class Job:
             return []
 
     def image(self, n: int) -> tuple[int, int]:
-        count, size = (self.work / f"{self.id}.{n}" / "task0" / "state").read_text().split()
+        count, size = (self.images(n) / "state").read_text().split()
         return int(count), int(size)
 
     def registered(self, restart_count: int = 0) -> bool:
         for n in (0, 1):
             rec = self.store(n).read() if self.store(n).path.exists() else None
             if rec is None or not any(
-                t.state == "running" and t.restart_count == restart_count
+                t.state == "running"
+                and t.restart_count == restart_count
+                and not t.checkpoint_blocker()
                 for t in rec.tasks.values()
             ):
                 return False
@@ -124,61 +127,6 @@ def submit(cluster_work: Path, slurm_cluster: SlurmCluster) -> Iterator[object]:
 
     yield _submit
     cancel(slurm_cluster, *jobs)
-
-
-def cancel(cluster: SlurmCluster, *jobs: int) -> None:
-    """scancel, then wait until the jobs are gone: no task may write into a removed dir."""
-    if not jobs:
-        return
-    ids = ",".join(map(str, jobs))
-    cluster.run("scancel", *map(str, jobs), check=False)
-    wait_for(
-        lambda: not cluster.run("squeue", "-h", "-j", ids, check=False).stdout.strip(),
-        timeout=90,
-    )
-
-
-@pytest.fixture
-def cluster_work(shared_dir: Path) -> Path:
-    """A working directory alice owns (the job's), inside a directory everyone can reach."""
-    work = shared_dir / "alice"
-    work.mkdir()
-    subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
-    audit = shared_dir / "audit"
-    audit.mkdir(mode=0o777)
-    audit.chmod(0o1777)
-    return work
-
-
-@pytest.fixture
-def facade(shared_dir: Path, cluster_work: Path, slurm_cluster: SlurmCluster) -> Iterator[Facade]:
-    f = open_facade(Settings(audit_log=shared_dir / "audit" / "root.log"), engine="cooperative")
-    yield f
-    f.close()
-
-
-def state(facade: Facade, target: str) -> CheckpointState:
-    """The step's checkpoint column in a fresh snapshot (what the console shows)."""
-    job_id, step = target.split(".")
-    for view in facade.snapshot().jobs:
-        if view.job.job_id == int(job_id):
-            for s in view.steps:
-                if s.step.step_id.step_text == step:
-                    return s.checkpoint
-    raise AssertionError(f"{target} not in the snapshot")
-
-
-def cli(shared_dir: Path, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The ``sckpt`` command in another process (as ``user``), with its own audit log."""
-    name = user or "root"
-    config = shared_dir / "audit" / f"{name}.toml"
-    config.write_text(f'audit_log = "{shared_dir}/audit/{name}-cli.log"\nengine = "cooperative"\n')
-    config.chmod(0o644)
-    env = ["env", f"SLURM_CONF={os.environ['SLURM_CONF']}", f"SCKPT_CONFIG={config}"]
-    cmd = [*env, str(SCKPT), *args]
-    if user is not None:
-        cmd = ["runuser", "-u", user, "--", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd="/tmp")
 
 
 def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
@@ -244,7 +192,7 @@ def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: 
     assert facade.error(t1).code == 0 and job.image(1)[0] > 0
     seen = state(facade, t1)
     assert seen.kind == CheckpointKind.ABLE and seen.last_error is None
-    assert seen.image_dir == f"{job.work}/{job.id}.1/task0"
+    assert seen.image_dir == str(job.images(1))
     assert [e.operation for e in seen.history][-2:] == ["create", "done"]
 
     # The batch step is not under sckpt run: not supported, with the reason.
@@ -256,16 +204,22 @@ def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: 
 def test_program_failure_and_timeout_are_recorded(submit, facade: Facade) -> None:  # type: ignore[no-untyped-def]
     job = submit(fail0="42 disk quota exceeded", step1="--slow 30")
     t0, t1 = job.step(0), job.step(1)
-    facade.create(t0, max_wait=20)
+    with pytest.raises(CheckpointFailed) as failed:  # the outcome, not "accepted"
+        facade.create(t0, max_wait=20)
+    assert (failed.value.code, failed.value.message) == (42, "disk quota exceeded")
+    assert f"{t0} task 0 (pid" in failed.value.hint
+    assert "error(42): disk quota exceeded" in failed.value.hint
     err = facade.error(t0)
     assert (err.code, err.message) == (42, "disk quota exceeded")
-    assert not (job.work / f"{job.id}.0" / "task0" / "state").exists()
+    assert not (job.images(0) / "state").exists()
     # A later, smaller report does not replace it (only the highest code is kept).
     begin = job.store(0).read().history[-1]["time"]  # type: ignore[union-attr]
     facade.complete(t0, begin, 5, "smaller")
     assert (facade.error(t0).code, facade.error(t0).message) == (42, "disk quota exceeded")
     # max_wait exceeded: recorded as ETIME, and the step can be asked again.
-    facade.create(t1, max_wait=2)
+    with pytest.raises(CheckpointFailed) as late:
+        facade.create(t1, max_wait=2)
+    assert late.value.code == errno.ETIME
     err = facade.error(t1)
     assert err.code == errno.ETIME and "max_wait=2s" in err.message
     assert facade.able(t1).in_progress_since == 0
@@ -283,7 +237,7 @@ def test_vacate_and_restart_continue_the_count(
         facade.vacate(job.step(0), max_wait=20)
     assert f"{job.id}.1 ESLURM_DISABLED" in blocked.value.hint
     assert job.field("JobState") == "RUNNING"
-    assert not (job.work / f"{job.id}.0").joinpath("task0", "state").exists()
+    assert not job.images(0).joinpath("state").exists()
     facade.enable(job.step(1))
     for round_, stick in enumerate((False, True), start=1):
         wait_for(lambda r=round_: len(job.counted(0)) > 10 * r)
@@ -299,7 +253,7 @@ def test_vacate_and_restart_continue_the_count(
         wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
         wait_for(lambda r=round_: job.registered(restart_count=r), timeout=60)
         assert job.field("ReqNodeList") == (slurm_cluster.node if stick else "(null)")
-        expected = [f"resumed from {saved[n]} ({job.work}/{job.id}.{n}/task0)" for n in (0, 1)]
+        expected = [f"resumed from {saved[n]} ({job.images(n)})" for n in (0, 1)]
         wait_for(lambda e=expected: all(x in (job.work / "out.txt").read_text() for x in e))
         for n in (0, 1):
             wait_for(lambda n=n, s=saved[n]: len(job.counted(n)) > s + 5)
@@ -316,7 +270,7 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
     job = submit(step0="--slow 60 --slow-from 2", step1="--slow 60 --slow-from 2")
     for n in (0, 1):
         facade.create(job.step(n), max_wait=20)
-    saved = {n: (job.work / f"{job.id}.{n}" / "task0" / "state").read_bytes() for n in (0, 1)}
+    saved = {n: (job.images(n) / "state").read_bytes() for n in (0, 1)}
     results: dict[int, object] = {}
 
     def create(n: int) -> None:
@@ -329,7 +283,7 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
     for t in threads:
         t.start()
     for n in (0, 1):
-        wait_for((job.work / f"{job.id}.{n}" / "task0" / "state.tmp").exists, timeout=20)
+        wait_for((job.images(n) / "state.tmp").exists, timeout=20)
     rec = {n: job.store(n).read() for n in (0, 1)}
     wrapper = rec[1].tasks["0"].pid  # type: ignore[union-attr]
     program = subprocess.run(
@@ -344,7 +298,7 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
     for t in threads:
         t.join(60)
     for n in (0, 1):
-        image = job.work / f"{job.id}.{n}" / "task0" / "state"
+        image = job.images(n) / "state"
         assert image.read_bytes() == saved[n]  # the previous image, intact
         count, size = (int(x) for x in image.read_text().split())
         assert count > 0 and size > 0
@@ -397,7 +351,7 @@ def test_restart_brings_back_a_finished_batch_job(
     wait_for(lambda: job.field("JobState") == "CANCELLED", timeout=60)
     facade.restart(str(job.id), stick=False)  # requeued (not held) and started now
     wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
-    expected = [f"resumed from {saved[n]} ({job.work}/{job.id}.{n}/task0)" for n in (0, 1)]
+    expected = [f"resumed from {saved[n]} ({job.images(n)})" for n in (0, 1)]
     wait_for(lambda: all(x in (job.work / "out.txt").read_text() for x in expected))
 
 
@@ -409,7 +363,7 @@ def test_a_step_outside_a_batch_job_is_ended_by_vacate(
         [
             "runuser", "-u", ALICE, "--", "env", f"SLURM_CONF={slurm_cluster.conf}",
             "srun", "-n1", "-J", "coop-srun", f"--chdir={cluster_work}",
-            str(SCKPT), "run", "--grace", "0.5", "--",
+            str(SCKPT), "run", "--grace", "0.5", "--name", "counter", "--",
             "/usr/bin/python3", str(EXAMPLE), "--log", str(log),
         ],
         stdout=subprocess.DEVNULL,
@@ -425,7 +379,7 @@ def test_a_step_outside_a_batch_job_is_ended_by_vacate(
         result = facade.vacate(f"{job_id}.0", max_wait=20)
         assert "step ended" in result.detail
         assert srun.wait(timeout=60) != 0  # srun reports its task's SIGTERM
-        count = int((cluster_work / f"{job_id}.0" / "task0" / "state").read_text().split()[0])
+        count = int((cluster_work / f"{job_id}.counter" / "task0" / "state").read_text().split()[0])
         assert count > 0
         with pytest.raises(NotSupported) as nope:
             facade.restart(str(job_id), stick=False)
@@ -491,9 +445,9 @@ def test_an_operators_image_dir_is_used_by_create_and_restart(
     subprocess.run(["chown", f"{ALICE}:{ALICE}", str(images)], check=True)
     job = submit()
     facade.create(job.step(0), max_wait=20, image_dir=str(images))
-    copied = images / f"{job.id}.0" / "task0" / "state"
+    copied = images / f"{job.id}.step0" / "task0" / "state"
     count = int(copied.read_text().split()[0])
-    assert copied.read_bytes() == (job.work / f"{job.id}.0" / "task0" / "state").read_bytes()
+    assert copied.read_bytes() == (job.images(0) / "state").read_bytes()
     assert job.store(0).read().last_image == {"0": str(copied.parent)}  # type: ignore[union-attr]
     facade.vacate(str(job.id), max_wait=20)  # the default image dir for both steps
     wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
 from sckpt.backend.model import StepId
-from sckpt.backend.store import ABANDONED_CODE, StepRecord, StepStore
-from sckpt.backend.wrapper import parse_signal, parse_status
+from sckpt.backend.store import ABANDONED_CODE, StepRecord, StepStore, default_step_name
+from sckpt.backend.wrapper import parse_signal, parse_status, signal_handler
 
 from tests.cooperative.conftest import EXAMPLE, VENV_PYTHON
 from tests.helpers import wait_for
@@ -33,14 +34,20 @@ class Run:
         *counter_args: str,
         restart_count: int = 0,
         program: list[str] | None = None,
+        name: str | None = "counter",
+        step: int = 0,
+        log: str = "count.log",
     ) -> None:
         self.work = work
-        self.log = work / "count.log"
-        self.store = StepStore(work / ".sckpt", StepId(JOB, 0))
+        self.log = work / log
+        self.store = StepStore(work / ".sckpt", StepId(JOB, step))
+        argv = [*(program or [sys.executable, str(EXAMPLE), "--log", str(self.log)]), *counter_args]
+        self.image = work / f"{JOB}.{name or default_step_name(argv)}" / "task0"
+        """Where this task's images go (the step's name: the same in every run)."""
         env = {
             **os.environ,
             "SLURM_JOB_ID": str(JOB),
-            "SLURM_STEP_ID": "0",
+            "SLURM_STEP_ID": str(step),
             "SLURM_PROCID": "0",
             "SCKPT_WORK_DIR": str(work),
             "SLURM_RESTART_COUNT": str(restart_count),
@@ -55,9 +62,9 @@ class Run:
                 "0.5",
                 "--grace",
                 "0.5",
+                *(["--name", name] if name else []),
                 "--",
-                *(program or [sys.executable, str(EXAMPLE), "--log", str(self.log)]),
-                *counter_args,
+                *argv,
             ],
             env=env,
             cwd=work,
@@ -66,7 +73,15 @@ class Run:
         )
         STARTED.append(self.proc)
         wait_for(lambda: self.registered(), timeout=20)
-        wait_for(lambda: self.counted() or self.proc.poll() is not None, timeout=20)
+        self.program_pid = 0
+        """The program's pid once the wrapper recorded it (``wait_for_handler``)."""
+        if str(self.log) in argv:  # a counter: until it counts
+            wait_for(lambda: self.counted() or self.proc.poll() is not None, timeout=20)
+
+    def wait_for_handler(self, handler: str) -> None:
+        """Until the wrapper recorded that the program's SIGUSR1 disposition is ``handler``."""
+        wait_for(lambda: self.record().tasks["0"].handler == handler, timeout=20)
+        self.program_pid = self.record().tasks["0"].program_pid
 
     def registered(self) -> bool:
         rec = self.store.read()
@@ -120,7 +135,7 @@ def test_checkpoint_writes_an_image_and_records_success(work: Path) -> None:
     run = Run(work)
     wait_for(lambda: len(run.counted()) >= 5)
     rec = run.checkpoint()
-    image = work / f"{JOB}.0" / "task0" / "state"
+    image = run.image / "state"
     count, size = (int(x) for x in image.read_text().split())
     assert count >= 5 and size == sum(len(f"{i}\n") for i in range(1, count + 1))
     assert rec.error_code == 0 and rec.last_image == {"0": str(image.parent)}
@@ -143,7 +158,7 @@ def test_program_failure_is_recorded_with_its_code_and_message(work: Path) -> No
     rec = run.checkpoint()
     assert (rec.error_code, rec.error_msg) == (42, "disk quota exceeded")
     assert rec.last_image == {}
-    assert not (work / f"{JOB}.0" / "task0" / "state").exists()
+    assert not (run.image / "state").exists()
     run.stop()
 
 
@@ -151,7 +166,7 @@ def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path
     run = Run(work)
     wait_for(lambda: len(run.counted()) >= 5)
     run.checkpoint()
-    saved = int((work / f"{JOB}.0" / "task0" / "state").read_text().split()[0])
+    saved = int((run.image / "state").read_text().split()[0])
     wait_for(lambda: len(run.counted()) >= saved + 3)  # progress after the checkpoint ...
     run.stop()
     with run.log.open("a") as log:
@@ -168,7 +183,7 @@ def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path
 def test_killing_the_program_mid_checkpoint_keeps_the_previous_image(work: Path) -> None:
     run = Run(work)
     run.checkpoint()
-    image = work / f"{JOB}.0" / "task0" / "state"
+    image = run.image / "state"
     before = image.read_bytes()
     run.stop()
     slow = Run(work, "--slow", "30", restart_count=1)
@@ -193,7 +208,7 @@ def test_killing_the_program_mid_checkpoint_keeps_the_previous_image(work: Path)
 def test_killing_the_wrapper_mid_checkpoint_keeps_the_image_and_times_out(work: Path) -> None:
     run = Run(work)
     run.checkpoint()
-    image = work / f"{JOB}.0" / "task0" / "state"
+    image = run.image / "state"
     before = image.read_bytes()
     run.stop()
     slow = Run(work, "--slow", "30", restart_count=1)
@@ -275,7 +290,7 @@ def test_the_c_counter_follows_the_same_contract(work: Path) -> None:
     wait_for(lambda: len(run.counted()) >= 5)
     rec = run.checkpoint()
     assert rec.error_code == 0
-    saved, size = (int(x) for x in (work / f"{JOB}.0" / "task0" / "state").read_text().split())
+    saved, size = (int(x) for x in (run.image / "state").read_text().split())
     assert size == sum(len(f"{i}\n") for i in range(1, saved + 1))
     wait_for(lambda: len(run.counted()) >= saved + 3)
     run.stop()
@@ -342,3 +357,96 @@ def test_a_config_it_cannot_load_warns_unless_named_with_config(work: Path) -> N
     )
     assert (named.returncode, named.stdout) == (2, ""), named.stderr
     assert f"config file {missing} does not exist" in named.stderr
+
+
+def test_a_program_that_does_not_catch_the_signal_is_never_sent_it(work: Path) -> None:
+    """The record may say otherwise (written a moment earlier, or forged): the wrapper looks
+    at the program right before sending, and a program that would die is not signalled."""
+    run = Run(work, program=["/bin/sleep", "60"])
+    run.wait_for_handler("default")
+    assert signal_handler(run.program_pid, signal.SIGUSR1) == "default"
+
+    def stale(rec: StepRecord) -> None:
+        rec.tasks["0"].handler = "caught"  # what a stale record would say
+        rec.begin_request("root", "", 10, "create")
+
+    run.store.update(stale)
+    os.kill(run.proc.pid, signal.SIGURG)
+    wait_for(lambda: run.record().in_progress is None, timeout=10)
+    rec = run.record()
+    assert rec.error_code == ESLURM_NOT_SUPPORTED
+    assert rec.error_msg == (
+        f"task 0 (pid {run.program_pid} on {rec.tasks['0'].host}): program does not catch "
+        "SIGUSR1 (it would be killed by it): not signalled"
+    )
+    assert rec.last_results == {"0": [ESLURM_NOT_SUPPORTED, rec.error_msg]}
+    assert Path(f"/proc/{run.program_pid}").exists() and run.proc.poll() is None
+    assert rec.tasks["0"].handler == "default"  # looked at again and recorded
+    status, _ = run.stop()
+    assert status == -signal.SIGTERM  # sleep died of the SIGTERM sent to stop it, not USR1
+
+
+def test_a_handler_installed_late_and_an_ignored_signal_are_recorded(work: Path) -> None:
+    late = Run(
+        work,
+        program=["/bin/bash", "-c", f"sleep 1.5; exec {sys.executable} {EXAMPLE} --log {work}/l"],
+    )
+    late.wait_for_handler("default")
+    pid = late.program_pid
+    late.wait_for_handler("caught")  # after the exec, the same pid
+    assert late.program_pid == pid
+    late.stop()
+    ignored = Run(
+        work,
+        program=["/bin/bash", "-c", "trap '' USR1; exec sleep 60"],
+        step=1,
+        name="ignores",
+    )
+    ignored.wait_for_handler("ignored")
+    assert ignored.record().tasks["0"].checkpoint_blocker() == (
+        "program ignores SIGUSR1 (it would never checkpoint)"
+    )
+    ignored.stop()
+
+
+def test_steps_that_swap_ids_after_a_restart_resume_from_their_own_images(work: Path) -> None:
+    """Unnamed steps are named by their command line; the image index finds each one's."""
+    a = Run(work, name=None, step=0, log="a.log")
+    b = Run(work, name=None, step=1, log="b.log")
+    names = {run.image: run.record().name for run in (a, b)}
+    assert [run.image.parent.name for run in (a, b)] == [f"{JOB}.{names[r.image]}" for r in (a, b)]
+    assert a.image != b.image
+    saved = {}
+    for run in (a, b):
+        wait_for(lambda run=run: len(run.counted()) >= 5)
+        run.checkpoint()
+        saved[run.image] = int((run.image / "state").read_text().split()[0])
+        run.stop()
+    # the restarted job starts them the other way round: b gets step 0, a step 1
+    b2 = Run(work, name=None, step=0, log="b.log", restart_count=1)
+    a2 = Run(work, name=None, step=1, log="a.log", restart_count=1)
+    assert (b2.record().name, a2.record().name) == (names[b.image], names[a.image])
+    for first, again in ((a, a2), (b, b2)):
+        wait_for(lambda again=again: len(again.counted()) >= 3)
+        _, err = again.stop()
+        assert f"resumed from {saved[first.image]} ({first.image})" in err
+        values = again.counted()
+        assert values == list(range(1, len(values) + 1))
+
+
+def test_a_step_name_that_is_not_one_path_component_is_refused(work: Path) -> None:
+    env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
+    for bad in ("../x", "a/b", ".hidden", "x" * 65, ""):
+        out = subprocess.run(
+            [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--name", bad, "--", "true"],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            timeout=60,
+        )
+        if bad == "":
+            assert out.returncode == 0, out  # empty: the default name
+            continue
+        assert out.returncode == 2 and "invalid step name" in out.stderr, out
+        assert not (work / ".sckpt").exists() or not list((work / ".sckpt").glob("*.json"))

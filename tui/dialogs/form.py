@@ -28,6 +28,8 @@ class ActionParams:
     max_wait: int | None
     image_dir: str | None
     stick: bool = False
+    force: bool = False
+    """Vacate even where tasks have no image: set only by the second confirmation."""
 
 
 class ActionForm(ModalScreen[ActionParams | None]):
