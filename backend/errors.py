@@ -210,8 +210,20 @@ class UnsafeVacate(SlurmError):
     """Vacate refused because it would end tasks that have no image; ``force`` overrides.
 
     The code is the failed checkpoint's (or ESLURM_NOT_SUPPORTED for steps not under
-    ``sckpt run``); ``hint`` lists what would be lost.  Nothing was ended.
+    ``sckpt run``); ``losses`` names each task or step that would end without an image and
+    why, for a person to decide on; ``hint`` says the same for the command line.  Nothing
+    was ended.
     """
+
+    def __init__(
+        self,
+        code: int | None = None,
+        message: str | None = None,
+        hint: str = "",
+        losses: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(code, message, hint)
+        self.losses = losses
 
 
 class ControllerUnreachable(SlurmError):

@@ -62,3 +62,16 @@ def probe_user_home(name: str, parent: Path) -> Path:
     home.mkdir(exist_ok=True)
     subprocess.run(["chown", name, str(home)], check=True)
     return home
+
+
+def catches_signal(state_dir: Path, job: int, step: int = 0, tasks: int = 1) -> bool:
+    """Whether ``tasks`` running tasks of ``job.step`` registered under ``sckpt run`` and
+    their wrappers recorded that the program catches its checkpoint signal: until then the
+    cooperative engine refuses checkpoints ("not yet known whether the program catches")."""
+    from sckpt.backend.model import StepId
+    from sckpt.backend.store import StepStore
+
+    store = StepStore(state_dir, StepId(job, step))
+    rec = store.read() if store.path.exists() else None
+    caught = [t for t in rec.running_tasks if t.handler == "caught"] if rec is not None else []
+    return len(caught) >= tasks

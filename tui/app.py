@@ -576,9 +576,10 @@ class SckptApp(App[int]):
         question = Text()
         question.append("Vacate ", style="bold")
         question.append_text(Text(printable(self.describe_target(target)), style="bold"))
-        question.append(" anyway?\n\n")
-        question.append(printable(f"{exc.name} ({exc.code}): {exc.message}; {exc.hint}"))
-        question.append("\n\nRestart will start those tasks without an image.")
+        question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
+        for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
+            question.append(f"- {printable(loss)}\n")
+        question.append("\nYes ends it anyway: restart then starts these without an image.")
 
         def confirmed(answer: bool | None) -> None:
             if answer:

@@ -544,14 +544,16 @@ class CooperativeEngine(LiveEngine):
         if job.batch:
             plain = self._unprotected_steps(job, targets)
             names = ", ".join(f"{s.step_id} ({s.name})" for s in plain[:6])
+            unprotected = [f"{s.step_id} ({s.name}): not under sckpt run" for s in plain]
             if plain and not force:
                 raise UnsafeVacate(
                     ESLURM_NOT_SUPPORTED,
                     hint=f"the requeue of job {job.job_id} would end {names} without an "
                     "image (not under `sckpt run`); nothing was done; --force vacates anyway "
                     "and restart then starts them from the beginning",
+                    losses=tuple(unprotected),
                 )
-            lost += [f"{s.step_id} (not under sckpt run)" for s in plain]
+            lost += unprotected
         started = self._begin(job, targets, "vacate", max_wait, image_dir)
         if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
             self._wait(started, max_wait)
@@ -568,6 +570,7 @@ class CooperativeEngine(LiveEngine):
                 + "; ".join(f[2] for f in failures[:6])
                 + f"; {what} keeps running, nothing was ended; --force vacates anyway and "
                 "restart then starts those tasks without an image",
+                losses=tuple(f[2] for f in failures),
             )
         lost += [f[2] for f in failures]
         for t in targets:

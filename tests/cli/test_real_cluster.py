@@ -305,7 +305,10 @@ def wrapped_job(slurm_cluster: SlurmCluster) -> Iterator[tuple[int, Path]]:
     """A batch job whose step 0 runs the example counter under ``sckpt run``."""
     work = Path(tempfile.mkdtemp(prefix="sckpt-cli-coop-"))
     work.chmod(0o755)
-    step = f"srun --overlap -n1 {SCKPT} run -- python3 {COUNTER} --log {work}/log --interval 0.1"
+    step = (
+        f"srun --overlap -n1 {SCKPT} run --name counter -- "
+        f"python3 {COUNTER} --log {work}/log --interval 0.1"
+    )
     job = submit(slurm_cluster, "-J", "cli-coop", "-D", str(work), "--wrap", step)
     try:
         yield job, work
@@ -358,7 +361,7 @@ def test_the_cli_drives_a_step_under_sckpt_run(
     created = sckpt(slurm_cluster, config, "create", step, "--max-wait", "60", "--json")
     assert created.returncode == 0, created.stderr
     assert json.loads(created.stdout)["results"][0]["ok"] is True
-    assert (work / f"{job}.0" / "task0" / "state").exists()
+    assert (work / f"{job}.counter" / "task0" / "state").exists()  # <job>.<step name>
     assert sckpt(slurm_cluster, config, "error", step).stdout == "error(0): \n"
     assert squeue_state(slurm_cluster, job) == "RUNNING"
     listed = json.loads(sckpt(slurm_cluster, config, "ls", "--json", "-j", str(job)).stdout)

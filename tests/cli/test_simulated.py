@@ -95,7 +95,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     result = cli_env.run("vacate", str(job), "--image-dir", "/ck", "--max-wait", "30")
     assert result.code == 0 and result.out.startswith(f"{job}: vacate accepted")
     vacate_line = next(line for line in cli_env.audit() if line["operation"] == "vacate")
-    assert vacate_line["arguments"] == {"max_wait": 30, "image_dir": "/ck"}
+    assert vacate_line["arguments"] == {"max_wait": 30, "image_dir": "/ck", "force": False}
     cluster.advance(3)
     assert cluster.job(job).state is JobState.CANCELLED
     step_only = cli_env.run("restart", f"{job}.0")

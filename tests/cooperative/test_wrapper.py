@@ -450,3 +450,27 @@ def test_a_step_name_that_is_not_one_path_component_is_refused(work: Path) -> No
             continue
         assert out.returncode == 2 and "invalid step name" in out.stderr, out
         assert not (work / ".sckpt").exists() or not list((work / ".sckpt").glob("*.json"))
+
+
+def test_a_record_written_before_step_names_still_resumes_by_step_id(work: Path) -> None:
+    """State files from before ``--name`` have no name: their image is found by step id."""
+    old_image = work / f"{JOB}.0" / "task0"  # the reference's <job>.<step> leaf
+    old_image.mkdir(parents=True)
+    (old_image / "state").write_text("7 14\n")
+    (work / "count.log").write_text("".join(f"{i}\n" for i in range(1, 8)))
+    store = StepStore(work / ".sckpt", StepId(JOB, 0))
+    store.ensure_directory()
+
+    def legacy(rec: StepRecord) -> None:
+        rec.last_image = {"0": str(old_image)}  # no name, as every record had
+
+    store.update(legacy, create=True)
+    assert store.read().name == ""  # type: ignore[union-attr]
+    run = Run(work, restart_count=1)
+    wait_for(lambda: len(run.counted()) >= 10)
+    _, err = run.stop()
+    assert f"resumed from 7 ({old_image})" in err
+    values = run.counted()
+    assert values == list(range(1, len(values) + 1))
+    rec = run.record()
+    assert rec.name == "counter" and rec.last_image == {"0": str(old_image)}

@@ -20,11 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import SlurmCluster
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SCKPT = ROOT / ".venv" / "bin" / "sckpt"
 PYTHON = ROOT / ".venv" / "bin" / "python"
+EXAMPLE = ROOT / "examples" / "counter.py"
 """Built from Debian's python3 (scripts/bootstrap), so the test users can run it too."""
 ALICE, BOB = "sckpt-alice", "sckpt-bob"
 
@@ -79,22 +80,32 @@ def user_workdir(user: str, prefix: str = "sckpt-sec-") -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+UNDER_RUN = (
+    f"srun -n1 {SCKPT} run --name step0 -- /usr/bin/python3 {EXAMPLE} --log /dev/null --interval 1"
+)
+"""Step 0 of the security tests' jobs: a program that catches its checkpoint signal (the
+example counter, counting nowhere), so the step is checkpointable; images in
+``<work>/<job>.step0/task0``."""
+
+
 def submit_under_run(
     cluster: SlurmCluster, user: str, workdir: Path, name: str | None = None
 ) -> int:
-    """A batch job of ``user`` whose step 0 runs ``sleep`` under ``sckpt run``; its id.
+    """A batch job of ``user`` whose step 0 runs ``UNDER_RUN``; its id.
 
-    Returns once the wrapper registered the step (its state file exists).
+    Returns once the wrapper registered the step and recorded that its program catches
+    the checkpoint signal (its state file then no longer changes by itself).
     """
     name = name or f"sec-{uuid.uuid4().hex[:6]}"
     out = cluster.run(
         "sbatch", "--parsable", "-p", "debug", "-J", name, "-D", str(workdir),
-        "-o", str(workdir / "slurm-%j.out"),
-        "--wrap", f"srun -n1 {SCKPT} run -- sleep 900",
+        "-o", str(workdir / "slurm-%j.out"), "--wrap", UNDER_RUN,
         user=user,
     )  # fmt: skip
     job_id = int(out.stdout.strip().split(";")[0])
-    wait_for(lambda: (workdir / ".sckpt" / f"{job_id}.0.json").exists(), timeout=90)
+    wait_for(lambda: catches_signal(workdir / ".sckpt", job_id), timeout=90)
+    output = workdir / f"slurm-{job_id}.out"
+    wait_for(lambda: output.exists() and "counter: starting" in output.read_text(), timeout=30)
     return job_id
 
 

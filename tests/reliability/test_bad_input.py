@@ -121,9 +121,13 @@ def invalid_call(name: str, args: tuple[Any, ...]) -> str:
         return f"{name}: step {target.step}"
     rest = args[1:]
     problems: list[str] = []
-    if name in ("create", "vacate"):
+    if name == "create":
         max_wait, image_dir = rest
         problems += [_bad_whole(max_wait, 0, 65535), _bad_path(image_dir)]
+    elif name == "vacate":
+        max_wait, image_dir, force = rest
+        problems += [_bad_whole(max_wait, 0, 65535), _bad_path(image_dir)]
+        problems += ["" if isinstance(force, bool) else f"force {force!r}"]
     elif name == "restart":
         stick, image_dir = rest
         problems += ["" if isinstance(stick, bool) else f"stick {stick!r}", _bad_path(image_dir)]
@@ -868,7 +872,10 @@ def _alice_job(cluster: SlurmCluster, shared: Path, name: str) -> AliceJob:
     config = base / "config.toml"
     config.write_text('engine = "cooperative"\n')
     config.chmod(0o644)
-    step = f"srun --overlap -n1 {SCKPT} run -- python3 {COUNTER} --log {work}/log --interval 0.1"
+    step = (
+        f"srun --overlap -n1 {SCKPT} run --name counter -- "
+        f"python3 {COUNTER} --log {work}/log --interval 0.1"
+    )
     out = cluster.run(
         "sbatch", "--parsable", "-J", f"badinput-{name}", "-o", "/dev/null", "-D", str(work),
         "--wrap", step, user=ALICE,
@@ -941,7 +948,7 @@ def test_image_dirs_the_jobs_owner_may_not_write(
     subprocess.run(["chown", f"{ALICE}:{ALICE}", str(mine)], check=True)
     done = sckpt_as(ALICE, job.home, job.config, "create", job.step, "--image-dir", str(mine))
     assert done.returncode == 0, done.stderr
-    assert (mine / job.step / "task0" / "state").is_file()
+    assert (mine / f"{job.id}.counter" / "task0" / "state").is_file()  # <job>.<step name>
     # Restart reads the images as alice too: a directory she cannot read is refused and the
     # job stays held, its state files untouched.
     done = sckpt_as(ALICE, job.home, job.config, "vacate", str(job.id), "--image-dir", str(mine))

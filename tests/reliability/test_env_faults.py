@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, PrivateCluster, SlurmCluster
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 from tests.tmux import Tmux
 
 pytestmark = pytest.mark.slurm
@@ -466,14 +466,14 @@ def coop_step(shared: Path, slurm_cluster: SlurmCluster) -> Iterator[tuple[str, 
     out = slurm_cluster.run(
         "sbatch", "--parsable", "-o", "/dev/null", f"--chdir={work}", "-J", "envfault-coop",
         "--wrap",
-        f"srun -n1 {SCKPT} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {EXAMPLE} "
+        f"srun -n1 {SCKPT} run --poll 0.5 --grace 0.5 --name counter -- /usr/bin/python3 {EXAMPLE} "
         f"--log {work}/step0.log",
         user=ALICE, cwd=str(work),
     )  # fmt: skip
     job = int(out.stdout.strip().split(";")[0])
     step = f"{job}.0"
     try:
-        wait_for(lambda: list((work / ".sckpt").glob("*.0.json")), timeout=90)
+        wait_for(lambda: catches_signal(work / ".sckpt", job), timeout=90)
         wait_for(lambda: (work / "step0.log").exists(), timeout=60)
         yield step, work
     finally:
@@ -539,7 +539,8 @@ def test_audit_log_unwritable_refuses_the_action(
         sckpt(*argv, env=env).clean_failure(EXIT_REFUSED, "refused", str(log), said)
     # Nothing was done: the step runs, no image was written, the state store is unchanged.
     assert step_running(slurm_cluster, step)
-    assert not (work / step / "task0" / "state").exists()
+    image = work / f"{step.split('.')[0]}.counter" / "task0" / "state"  # <job>.<step name>
+    assert not image.exists()
     after = {p.name: p.read_bytes() for p in (work / ".sckpt").glob("*.json")}
     assert {k: v for k, v in after.items() if k in state_before} == state_before
     assert log.read_text() == ""
@@ -550,4 +551,4 @@ def test_audit_log_unwritable_refuses_the_action(
     healthy.write_text(f'audit_log = "{shared}/audit/{fault}-ok.log"\nengine = "cooperative"\n')
     done = sckpt("create", step, env=base_env(slurm_cluster.conf, healthy, good_cache))
     assert done.code == 0, done.stderr
-    assert (work / step / "task0" / "state").exists()
+    assert image.exists()

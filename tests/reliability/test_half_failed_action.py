@@ -41,7 +41,7 @@ from sckpt.backend.store import StepStore
 
 from tests.conftest import ROOT, PrivateCluster
 from tests.cooperative.conftest import EXAMPLE, SCKPT
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 
 from .controller_support import wait_state_saved
 
@@ -53,7 +53,7 @@ SLOW = 8
 """Seconds the counter spends inside its checkpoint: the window in which the controller dies."""
 
 SCRIPT = f"""#!/bin/bash
-srun -n1 {SCKPT} run --poll 0.5 --grace 0.5 -- /usr/bin/python3 {EXAMPLE} \\
+srun -n1 {SCKPT} run --poll 0.5 --grace 0.5 --name step0 -- /usr/bin/python3 {EXAMPLE} \\
     --log $PWD/step0.log --slow {SLOW}
 """
 
@@ -97,14 +97,15 @@ def test_vacate_with_the_controller_killed_half_way(
     )  # fmt: skip
     job = int(out.stdout.strip().split(";")[0])
     store = StepStore(work / ".sckpt", StepId(job, 0))
-    image = work / f"{job}.0" / "task0"
+    image = work / f"{job}.step0" / "task0"  # <job>.<step name>
     log = work / "step0.log"
     audit = work.parent / "audit.log"
     config = work.parent / "sckpt.toml"
     config.write_text(f'audit_log = "{audit}"\nengine = "cooperative"\n')
     vacate: subprocess.Popen[str] | None = None
     try:
-        wait_for(lambda: store.path.exists() and log.exists() and log.stat().st_size, timeout=90)
+        wait_for(lambda: catches_signal(store.directory, job) and log.exists(), timeout=90)
+        wait_for(lambda: log.stat().st_size, timeout=30)
         wait_state_saved(private_cluster)  # the killed controller must still know the job
         vacate = subprocess.Popen(
             [str(SCKPT), "vacate", f"{job}.0", "--max-wait", "120"],
@@ -222,11 +223,12 @@ def test_console_vacate_with_the_controller_killed_half_way_says_failed(
     )  # fmt: skip
     job = int(out.stdout.strip().split(";")[0])
     store = StepStore(work / ".sckpt", StepId(job, 0))
-    image = work / f"{job}.0" / "task0"
+    image = work / f"{job}.step0" / "task0"  # <job>.<step name>
     log = work / "step0.log"
     audit = work.parent / "audit.log"
     try:
-        wait_for(lambda: store.path.exists() and log.exists() and log.stat().st_size, timeout=90)
+        wait_for(lambda: catches_signal(store.directory, job) and log.exists(), timeout=90)
+        wait_for(lambda: log.stat().st_size, timeout=30)
         wait_state_saved(private_cluster)  # the killed controller must still know the job
         report = drive_console_vacate(private_cluster, job, image / "state.tmp", audit, tmp_path)
 

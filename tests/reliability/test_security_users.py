@@ -35,7 +35,7 @@ from sckpt.backend.model import CheckpointKind, CheckpointState, Snapshot, StepI
 from sckpt.backend.store import TIMEOUT_CODE, Request, StepRecord, StepStore
 
 from tests.conftest import SlurmCluster
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 from tests.tmux import Tmux
 
 from .security_support import (
@@ -44,6 +44,7 @@ from .security_support import (
     PYTHON,
     ROOT,
     SCKPT,
+    UNDER_RUN,
     Digest,
     job_facts,
     run_as,
@@ -99,8 +100,8 @@ def test_state_files_belong_to_the_job_user_and_other_users_cannot_rewrite_them(
         state,
         state / f"{job_id}.0.json",
         state / f"{job_id}.0.lock",
-        workdir / f"{job_id}.0",
-        workdir / f"{job_id}.0" / "task0",
+        workdir / f"{job_id}.step0",
+        workdir / f"{job_id}.step0" / "task0",
     ]
     for path in paths:
         st = path.lstat()
@@ -129,7 +130,7 @@ tryit("rename", lambda: os.rename(rec, rec + ".moved"))
 tryit("unlink", lambda: os.unlink(rec))
 tryit("chmod", lambda: os.chmod(rec, 0o666))
 tryit("lock", lambda: open(os.path.join(d, "{job_id}.0.lock"), "a"))
-tryit("image", lambda: open({str(workdir / f"{job_id}.0" / "task0" / "x")!r}, "w"))
+tryit("image", lambda: open({str(workdir / f"{job_id}.step0" / "task0" / "x")!r}, "w"))
 print("\\n".join(results))
 """
     out = run_as(slurm_cluster, BOB, str(PYTHON), "-c", attempt)
@@ -555,13 +556,13 @@ def test_in_a_shared_state_dir_root_writes_leave_the_files_to_the_job_user(
             out = slurm_cluster.run(
                 "sbatch", "--parsable", "-p", "debug", "-D", str(workdir), "-o", "/dev/null",
                 f"--export=ALL,SCKPT_STATE_DIR={shared}",
-                "--wrap", f"srun -n1 {SCKPT} run -- sleep 900",
+                "--wrap", UNDER_RUN,
                 user=ALICE,
             )  # fmt: skip
             job_id = int(out.stdout.strip().split(";")[0])
             try:
                 record = shared / f"{job_id}.0.json"
-                wait_for(record.exists, timeout=90)
+                wait_for(lambda: catches_signal(shared, job_id), timeout=90)
                 target = StepId(job_id, 0)
                 monkeypatch.setenv("SCKPT_STATE_DIR", str(shared))
                 with open_facade(Settings(audit_log=tmp_path / "a.log"), engine="cooperative") as f:

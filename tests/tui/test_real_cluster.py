@@ -3,6 +3,8 @@
 * Its job and step rows equal ``squeue``'s for jobs this test submitted (as sckpt-alice).
 * A disable pressed in the console changes the real step's checkpoint state (cooperative
   engine: the state store next to the job), as a second, independent facade sees it.
+* A vacate refused because the checkpoint failed leaves the job running, and the console
+  then asks once more: No keeps it running, Yes vacates it anyway (``force``).
 
 Only the jobs submitted here are looked at (others share the cluster); all are cancelled.
 """
@@ -22,16 +24,19 @@ from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import StepId
 from sckpt.tui.app import build_app
+from sckpt.tui.dialogs.confirm import Confirm
 
 from tests.conftest import SlurmCluster
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 
-from .conftest import settle
+from .conftest import notifications, screen_text, settle
 from .test_console import console_of, type_text
 
 pytestmark = pytest.mark.slurm
 
-SCKPT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "sckpt"
+ROOT = Path(__file__).resolve().parents[2]
+SCKPT = ROOT / ".venv" / "bin" / "sckpt"
+COUNTER = f"/usr/bin/python3 {ROOT / 'examples' / 'counter.py'}"
 
 
 @pytest.fixture
@@ -53,15 +58,16 @@ def my_jobs(
     name = f"tui-{uuid.uuid4().hex[:6]}"
     ids: list[int] = []
     try:
-        # Step .0 runs under `sckpt run`, so the cooperative engine can act on it.
-        run = f"srun -n1 {SCKPT} run -- sleep 600"
+        # Step .0 runs the example counter under `sckpt run`: a program that catches its
+        # checkpoint signal, so the cooperative engine can act on it.
+        run = f"srun -n1 {SCKPT} run -- {COUNTER} --log {workdir}/c.log"
         for extra in (["--wrap", run], ["--hold", "--wrap", "sleep 600"]):
             out = slurm_cluster.run(
                 "sbatch", "--parsable", "-p", "debug", "-J", name, "-D", str(workdir), *extra,
                 user="sckpt-alice",
             )  # fmt: skip
             ids.append(int(out.stdout.strip().split(";")[0]))
-        wait_for(lambda: list((workdir / ".sckpt").glob(f"{ids[0]}.0.json")), timeout=60)
+        wait_for(lambda: catches_signal(workdir / ".sckpt", ids[0]), timeout=60)
         yield name, ids
     finally:
         slurm_cluster.run("scancel", *map(str, ids), check=False)
@@ -128,3 +134,65 @@ async def test_console_rows_equal_squeue_and_disable_changes_the_real_step(
     finally:
         facade.close()
         other.close()
+
+
+async def test_a_refused_vacate_asks_again_and_force_vacates(
+    slurm_cluster: SlurmCluster, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
+    name = f"tui-{uuid.uuid4().hex[:6]}"
+    run = f"srun -n1 {SCKPT} run -- {COUNTER} --log {workdir}/c.log --fail '28 disk full'"
+    out = slurm_cluster.run(
+        "sbatch", "--parsable", "-J", name, "-D", str(workdir), "--wrap", run,
+        user="sckpt-alice",
+    )  # fmt: skip
+    job = int(out.stdout.strip().split(";")[0])
+    target = StepId(job, 0)
+
+    def job_state() -> str:
+        return slurm_cluster.run("squeue", "-h", "-j", str(job), "-o", "%T|%r").stdout.strip()
+
+    settings = Settings(audit_log=tmp_path / "audit.log", refresh_interval=3600, max_wait=20)
+    facade = open_facade(settings, engine="cooperative")
+    app = build_app(facade, settings)
+    try:
+        wait_for(lambda: catches_signal(workdir / ".sckpt", job), timeout=60)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await type_text(pilot, f"name:{name}")
+            await pilot.press("enter")
+            con = console_of(pilot)
+            assert con.jobs_table.select_key(str(job))
+            con.refresh_steps()
+            await pilot.pause()
+            await pilot.press("enter")
+            index = con.steps_table.row_keys_in_order.index(str(target))
+            for _ in range(index):
+                await pilot.press("down")
+            assert con.selected_target() == target
+            for answer, expected in (("n", "RUNNING|None"), ("y", "PENDING|")):
+                await pilot.press("v")
+                await pilot.pause()
+                await pilot.press("enter")  # the form, as prefilled
+                await pilot.pause()
+                await pilot.press("y")  # "Vacate step ...?"
+                await settle(pilot)
+                assert isinstance(pilot.app.screen, Confirm), screen_text(app)
+                assert f"Vacate step {target} ({name}) anyway?" in screen_text(app)
+                question = pilot.app.screen.question.plain  # as shown, before wrapping
+                assert "Not saved, it keeps running for now:" in question
+                assert f"- {target} task 0 (pid" in question
+                assert "error(28): disk full" in question
+                assert "Yes ends it anyway: restart then starts these without an image" in question
+                assert job_state() == "RUNNING|None"  # the refused vacate ended nothing
+                await pilot.press(answer)
+                await settle(pilot)
+                wait_for(lambda e=expected: job_state().startswith(e), timeout=60)
+            assert job_state() == "PENDING|job requeued in held state"  # squeue %r
+            shown = " ".join(notifications(app))
+            assert "vacate" in shown and "cancelled: it keeps running" in shown
+            assert "forced: restart will start without an image" in shown
+    finally:
+        facade.close()
+        slurm_cluster.run("scancel", str(job), check=False)
