@@ -280,6 +280,20 @@ class StepRecord:
             self.error_code = code
             self.error_msg = message or (describe(code)[1] if code else "")
 
+    def report(self, procid: int, code: int, message: str, request_id: str = "") -> bool:
+        """Task ``procid``'s outcome of the checkpoint in progress (of ``request_id``, when
+        given): kept with the other tasks', and the request closed once every task reported.
+        False when that request is no longer in progress (nothing is changed)."""
+        req = self.in_progress
+        if req is None or (request_id and req.request_id != request_id):
+            return False
+        if procid in req.pending:
+            req.pending.remove(procid)
+        req.results[str(procid)] = [code, message]
+        if not req.pending:
+            self.finish_request()
+        return True
+
     def finish_request(self, now: int | None = None) -> None:
         """Close the request in progress once every task reported (or it expired)."""
         req = self.in_progress

@@ -442,13 +442,8 @@ class Wrapper:
                 task.exit_status = status
             req = rec.in_progress
             if req is not None and self.procid in req.pending:
-                req.pending.remove(self.procid)
-                req.results[str(self.procid)] = [
-                    ABANDONED_CODE,
-                    f"program ended (status {status}) before completing the checkpoint",
-                ]
-                if not req.pending:
-                    rec.finish_request()
+                ended = f"program ended (status {status}) before completing the checkpoint"
+                rec.report(self.procid, ABANDONED_CODE, ended)
 
         try:
             self.store.update(change)
@@ -495,13 +490,7 @@ class Wrapper:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
                 task.handler = handler
-            current = rec.in_progress
-            if current is not None and current.request_id == req.request_id:
-                if self.procid in current.pending:
-                    current.pending.remove(self.procid)
-                current.results[str(self.procid)] = [ESLURM_NOT_SUPPORTED, message]
-                if not current.pending:
-                    rec.finish_request()
+            rec.report(self.procid, ESLURM_NOT_SUPPORTED, message, req.request_id)
 
         with contextlib.suppress(StoreError):
             self.store.update(change)
@@ -574,17 +563,10 @@ class Wrapper:
         image = self._image_for(req) if code == 0 else ""
 
         def change(rec: StepRecord) -> None:
-            current = rec.in_progress
             if code == 0:
                 rec.last_image[str(self.procid)] = image
                 rec.last_image_time = int(time.time())
-            if current is not None and current.request_id == req.request_id:
-                if self.procid in current.pending:
-                    current.pending.remove(self.procid)
-                current.results[str(self.procid)] = [code, message]
-                if not current.pending:
-                    rec.finish_request()
-            else:
+            if not rec.report(self.procid, code, message, req.request_id):
                 rec.log("late", f"task{self.procid}", code, message, image)
 
         try:

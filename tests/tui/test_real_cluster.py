@@ -30,7 +30,7 @@ from tests.conftest import SlurmCluster
 from tests.helpers import catches_signal, wait_for
 
 from .conftest import notifications, screen_text, settle
-from .test_console import console_of, type_text
+from .test_console import console_of, go_to_step, type_text
 
 pytestmark = pytest.mark.slurm
 
@@ -159,18 +159,7 @@ async def test_a_refused_vacate_asks_again_and_force_vacates(
         wait_for(lambda: catches_signal(workdir / ".sckpt", job), timeout=60)
         async with app.run_test(size=(160, 50)) as pilot:
             await settle(pilot)
-            await pilot.press("slash")
-            await type_text(pilot, f"name:{name}")
-            await pilot.press("enter")
-            con = console_of(pilot)
-            assert con.jobs_table.select_key(str(job))
-            con.refresh_steps()
-            await pilot.pause()
-            await pilot.press("enter")
-            index = con.steps_table.row_keys_in_order.index(str(target))
-            for _ in range(index):
-                await pilot.press("down")
-            assert con.selected_target() == target
+            await go_to_step(pilot, name, target)
             for answer, expected in (("n", "RUNNING|None"), ("y", "PENDING|")):
                 await pilot.press("v")
                 await pilot.pause()
