@@ -57,6 +57,7 @@ from .errors import (
     UsageError,
 )
 from .model import (
+    MAX_TEXT,
     STEP_BATCH,
     STEP_EXTERN,
     STEP_INTERACTIVE,
@@ -96,7 +97,7 @@ MUTATING = frozenset({"create", "vacate", "restart", "enable", "disable", "compl
 """Operations that change something: refused in read-only mode, always audited."""
 
 MAX_ERROR_CODE = 0xFFFFFFFF
-MAX_ERROR_MSG = 1024
+MAX_ERROR_MSG = MAX_TEXT
 MAX_NODELIST = 65536
 MAX_TIME = 2**63 - 1
 

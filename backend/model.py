@@ -19,6 +19,11 @@ STEP_EXTERN = 0xFFFFFFFC
 STEP_PENDING = 0xFFFFFFFD
 STEP_INTERACTIVE = 0xFFFFFFFA
 
+MAX_TEXT = 1024
+"""Longest checkpoint error message (or history text) sckpt keeps: an operator's
+``complete --error-msg``, a program's status line and every text read from a state file a
+job's owner can write are cut there, so ``--json`` carries at most this much of each."""
+
 _STEP_NAMES = {
     STEP_BATCH: "batch",
     STEP_EXTERN: "extern",

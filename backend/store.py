@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import SckptError, describe
-from .model import STEP_BATCH, CheckpointError, CheckpointEvent, StepId
+from .model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
 
 T = TypeVar("T")
 
@@ -278,7 +278,7 @@ class StepRecord:
         """Completion rule of the man page: only the highest code is kept, with its message."""
         if code > self.error_code or (code == self.error_code and message and not self.error_msg):
             self.error_code = code
-            self.error_msg = message or (describe(code)[1] if code else "")
+            self.error_msg = _text(message or (describe(code)[1] if code else ""))
 
     def report(self, procid: int, code: int, message: str, request_id: str = "") -> bool:
         """Task ``procid``'s outcome of the checkpoint in progress (of ``request_id``, when
@@ -371,15 +371,18 @@ class StepRecord:
             disable_count=int(data.get("disable_count", 0)),
             in_progress=req,
             error_code=int(data.get("error_code", 0)),
-            error_msg=str(data.get("error_msg", "")),
+            error_msg=_text(data.get("error_msg", "")),
             last_image={str(k): str(v) for k, v in dict(data.get("last_image", {})).items()},
             last_image_time=int(data.get("last_image_time", 0)),
             job_nodes=str(data.get("job_nodes", "")),
             pinned_nodes=str(data.get("pinned_nodes", "")),
             ended_at=float(data.get("ended_at", 0.0)),
-            history=[dict(h) for h in list(data.get("history", []))],
+            history=[
+                {k: _text(v) if isinstance(v, str) else v for k, v in dict(h).items()}
+                for h in list(data.get("history", []))[-HISTORY_LIMIT:]
+            ],
             last_results={
-                str(k): [int(v[0]), str(v[1])]
+                str(k): [int(v[0]), _text(v[1])]
                 for k, v in dict(data.get("last_results", {})).items()
             },
         )
@@ -411,6 +414,92 @@ class StepRecord:
         self.in_progress = None
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_LINKS = 40
+
+
+def open_trusted_dir(
+    path: Path, owner: int | None, *, create: bool = False, what: str = "directory"
+) -> int:
+    """A descriptor of directory ``path``, reached without letting a user steer the walk.
+
+    The walk starts at "/" and opens one component at a time relative to its parent's
+    descriptor, never following a link: a symbolic link is followed only when root owns it
+    (a site's ``/home -> /data/home``), any other is refused.  With ``owner``, every
+    directory on the way must belong to root or to ``owner``, and one that others may
+    write must be sticky (``/tmp``): anybody else could swap what comes next.  The caller
+    then opens, renames and unlinks relative to the descriptor, so a directory swapped for a
+    link after the walk changes nothing.  ``create`` makes missing directories (0755).
+
+    Raises ``StoreError`` naming the component and the reason; ``FileNotFoundError`` when
+    a component does not exist (and ``create`` is not set).
+    """
+    parts = list(Path(path).absolute().parts[1:])
+    fd = os.open("/", _DIR_FLAGS)
+    walked = Path("/")
+    links = 0
+
+    def refuse(reason: str) -> StoreError:
+        return StoreError(f"{what} {path} refused: {reason}")
+
+    try:
+        while parts:
+            part = parts.pop(0)
+            if part in ("", "."):
+                continue
+            try:
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):  # made meanwhile: looked at below
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            here = walked / part if part != ".." else walked.parent
+            if stat.S_ISLNK(st.st_mode):
+                if st.st_uid != 0:
+                    raise refuse(
+                        f"{here} is a symbolic link owned by uid {st.st_uid}: sckpt follows "
+                        "no link that a user controls"
+                    )
+                links += 1
+                if links > _MAX_LINKS:
+                    raise refuse(f"too many symbolic links at {here}")
+                target = Path(os.readlink(part, dir_fd=fd))
+                if target.is_absolute():
+                    os.close(fd)
+                    fd = os.open("/", _DIR_FLAGS)
+                    walked = Path("/")
+                    parts = list(target.parts[1:]) + parts
+                else:
+                    parts = list(target.parts) + parts
+                continue
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise refuse(f"{here} is not a directory (or was just replaced)") from None
+                raise
+            os.close(fd)
+            fd = child
+            walked = here
+            st = os.fstat(fd)
+            if owner is not None and st.st_uid not in (0, owner):
+                raise refuse(
+                    f"{walked} belongs to uid {st.st_uid}, neither root nor the job's user "
+                    f"(uid {owner}): its owner could redirect what sckpt writes"
+                )
+            if owner is not None and st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+                raise refuse(
+                    f"{walked} is writable by other users and not sticky "
+                    f"(mode {stat.S_IMODE(st.st_mode):o}): they could redirect what sckpt writes"
+                )
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class _GuardedFile:
     """One JSON file of a state directory, read and written so that nobody can steer sckpt.
 
@@ -430,10 +519,27 @@ class _GuardedFile:
         self.path = self.directory / f"{stem}.json"
         self.lock_path = self.directory / f"{stem}.lock"
 
+    @contextlib.contextmanager
+    def _directory(self) -> Iterator[int]:
+        """The directory's descriptor (``open_trusted_dir``): every file operation is
+        relative to it.  ``FileNotFoundError`` when the directory does not exist."""
+        fd = open_trusted_dir(self.directory, self.owner, what=f"{self.kind} directory")
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
     def read_raw(self) -> bytes | None:
         """The file's bytes (``None`` when missing): for callers that cache parsed records."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+            with self._directory() as dfd:
+                return self._read_at(dfd)
+        except FileNotFoundError:  # no directory yet
+            return None
+
+    def _read_at(self, dfd: int) -> bytes | None:
+        try:
+            fd = os.open(self.path.name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=dfd)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -493,14 +599,14 @@ class _GuardedFile:
         )
 
     # ---- writing -------------------------------------------------------------------------
-    def _owner(self) -> tuple[int, int]:
+    def _owner(self, dfd: int) -> tuple[int, int]:
         """Whose files root writes here: the job's user when known, else the directory's.
 
         In a shared ``$SCKPT_STATE_DIR`` (root's, sticky) the directory's owner is root:
         a record root rewrote would then be root's, and the job's own wrapper could no
         longer update it.
         """
-        st = self.directory.stat()
+        st = os.fstat(dfd)
         if self.owner is not None and self.owner != 0:
             try:
                 return self.owner, pwd.getpwuid(self.owner).pw_gid
@@ -509,14 +615,15 @@ class _GuardedFile:
         return st.st_uid, st.st_gid
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, dfd: int) -> Iterator[None]:
         flags = os.O_NONBLOCK | _NOFOLLOW
+        name = self.lock_path.name
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | flags, 0o644, dir_fd=dfd)
         except PermissionError:
             # Readers of someone else's job may still lock a read-only descriptor.
             try:
-                fd = os.open(self.lock_path, os.O_RDONLY | flags)
+                fd = os.open(name, os.O_RDONLY | flags, dir_fd=dfd)
             except OSError as exc:
                 raise StoreError(f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}") from None
         except OSError as exc:
@@ -524,13 +631,13 @@ class _GuardedFile:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise StoreError(f"lock file {self.lock_path} is not a regular file")
-            self._fix_owner(fd)
+            self._fix_owner(fd, dfd)
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing releases the lock
 
-    def _fix_owner(self, fd: int) -> None:
+    def _fix_owner(self, fd: int, dfd: int) -> None:
         """Give a file root created to the directory's owner (root only; others cannot).
 
         Only a regular file root owns with a single link is given away: one it created.
@@ -538,39 +645,53 @@ class _GuardedFile:
         """
         if os.geteuid() != 0:
             return
-        uid, gid = self._owner()
+        uid, gid = self._owner(dfd)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or st.st_nlink != 1:
             return
         if (st.st_uid, st.st_gid) != (uid, gid):
             os.fchown(fd, uid, gid)
 
-    def _write_json(self, document: Any) -> None:
+    def _write_json(self, dfd: int, document: Any) -> None:
         data = json.dumps(document, indent=1, sort_keys=True).encode("utf-8")
-        tmp = self.directory / f".{self.path.name}.{os.getpid()}.tmp"
+        tmp = f".{self.path.name}.{os.getpid()}.tmp"
         try:
             # A leftover of a killed writer with the same pid (or a planted link) is removed:
             # unlink removes the name only, and O_EXCL then creates a file of our own.
             with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+                os.unlink(tmp, dir_fd=dfd)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+            fd = os.open(tmp, flags, 0o644, dir_fd=dfd)
             try:
                 os.fchmod(fd, 0o644)
-                self._fix_owner(fd)
+                self._fix_owner(fd, dfd)
                 os.write(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            tmp.replace(self.path)
+            os.replace(tmp, self.path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except OSError as exc:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                os.unlink(tmp, dir_fd=dfd)
             raise StoreError(f"cannot write {self.kind} {self.path}: {exc.strerror}") from None
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[int]:
+        """The directory's descriptor with this file's lock held: for read-modify-write."""
+        try:
+            with self._directory() as dfd, self._locked(dfd):
+                yield dfd
+        except FileNotFoundError:
+            raise StoreError(f"{self.kind} directory {self.directory} does not exist") from None
 
     def ensure_directory(self) -> None:
         """Create the state directory (0755) if needed; the wrapper calls this as the job user."""
         try:
-            self.directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+            os.close(
+                open_trusted_dir(
+                    self.directory, self.owner, create=True, what=f"{self.kind} directory"
+                )
+            )
         except OSError as exc:
             raise StoreError(
                 f"cannot create checkpoint state directory {self.directory}: {exc.strerror}"
@@ -598,13 +719,34 @@ class StepStore(_GuardedFile):
         raw = self.read_raw()
         return None if raw is None else self.parse(raw)
 
+    def _read_record(self, dfd: int) -> StepRecord | None:
+        raw = self._read_at(dfd)
+        return None if raw is None else self.parse(raw)
+
     def parse(self, raw: bytes) -> StepRecord:
-        """Bytes of this step's state file -> record (``StoreError`` when corrupt)."""
+        """Bytes of this step's state file -> record (``StoreError`` when corrupt).
+
+        A record must describe this very step, and (with ``owner``) be that user's: one
+        copied from another job's file, or naming another owner, is refused.
+        """
         data = self._load_json(raw)
         try:
-            return StepRecord.from_json(data)
+            rec = StepRecord.from_json(data)
         except (TypeError, ValueError, KeyError) as exc:
             raise self._corrupt(exc) from None
+        if (rec.job_id, rec.step) != (self.step.job_id, self.step.step_text):
+            raise StoreError(
+                f"checkpoint state file {self.path} describes step {rec.job_id}.{rec.step}, "
+                f"not {self.step}: ignored",
+                hint="another user may have planted it; remove it",
+            )
+        if self.owner is not None and rec.owner_uid not in (-1, 0, self.owner):
+            raise StoreError(
+                f"checkpoint state file {self.path} names uid {rec.owner_uid} as its owner, "
+                f"not the job's user (uid {self.owner}): ignored",
+                hint="another user may have planted it; remove it",
+            )
+        return rec
 
     def update(
         self,
@@ -618,24 +760,24 @@ class StepStore(_GuardedFile):
         ``reset_corrupt`` (the wrapper's registration) moves a corrupt file aside to
         ``<name>.corrupt-<time>`` and starts afresh instead of failing.
         """
-        with self._locked():
+        with self._changing() as dfd:
             try:
-                record = self.read()
+                record = self._read_record(dfd)
             except StoreError:
                 if not reset_corrupt:
                     raise
-                aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+                aside = f"{self.path.name}.corrupt-{int(time.time())}"
                 with contextlib.suppress(OSError):
-                    self.path.rename(aside)
+                    os.rename(self.path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
                 record = None
             if record is None:
                 if not create:
                     raise StoreError(f"checkpoint state file {self.path} does not exist")
-                uid = self._owner()[0] if os.geteuid() == 0 else os.geteuid()
+                uid = self._owner(dfd)[0] if os.geteuid() == 0 else os.geteuid()
                 record = StepRecord(job_id=self.step.job_id, step=self.step.step_text)
                 record.owner_uid = uid
             result = change(record)
-            self._write_json(record.to_json())
+            self._write_json(dfd, record.to_json())
             return result
 
 
@@ -666,7 +808,9 @@ class ImageIndex(_GuardedFile):
 
     def read(self) -> dict[str, dict[str, str]]:
         """``{name: {procid: image dir}}`` (empty when there is no index yet)."""
-        raw = self.read_raw()
+        return self._parse(self.read_raw())
+
+    def _parse(self, raw: bytes | None) -> dict[str, dict[str, str]]:
         if raw is None:
             return {}
         data = self._load_json(raw)
@@ -689,9 +833,9 @@ class ImageIndex(_GuardedFile):
 
     def remember(self, name: str, images: dict[str, str]) -> None:
         """Record ``{procid: dir}`` as step ``name``'s last complete images (locked)."""
-        with self._locked():
+        with self._changing() as dfd:
             try:
-                current = self.read()
+                current = self._parse(self._read_at(dfd))
             except StoreError:
                 current = {}  # a corrupt index is replaced: step records still hold images
             current.setdefault(name, {}).update(images)
@@ -699,7 +843,14 @@ class ImageIndex(_GuardedFile):
                 raise StoreError(
                     f"image index {self.path} lists more than {INDEX_NAMES_LIMIT} step names"
                 )
-            self._write_json({"format": FORMAT, "job_id": self.job_id, "images": current})
+            self._write_json(dfd, {"format": FORMAT, "job_id": self.job_id, "images": current})
+
+
+def _text(value: object) -> str:
+    """A text field of a state file, cut at ``MAX_TEXT`` characters: its writer (the job's
+    owner) decides its length, not the console that shows it."""
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
 def _why(exc: OSError) -> str:

@@ -71,7 +71,7 @@ from pathlib import Path
 from .audit import AuditLog, monotonic
 from .config import Settings, load_settings
 from .errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
-from .model import STEP_BATCH, StepId
+from .model import MAX_TEXT, STEP_BATCH, StepId
 from .store import (
     ABANDONED_CODE,
     HANDLER_CAUGHT,
@@ -710,7 +710,7 @@ def parse_status(raw: bytes) -> tuple[int, str]:
         code = int(head)
         if code == 0:
             return 0, ""
-        message = rest.strip()[:1000]
+        message = rest.strip()[:MAX_TEXT]
         if not message and code < 1000:
             message = os.strerror(code)
         return code, message

@@ -39,6 +39,20 @@ def literal(value: object, style: str = "") -> Text:
     return Text(printable(str(value)), style=style, no_wrap=True, overflow="ellipsis")
 
 
+DETAIL_TEXT = 240
+"""Longest free text (error message, comment, history line) shown whole in the detail: a
+job's owner decides its length, not the screen; ``--json`` carries up to MAX_TEXT."""
+
+
+def bounded(value: str, style: str = "", limit: int = DETAIL_TEXT) -> Text:
+    """``literal(value)`` cut at ``limit`` characters, saying how many more there are."""
+    if len(value) <= limit:
+        return literal(value, style)
+    text = literal(value[:limit], style)
+    text.append(f" … (+{len(value) - limit} characters; --json shows them)", style="dim")
+    return text
+
+
 def compact_duration(seconds: float) -> str:
     """A short human duration for narrow columns: ``45s``, ``12m``, ``3h05m``, ``2d04h``.
 
@@ -124,7 +138,7 @@ def error_text(error: CheckpointError | None) -> Text:
     text = Text(f"{error.code} {printable(error.name)}", style="red")
     if error.message:
         text.append(": ")
-        text.append_text(literal(error.message))
+        text.append_text(bounded(error.message))
     return text
 
 

@@ -11,7 +11,7 @@ from rich.text import Text
 from sckpt.backend.model import Interconnect, JobView, StepProcesses, StepView
 from textual.widgets import Static
 
-from ..console_text import checkpoint_text, date_time, error_text, literal
+from ..console_text import bounded, checkpoint_text, date_time, error_text, literal
 
 
 class StepDetail(Static):
@@ -46,20 +46,18 @@ class StepDetail(Static):
             text.append("\n")
 
         line("Step", Text(str(step.step_id), style="bold"))
-        line("Name", literal(step.name))
+        line("Name", bounded(step.name))
         line("State", literal(step.state))
         line("User", literal(step.user))
         line("Nodes", literal(step.nodes))
         line("Tasks / CPUs", f"{step.num_tasks} / {step.num_cpus}")
         if self.job is not None:
-            line(
-                "Job",
-                literal(f"{self.job.job.job_id} {self.job.job.name} ({self.job.job.state.short})"),
-            )
+            job = self.job.job
+            line("Job", bounded(f"{job.job_id} {job.name} ({job.state.short})"))
             # The job's sbatch --comment: where sites note the project, a ticket, or "ask me
             # before cancelling" -- what an operator wants to read before acting.
             comment = self.job.job.comment
-            line("Comment", literal(comment) if comment else Text("(none)", style="dim"))
+            line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
         line("Checkpoint", checkpoint_text(ckpt, now))
         err = error_text(ckpt.last_error)
         line("Last error", err if err.plain else Text("none", style="dim"))
@@ -80,7 +78,7 @@ class StepDetail(Static):
                 text.append_text(literal(f"{event.operation:<8} by {event.by}  code {event.code}"))
                 if event.message:
                     text.append("  ")
-                    text.append_text(literal(event.message))
+                    text.append_text(bounded(event.message))
                 if event.image_dir:
                     text.append("  ")
                     text.append_text(literal(event.image_dir, style="dim"))
