@@ -440,7 +440,11 @@ def open_trusted_dir(
     links = 0
 
     def refuse(reason: str) -> StoreError:
-        return StoreError(f"{what} {path} refused: {reason}")
+        return StoreError(
+            f"{what} {path} refused: {reason}",
+            hint="keep the job's working directory (or $SCKPT_STATE_DIR, `sckpt run "
+            "--state-dir`) on a path only root and the job's user can change",
+        )
 
     try:
         while parts:

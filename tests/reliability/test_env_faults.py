@@ -75,9 +75,13 @@ class Run:
 
 @pytest.fixture(scope="module")
 def shared() -> Iterator[Path]:
-    """A directory the test user can reach: configs, caches, audit logs."""
+    """A directory the test user can reach: configs, caches, audit logs.
+
+    Sticky, as /tmp is: sckpt refuses a state directory under one that others may write
+    and that is not sticky (they could swap the job's directory for a link).
+    """
     path = Path(tempfile.mkdtemp(prefix="sckpt-envfaults-", dir="/tmp"))
-    path.chmod(0o777)
+    path.chmod(0o1777)
     try:
         yield path
     finally:

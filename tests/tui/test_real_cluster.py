@@ -41,9 +41,13 @@ COUNTER = f"/usr/bin/python3 {ROOT / 'examples' / 'counter.py'}"
 
 @pytest.fixture
 def workdir() -> Iterator[Path]:
-    """A directory the job owner can write (the cooperative store lives in the work dir)."""
+    """A directory the job owner can write (the cooperative store lives in the work dir).
+
+    Sticky, as /tmp is: sckpt refuses a state directory under one that others may write
+    and that is not sticky (they could swap the job's directory for a link).
+    """
     path = Path(tempfile.mkdtemp(prefix="sckpt-tui-", dir="/tmp"))
-    path.chmod(0o777)
+    path.chmod(0o1777)
     try:
         yield path
     finally:
