@@ -3,11 +3,11 @@
 sckpt-alice runs a job whose step 0 is under ``sckpt run`` in a directory of her own; ROOTDIR
 is a directory of root's inside ``/root`` (mode 700 above it), holding root's own files named
 like the step's (its state file a valid copy of alice's record, so that only the path could
-stop root from writing there).  Each test is one attack alice makes on her side of the store (as herself,
-through ``runuser``), then root acts on her step with the ``sckpt`` command, as an operator
-would.  For each: root's files stay byte-identical with the same owner and mode (compared
-before and after), the action is refused or confined to alice's own directory, and the
-audit log records the refusal.
+stop root from writing there).  Each test is one attack alice makes on her side of the store
+(as herself, through ``runuser``), then root acts on her step with the ``sckpt`` command, as
+an operator would.  For each: root's files stay byte-identical with the same owner and mode
+(compared before and after), the action is refused or confined to alice's own directory,
+and the audit log records the refusal.
 """
 
 from __future__ import annotations
