@@ -412,6 +412,10 @@ class Wrapper:
             for key, task in list(rec.tasks.items()):
                 if task.restart_count != self.restart_count:
                     del rec.tasks[key]
+            if rec.name and rec.name != self.name and rec.running_tasks:
+                # Another task of this step registered first (srun --multi-prog runs other
+                # programs in one step): one name, one image directory per step.
+                self.name = rec.name
             previous = self._previous_image(rec)
             rec.rename(self.name)
             rec.tasks[str(self.procid)] = TaskInfo(
@@ -432,6 +436,8 @@ class Wrapper:
             return ""
 
         self.restart_dir = self.store.update(change, create=True, reset_corrupt=True)
+        with contextlib.suppress(OSError):  # made above, unless the name was another task's
+            Path(self.image_dir).mkdir(parents=True, exist_ok=True, mode=0o755)
 
     def _end(self, status: int) -> None:
         def change(rec: StepRecord) -> None:

@@ -37,18 +37,19 @@ class Run:
         name: str | None = "counter",
         step: int = 0,
         log: str = "count.log",
+        procid: int = 0,
     ) -> None:
         self.work = work
         self.log = work / log
         self.store = StepStore(work / ".sckpt", StepId(JOB, step))
         argv = [*(program or [sys.executable, str(EXAMPLE), "--log", str(self.log)]), *counter_args]
-        self.image = work / f"{JOB}.{name or default_step_name(argv)}" / "task0"
+        self.image = work / f"{JOB}.{name or default_step_name(argv)}" / f"task{procid}"
         """Where this task's images go (the step's name: the same in every run)."""
         env = {
             **os.environ,
             "SLURM_JOB_ID": str(JOB),
             "SLURM_STEP_ID": str(step),
-            "SLURM_PROCID": "0",
+            "SLURM_PROCID": str(procid),
             "SCKPT_WORK_DIR": str(work),
             "SLURM_RESTART_COUNT": str(restart_count),
         }
@@ -474,3 +475,16 @@ def test_a_record_written_before_step_names_still_resumes_by_step_id(work: Path)
     assert values == list(range(1, len(values) + 1))
     rec = run.record()
     assert rec.name == "counter" and rec.last_image == {"0": str(old_image)}
+
+
+def test_the_tasks_of_one_step_share_its_name_whatever_they_run(work: Path) -> None:
+    """srun --multi-prog runs other programs (other default names) in one step: the first
+    task's name is the step's, and every task's images go under it."""
+    first = Run(work, name="alpha", log="a.log")
+    second = Run(work, name="beta", log="b.log", procid=1)
+    rec = first.record()
+    assert rec.name == "alpha"
+    assert rec.tasks["1"].image_dir == str(work / f"{JOB}.alpha" / "task1")
+    assert (work / f"{JOB}.alpha" / "task1").is_dir()
+    for run in (first, second):
+        run.stop()
