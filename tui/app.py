@@ -55,7 +55,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from .commands import ActionsProvider
-from .console_text import checkpoint_text, clock_time, error_text, printable
+from .console_text import checkpoint_text, clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
@@ -575,7 +575,7 @@ class SckptApp(App[int]):
         """
         question = Text()
         question.append("Vacate ", style="bold")
-        question.append_text(Text(printable(self.describe_target(target)), style="bold"))
+        question.append_text(literal(self.describe_target(target), style="bold"))
         question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
         for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
             question.append(f"- {printable(loss)}\n")

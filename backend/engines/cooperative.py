@@ -178,14 +178,15 @@ class CooperativeEngine(LiveEngine):
             rec = self._cached_read(self._store(job, step.step_id))
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
-        if rec is None or not _current_tasks(rec, job):
+        tasks = _current_tasks(rec, job) if rec is not None else []
+        if rec is None or not tasks:
             return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
         reason = ""
         blocked = _blocked(rec, job)
         if blocked:
             kind = CheckpointKind.NOT_SUPPORTED
             task, why = blocked[0]
-            reason = why if len(_current_tasks(rec, job)) == 1 else f"task {task.procid}: {why}"
+            reason = why if len(tasks) == 1 else f"task {task.procid}: {why}"
         elif job.state == JobState.SUSPENDED or rec.disable_count:
             kind = CheckpointKind.DISABLED
         elif rec.in_progress is not None:
