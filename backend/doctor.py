@@ -90,9 +90,14 @@ def run_doctor() -> tuple[DoctorReport, int]:
         try:
             api = _build.library_api_version(plan.lib_path)
             facts["libslurm_api_version"] = _api_text(api)
-            checks.append(DoctorCheck("libslurm", True, f"{plan.lib_path} (API {_api_text(api)})"))
+            release = _build.library_release(plan.lib_path)
+            what = f"Slurm {release}, API {_api_text(api)}" if release else f"API {_api_text(api)}"
+            _build.require_matching_release(plan)
+            checks.append(DoctorCheck("libslurm", True, f"{plan.lib_path} ({what})"))
         except OSError as exc:
             checks.append(DoctorCheck("libslurm", False, f"{plan.lib_path}: {exc}"))
+        except SckptError as exc:
+            checks.append(DoctorCheck("libslurm", False, exc.message, exc.hint))
     except SckptError as exc:
         checks.append(DoctorCheck("headers/libslurm", False, exc.message, exc.hint))
 
@@ -172,7 +177,10 @@ def run_doctor() -> tuple[DoctorReport, int]:
         facts["checkpoint_symbols"] = found
         facts["checkpoint_api"] = len(found) == len(symbols)
         if facts["checkpoint_api"]:
-            detail = "present (slurm_checkpoint_*): the native engine can be used"
+            detail = (
+                f"present (all {len(symbols)} slurm_checkpoint_* calls): "
+                'engine = "auto" chooses the native engine'
+            )
         elif found:
             detail = f"partial ({', '.join(found)}): the cooperative engine will be used"
         else:

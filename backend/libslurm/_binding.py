@@ -281,11 +281,14 @@ def _libslurm_log(text: str) -> str:
 def _probe_init(lib_path: Path, source: ConfigSource) -> None:
     """Run ``slurm_init`` in a child process first: if libslurm would exit, only it dies."""
     conf = source.path if source.kind in ("SLURM_CONF", "default") else None
+    # Slurm before 20.11 has no slurm_init: its libslurm reads slurm.conf on the first call
+    # through slurm_conf_init (exported, not in the headers), and exits there just the same.
     code = (
         "import ctypes,sys;"
         f"l=ctypes.CDLL({str(lib_path)!r},mode=ctypes.RTLD_GLOBAL);"
-        "l.slurm_init.argtypes=[ctypes.c_char_p];"
-        f"l.slurm_init({conf!r}.encode() if {conf!r} else None);"
+        "f=l.slurm_init if hasattr(l,'slurm_init') else l.slurm_conf_init;"
+        "f.argtypes=[ctypes.c_char_p];"
+        f"f({conf!r}.encode() if {conf!r} else None);"
         "sys.exit(0)"
     )
     try:
@@ -301,22 +304,6 @@ def _probe_init(lib_path: Path, source: ConfigSource) -> None:
         raise NoConfig(
             f"libslurm could not read its configuration from {source}: {tail}",
             hint="fix slurm.conf or SLURM_CONF",
-        )
-
-
-def _check_release(lib_path: Path, version_text: str) -> None:
-    """Refuse a library of another release than the headers (layouts differ per release)."""
-    major_minor = ".".join(version_text.split(".")[:2]) + "."
-    try:
-        data = lib_path.read_bytes()
-    except OSError as exc:
-        raise ShimUnavailable(f"cannot read {lib_path}: {exc}") from exc
-    if major_minor.encode() not in data:
-        raise ShimUnavailable(
-            f"{lib_path} is not Slurm {version_text[:5]}, the release of the headers the shim "
-            "was built against",
-            hint="install the libslurm-dev matching your libslurm, or set SLURM_INCLUDE_DIR "
-            "and SLURM_LIB_DIR to one installation",
         )
 
 
@@ -875,7 +862,7 @@ def load_binding() -> Binding:
     """Build (if needed) and load the shim, check versions, find a config, call slurm_init."""
     source = find_config_source()  # cheap, and nothing to build for without a cluster
     plan = _build.plan()
-    _check_release(plan.lib_path, plan.version_text)
+    _build.require_matching_release(plan)
     module_path = _build.build(plan)
     current_api = _build.library_api_version(plan.lib_path)
     if _build.read_meta(plan).get("api_version") != current_api:

@@ -107,7 +107,8 @@ def find_include_dir() -> Path:
     else:
         candidates = [Path(p) for p in INCLUDE_PREFIXES]
     for c in candidates:
-        if (c / "slurm" / "slurm.h").is_file() and (c / "slurm" / "slurm_version.h").is_file():
+        # Only slurm.h: releases before 21.08 install no slurm_version.h.
+        if (c / "slurm" / "slurm.h").is_file():
             return c
     where = f"SLURM_INCLUDE_DIR={override}" if override else ", ".join(INCLUDE_PREFIXES)
     raise ShimUnavailable(
@@ -233,14 +234,15 @@ def _cached_plan(lib_dir: Path, lib_path: Path, why: str) -> BuildPlan | None:
     return None
 
 
-def _compiler() -> str | None:
+def compiler() -> str | None:
+    """The C compiler cffi will use (``CC``, then Python's, then cc/gcc), or None."""
     cc = os.environ.get("CC") or (sysconfig.get_config_var("CC") or "cc").split()[0]
     return shutil.which(cc) or shutil.which("cc") or shutil.which("gcc")
 
 
 def check_toolchain() -> None:
     """Refuse early, with the fix, when the compiler or Python's headers are missing."""
-    if _compiler() is None:
+    if compiler() is None:
         raise ShimUnavailable(
             "no C compiler found to build the libslurm shim", hint=f"install: {FIX_PACKAGES}"
         )
@@ -251,31 +253,43 @@ def check_toolchain() -> None:
         )
 
 
+def preprocess(include_dir: Path, source: str, *flags: str) -> str:
+    """The C preprocessor's output for ``source`` with ``include_dir`` first (``-E``, ``-M`` ...).
+
+    The shim's build, its error table and the release check all ask it about the headers.
+    """
+    cc = compiler() or "cc"
+    out = subprocess.run(
+        [cc, *flags, "-I", str(include_dir), "-x", "c", "-"],
+        input=source,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if out.returncode != 0:
+        raise ShimUnavailable(
+            f"the C preprocessor failed with the headers in {include_dir}: "
+            + out.stderr.strip()[-800:],
+            hint=f"check those headers, or install: {FIX_PACKAGES}",
+        )
+    return out.stdout
+
+
 def error_names(include_dir: Path) -> list[str]:
-    """Names of ``slurm_err_t``'s members, read from the preprocessed ``slurm_errno.h``.
+    """Names of Slurm's error enum's members, read from the preprocessed ``slurm_errno.h``.
 
     The C preprocessor resolves any conditional members, so the list is what this release
     really defines; values come later from the compiler, never from this text.
     """
-    cc = _compiler() or "cc"
-    out = subprocess.run(
-        [cc, "-E", "-P", "-I", str(include_dir), "-"],
-        input="#include <slurm/slurm_errno.h>\n",
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    if out.returncode != 0:
-        raise ShimUnavailable(
-            "the C preprocessor failed on slurm/slurm_errno.h: " + out.stderr.strip()[-500:],
-            hint=f"install: {FIX_PACKAGES}",
-        )
-    m = re.search(r"typedef\s+enum\s*\{(.*?)\}\s*slurm_err_t\s*;", out.stdout, re.S)
-    if not m:
-        return []
-    names = re.findall(r"(?:^|,)\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?==|,|$)", m.group(1))
-    return list(dict.fromkeys(names))
+    text = preprocess(include_dir, "#include <slurm/slurm_errno.h>\n", "-E", "-P")
+    # 21.08 and later: ``typedef enum {...} slurm_err_t;``.  Up to 20.11 the same list is an
+    # unnamed ``enum {...};``: take the enum of ESLURM_ names either way.
+    for body in re.findall(r"\benum\s*\{(.*?)\}", text, re.S):
+        names = re.findall(r"(?:^|,)\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?==|,|$)", body)
+        if any(n.startswith("ESLURM_") for n in names):
+            return list(dict.fromkeys(names))
+    return []
 
 
 def shim_source(include_dir: Path) -> str:
@@ -284,21 +298,27 @@ def shim_source(include_dir: Path) -> str:
     return SHIM_SOURCE.read_text().replace("SCKPT_ERRNAME_TABLE\n", table)
 
 
-def _compile(p: BuildPlan, out_dir: Path) -> Path:
-    """Compile the module into ``out_dir`` (runs in the child process)."""
+def compile_module(
+    include_dir: Path, module_name: str, out_dir: Path, lib_dir: Path | None
+) -> Path:
+    """Compile the shim (cdef and C) against ``include_dir`` into ``out_dir``.
+
+    ``lib_dir`` is libslurm's directory to link with; None links none (the release check:
+    the module's libslurm symbols then stay undefined until something provides them).
+    """
     import cffi
 
     ffi = cffi.FFI()
     ffi.cdef(CDEF_SOURCE.read_text())
     system_dirs = {"/usr/lib", "/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/lib"}
-    rpath = [] if str(p.lib_dir) in system_dirs else [str(p.lib_dir)]
+    rpath = [] if lib_dir is None or str(lib_dir) in system_dirs else [str(lib_dir)]
     ffi.set_source(
-        p.module_name,
-        shim_source(p.include_dir),
-        include_dirs=[str(p.include_dir)],
-        library_dirs=[str(p.lib_dir)],
+        module_name,
+        shim_source(include_dir),
+        include_dirs=[str(include_dir)],
+        library_dirs=[] if lib_dir is None else [str(lib_dir)],
         runtime_library_dirs=rpath,
-        libraries=["slurm", "dl"],
+        libraries=["dl"] if lib_dir is None else ["slurm", "dl"],
         extra_compile_args=[
             "-std=gnu11",
             "-O2",
@@ -309,8 +329,19 @@ def _compile(p: BuildPlan, out_dir: Path) -> Path:
             "-Werror=incompatible-pointer-types",
         ],
     )
-    built = ffi.compile(tmpdir=str(out_dir), verbose=False)
+    try:
+        built = ffi.compile(tmpdir=str(out_dir), verbose=False)
+    except Exception as exc:  # cffi/setuptools raise their own CompileError/LinkError kinds
+        raise ShimUnavailable(
+            f"compiling the shim against {include_dir} failed ({type(exc).__name__}: {exc}); "
+            "the compiler's messages are above"
+        ) from None
     return Path(built)
+
+
+def _compile(p: BuildPlan, out_dir: Path) -> Path:
+    """Compile the module into ``out_dir`` (runs in the child process)."""
+    return compile_module(p.include_dir, p.module_name, out_dir, p.lib_dir)
 
 
 def build(p: BuildPlan) -> Path:
@@ -376,6 +407,56 @@ def library_api_version(lib_path: Path) -> int:
     lib = ctypes.CDLL(str(lib_path), mode=ctypes.RTLD_GLOBAL)
     lib.slurm_api_version.restype = ctypes.c_long
     return int(lib.slurm_api_version())
+
+
+_RELEASE_STRING = re.compile(rb"(?<![\w.])(\d{2}\.\d{2}\.\d{1,3})(?![\w.])")
+
+
+def library_release(lib_path: Path) -> str | None:
+    """The Slurm release a libslurm belongs to (``22.05.8``), or None when it cannot tell.
+
+    Read from the library's own ``SLURM_VERSION_STRING`` (``YY.MM.P`` in its data; None
+    when it has none, or several different ones); ``slurm_api_version()`` numbers the ABI,
+    not the release.
+    """
+    try:
+        data = lib_path.read_bytes()
+    except OSError:
+        return None
+    found = {m.decode() for m in _RELEASE_STRING.findall(data)}
+    return found.pop() if len(found) == 1 else None
+
+
+def require_matching_release(p: BuildPlan) -> None:
+    """Refuse libslurm of one release with the headers of another, naming both.
+
+    Struct layouts and prototypes differ per release: a shim built against 19.05's headers
+    and loaded with 22.05's libslurm would read garbage, or crash, on the first call.
+    """
+    library = library_release(p.lib_path)
+    if library is None:
+        raise ShimUnavailable(
+            f"{p.lib_path} is not Slurm {p.version_text[:5]} as far as sckpt can tell (it "
+            f"names no release), the release of the headers in {p.include_dir}/slurm",
+            hint="install the libslurm-dev matching your libslurm, or set SLURM_LIB_DIR and "
+            "SLURM_INCLUDE_DIR to one Slurm installation",
+        )
+    if library.split(".")[:2] == p.version_text.split(".")[:2]:
+        return
+    prefix = p.include_dir.parent
+    example = (
+        f" (here: SLURM_LIB_DIR={prefix}/lib SLURM_INCLUDE_DIR={prefix}/include)"
+        if any((prefix / "lib").glob("libslurm.so*"))
+        else ""
+    )
+    raise ShimUnavailable(
+        f"libslurm {p.lib_path} is Slurm {library}, but the headers in {p.include_dir}/slurm "
+        f"are Slurm {p.version_text}: sckpt never calls a libslurm through another release's "
+        "headers",
+        hint="libslurm and its headers must come from one Slurm installation: set "
+        f"SLURM_LIB_DIR and SLURM_INCLUDE_DIR to the same one{example}, or install the "
+        f"libslurm-dev that matches libslurm {library}",
+    )
 
 
 def read_meta(p: BuildPlan) -> dict[str, object]:

@@ -33,6 +33,14 @@ static const int HAS_CHECKPOINT_HEADERS;
 static const int HAS_INTERACTIVE_STEP;
 static const int HAS_STEPS_SINCE;
 
+/* The release's special step ids and the shim's translation (for release_check.py). */
+static const uint32_t SCKPT_RELEASE_STEP_BATCH;
+static const uint32_t SCKPT_RELEASE_STEP_EXTERN;
+static const uint32_t SCKPT_RELEASE_STEP_PENDING;
+uint32_t sckpt_step_to_canon(uint32_t s);
+uint32_t sckpt_step_from_canon(uint32_t s);
+uint32_t sckpt_step_to_legacy(uint32_t s);
+
 typedef struct {
 	uint32_t job_id;
 	uint32_t step_id;

@@ -10,10 +10,15 @@
  * function's type (no default branch: an unknown prototype fails the build instead of
  * calling through a wrong ABI).
  *
- * Slurm 26.05 moved the job and step calls sckpt uses from uint32_t job ids to
- * slurm_step_id_t, whose new `sluid` (a cluster-unique id) is left 0 here: sckpt names jobs
- * by job id, and a zero sluid is what Slurm's own initializer and its uint32_t compatibility
- * wrappers send.
+ * Slurm 25.11 and 26.05 moved the job and step calls sckpt uses from uint32_t job ids to
+ * slurm_step_id_t (25.11: signalling a step, killing a step, a job update's descriptor and
+ * the job record's id; 26.05: requeue), whose `sluid` (a cluster-unique id, 26.05) is left 0
+ * here: sckpt names jobs by job id, and a zero sluid is what Slurm's own initializer and its
+ * uint32_t compatibility wrappers send.
+ *
+ * Only <slurm/slurm.h> and <slurm/slurm_errno.h> are included: releases before 21.08 have no
+ * slurm_version.h (SLURM_VERSION_NUMBER is in slurm.h), and later slurm.h includes it.
+ * Including it here found this machine's copy when compiling against an older release.
  *
  * Strings in the records point into libslurm's response; the Python layer copies them before
  * freeing the response.
@@ -27,7 +32,6 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
-#include <slurm/slurm_version.h>
 
 #ifndef SLURM_VERSION_NUM
 #define SLURM_VERSION_NUM(a, b, c) (((a) << 16) + ((b) << 8) + (c))
@@ -46,6 +50,12 @@
 #define SCKPT_LEGACY_EXTERN 0xffffffffu
 
 static const int SCKPT_HEADER_VERSION = SLURM_VERSION_NUMBER;
+
+/* The release's own values of the special step ids, for the release check (release_check.py)
+ * and for nothing else: everything above the shim speaks sckpt's canonical numbers. */
+static const uint32_t SCKPT_RELEASE_STEP_BATCH = SLURM_BATCH_SCRIPT;
+static const uint32_t SCKPT_RELEASE_STEP_EXTERN = SLURM_EXTERN_CONT;
+static const uint32_t SCKPT_RELEASE_STEP_PENDING = SLURM_PENDING_STEP;
 
 #if SCKPT_AT_LEAST(20, 11)
 static const int HAS_STEP_ID_T = 1;
@@ -294,7 +304,11 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 	for (i = 0; i < n && i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
 		sckpt_job_nums_t *r = &nums[i];
+#if SCKPT_AT_LEAST(25, 11)
+		r->job_id = j->step_id.job_id; /* job_id is kept "for backwards compatibility only" */
+#else
 		r->job_id = j->job_id;
+#endif
 		r->user_id = j->user_id;
 		r->state_base = j->job_state & JOB_STATE_BASE;
 		r->num_nodes = j->num_nodes;
@@ -382,13 +396,12 @@ static void sckpt_steps_fill(void *handle, sckpt_step_t *out, uint32_t n)
 		r->job_id = s->step_id.job_id;
 		r->step_id = sckpt_step_to_canon(s->step_id.step_id);
 		r->het_comp = s->step_id.step_het_comp;
-		r->state_base = s->state & JOB_STATE_BASE;
 #else
 		r->job_id = s->job_id;
 		r->step_id = sckpt_step_to_canon(s->step_id);
 		r->het_comp = NO_VAL;
-		r->state_base = JOB_RUNNING;
 #endif
+		r->state_base = s->state & JOB_STATE_BASE;
 		r->name = s->name;
 		r->user_id = s->user_id;
 		r->partition = s->partition;
@@ -546,7 +559,7 @@ static uint32_t sckpt_prolog_flag_contain(void)
 static int sckpt_signal_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err)
 {
 	int rc;
-#if SCKPT_AT_LEAST(26, 5)
+#if SCKPT_AT_LEAST(25, 11)
 	slurm_step_id_t sid = sckpt_step_id(job_id, sckpt_step_from_canon(step_id), NO_VAL);
 	errno = 0;
 	rc = slurm_signal_job_step(&sid, sig);
@@ -597,10 +610,10 @@ static int sckpt_requeue(uint32_t job_id, int hold, int *err)
 	return rc;
 }
 
-/* The job an update names: job_desc_msg_t's job_id became a slurm_step_id_t in 26.05. */
+/* The job an update names: job_desc_msg_t's job_id became a slurm_step_id_t in 25.11. */
 static void sckpt_desc_set_job(job_desc_msg_t *desc, uint32_t job_id)
 {
-#if SCKPT_AT_LEAST(26, 5)
+#if SCKPT_AT_LEAST(25, 11)
 	desc->step_id = sckpt_step_id(job_id, NO_VAL, NO_VAL);
 #else
 	desc->job_id = job_id;
