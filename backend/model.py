@@ -196,6 +196,7 @@ class CheckpointState:
 
     kind: CheckpointKind
     disable_count: int = 0
+    """The disable counter; 0 with ``DISABLED`` when the engine cannot read it (native)."""
     in_progress_since: int = 0
     reason: str = ""
     """Why not supported / not applicable, in words."""

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
 import pytest
 
@@ -34,9 +34,16 @@ class SlurmCluster:
     node: str = "sckpt-node"
     users: tuple[str, str] = ("sckpt-alice", "sckpt-bob")
 
+    user_env_keys: ClassVar[tuple[str, ...]] = ("SLURM_CONF",)
+    """What of ``env()`` a command run as a test user gets (runuser starts afresh)."""
+
     def env(self, **extra: str) -> dict[str, str]:
         """An environment for Slurm's commands pointing at this cluster."""
         return {**os.environ, "SLURM_CONF": str(self.conf), **extra}
+
+    def program(self, name: str) -> str:
+        """The command to run for ``name`` (this cluster's own build of it, if any)."""
+        return name
 
     def run(
         self,
@@ -47,9 +54,10 @@ class SlurmCluster:
         cwd: str = "/tmp",
     ) -> subprocess.CompletedProcess[str]:
         """Run a Slurm command (``squeue``, ``sbatch`` ...), optionally as a test user."""
-        cmd = list(argv)
+        cmd = [self.program(argv[0]), *argv[1:]]
         if user is not None:
-            cmd = ["runuser", "-u", user, "--", "env", f"SLURM_CONF={self.conf}", *cmd]
+            passed = (f"{k}={v}" for k, v in self.env().items() if k in self.user_env_keys)
+            cmd = ["runuser", "-u", user, "--", "env", *passed, *cmd]
         return subprocess.run(
             cmd,
             env=self.env(),
@@ -196,3 +204,77 @@ def private_cluster(
         yield cluster
     finally:
         cluster.script("down", timeout=120)
+
+
+@dataclass(frozen=True)
+class Slurm1905(SlurmCluster):
+    """The real Slurm 19.05.8 cluster (``scripts/slurm-cluster up --release 19.05``).
+
+    ``env()`` points Slurm's commands *and* sckpt at it: its slurm.conf, its headers and
+    libslurm (the shim is built against them), and its ``bin`` first on ``PATH``, so
+    ``scontrol``/``squeue``/``sbatch`` are 19.05's.
+    """
+
+    prefix: Path = Path("/nonexistent")
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "SLURM_CONF": str(self.conf),
+            "SLURM_INCLUDE_DIR": str(self.prefix / "include"),
+            "SLURM_LIB_DIR": str(self.prefix / "lib"),
+            "PATH": f"{self.prefix / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            **extra,
+        }
+
+    user_env_keys: ClassVar[tuple[str, ...]] = (
+        "SLURM_CONF",
+        "SLURM_INCLUDE_DIR",
+        "SLURM_LIB_DIR",
+        "PATH",
+    )
+
+    def program(self, name: str) -> str:
+        own = self.prefix / "bin" / name
+        return str(own) if own.is_file() else name
+
+
+RELEASE_1905 = ("--release", "19.05")
+
+
+@pytest.fixture(scope="session")
+def slurm1905(slurm_cluster: SlurmCluster) -> Iterator[Slurm1905]:
+    """Slurm 19.05.8 built from ../shared/slurm (cached) and started beside the 22.05 cluster.
+
+    A missing source tarball or a failed build skips outside CI and fails under CI=true.
+    Stopped at the end of the session when this session started it.
+    """
+    status = subprocess.run(
+        [str(CLUSTER_SCRIPT), "status", *RELEASE_1905], capture_output=True, text=True
+    )
+    already_up = status.returncode == 0
+    if not already_up:
+        up = subprocess.run(
+            [str(CLUSTER_SCRIPT), "up", *RELEASE_1905],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if up.returncode != 0:
+            _unavailable(f"scripts/slurm-cluster up --release 19.05: {up.stderr.strip()[-2000:]}")
+    env_line = subprocess.run(
+        [str(CLUSTER_SCRIPT), "env", *RELEASE_1905], capture_output=True, text=True, check=True
+    ).stdout
+    values = dict(word.split("=", 1) for word in env_line.split()[1:])
+    cluster = Slurm1905(
+        conf=Path(values["SLURM_CONF"]),
+        directory=Path(values["SLURM_CONF"]).parent,
+        prefix=Path(values["SLURM_LIB_DIR"]).parent,
+    )
+    try:
+        yield cluster
+    finally:
+        if not already_up:
+            subprocess.run(
+                [str(CLUSTER_SCRIPT), "down", *RELEASE_1905], capture_output=True, timeout=120
+            )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CLUSTER_SCRIPT, IN_CI, SlurmCluster
+from .conftest import CLUSTER_SCRIPT, IN_CI, Slurm1905, SlurmCluster
 
 pytestmark = pytest.mark.slurm
 
@@ -86,3 +86,39 @@ def test_up_twice_is_harmless_and_down_stops_only_its_daemons(
         "alloc",
         "comp",
     )
+
+
+def test_release_1905_missing_source_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    env = {**os.environ, "SCKPT_SLURM_TARBALL": str(tmp_path / "slurm-19.05.8.tar.xz")}
+    for command in ("build", "up", "env"):
+        done = subprocess.run(
+            [str(CLUSTER_SCRIPT), command, "--release", "19.05"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 3, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert lines[-1].startswith("slurm-cluster: Slurm 19.05 source not found"), lines
+        assert str(tmp_path) in lines[-1] and "SCKPT_SLURM_TARBALL" in lines[-1]
+        assert done.stdout == ""
+
+
+def test_release_1905_is_built_once_and_keyed_by_the_tarball(slurm1905: Slurm1905) -> None:
+    """A second build (as every `up` does) finds the cached install and does not rebuild."""
+    marker = slurm1905.prefix / ".sckpt-built"
+    before = marker.stat().st_mtime_ns
+    done = subprocess.run(
+        [str(CLUSTER_SCRIPT), "build", "--release", "19.05"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(slurm1905.prefix)
+    assert marker.stat().st_mtime_ns == before and "building" not in done.stderr
+    tarball_hash = marker.read_text().strip()
+    assert slurm1905.prefix.name == f"slurm-19.05.8-{tarball_hash[:16]}"
+    version = slurm1905.run("scontrol", "--version").stdout.strip()
+    assert version == "slurm 19.05.8"

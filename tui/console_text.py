@@ -109,7 +109,9 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
     if kind is CheckpointKind.ABLE:
         return Text("able", style="green")
     if kind is CheckpointKind.DISABLED:
-        return Text(f"disabled ×{state.disable_count}", style="yellow")  # noqa: RUF001
+        # The native engine sees only "disabled" (slurm_checkpoint_able), not the counter.
+        count = f" ×{state.disable_count}" if state.disable_count else ""  # noqa: RUF001
+        return Text(f"disabled{count}", style="yellow")
     if kind is CheckpointKind.IN_PROGRESS:
         since = state.in_progress_since
         if since:
