@@ -1,5 +1,8 @@
 """The console on the real Slurm 19.05.8, in tmux: keys change what ``scontrol`` then answers.
 
+The console is opened on the step (``sckpt JOB.STEP``, its step screen), so every key acts on
+that step without navigating to it.
+
 ``d`` moves the step's disable counter up: ``scontrol checkpoint able`` answers ``No``.
 ``c`` while disabled is refused (ESLURM_DISABLED, shown in the console).  ``e``: the real
 controller then answers ``Began at <time of the refused create>``, and the console shows
@@ -11,6 +14,7 @@ and ``scontrol checkpoint error`` carries srun's pid.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -26,8 +30,10 @@ def _able(native: Native, step: str) -> str:
     return native.scontrol("checkpoint", "able", step).stdout.strip()
 
 
-def _step_row(screen: str, step: str) -> str:
-    return next((line for line in screen.splitlines() if line.strip().startswith(step + " ")), "")
+def _checkpoint(screen: str) -> str:
+    """The step screen's "Checkpoint" line, without its label."""
+    line = next((ln for ln in screen.splitlines() if ln.strip().startswith("Checkpoint ")), "")
+    return line.strip().removeprefix("Checkpoint").strip()
 
 
 def test_console_keys_change_what_scontrol_answers(native: Native) -> None:
@@ -41,22 +47,17 @@ def test_console_keys_change_what_scontrol_answers(native: Native) -> None:
         f"XDG_STATE_HOME={native.home / 'root' / 'state'}",
         f"XDG_CACHE_HOME={native.home / 'root' / 'cache'}",
         "TERM=xterm-256color",
+        *([f"TZ={os.environ['TZ']}"] if "TZ" in os.environ else []),  # as scontrol's clock
     ]
     try:
         assert _able(native, step) == "Yes"
-        with Tmux(f"{SCKPT}; echo SCKPT-EXIT=$?; sleep 30", 80, 24, env=passed) as term:
-            term.wait(lambda s: "native" in s and "Slurm 19.05.8" in s and "JobID" in s)
-            term.press_until("/", lambda s: "field:value" in s)
-            term.type(f"id:{job}")
-            term.keys("Enter")
-            term.wait(lambda s: f"Steps of {job}" in s and bool(_step_row(s, step)))
-            term.keys("Enter")  # into the job's steps: .batch first, then .0
-            time.sleep(0.3)
-            term.keys("Down")
-            time.sleep(0.3)
+        # `sckpt JOB.STEP` opens the console on that step's screen: the keys act on it.
+        with Tmux(f"{SCKPT} {step}; echo SCKPT-EXIT=$?; sleep 30", 80, 24, env=passed) as term:
+            term.wait(lambda s: "native" in s and "Slurm 19.05.8" in s and _checkpoint(s) == "able")
+            assert f"Step              {step}" in term.screen()
 
             term.keys("d")
-            term.wait(lambda s: "disabled" in _step_row(s, step))
+            term.wait(lambda s: _checkpoint(s) == "disabled")
             assert _able(native, step) == "No"
 
             term.keys("c")
@@ -74,7 +75,7 @@ def test_console_keys_change_what_scontrol_answers(native: Native) -> None:
                 time.sleep(0.2)
             assert began.startswith("Began at "), began
             clock = began.rsplit("T", 1)[-1]  # 2026-11-23T18:54:34 -> 18:54:34
-            term.wait(lambda s: f"in progress since {clock}" in _step_row(s, step))
+            term.wait(lambda s: _checkpoint(s).startswith(f"in progress since {clock}"))
 
             term.keys("c")
             term.wait(lambda s: f"Create {step}" in s)
@@ -86,7 +87,7 @@ def test_console_keys_change_what_scontrol_answers(native: Native) -> None:
                     break
                 time.sleep(0.2)
             assert re.fullmatch(r"error\(0\): \d+\n", error), error
-            term.wait(lambda s: _step_row(s, step).split()[2:3] == ["able"])
+            term.wait(lambda s: _checkpoint(s) == "able")
             assert _able(native, step) == "Yes"
 
             term.keys("q")
