@@ -37,6 +37,7 @@ import asyncio
 import contextlib
 import gc
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -743,8 +744,26 @@ def build_app(
     return SckptApp(facade, settings, focus=focus, clock=clock)
 
 
+def _trust_the_terminal() -> None:
+    """Drop ``COLUMNS``/``LINES`` from the environment when a terminal answers for its size.
+
+    Textual asks ``shutil.get_terminal_size()`` on start and on every SIGWINCH, and that
+    prefers those two variables over the terminal.  Some shells export them, and a tmux
+    server started from a test run inherits them: the console then kept its start size
+    after every resize (old rows left on screen, no header).  sckpt's own children never
+    need them.
+    """
+    try:
+        os.get_terminal_size(sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    except (OSError, ValueError):
+        return  # no terminal: leave the hint for whatever draws
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
+
 def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = None) -> int:
     """Run the console until the operator quits; return the exit code (0 on ``q``)."""
+    _trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
     code = app.run()
     if app.return_code not in (None, 0):

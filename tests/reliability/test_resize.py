@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
 from sckpt.tui.dialogs.help import HelpScreen
@@ -180,11 +181,17 @@ def _child_of(pid: int) -> int:
     return int(children[0])
 
 
-def test_tmux_resize_and_sigwinch_storm(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "exported", [(), ("COLUMNS=80", "LINES=24")], ids=["plain", "columns-lines-exported"]
+)
+def test_tmux_resize_and_sigwinch_storm(tmp_path: Path, exported: tuple[str, ...]) -> None:
+    """``columns-lines-exported``: a shell (or a tmux server started from a test run) that
+    exports the start size; the console must still follow the terminal's real size."""
     audit = tmp_path / "audit.log"
     config = tmp_path / "config.toml"
     config.write_text(f'audit_log = "{audit}"\nrefresh_interval = 0.5\n')
     env = [f"SCKPT_CONFIG={config}", "TERM=xterm-256color", "TZ=UTC", f"HOME={tmp_path}"]
+    env += exported
     command = f"{SCKPT} --demo; echo SCKPT-EXIT=$?; sleep 60"
     with Tmux(command, 80, 24, env=env) as term:
         term.wait(lambda s: "JobID" in s and "updated" in s)
