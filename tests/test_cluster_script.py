@@ -41,51 +41,61 @@ def _alive(pid: int, name: str) -> bool:
         return False
 
 
+@pytest.mark.parametrize("release", ["system", "19.05"])
 def test_up_twice_is_harmless_and_down_stops_only_its_daemons(
-    tmp_path: Path, slurm_cluster: SlurmCluster
+    tmp_path: Path, slurm_cluster: SlurmCluster, request: pytest.FixtureRequest, release: str
 ) -> None:
+    """For the system's 22.05 and for 19.05: the other clusters keep answering after down."""
     if os.geteuid() != 0:
         if IN_CI:
             pytest.fail("CI must run as root to start a Slurm cluster")
         pytest.skip("needs root")
+    args = () if release == "system" else ("--release", release)
+    others: list[SlurmCluster] = [slurm_cluster]
+    if release == "19.05":
+        others.append(request.getfixturevalue("slurm1905"))  # built, and running beside
     directory = tmp_path / "cluster"
-    first = _script(directory, "up")
+    first = _script(directory, "up", *args)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.strip() == f"export SLURM_CONF={directory}/slurm.conf"
+    assert first.stdout.strip().startswith(f"export SLURM_CONF={directory}/slurm.conf")
     try:
         pids = _pids(directory)
         assert all(_alive(pid, name) for name, pid in pids.items())
 
-        second = _script(directory, "up")
+        second = _script(directory, "up", *args)
         assert second.returncode == 0, second.stderr
         assert _pids(directory) == pids  # nothing restarted, nothing duplicated
 
-        status = _script(directory, "status")
+        status = _script(directory, "status", *args)
         assert status.returncode == 0
         assert "sckpt-node idle" in status.stderr
         conf = (directory / "slurm.conf").read_text()
-        for line in (
+        expected = [
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
             "AuthType=auth/munge",
             "SlurmdParameters=config_overrides",
             "SlurmctldPort=46917",
-        ):
+        ]
+        if release == "19.05":
+            expected += ["CheckpointType=checkpoint/ompi", "SelectType=select/cons_res"]
+        for line in expected:
             assert line in conf
         assert int(conf.split("MaxJobCount=")[1].split()[0]) >= 200000
     finally:
-        down = _script(directory, "down")
+        down = _script(directory, "down", *args)
     assert down.returncode == 0, down.stderr
     assert not any(_alive(pid, name) for name, pid in pids.items())
     assert not directory.exists()
-    # The shared cluster (other directory) still answers, its node up: jobs of other
-    # tests may be running or ending on it (mix, alloc, comp), never down or drained.
-    assert slurm_cluster.run("sinfo", "-h", "-o", "%t").stdout.split()[0] in (
-        "idle",
-        "mix",
-        "alloc",
-        "comp",
-    )
+    # The shared clusters (other directories) still answer, their node up: jobs of other
+    # tests may be running or ending on them (mix, alloc, comp), never down or drained.
+    for other in others:
+        assert other.run("sinfo", "-h", "-o", "%t").stdout.split()[0] in (
+            "idle",
+            "mix",
+            "alloc",
+            "comp",
+        )
 
 
 def test_release_1905_missing_source_is_one_line_and_exit_3(tmp_path: Path) -> None:
