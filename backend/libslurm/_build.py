@@ -73,8 +73,7 @@ class BuildPlan:
 
     @property
     def version_text(self) -> str:
-        v = self.slurm_version
-        return f"{(v >> 16) & 0xFF}.{(v >> 8) & 0xFF:02d}.{v & 0xFF}"
+        return version_text(self.slurm_version)
 
     @property
     def module_name(self) -> str:
@@ -87,6 +86,11 @@ class BuildPlan:
     @property
     def meta_path(self) -> Path:
         return self.build_dir / "meta.json"
+
+
+def version_text(v: int) -> str:
+    """``SLURM_VERSION_NUMBER`` as a release: 0x16050b -> ``22.05.11``."""
+    return f"{(v >> 16) & 0xFF}.{(v >> 8) & 0xFF:02d}.{v & 0xFF}"
 
 
 def cache_root() -> Path:

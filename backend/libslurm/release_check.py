@@ -66,10 +66,6 @@ class ReleaseReport:
         return not self.failures
 
 
-def version_text(v: int) -> str:
-    return f"{(v >> 16) & 0xFF}.{(v >> 8) & 0xFF:02d}.{v & 0xFF}"
-
-
 def _include_root(path: Path) -> Path:
     """Accept ``.../include`` and ``.../include/slurm`` alike."""
     return path.parent if path.name == "slurm" and (path / "slurm.h").is_file() else path
@@ -144,17 +140,17 @@ def check(include_dir: Path) -> ReleaseReport:
             report.failures.append(f"{header} was read instead of a header of {include_dir}")
         return report
     expected = _build.header_version(include_dir)
-    report.header_version = version_text(expected)
+    report.header_version = _build.version_text(expected)
     name = f"_sckpt_slurm_check_{expected:06x}"
     with tempfile.TemporaryDirectory(prefix="sckpt-release-check-") as tmp:
         work = Path(tmp)
         built = _build.compile_module(include_dir, name, work / "out", lib_dir=None)
         lib = _load(built, name, work).lib
         built_version = int(lib.SCKPT_HEADER_VERSION)
-        report.module_header_version = version_text(built_version)
+        report.module_header_version = _build.version_text(built_version)
         if built_version != expected:
             report.failures.append(
-                f"the module says it was built for {version_text(built_version)}, "
+                f"the module says it was built for {_build.version_text(built_version)}, "
                 f"the headers are {report.header_version}"
             )
         report.error_names = int(lib.sckpt_errname_count())
