@@ -55,6 +55,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from . import rules
 from .errors import SckptError, describe
 from .model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
 
@@ -276,9 +277,8 @@ class StepRecord:
 
     def keep_highest(self, code: int, message: str) -> None:
         """Completion rule of the man page: only the highest code is kept, with its message."""
-        if code > self.error_code or (code == self.error_code and message and not self.error_msg):
-            self.error_code = code
-            self.error_msg = _text(message or (describe(code)[1] if code else ""))
+        code, message = rules.kept_error(self.error_code, self.error_msg, code, message)
+        self.error_code, self.error_msg = code, _text(message)
 
     def report(self, procid: int, code: int, message: str, request_id: str = "") -> bool:
         """Task ``procid``'s outcome of the checkpoint in progress (of ``request_id``, when

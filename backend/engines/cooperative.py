@@ -51,21 +51,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import rules
 from ..errors import (
-    EALREADY,
-    ESLURM_DISABLED,
     ESLURM_INVALID_JOB_ID,
     ESLURM_NOT_SUPPORTED,
     AccessDenied,
     CheckpointFailed,
     InvalidJobId,
-    JobNotFinished,
-    NoSuchImage,
     NotSupported,
-    PermissionRefused,
     SckptError,
     UnsafeVacate,
-    describe,
     error_for,
 )
 from ..image_access import image_dir_problem
@@ -166,10 +161,9 @@ class CooperativeEngine(LiveEngine):
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """A step's checkpoint column: from the job's state, then from its state file."""
-        if job.state == JobState.PENDING:
-            return CheckpointState(CheckpointKind.PENDING, reason="the job has not started")
-        if job.state.is_finished:
-            return CheckpointState(CheckpointKind.DONE, reason="the job has ended")
+        by_job = rules.column_for_job(job)
+        if by_job is not None:
+            return CheckpointState(by_job[0], reason=by_job[1])
         if step.step_id.step == STEP_EXTERN:
             return CheckpointState(
                 CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
@@ -184,15 +178,13 @@ class CooperativeEngine(LiveEngine):
         reason = ""
         blocked = _blocked(rec, job)
         if blocked:
-            kind = CheckpointKind.NOT_SUPPORTED
             task, why = blocked[0]
             reason = why if len(tasks) == 1 else f"task {task.procid}: {why}"
-        elif job.state == JobState.SUSPENDED or rec.disable_count:
-            kind = CheckpointKind.DISABLED
-        elif rec.in_progress is not None:
-            kind = CheckpointKind.IN_PROGRESS
-        else:
-            kind = CheckpointKind.ABLE
+        kind = rules.column_for_step(
+            rec.disable_count,
+            rec.in_progress is not None,
+            rules.Plugin.NONE if blocked else rules.Plugin.WORKS,
+        )
         err = rec.checkpoint_error()
         return CheckpointState(
             kind=kind,
@@ -308,14 +300,7 @@ class CooperativeEngine(LiveEngine):
     def _aggregate(
         target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
     ) -> ActionResult:
-        highest = max((c for _s, c in codes), default=0)
-        if highest:
-            refused = [f"{s} {describe(c)[0]}" for s, c in codes if c]
-            hint = ""
-            if target.is_whole_job or len(codes) > 1:
-                hint = f"{len(refused)} of {len(codes)} steps refused: " + ", ".join(refused[:6])
-            raise error_for(highest, hint=hint)
-        return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+        return rules.aggregate(target, operation, codes, detail)
 
     # ------------------------------------------------------------------ reads
     def able(self, target: StepId) -> AbleResult:
@@ -326,7 +311,7 @@ class CooperativeEngine(LiveEngine):
         self._refuse_blocked(job, targets)
         for t in targets:
             rec = self._expire(t)
-            codes.append((t.step.step_id, ESLURM_DISABLED if rec.disable_count else 0))
+            codes.append((t.step.step_id, rules.able_code(rec.disable_count)))
             if rec.in_progress is not None:
                 starts.append(rec.in_progress.start)
         self._aggregate(target, "able", codes)
@@ -349,27 +334,24 @@ class CooperativeEngine(LiveEngine):
 
     def error(self, target: StepId) -> CheckpointError:
         job = self._checks(target)
-        worst: CheckpointError | None = None
-        for t in self._targets(job, target):
-            err = self._expire(t).checkpoint_error()
-            if worst is None or err.code > worst.code:
-                worst = err
-        return worst or CheckpointError(0, describe(0)[0], "")
+        return rules.worst_error(
+            self._expire(t).checkpoint_error() for t in self._targets(job, target)
+        )
 
     # ------------------------------------------------------------------ counter
     def enable(self, target: StepId) -> ActionResult:
-        return self._counter(target, "enable", -1)
+        return self._counter(target, "enable", rules.enabled)
 
     def disable(self, target: StepId) -> ActionResult:
-        return self._counter(target, "disable", +1)
+        return self._counter(target, "disable", rules.disabled)
 
-    def _counter(self, target: StepId, operation: str, delta: int) -> ActionResult:
+    def _counter(self, target: StepId, operation: str, count: Callable[[int], int]) -> ActionResult:
         job = self._checks(target)
         codes = []
         for t in self._targets(job, target):
 
             def change(rec: StepRecord) -> None:
-                rec.disable_count = min(65535, max(0, rec.disable_count + delta))
+                rec.disable_count = count(rec.disable_count)
                 rec.log(operation, self.caller_name, 0, f"counter {rec.disable_count}")
 
             self._update(t, change)
@@ -400,10 +382,9 @@ class CooperativeEngine(LiveEngine):
                     and now >= rec.in_progress.deadline
                 ):
                     rec.expire(now)
-                if rec.disable_count:
-                    return ESLURM_DISABLED, "", ""
-                if rec.in_progress is not None:
-                    return EALREADY, "", ""
+                refused = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
+                if refused:
+                    return refused, "", ""
                 req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 tasks = _current_tasks(rec, job)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
@@ -538,7 +519,7 @@ class CooperativeEngine(LiveEngine):
         precheck = []
         for t in targets:
             rec = self._expire(t)
-            code = ESLURM_DISABLED if rec.disable_count else EALREADY if rec.in_progress else 0
+            code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
             precheck.append((t.step.step_id, code))
         self._aggregate(target, "vacate", precheck)
         lost = []
@@ -642,9 +623,13 @@ class CooperativeEngine(LiveEngine):
         exc.hint = f"{known}; {exc.hint}" if exc.hint else known
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
-        if not (target.is_whole_job or target.is_batch):
-            self._checks(target)
-            raise NotSupported(hint="restart applies to a whole job (JOBID), not to one step")
+        """Restart in the reference's order (``rules.check_restart`` and
+        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT), then
+        a caller neither owner, root nor SlurmUser (EPERM), before anything changes.
+
+        "Finished" is wider here: a vacated job waits held in PENDING for its restart.
+        """
+        rules.check_restart_target(target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
@@ -652,20 +637,16 @@ class CooperativeEngine(LiveEngine):
             raise InvalidJobId(
                 hint=f"no job {target.job_id} (Slurm forgets ended jobs after MinJobAge)"
             )
-        if self.caller_uid not in (0, job.uid) and self.caller_name != self.slurm_user():
-            raise PermissionRefused(hint=f"job {job.job_id} belongs to {job.user}")
-        if job.state in (JobState.RUNNING, JobState.SUSPENDED) or (
-            job.state == JobState.PENDING and not job.held
-        ):
-            raise JobNotFinished(hint=f"job {job.job_id} is {job.state.value}")
+        waiting = job.state == JobState.PENDING and job.held
+        rules.check_restart(target, job, ended=job.state.is_finished or waiting)
         if not job.batch:
             raise NotSupported(hint="only batch jobs can be requeued by Slurm")
         records = self._job_records(job)
+        chosen: list[tuple[StepStore, str, dict[str, str]]] = []
         if image_dir:
             self._check_image_dir(job, [], image_dir, write=False)
             # Resume from the operator's directory: every image found there, or refuse
             # (ENOENT) before anything changes.
-            chosen: list[tuple[StepStore, str, dict[str, str]]] = []
             for store, rec in records:
                 leaf = Path(image_dir) / image_leaf(store.step, rec.name)
                 found = {
@@ -675,8 +656,20 @@ class CooperativeEngine(LiveEngine):
                 }
                 if found:
                     chosen.append((store, rec.name, found))
-            if not chosen:
-                raise NoSuchImage(hint=f"no image of job {job.job_id} under {image_dir}")
+            where = f"(no image) under {image_dir}"
+            have_images = bool(chosen)
+        else:
+            where = "(no checkpoint image recorded in its state files)"
+            have_images = any(rec.last_image for _s, rec in records)
+        rules.check_saved_record(
+            target,
+            where,
+            job.job_id if have_images else None,
+            job.uid,
+            job.user,
+            self.caller(),
+        )
+        if chosen:
             directory = state_dir_for(job.work_dir, self._state_dir)
             index = ImageIndex(directory, job.job_id, owner=job.uid)
             for store, name, found in chosen:
@@ -689,8 +682,6 @@ class CooperativeEngine(LiveEngine):
                     index.remember(name, found)
             records = self._job_records(job)
         images = [rec for _s, rec in records if rec.last_image]
-        if not images:
-            raise NoSuchImage(hint=f"no checkpoint image recorded for job {job.job_id}")
         nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
         pinned = any(r.pinned_nodes for _s, r in records)
         if stick and nodes:

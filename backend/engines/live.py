@@ -30,14 +30,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from .. import rules
 from ..errors import (
-    AccessDenied,
-    AlreadyDone,
-    Disabled,
     InvalidJobId,
-    JobNotFinished,
-    JobPending,
-    JobSuspended,
     NotSupported,
     SlurmError,
 )
@@ -46,12 +41,10 @@ from ..model import (
     AbleResult,
     ActionResult,
     CheckpointError,
-    CheckpointKind,
     CheckpointState,
     ClusterInfo,
     Interconnect,
     Job,
-    JobState,
     JobView,
     NodePids,
     Snapshot,
@@ -166,18 +159,19 @@ class LiveEngine(Engine):
                         continue
                     by_job.setdefault(step.step_id.job_id, []).append(step)
                 for listed in by_job.values():
-                    listed.sort(key=_step_order)
+                    listed.sort(key=lambda s: rules.step_order(s.step_id.step))
                 self._steps_by_job = by_job
             self._loaded = True
             return changed
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """What the console shows for a step: here, why checkpoints cannot happen."""
-        if job.state is JobState.SUSPENDED:
-            return CheckpointState(CheckpointKind.DISABLED, reason="job suspended")
-        if job.state.is_finished:
-            return CheckpointState(CheckpointKind.DONE, reason=f"job {job.state.value.lower()}")
-        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=self.not_supported_reason())
+        by_job = rules.column_for_job(job)
+        if by_job is not None:
+            return CheckpointState(by_job[0], reason=by_job[1])
+        return CheckpointState(
+            rules.column_for_step(0, False, rules.Plugin.NONE), reason=self.not_supported_reason()
+        )
 
     volatile_states = False
     """True when ``checkpoint_state`` can change while the job/step list does not (a state
@@ -255,50 +249,32 @@ class LiveEngine(Engine):
 
     # ------------------------------------------------------------------ the reference's checks
 
-    def check_target(self, target: StepId) -> tuple[Job, list[Step]]:
-        """Checks 1-6 of the controller, in its order, on fresh data; returns job and steps.
+    def caller(self) -> rules.Caller:
+        """Who the controller sees: the real user, and whether that is SlurmUser."""
+        if self.caller_uid == 0:
+            return rules.Caller(0, self.caller_name)
+        slurm_user = self.slurm_user()
+        return rules.Caller(
+            self.caller_uid,
+            self.caller_name,
+            is_slurm_user=bool(slurm_user) and slurm_user == self.caller_name,
+        )
 
-        Job-level requests (the whole job, ``.batch``) also admit SlurmUser, and a
-        suspended job answers ESLURM_JOB_SUSPENDED to them (ESLURM_DISABLED to a step).
-        """
-        job_level = target.is_whole_job or target.is_batch
+    def check_target(self, target: StepId) -> tuple[Job, list[Step]]:
+        """``rules.check_target`` (checks 1-6, in the controller's order) on fresh data."""
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
             steps = list(self._steps_by_job.get(target.job_id, ()))
-        if job is None:
-            raise InvalidJobId(hint=f"there is no job {target.job_id}")
-        if self.caller_uid not in (0, job.uid):
-            slurm_user = self.slurm_user() if job_level else ""
-            if not (slurm_user and slurm_user == self.caller_name):
-                who = "root or SlurmUser" if job_level else "root"
-                raise AccessDenied(
-                    hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may"
-                )
-        if job.state is JobState.PENDING:
-            raise JobPending(hint=f"job {job.job_id} has not started yet")
-        if job.state is JobState.SUSPENDED:
-            if job_level:
-                raise JobSuspended(hint=f"resume job {job.job_id} first")
-            raise Disabled(hint=f"job {job.job_id} is suspended; resume it first")
-        if job.state is not JobState.RUNNING:
-            raise AlreadyDone(hint=f"job {job.job_id} is {job.state.value.lower()}")
-        if target.is_whole_job:
-            return job, [s for s in steps if s.state == "RUNNING"]
-        chosen = [s for s in steps if s.step_id.step == target.step]
-        if not chosen:
-            raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
-        return job, chosen
+        return rules.check_target(target, job, steps, self.caller())
 
     def check_restart(self, target: StepId) -> Job | None:
-        """Restart's own order: whole job only, then ESLURM_JOB_NOT_FINISHED."""
-        if not (target.is_whole_job or target.is_batch):
-            raise NotSupported(hint="restart applies to a whole job (JOB or JOB.batch)")
+        """``rules.check_restart`` (whole job only, then ESLURM_JOB_NOT_FINISHED)."""
+        rules.check_restart_target(target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
-        if job is not None and not job.state.is_finished:
-            raise JobNotFinished(hint=f"job {target.job_id} is {job.state.value.lower()}")
+        rules.check_restart(target, job)
         return job
 
     def not_supported(self) -> NotSupported:
@@ -347,15 +323,6 @@ class LiveEngine(Engine):
     ) -> ActionResult:
         self.check_target(target)
         raise self.not_supported()
-
-
-def _step_order(step: Step) -> tuple[int, int]:
-    """squeue's order within a job: batch, extern, interactive, then 0, 1, 2 ..."""
-    from ..model import STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE
-
-    number = step.step_id.step
-    special = {STEP_BATCH: 0, STEP_EXTERN: 1, STEP_INTERACTIVE: 2}
-    return (special[number], 0) if number in special else (3, number)
 
 
 def create_engine(request: EngineRequest) -> Engine:

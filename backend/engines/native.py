@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from .. import rules
 from ..errors import ESLURM_DISABLED, ESLURM_NOT_SUPPORTED, SlurmError, describe
 from ..model import (
     AbleResult,
@@ -28,7 +29,6 @@ from ..model import (
     CheckpointKind,
     CheckpointState,
     Job,
-    JobState,
     Snapshot,
     Step,
     StepId,
@@ -56,10 +56,9 @@ class NativeEngine(LiveEngine):
     # ------------------------------------------------------------------ snapshot
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
-        if job.state is JobState.SUSPENDED:
-            return CheckpointState(CheckpointKind.DISABLED, reason="job suspended")
-        if job.state is not JobState.RUNNING:
-            return CheckpointState(CheckpointKind.DONE, reason=f"job {job.state.value.lower()}")
+        by_job = rules.column_for_job(job)
+        if by_job is not None:
+            return CheckpointState(by_job[0], reason=by_job[1])
         now = time.monotonic()
         cached = self._probes.get(step.step_id)
         if cached is not None and now - cached[0] < self.probe_ttl:

@@ -57,25 +57,14 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
+from .. import rules
 from ..errors import (
-    EALREADY,
-    ESLURM_DISABLED,
-    ESLURM_INVALID_JOB_ID,
     ESLURM_NOT_SUPPORTED,
-    AccessDenied,
-    AlreadyDone,
     Disabled,
-    InvalidArgument,
     InvalidJobId,
-    JobNotFinished,
-    JobPending,
-    JobSuspended,
-    NoSuchImage,
     NotSupported,
-    PermissionRefused,
     UsageError,
     describe,
-    error_for,
 )
 from ..model import (
     STEP_BATCH,
@@ -98,6 +87,7 @@ from ..model import (
     StepProcesses,
     StepView,
 )
+from ..rules import Caller
 from .base import Engine
 from .sim_hostlist import compress_range, expand_hostlist
 
@@ -107,7 +97,6 @@ DEFAULT_JOB_CHECKPOINT_DIR = "/var/slurm/checkpoint"
 DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
 SLURM_USER = "slurm"
 SLURM_UID = 64030
-MAX_DISABLE = 0xFFFF
 HISTORY_LIMIT = 20
 ETIME = _errno.ETIME
 BIG_CLUSTER = 10_000
@@ -170,14 +159,6 @@ class ManualClock:
         if seconds < 0:
             raise ValueError("a ManualClock only moves forward")
         self._now += seconds
-
-
-@dataclass(frozen=True, slots=True)
-class SimUser:
-    """A user of the simulated cluster."""
-
-    name: str
-    uid: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,8 +363,8 @@ class SimulatedCluster:
             raise UsageError("the simulated cluster needs at least one user")
         self.seed = seed
         self.clock: Callable[[], float] = clock if clock is not None else time.time
-        self.users = tuple(SimUser(name, uid_for(name)) for name in users)
-        self.slurm_user = SimUser(SLURM_USER, SLURM_UID)
+        self.users = tuple(Caller(uid_for(name), name) for name in users)
+        self.slurm_user = Caller(SLURM_UID, SLURM_USER, is_slurm_user=True)
         self.checkpoint_type = checkpoint_type
         self.job_checkpoint_dir = job_checkpoint_dir
         self.cluster_name = cluster_name
@@ -835,16 +816,17 @@ class SimulatedCluster:
             and self.checkpoint_type != "checkpoint/none"
         ):
             return _ABLE
-        if self.checkpoint_type == "checkpoint/none":
-            kind, reason = CheckpointKind.NOT_SUPPORTED, "CheckpointType is checkpoint/none"
-        elif rec.job.state is JobState.SUSPENDED:
-            kind, reason = CheckpointKind.DISABLED, "job suspended"
-        elif srec.ckpt_start:
-            kind, reason = CheckpointKind.IN_PROGRESS, "vacate" if srec.ckpt_vacate else "create"
-        elif srec.disable_count:
-            kind, reason = CheckpointKind.DISABLED, f"disabled {srec.disable_count}x"
+        by_job = rules.column_for_job(rec.job)
+        if by_job is not None:
+            kind, reason = by_job
         else:
-            kind, reason = CheckpointKind.ABLE, ""
+            plugin = rules.Plugin.WORKS if self._plugin_supported() else rules.Plugin.NONE
+            kind = rules.column_for_step(srec.disable_count, bool(srec.ckpt_start), plugin)
+            reason = {
+                CheckpointKind.NOT_SUPPORTED: f"CheckpointType is {self.checkpoint_type}",
+                CheckpointKind.IN_PROGRESS: "vacate" if srec.ckpt_vacate else "create",
+                CheckpointKind.DISABLED: f"disabled {srec.disable_count}x",
+            }.get(kind, "")
         last = None
         if srec.error_code:
             name, _msg = describe(srec.error_code)
@@ -985,7 +967,7 @@ class SimulatedCluster:
         with self._lock:
             self._tick()
             now = int(self.clock())
-            owner = SimUser(user, uid_for(user))
+            owner = self.user(user)
             job_id = self._next_job_id
             self._next_job_id += 1
             job = Job(
@@ -1039,57 +1021,25 @@ class SimulatedCluster:
 
     # ------------------------------------------------------------------ rules
 
-    def user(self, name: str) -> SimUser:
+    def user(self, name: str) -> Caller:
         """The simulated user called ``name`` (root, slurm, a job owner, anyone)."""
-        return SimUser(name, uid_for(name))
+        uid = uid_for(name)
+        return Caller(uid, name, is_slurm_user=uid == SLURM_UID)
 
-    def _is_slurm_user(self, caller: SimUser) -> bool:
-        return caller.uid == self.slurm_user.uid
-
-    def _checks(self, caller: SimUser, target: StepId) -> _JobRec:
-        """Checks 1-5 of the controller, in its order (the step, check 6, comes after)."""
-        job_level = target.is_whole_job or target.is_batch
+    def _checks(self, caller: Caller, target: StepId) -> _JobRec:
+        """Checks 1-5 of the controller (``rules.check_job``); the step, check 6, after."""
         rec = self._jobs.get(target.job_id)
-        if rec is None:
-            raise InvalidJobId(hint=f"there is no job {target.job_id}")
-        job = rec.job
-        if caller.uid not in (0, job.uid) and not (job_level and self._is_slurm_user(caller)):
-            who = "root or SlurmUser" if job_level else "root"
-            raise AccessDenied(
-                hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
-            )
-        if job.state is JobState.PENDING:
-            raise JobPending(hint=f"job {job.job_id} has not started yet")
-        if job.state is JobState.SUSPENDED:
-            if job_level:
-                raise JobSuspended(hint=f"resume job {job.job_id} first")
-            raise Disabled(hint=f"job {job.job_id} is suspended; resume it first")
-        if job.state is not JobState.RUNNING:
-            raise AlreadyDone(hint=f"job {job.job_id} is {job.state.value.lower()}")
+        rules.check_job(target, rec.job if rec is not None else None, caller)
+        assert rec is not None
         return rec
 
-    def _step(self, rec: _JobRec, target: StepId) -> _StepRec:
-        srec = rec.steps.get(target.step)
-        if srec is None:
-            raise InvalidJobId(hint=f"job {target.job_id} has no running step {target.step_text}")
-        return srec
-
     def _targets(self, rec: _JobRec, target: StepId) -> list[_StepRec]:
-        """The steps an operation acts on: every RUNNING step for the whole job."""
-        if target.is_whole_job:
-            return [
-                s
-                for _k, s in sorted(rec.steps.items(), key=_step_order)
-                if s.step.state == "RUNNING"
-            ]
-        return [self._step(rec, target)]
+        """The steps an operation acts on (``rules.steps_acted_on``)."""
+        return rules.steps_acted_on(target, rec.steps.values(), _step_of)
 
     def _image_path(self, rec: _JobRec, srec: _StepRec, image_dir: str | None) -> str:
         """(image_dir, else the step's checkpoint dir) + /<job>.<step> (or /<job> for batch)."""
-        base = (image_dir or srec.ckpt_dir or rec.job.work_dir).rstrip("/") or ""
-        sid = srec.step.step_id
-        leaf = f"{sid.job_id}" if sid.is_batch else f"{sid.job_id}.{sid.step_text}"
-        return f"{base}/{leaf}"
+        return rules.image_path(image_dir or srec.ckpt_dir or rec.job.work_dir, srec.step.step_id)
 
     def _plugin_supported(self) -> bool:
         return self.checkpoint_type != "checkpoint/none"
@@ -1097,23 +1047,13 @@ class SimulatedCluster:
     def _aggregate(
         self, target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
     ) -> ActionResult:
-        """Highest code wins; a non-zero one is raised with what each step answered."""
-        highest = max((code for _sid, code in codes), default=0)
-        if highest:
-            refused = [f"{sid} {describe(code)[0]}" for sid, code in codes if code]
-            hint = ""
-            if target.is_whole_job:
-                hint = f"{len(refused)} of {len(codes)} running steps refused: " + ", ".join(
-                    refused[:6]
-                )
-            elif highest == ESLURM_NOT_SUPPORTED:
-                hint = f"CheckpointType is {self.checkpoint_type}"
-            raise error_for(highest, hint=hint)
-        return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+        """``rules.aggregate``, saying which CheckpointType refused a single step."""
+        hint = f"CheckpointType is {self.checkpoint_type}" if not self._plugin_supported() else ""
+        return rules.aggregate(target, operation, codes, detail, hint)
 
     def _run(
         self,
-        caller: SimUser,
+        caller: Caller,
         target: StepId,
         operation: str,
         per_step: Callable[[_JobRec, _StepRec], int],
@@ -1136,7 +1076,7 @@ class SimulatedCluster:
 
     # The nine operations (plus requeue), acting as ``caller``.
 
-    def able(self, caller: SimUser, target: StepId) -> AbleResult:
+    def able(self, caller: Caller, target: StepId) -> AbleResult:
         with self._lock:
             self._tick()
             rec = self._checks(caller, target)
@@ -1145,12 +1085,12 @@ class SimulatedCluster:
                 self._aggregate(
                     target, "able", [(s.step.step_id, ESLURM_NOT_SUPPORTED) for s in steps]
                 )
-            codes = [(s.step.step_id, ESLURM_DISABLED if s.disable_count else 0) for s in steps]
+            codes = [(s.step.step_id, rules.able_code(s.disable_count)) for s in steps]
             self._aggregate(target, "able", codes)
             starts = [s.ckpt_start for s in steps if s.ckpt_start]
             return AbleResult(target, min(starts) if starts else 0)
 
-    def error(self, caller: SimUser, target: StepId) -> CheckpointError:
+    def error(self, caller: Caller, target: StepId) -> CheckpointError:
         with self._lock:
             self._tick()
             rec = self._checks(caller, target)
@@ -1159,24 +1099,21 @@ class SimulatedCluster:
                 self._aggregate(
                     target, "error", [(s.step.step_id, ESLURM_NOT_SUPPORTED) for s in steps]
                 )
-            worst = max(steps, key=lambda s: s.error_code, default=None)
-            if worst is None or not worst.error_code:
-                name, _ = describe(0)
-                return CheckpointError(0, name, "")
-            return CheckpointError(worst.error_code, describe(worst.error_code)[0], worst.error_msg)
+            return rules.worst_error(
+                CheckpointError(s.error_code, describe(s.error_code)[0], s.error_msg) for s in steps
+            )
 
-    def enable(self, caller: SimUser, target: StepId) -> ActionResult:
+    def enable(self, caller: Caller, target: StepId) -> ActionResult:
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            # BLCR wrapped 0 - 1 to 65535 (disabled forever); sckpt stops at 0.
-            srec.disable_count = max(0, srec.disable_count - 1)
+            srec.disable_count = rules.enabled(srec.disable_count)
             self._event(srec, int(self._now), "enable", caller.name, 0)
             return 0
 
         return self._run(caller, target, "enable", op)
 
-    def disable(self, caller: SimUser, target: StepId) -> ActionResult:
+    def disable(self, caller: Caller, target: StepId) -> ActionResult:
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            srec.disable_count = min(MAX_DISABLE, srec.disable_count + 1)
+            srec.disable_count = rules.disabled(srec.disable_count)
             self._event(srec, int(self._now), "disable", caller.name, 0)
             return 0
 
@@ -1187,12 +1124,12 @@ class SimulatedCluster:
         directory = image_dir or self.job_checkpoint_dir
         if not directory:
             raise Disabled(hint="no ImageDir given and JobCheckpointDir is not set")
-        path = f"{directory.rstrip('/')}/{rec.job.job_id}.ckpt"
+        path = rules.saved_record_path(directory, rec.job.job_id)
         self._records[path] = SavedRecord(path, rec.job.job_id, rec.job.uid, rec.job.user, rec.job)
 
     def _checkpoint(
         self,
-        caller: SimUser,
+        caller: Caller,
         target: StepId,
         operation: str,
         max_wait: int,
@@ -1211,10 +1148,9 @@ class SimulatedCluster:
                 rec.requeue = True
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            if srec.disable_count:
-                return ESLURM_DISABLED
-            if srec.ckpt_start:
-                return EALREADY
+            refused = rules.checkpoint_code(srec.disable_count, bool(srec.ckpt_start))
+            if refused:
+                return refused
             srec.error_code = 0
             srec.error_msg = ""
             srec.ckpt_start = now
@@ -1236,17 +1172,17 @@ class SimulatedCluster:
         return self._run(caller, target, operation, op, before, detail)
 
     def create(
-        self, caller: SimUser, target: StepId, max_wait: int, image_dir: str | None
+        self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
     ) -> ActionResult:
         return self._checkpoint(caller, target, "create", max_wait, image_dir, vacate=False)
 
     def vacate(
-        self, caller: SimUser, target: StepId, max_wait: int, image_dir: str | None
+        self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
     ) -> ActionResult:
         return self._checkpoint(caller, target, "vacate", max_wait, image_dir, vacate=True)
 
     def requeue(
-        self, caller: SimUser, target: StepId, max_wait: int, image_dir: str | None = None
+        self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None = None
     ) -> ActionResult:
         """Checkpoint every step, end the job, put it back to PENDING (batch jobs only)."""
         if not (target.is_whole_job or target.is_batch):
@@ -1258,7 +1194,7 @@ class SimulatedCluster:
         )
 
     def complete(
-        self, caller: SimUser, target: StepId, begin_time: int, error_code: int, error_msg: str
+        self, caller: Caller, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:
         now = int(self.clock())
 
@@ -1278,7 +1214,7 @@ class SimulatedCluster:
 
     def tasks(
         self,
-        caller: SimUser,
+        caller: Caller,
         target: StepId,
         begin_time: int,
         image_dir: str,
@@ -1288,9 +1224,9 @@ class SimulatedCluster:
         wanted = set(expand_hostlist(nodelist)) if nodelist else set()
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            nodes = set(expand_hostlist(srec.step.nodes))
-            if wanted - nodes:
-                return ESLURM_INVALID_JOB_ID
+            refused = rules.tasks_code(expand_hostlist(srec.step.nodes), wanted)
+            if refused:
+                return refused
             srec.last_ckpt = begin_time or int(self._now)
             self._event(srec, int(self._now), "tasks", caller.name, 0, image_dir)
             return 0
@@ -1298,33 +1234,31 @@ class SimulatedCluster:
         return self._run(caller, target, "tasks", op, detail=f"nodes {nodelist or 'all'}")
 
     def restart(
-        self, caller: SimUser, target: StepId, stick: bool, image_dir: str | None
+        self, caller: Caller, target: StepId, stick: bool, image_dir: str | None
     ) -> ActionResult:
         with self._lock:
             self._tick()
-            if not (target.is_whole_job or target.is_batch):
-                raise NotSupported(
-                    hint="restart applies to a whole job (JOB or JOB.batch), not one step"
-                )
             rec = self._jobs.get(target.job_id)
-            if rec is not None and not rec.job.state.is_finished:
-                raise JobNotFinished(hint=f"job {target.job_id} is {rec.job.state.value.lower()}")
+            rules.check_restart(target, rec.job if rec is not None else None)
             directory = image_dir or self.job_checkpoint_dir
-            path = f"{directory.rstrip('/')}/{target.job_id}.ckpt"
+            path = rules.saved_record_path(directory, target.job_id)
             saved = self._records.get(path)
-            if saved is None:
-                raise NoSuchImage(hint=f"no saved job record {path}")
-            if saved.job_id != target.job_id:
-                raise InvalidArgument(hint=f"{path} holds job {saved.job_id}, not {target.job_id}")
-            if caller.uid not in (0, saved.uid) and not self._is_slurm_user(caller):
-                raise PermissionRefused(hint=f"job {target.job_id} belongs to {saved.user}")
+            rules.check_saved_record(
+                target,
+                f"at {path}",
+                saved.job_id if saved is not None else None,
+                saved.uid if saved is not None else -1,
+                saved.user if saved is not None else "",
+                caller,
+            )
+            assert saved is not None
             now = int(self.clock())
             if rec is None:
                 rec = _JobRec(replace(saved.job), 0, 3600, False, 1)
                 self._jobs[target.job_id] = rec
             rec.token += 1
             rec.steps = {}
-            rec.env = {"SLURM_RESTART_DIR": directory}
+            rec.env = {rules.RESTART_DIR_ENV: directory}
             rec.job = replace(
                 rec.job,
                 state=JobState.PENDING,
@@ -1346,7 +1280,7 @@ class SimulatedCluster:
 
     # ------------------------------------------------------------------ processes
 
-    def step_processes(self, caller: SimUser, target: StepId) -> StepProcesses:
+    def step_processes(self, caller: Caller, target: StepId) -> StepProcesses:
         with self._lock:
             self._tick()
             rec = self._checks(caller, target)
@@ -1360,7 +1294,7 @@ class SimulatedCluster:
                     nodes.append(NodePids(node, tuple(base + k for k in range(min(per_node, 8)))))
             return StepProcesses(target, tuple(nodes), "proctrack/cgroup")
 
-    def interconnect(self, caller: SimUser, target: StepId) -> Interconnect:
+    def interconnect(self, caller: Caller, target: StepId) -> Interconnect:
         with self._lock:
             self._tick()
             rec = self._checks(caller, target)
@@ -1375,20 +1309,14 @@ def _strerror(code: int) -> str:
 
 
 def _keep_highest(srec: _StepRec, code: int, message: str) -> None:
-    """A completion report: only the highest error code is kept, with its message."""
-    if code > srec.error_code or (code == srec.error_code and message and not srec.error_msg):
-        srec.error_code = code
-        srec.error_msg = message or (_strerror(code) if code else "")
+    """A completion report (``rules.kept_error``) on a step's plugin state."""
+    srec.error_code, srec.error_msg = rules.kept_error(
+        srec.error_code, srec.error_msg, code, message
+    )
 
 
-def _step_order(item: tuple[int, _StepRec]) -> tuple[int, int]:
-    """Steps as squeue lists them: batch, extern, then 0, 1, 2 ..."""
-    key = item[0]
-    if key == STEP_BATCH:
-        return (0, 0)
-    if key == STEP_EXTERN:
-        return (1, 0)
-    return (2, key)
+def _step_of(srec: _StepRec) -> Step:
+    return srec.step
 
 
 class SimulatedEngine(Engine):

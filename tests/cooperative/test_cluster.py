@@ -329,8 +329,10 @@ def test_another_user_is_refused_and_nothing_changes(
         out = cli(shared_dir, *args, user=BOB)
         assert out.returncode == 1, out
         assert "ESLURM_ACCESS_DENIED" in out.stderr and "Traceback" not in out.stderr
+    # Restart checks the job's state before whose record it is (the reference's order,
+    # rules.check_restart then rules.check_saved_record): a running job is not finished.
     out = cli(shared_dir, "restart", str(job.id), user=BOB)
-    assert out.returncode == 1 and "EPERM" in out.stderr
+    assert out.returncode == 1 and "ESLURM_JOB_NOT_FINISHED" in out.stderr, out.stderr
     # The controller refuses bob's signal too; the state files are untouched.
     sig = slurm_cluster.run("scancel", "--signal=URG", job.step(0), user=BOB, check=False)
     assert sig.returncode != 0
@@ -342,13 +344,17 @@ def test_another_user_is_refused_and_nothing_changes(
 
 
 def test_restart_brings_back_a_finished_batch_job(
-    submit, facade: Facade, slurm_cluster: SlurmCluster
+    submit, facade: Facade, shared_dir: Path, slurm_cluster: SlurmCluster
 ) -> None:  # type: ignore[no-untyped-def]
     job = submit()
     facade.create(str(job.id), max_wait=20)  # the whole job: both steps
     saved = {n: job.image(n)[0] for n in (0, 1)}
     slurm_cluster.run("scancel", str(job.id))
     wait_for(lambda: job.field("JobState") == "CANCELLED", timeout=60)
+    # Ended, with images: another user now meets the record's owner check (EPERM).
+    out = cli(shared_dir, "restart", str(job.id), user=BOB)
+    assert out.returncode == 1 and "EPERM" in out.stderr, out.stderr
+    assert job.field("JobState") == "CANCELLED"
     facade.restart(str(job.id), stick=False)  # requeued (not held) and started now
     wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
     expected = [f"resumed from {saved[n]} ({job.images(n)})" for n in (0, 1)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
+from sckpt.backend import rules
 from sckpt.backend.model import StepId
 from textual.binding import BindingsMap
 from textual.screen import Screen
@@ -110,7 +111,7 @@ class TargetScreen(Screen[None]):
         target = self._target_or_warn(operation)
         if target is None:
             return
-        if operation == "restart" and not target.is_whole_job and not target.is_batch:
+        if operation == "restart" and not rules.is_job_level(target):
             target = StepId(target.job_id)
         settings = self.sckpt.settings
 

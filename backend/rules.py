@@ -1,0 +1,321 @@
+"""Slurm 19.05's checkpoint rules, each written once.
+
+Why a module of its own: the simulated controller, the cooperative engine, the listing
+engine and the console all need the same answers (which check refuses first, what a whole
+job acts on, which code a whole-job request reports, what the checkpoint column says), and
+every copy written so far drifted from the others.  Each rule of
+``shared/reference/checkpoint-semantics.md`` has one function here; callers bring the
+facts (a job record, its steps, who asks, a counter) and get a decision or a typed error.
+
+Pure: no I/O, no Slurm, no clock.  It imports only ``model`` and ``errors``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from .errors import (
+    EALREADY,
+    ESLURM_DISABLED,
+    ESLURM_INVALID_JOB_ID,
+    AccessDenied,
+    AlreadyDone,
+    Disabled,
+    InvalidArgument,
+    InvalidJobId,
+    JobNotFinished,
+    JobPending,
+    JobSuspended,
+    NoSuchImage,
+    NotSupported,
+    PermissionRefused,
+    describe,
+    error_for,
+)
+from .model import (
+    STEP_BATCH,
+    STEP_EXTERN,
+    STEP_INTERACTIVE,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    Job,
+    JobState,
+    Step,
+    StepId,
+)
+
+MAX_DISABLE = 0xFFFF
+"""The disable counter's ceiling (a ``uint16_t`` in the plugins' state)."""
+
+DEFAULT_MAX_WAIT = 10
+"""scontrol's MaxWait when none is given (seconds)."""
+
+RESTART_DIR_ENV = "SLURM_RESTART_DIR"
+"""Where a restarted job's tasks find their images (as srun_cr set it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sends a request, as the controller sees it (uid from munge, name for messages)."""
+
+    uid: int
+    name: str
+    is_slurm_user: bool = False
+    """SlurmUser: allowed job-level requests on anyone's job, and restarts."""
+
+    @property
+    def is_root(self) -> bool:
+        return self.uid == 0
+
+
+# ---------------------------------------------------------------------- targets
+
+
+def is_job_level(target: StepId) -> bool:
+    """The whole job (``NO_VAL``) or its batch script: in 19.05 both were ``NO_VAL``.
+
+    They reach the controller's job-level path: SlurmUser allowed, ESLURM_JOB_SUSPENDED,
+    the job record saved by create/vacate, restart accepted.
+    """
+    return target.is_whole_job or target.is_batch
+
+
+def step_order(step: int) -> tuple[int, int]:
+    """squeue's order within a job: batch, extern, interactive, then 0, 1, 2 ..."""
+    special = {STEP_BATCH: 0, STEP_EXTERN: 1, STEP_INTERACTIVE: 2}
+    return (special[step], 0) if step in special else (3, step)
+
+
+def image_path(base: str, step: StepId) -> str:
+    """``<base>/<job>.<step>``, or ``<base>/<job>`` for the batch script."""
+    leaf = f"{step.job_id}" if step.is_batch else f"{step.job_id}.{step.step_text}"
+    return f"{base.rstrip('/')}/{leaf}"
+
+
+def saved_record_path(directory: str, job_id: int) -> str:
+    """Where create/vacate of a batch job save its record, and restart reads it."""
+    return f"{directory.rstrip('/')}/{job_id}.ckpt"
+
+
+# ---------------------------------------------------------------------- checks 1-6
+
+
+def check_job(target: StepId, job: Job | None, caller: Caller) -> Job:
+    """The controller's checks 1-5, in its order; returns the job when they pass.
+
+    1. no such job -> ESLURM_INVALID_JOB_ID; 2. neither owner nor root (job-level
+    requests: nor SlurmUser) -> ESLURM_ACCESS_DENIED; 3. pending -> ESLURM_JOB_PENDING;
+    4. suspended -> ESLURM_DISABLED (job-level: ESLURM_JOB_SUSPENDED); 5. not running ->
+    ESLURM_ALREADY_DONE.
+    """
+    job_level = is_job_level(target)
+    if job is None:
+        raise InvalidJobId(hint=f"there is no job {target.job_id}")
+    if not (caller.is_root or caller.uid == job.uid or (job_level and caller.is_slurm_user)):
+        who = "root or SlurmUser" if job_level else "root"
+        raise AccessDenied(
+            hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
+        )
+    if job.state is JobState.PENDING:
+        raise JobPending(hint=f"job {job.job_id} has not started yet")
+    if job.state is JobState.SUSPENDED:
+        if job_level:
+            raise JobSuspended(hint=f"resume job {job.job_id} first")
+        raise Disabled(hint=f"job {job.job_id} is suspended; resume it first")
+    if job.state is not JobState.RUNNING:
+        raise AlreadyDone(hint=f"job {job.job_id} is {job.state.value.lower()}")
+    return job
+
+
+S = TypeVar("S")
+
+
+def steps_acted_on(target: StepId, steps: Iterable[S], step_of: Callable[[S], Step]) -> list[S]:
+    """Check 6 and the whole-job expansion.
+
+    The whole job acts on every RUNNING step, in squeue's order; a named step (``.batch``
+    included) must exist, else ESLURM_INVALID_JOB_ID.  ``step_of`` gives the ``Step`` of
+    whatever the caller keeps per step (a record, a store entry ...).
+    """
+    if target.is_whole_job:
+        running = [s for s in steps if step_of(s).state == "RUNNING"]
+        return sorted(running, key=lambda s: step_order(step_of(s).step_id.step))
+    for s in steps:
+        if step_of(s).step_id.step == target.step:
+            return [s]
+    raise InvalidJobId(hint=f"job {target.job_id} has no running step {target.step_text}")
+
+
+def check_target(
+    target: StepId, job: Job | None, steps: Sequence[Step], caller: Caller
+) -> tuple[Job, list[Step]]:
+    """Checks 1-6 on a job record and its listed steps: (job, the steps acted on)."""
+    checked = check_job(target, job, caller)
+    return checked, steps_acted_on(target, steps, lambda s: s)
+
+
+# ---------------------------------------------------------------------- the plugin
+
+
+def able_code(disable_count: int) -> int:
+    """``able``: ESLURM_DISABLED while the counter is non-zero."""
+    return ESLURM_DISABLED if disable_count else 0
+
+
+def checkpoint_code(disable_count: int, in_progress: bool) -> int:
+    """create/vacate/requeue: ESLURM_DISABLED while disabled, then EALREADY while one runs."""
+    if disable_count:
+        return ESLURM_DISABLED
+    if in_progress:
+        return EALREADY
+    return 0
+
+
+def disabled(count: int) -> int:
+    """``disable``: one more on the counter (at most ``MAX_DISABLE``)."""
+    return min(MAX_DISABLE, count + 1)
+
+
+def enabled(count: int) -> int:
+    """``enable``: one less, never below zero (BLCR's wrap to 65535 is not reproduced)."""
+    return max(0, count - 1)
+
+
+def kept_error(code: int, message: str, new_code: int, new_message: str) -> tuple[int, str]:
+    """A completion report: only the highest error code is kept, with its message.
+
+    An equal code fills in a message that was missing.  Returns (code, message).
+    """
+    if new_code > code or (new_code == code and new_message and not message):
+        return new_code, new_message or (describe(new_code)[1] if new_code else "")
+    return code, message
+
+
+def worst_error(errors: Iterable[CheckpointError]) -> CheckpointError:
+    """``error`` over several steps: the one with the highest code (code 0 when none)."""
+    worst = max(errors, key=lambda e: e.code, default=None)
+    if worst is None or not worst.code:
+        return CheckpointError(0, describe(0)[0], "")
+    return worst
+
+
+def tasks_code(step_nodes: Iterable[str], wanted: Iterable[str]) -> int:
+    """``tasks``: a node list naming a node the step does not run on is an invalid target."""
+    return ESLURM_INVALID_JOB_ID if set(wanted) - set(step_nodes) else 0
+
+
+def aggregate(
+    target: StepId,
+    operation: str,
+    codes: Sequence[tuple[StepId, int]],
+    detail: str = "",
+    hint: str = "",
+) -> ActionResult:
+    """Over the steps acted on: the highest return code is the answer.
+
+    A non-zero one is raised as its typed error, naming what each step answered when the
+    request covered several; ``hint`` explains a single step's refusal.  Success returns
+    the ``ActionResult`` (with every step's code for a whole-job request).
+    """
+    highest = max((code for _sid, code in codes), default=0)
+    if highest:
+        if target.is_whole_job or len(codes) > 1:
+            refused = [f"{sid} {describe(code)[0]}" for sid, code in codes if code]
+            hint = f"{len(refused)} of {len(codes)} running steps refused: " + ", ".join(
+                refused[:6]
+            )
+        raise error_for(highest, hint=hint)
+    return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+
+
+# ---------------------------------------------------------------------- restart
+
+
+def check_restart_target(target: StepId) -> None:
+    """Restart applies to the whole job (or ``.batch``) only: else ESLURM_NOT_SUPPORTED."""
+    if not is_job_level(target):
+        raise NotSupported(hint="restart applies to a whole job (JOB or JOB.batch), not one step")
+
+
+def check_restart(target: StepId, job: Job | None, ended: bool | None = None) -> None:
+    """Restart's first checks: whole job only, then ESLURM_JOB_NOT_FINISHED.
+
+    ``ended`` overrides "the job has finished" for engines whose meaning of an ended job
+    is wider (the cooperative engine's vacated job waits held in PENDING).
+    """
+    check_restart_target(target)
+    if job is None:
+        return
+    if not (job.state.is_finished if ended is None else ended):
+        raise JobNotFinished(hint=f"job {target.job_id} is {job.state.value.lower()}")
+
+
+def check_saved_record(
+    target: StepId,
+    where: str,
+    saved_job_id: int | None,
+    owner_uid: int,
+    owner: str,
+    caller: Caller,
+) -> None:
+    """Restart's record checks, in order: missing (``saved_job_id`` None) -> ENOENT;
+    another job's -> EINVAL; a caller neither owner, root nor SlurmUser -> EPERM.
+
+    ``where`` names the place looked at, for the messages ("at /var/slurm/.../5.ckpt").
+    """
+    if saved_job_id is None:
+        raise NoSuchImage(hint=f"no saved record of job {target.job_id} {where}")
+    if saved_job_id != target.job_id:
+        raise InvalidArgument(
+            hint=f"the record {where} is job {saved_job_id}'s, not job {target.job_id}'s"
+        )
+    if not (caller.is_root or caller.uid == owner_uid or caller.is_slurm_user):
+        raise PermissionRefused(hint=f"job {target.job_id} belongs to {owner}")
+
+
+# ---------------------------------------------------------------------- the console's column
+
+
+class Plugin(enum.Enum):
+    """What the cluster can do for a running step, as far as the checkpoint column goes."""
+
+    WORKS = "works"
+    NONE = "none"
+    """No checkpoint support (checkpoint/none, a Slurm without the API, a step not under
+    ``sckpt run``): every operation answers ESLURM_NOT_SUPPORTED."""
+
+
+def column_for_job(job: Job) -> tuple[CheckpointKind, str] | None:
+    """The checkpoint column decided by the job's state alone; None for a running job.
+
+    The same for every engine: a pending (or requeued) job has not started, a suspended
+    one refuses (ESLURM_DISABLED), a finished one is done.
+    """
+    if job.state is JobState.RUNNING:
+        return None
+    if job.state is JobState.PENDING:
+        return CheckpointKind.PENDING, "the job has not started"
+    if job.state is JobState.SUSPENDED:
+        return CheckpointKind.DISABLED, "job suspended"
+    return CheckpointKind.DONE, f"job {job.state.value.lower()}"
+
+
+def column_for_step(
+    disable_count: int, in_progress: bool, plugin: Plugin = Plugin.WORKS
+) -> CheckpointKind:
+    """The checkpoint column of a running job's step, from its plugin state.
+
+    It says what ``able`` answers: not supported wins; then the disable counter
+    (ESLURM_DISABLED even while a checkpoint runs); then a checkpoint in progress.
+    """
+    if plugin is Plugin.NONE:
+        return CheckpointKind.NOT_SUPPORTED
+    if disable_count:
+        return CheckpointKind.DISABLED
+    if in_progress:
+        return CheckpointKind.IN_PROGRESS
+    return CheckpointKind.ABLE
