@@ -32,6 +32,10 @@ ESLURM_NOT_SUPPORTED = 2036
 ESLURM_DISABLED = 2037
 ESLURM_JOB_SUSPENDED = 2077
 ESLURM_JOB_NOT_FINISHED = 2088
+ESLURM_BATCH_ONLY = 2039
+"""19.05's value: the simulated controller's answer to a requeue of a job without a script."""
+ESLURM_JOB_NOT_PENDING = 2073
+"""19.05's value: updating a pending-only field of a job that is not pending."""
 EPERM = _errno.EPERM
 ENOENT = _errno.ENOENT
 EINVAL = _errno.EINVAL
@@ -61,6 +65,8 @@ _FALLBACK: dict[int, tuple[str, str]] = {
     ESLURM_DISABLED: ("ESLURM_DISABLED", "Requested operation is presently disabled"),
     ESLURM_JOB_SUSPENDED: ("ESLURM_JOB_SUSPENDED", "Job is suspended"),
     ESLURM_JOB_NOT_FINISHED: ("ESLURM_JOB_NOT_FINISHED", "Job not yet finished"),
+    ESLURM_BATCH_ONLY: ("ESLURM_BATCH_ONLY", "Only batch jobs are accepted or processed"),
+    ESLURM_JOB_NOT_PENDING: ("ESLURM_JOB_NOT_PENDING", "Job is no longer pending execution"),
 }
 
 _strerror_hook: Callable[[int], tuple[str, str] | None] | None = None

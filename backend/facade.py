@@ -42,7 +42,7 @@ import pwd
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
@@ -72,6 +72,9 @@ from .model import (
     StepProcesses,
 )
 from .readonly import ReadOnlyEngine, refusal
+
+if TYPE_CHECKING:
+    from .engines.simulated import SimulatedCluster
 from .targets import (
     MAX_JOB_ID,
     MAX_STEP,
@@ -282,12 +285,13 @@ class Facade:
 
         For the console's UI thread: ``info`` asks slurmctld on first use, which waits up to
         Slurm's MessageTimeout when the controller is down or paused.  Engines without a
-        libslurm binding (the simulated cluster) answer from memory, so they are asked.
+        libslurm binding, and the in-process simulated controller, answer from memory, so
+        they are asked.
         """
         known = self._info
         if known is not None:
             return known
-        if getattr(self._raw_engine, "binding", None) is None:
+        if self.simulated_cluster is not None or getattr(self._raw_engine, "binding", None) is None:
             return self.info
         return ClusterInfo(
             cluster_name="",
@@ -304,8 +308,8 @@ class Facade:
 
     @property
     def simulated_cluster(self) -> Any:
-        """The ``SimulatedCluster`` behind a simulated engine (test hooks), else None."""
-        return getattr(self._raw_engine, "cluster", None)
+        """The ``SimulatedCluster`` behind the demo's engine (test hooks), else None."""
+        return getattr(getattr(self._raw_engine, "binding", None), "cluster", None)
 
     def snapshot(self) -> Snapshot:
         """Jobs, steps and checkpoint states; on failure the last data, marked stale.
@@ -687,7 +691,7 @@ def _check_user_name(name: object) -> None:
 def _simulated(
     settings: Settings, as_user: str | None, cluster: Any, clock: Callable[[], float] | None
 ) -> Engine:
-    from .engines.simulated import SimulatedCluster, SimulatedEngine, demo_users_for
+    from .engines.simulated import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
     if cluster is None:
@@ -697,7 +701,15 @@ def _simulated(
             clock=clock,
             users=demo_users_for(user),
         )
-    return SimulatedEngine(cluster, user)
+    return simulated_engine(cluster, user)
+
+
+def simulated_engine(cluster: SimulatedCluster, user: str) -> Engine:
+    """The demo's engine: the native engine, as on a real Slurm 19.05, acting as ``user``
+    over the in-process controller (named "simulated" in the header and the audit log)."""
+    from .engines.native import NativeEngine
+
+    return NativeEngine(cluster.connect(user), name="simulated", clock=cluster.clock)
 
 
 def load_binding() -> Any:

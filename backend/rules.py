@@ -104,6 +104,13 @@ def saved_record_path(directory: str, job_id: int) -> str:
 # ---------------------------------------------------------------------- checks 1-6
 
 
+def may_act(target: StepId, job: Job, caller: Caller) -> bool:
+    """Check 2: the job's owner and root may; for job-level requests SlurmUser too."""
+    return (
+        caller.is_root or caller.uid == job.uid or (is_job_level(target) and caller.is_slurm_user)
+    )
+
+
 def check_job(target: StepId, job: Job | None, caller: Caller) -> Job:
     """The controller's checks 1-5, in its order; returns the job when they pass.
 
@@ -115,7 +122,7 @@ def check_job(target: StepId, job: Job | None, caller: Caller) -> Job:
     job_level = is_job_level(target)
     if job is None:
         raise InvalidJobId(hint=f"there is no job {target.job_id}")
-    if not (caller.is_root or caller.uid == job.uid or (job_level and caller.is_slurm_user)):
+    if not may_act(target, job, caller):
         who = "root or SlurmUser" if job_level else "root"
         raise AccessDenied(
             hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
@@ -224,12 +231,15 @@ def aggregate(
     highest = max((code for _sid, code in codes), default=0)
     if highest:
         if target.is_whole_job or len(codes) > 1:
-            refused = [f"{sid} {describe(code)[0]}" for sid, code in codes if code]
-            hint = f"{len(refused)} of {len(codes)} running steps refused: " + ", ".join(
-                refused[:6]
-            )
+            hint = refusal_hint(codes)
         raise error_for(highest, hint=hint)
     return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+
+
+def refusal_hint(codes: Sequence[tuple[StepId, int]]) -> str:
+    """What each step answered, for a request over several: "2 of 4 running steps ..."."""
+    refused = [f"{sid} {describe(code)[0]}" for sid, code in codes if code]
+    return f"{len(refused)} of {len(codes)} running steps refused: " + ", ".join(refused[:6])
 
 
 # ---------------------------------------------------------------------- restart

@@ -131,7 +131,7 @@ class CooperativeEngine(LiveEngine):
         state_dir: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(binding)
+        super().__init__(binding, clock)
         self._state_dir = state_dir
         self._clock = clock
         self._cache: dict[Path, tuple[bytes, StepRecord]] = {}

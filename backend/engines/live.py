@@ -24,11 +24,10 @@ Registered with the facade under the name ``live`` (``create_engine`` below).
 
 from __future__ import annotations
 
-import os
-import pwd
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import rules
 from ..errors import (
@@ -53,17 +52,11 @@ from ..model import (
     StepProcesses,
     StepView,
 )
+from ..slurm_api import ControllerConfig, SlurmAPI
 from .base import Engine
 
 if TYPE_CHECKING:
     from ..facade import EngineRequest
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 class LiveEngine(Engine):
@@ -71,10 +64,12 @@ class LiveEngine(Engine):
 
     name = "live"
 
-    def __init__(self, binding: Any) -> None:
+    def __init__(self, binding: SlurmAPI, clock: Callable[[], float] = time.time) -> None:
         self.binding = binding
-        self.caller_uid = os.getuid()
-        self.caller_name = _user_name(self.caller_uid)
+        self.clock = clock
+        """When a snapshot is taken (the simulated controller's clock in the demo and tests)."""
+        self.caller_uid = binding.caller_uid
+        self.caller_name = binding.caller_name
         self._lock = threading.RLock()
         self._jobs_update = 0
         self._steps_update = 0
@@ -84,7 +79,7 @@ class LiveEngine(Engine):
         self._steps_by_job: dict[int, list[Step]] = {}
         self._views: tuple[JobView, ...] = ()
         self._loaded = False
-        self._conf: Any = None
+        self._conf: ControllerConfig | None = None
 
     @property
     def acting_user(self) -> str:
@@ -93,7 +88,7 @@ class LiveEngine(Engine):
 
     # ------------------------------------------------------------------ facts
 
-    def controller_config(self) -> Any:
+    def controller_config(self) -> ControllerConfig:
         """``slurm_load_ctl_conf`` once (ControllerConfig), then from memory."""
         with self._lock:
             if self._conf is None:
@@ -109,7 +104,7 @@ class LiveEngine(Engine):
 
     def not_supported_reason(self) -> str:
         """Why checkpoint operations cannot work here, in words."""
-        version = getattr(self.binding, "header_version", "") or "this release"
+        version = self.binding.header_version or "this release"
         return (
             f"not supported by this Slurm ({version}): the checkpoint API was removed in "
             "20.02 and no cooperative engine is installed"
@@ -122,7 +117,7 @@ class LiveEngine(Engine):
             # Controller down: still say what we know; the facade asks again later.
             return ClusterInfo(
                 cluster_name="",
-                slurm_version=str(getattr(self.binding, "header_version", "")),
+                slurm_version=self.binding.header_version,
                 engine=self.name,
                 acting_user=self.caller_name,
             )
@@ -208,7 +203,7 @@ class LiveEngine(Engine):
                 views = self.build_views()
                 changed = changed or views != self._views
                 self._views = views
-            return Snapshot(jobs=self._views, taken_at=time.time(), changed=changed)
+            return Snapshot(jobs=self._views, taken_at=self.clock(), changed=changed)
 
     def step_processes(self, target: StepId) -> StepProcesses:
         if target.is_whole_job:
@@ -226,7 +221,7 @@ class LiveEngine(Engine):
                 proctrack = one.proctrack_type
                 nodes.extend(one.nodes)
             return StepProcesses(target, tuple(nodes), proctrack)
-        return self.binding.step_pids(target)  # type: ignore[no-any-return]
+        return self.binding.step_pids(target)
 
     def interconnect(self, target: StepId) -> Interconnect:
         with self._lock:

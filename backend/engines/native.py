@@ -17,8 +17,10 @@ Registered with the facade under the name ``native`` (``create_engine`` below).
 
 from __future__ import annotations
 
+import contextlib
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import rules
 from ..errors import ESLURM_DISABLED, ESLURM_NOT_SUPPORTED, SlurmError, describe
@@ -29,10 +31,13 @@ from ..model import (
     CheckpointKind,
     CheckpointState,
     Job,
+    JobView,
     Snapshot,
     Step,
     StepId,
+    StepView,
 )
+from ..slurm_api import SlurmAPI
 from .base import Engine
 from .live import LiveEngine
 
@@ -41,17 +46,31 @@ if TYPE_CHECKING:
 
 
 class NativeEngine(LiveEngine):
-    """``slurm_checkpoint_*`` through the binding; the controller enforces the rules."""
+    """``slurm_checkpoint_*`` through a ``SlurmAPI``; the controller enforces the rules."""
 
     name = "native"
     volatile_states = True
 
-    def __init__(self, binding: Any, max_probes: int = 200, probe_ttl: float = 2.0) -> None:
-        super().__init__(binding)
+    def __init__(
+        self,
+        binding: SlurmAPI,
+        max_probes: int = 200,
+        probe_ttl: float = 2.0,
+        *,
+        name: str = "native",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(binding, clock)
+        self.name = name
         self.max_probes = max_probes
         self.probe_ttl = probe_ttl
         self._probes: dict[StepId, tuple[float, CheckpointState]] = {}
         self._probed = 0
+        self._snapshot_caller: rules.Caller | None = None
+        self._starved: set[int] = set()
+        """Jobs with steps left unasked (probe budget) or forgotten: asked next time."""
+        self._index: dict[int, int] = {}
+        """Job id -> position in the current views."""
 
     # ------------------------------------------------------------------ snapshot
 
@@ -59,11 +78,19 @@ class NativeEngine(LiveEngine):
         by_job = rules.column_for_job(job)
         if by_job is not None:
             return CheckpointState(by_job[0], reason=by_job[1])
-        now = time.monotonic()
+        if self._snapshot_caller is not None and not rules.may_act(
+            step.step_id, job, self._snapshot_caller
+        ):
+            # The controller would refuse (ESLURM_ACCESS_DENIED): do not ask it.
+            return CheckpointState(
+                CheckpointKind.UNKNOWN, reason=f"{job.user}'s job: only its owner or root may ask"
+            )
+        now = self.clock()
         cached = self._probes.get(step.step_id)
         if cached is not None and now - cached[0] < self.probe_ttl:
             return cached[1]
         if self._probed >= self.max_probes:
+            self._starved.add(job.job_id)  # ask on a later refresh
             return cached[1] if cached else CheckpointState(CheckpointKind.UNKNOWN)
         self._probed += 1
         state = self._probe(step.step_id)
@@ -89,64 +116,203 @@ class NativeEngine(LiveEngine):
                     CheckpointKind.NOT_SUPPORTED, reason=refused.hint or refused.message
                 )
             return CheckpointState(CheckpointKind.UNKNOWN, reason=str(refused), last_error=last)
-        if since:
-            return CheckpointState(
-                CheckpointKind.IN_PROGRESS, in_progress_since=since, last_error=last
-            )
-        return CheckpointState(CheckpointKind.ABLE, last_error=last)
+        kind = rules.column_for_step(0, bool(since))
+        return CheckpointState(kind, in_progress_since=since, last_error=last)
 
     def snapshot(self) -> Snapshot:
+        """Like ``LiveEngine.snapshot``, but work proportional to the probes that are due.
+
+        When the job/step list did not change, only the jobs whose answers expired (or
+        that the probe budget left unasked) are looked at again; a changed list rebuilds
+        every view, as the listing engine does.
+        """
         with self._lock:
             self._probed = 0
-            return super().snapshot()
+            self._snapshot_caller = self.caller()
+            try:
+                listing_changed = self.refresh()
+                if listing_changed or not self._views:
+                    self._starved = set()
+                    views = self.build_views()
+                    self._index = {v.job.job_id: i for i, v in enumerate(views)}
+                    listed = {s.step_id for s in self._steps}
+                    self._probes = {k: v for k, v in self._probes.items() if k in listed}
+                else:
+                    views = self._ask_again(self._views)
+                changed = listing_changed or views != self._views
+                self._views = views
+                return Snapshot(jobs=views, taken_at=self.clock(), changed=changed)
+            finally:
+                self._snapshot_caller = None
 
-    # ------------------------------------------------------------------ operations
+    def _ask_again(self, views: tuple[JobView, ...]) -> tuple[JobView, ...]:
+        """Rebuild the views of the jobs with answers due, in list order (budget first)."""
+        now = self.clock()
+        due = {sid.job_id for sid, (t, _s) in self._probes.items() if now - t >= self.probe_ttl}
+        due |= self._starved
+        if not due:
+            return views
+        self._starved = set()
+        rebuilt = list(views)
+        for i in sorted(self._index[j] for j in due if j in self._index):
+            old = rebuilt[i]
+            steps = tuple(
+                StepView(sv.step, self.checkpoint_state(old.job, sv.step)) for sv in old.steps
+            )
+            if steps != old.steps:
+                rebuilt[i] = JobView(old.job, steps)
+        return tuple(rebuilt)
+
+    # ------------------------------------------------------------------ explaining refusals
 
     def _forget(self, target: StepId) -> None:
+        """Drop the job's answers: the next snapshot asks again."""
         with self._lock:
             for key in [k for k in self._probes if k.job_id == target.job_id]:
                 del self._probes[key]
+            self._starved.add(target.job_id)
+
+    def _running_steps(self, target: StepId) -> list[Step]:
+        """The steps a whole-job request acts on, from the listing (``rules``)."""
+        with self._lock:
+            self.refresh()
+            steps = list(self._steps_by_job.get(target.job_id, ()))
+        return rules.steps_acted_on(target, steps, lambda s: s)
+
+    def _step_codes(
+        self, steps: list[Step], operation: str, sent_at: int
+    ) -> list[tuple[StepId, int]]:
+        """What each step answered ``operation`` sent at ``sent_at``, from ``able`` now.
+
+        A checkpoint that began at or after ``sent_at`` is the request's own, not a refusal.
+        """
+        codes = []
+        for step in steps:
+            try:
+                since = int(self.binding.ckpt_able(step.step_id))
+                disabled = 0
+            except SlurmError as refused:
+                since, disabled = 0, int(refused.code == ESLURM_DISABLED)
+                if not disabled:
+                    codes.append((step.step_id, refused.code))
+                    continue
+            if operation == "able":
+                codes.append((step.step_id, rules.able_code(disabled)))
+            else:
+                earlier = 0 < since < sent_at
+                codes.append((step.step_id, rules.checkpoint_code(disabled, earlier)))
+        return codes
+
+    def _explain(
+        self, target: StepId, operation: str, refused: SlurmError, sent_at: int
+    ) -> SlurmError:
+        """Say why the controller refused, as far as the listing and the rules tell.
+
+        The API answers with a code only.  The engine runs the same rules (``rules``) on
+        what it lists: when they give the controller's code, their reason is the hint; a
+        whole-job refusal names what each running step answered (asked with ``able``).
+        """
+        if refused.hint:
+            return refused
+        try:
+            if operation == "restart":
+                self.check_restart(target)
+            else:
+                self.check_target(target)
+        except SlurmError as ours:
+            if ours.code == refused.code:
+                refused.hint = ours.hint
+                return refused
+        if target.is_whole_job and refused.code != ESLURM_NOT_SUPPORTED:
+            codes = self._step_codes(self._running_steps(target), operation, sent_at)
+            if any(code == refused.code for _sid, code in codes):
+                refused.hint = rules.refusal_hint(codes)
+                return refused
+        if refused.code == ESLURM_NOT_SUPPORTED:
+            with contextlib.suppress(SlurmError):
+                plugin = self.controller_config().checkpoint_type
+                if plugin:
+                    refused.hint = f"CheckpointType is {plugin}"
+        return refused
+
+    def _request(
+        self, target: StepId, operation: str, call: Callable[[], object], detail: str = ""
+    ) -> ActionResult:
+        """Send one request; on success the result names the steps a whole job reached."""
+        sent_at = int(self.clock())
+        try:
+            call()
+        except SlurmError as refused:
+            raise self._explain(target, operation, refused, sent_at) from None
+        finally:
+            self._forget(target)
+        per_step: tuple[tuple[StepId, int], ...] = ()
+        if target.is_whole_job and operation != "restart":
+            with contextlib.suppress(SlurmError):
+                per_step = tuple((s.step_id, 0) for s in self._running_steps(target))
+        return ActionResult(target, operation, detail, per_step)
+
+    # ------------------------------------------------------------------ operations
 
     def able(self, target: StepId) -> AbleResult:
-        return AbleResult(target, int(self.binding.ckpt_able(target)))
+        self._forget(target)  # a fresh answer: the next snapshot asks again too
+        try:
+            return AbleResult(target, int(self.binding.ckpt_able(target)))
+        except SlurmError as refused:
+            raise self._explain(target, "able", refused, int(self.clock())) from None
 
     def error(self, target: StepId) -> CheckpointError:
-        code, message = self.binding.ckpt_error(target)
+        self._forget(target)
+        try:
+            code, message = self.binding.ckpt_error(target)
+        except SlurmError as refused:
+            raise self._explain(target, "error", refused, int(self.clock())) from None
         return CheckpointError(code, describe(code)[0], message)
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        self.binding.ckpt_create(target, max_wait, image_dir)
-        self._forget(target)
-        return ActionResult(target, "create", f"max_wait {max_wait}s")
+        return self._request(
+            target,
+            "create",
+            lambda: self.binding.ckpt_create(target, max_wait, image_dir),
+            _wait_detail(max_wait, image_dir),
+        )
 
     def vacate(
         self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
     ) -> ActionResult:
-        self.binding.ckpt_vacate(target, max_wait, image_dir)
-        self._forget(target)
-        return ActionResult(target, "vacate", f"max_wait {max_wait}s")
+        return self._request(
+            target,
+            "vacate",
+            lambda: self.binding.ckpt_vacate(target, max_wait, image_dir),
+            _wait_detail(max_wait, image_dir),
+        )
 
     def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
-        self.binding.ckpt_restart(target, stick, image_dir)
-        self._forget(target)
-        return ActionResult(target, "restart", "on the same nodes" if stick else "")
+        with self._lock:
+            self.refresh()
+            known = self._by_job.get(target.job_id)
+        where = f" on {known.nodes}" if stick and known is not None and known.nodes else ""
+        return self._request(
+            target,
+            "restart",
+            lambda: self.binding.ckpt_restart(target, stick, image_dir),
+            f"resubmitted as job {target.job_id}{where}",
+        )
 
     def enable(self, target: StepId) -> ActionResult:
-        self.binding.ckpt_enable(target)
-        self._forget(target)
-        return ActionResult(target, "enable")
+        return self._request(target, "enable", lambda: self.binding.ckpt_enable(target))
 
     def disable(self, target: StepId) -> ActionResult:
-        self.binding.ckpt_disable(target)
-        self._forget(target)
-        return ActionResult(target, "disable")
+        return self._request(target, "disable", lambda: self.binding.ckpt_disable(target))
 
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:
-        self.binding.ckpt_complete(target, begin_time, error_code, error_msg)
-        self._forget(target)
-        return ActionResult(target, "complete")
+        return self._request(
+            target,
+            "complete",
+            lambda: self.binding.ckpt_complete(target, begin_time, error_code, error_msg),
+        )
 
     def tasks(
         self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
@@ -161,9 +327,16 @@ class NativeEngine(LiveEngine):
                     if target.is_whole_job or s.step_id.step == target.step
                 ]
             nodes = ",".join(s.nodes for s in steps if s.nodes)
-        self.binding.ckpt_tasks(target, begin_time, image_dir, max_wait, nodes)
-        self._forget(target)
-        return ActionResult(target, "tasks", f"nodes {nodes}")
+        return self._request(
+            target,
+            "tasks",
+            lambda: self.binding.ckpt_tasks(target, begin_time, image_dir, max_wait, nodes),
+            f"nodes {nodes}",
+        )
+
+
+def _wait_detail(max_wait: int, image_dir: str | None) -> str:
+    return f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
 
 
 def create_engine(request: EngineRequest) -> Engine:

@@ -51,20 +51,29 @@ import gc
 import heapq
 import pwd
 import random
+import signal as _signal
 import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import TypeVar
 
 from .. import rules
 from ..errors import (
+    ESLURM_BATCH_ONLY,
+    ESLURM_JOB_NOT_PENDING,
     ESLURM_NOT_SUPPORTED,
+    AccessDenied,
+    AlreadyDone,
     Disabled,
     InvalidJobId,
+    JobPending,
     NotSupported,
+    SlurmError,
     UsageError,
     describe,
+    error_for,
 )
 from ..model import (
     STEP_BATCH,
@@ -75,7 +84,6 @@ from ..model import (
     CheckpointEvent,
     CheckpointKind,
     CheckpointState,
-    ClusterInfo,
     Interconnect,
     Job,
     JobState,
@@ -88,10 +96,16 @@ from ..model import (
     StepView,
 )
 from ..rules import Caller
-from .base import Engine
+from ..slurm_api import CHECKPOINT_CALLS, ControllerConfig, JobsResult, StepsResult
 from .sim_hostlist import compress_range, expand_hostlist
 
 DEMO_EPOCH = 1_780_000_000.0
+T = TypeVar("T")
+SIMULATED_RELEASE = "19.05.8"
+SIMULATED_VERSION = f"{SIMULATED_RELEASE} (simulated)"
+REQUEUE_BEGIN_DELAY = 120
+"""slurmctld holds a requeued job back this long (its begin time) before it may start."""
+
 """2026-05-28 20:26:40 UTC: the start of ``ManualClock`` unless told otherwise."""
 DEFAULT_JOB_CHECKPOINT_DIR = "/var/slurm/checkpoint"
 DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
@@ -300,6 +314,7 @@ class _JobRec:
 
     __slots__ = (
         "app",
+        "begin_at",
         "duration",
         "env",
         "fails",
@@ -320,6 +335,7 @@ class _JobRec:
         self.token = 0
         self.requeue = False
         self.env: dict[str, str] = {}
+        self.begin_at = 0
 
 
 _ABLE = CheckpointState(kind=CheckpointKind.ABLE)
@@ -382,6 +398,8 @@ class SimulatedCluster:
         self._seq = 0
         self._version = 0
         self._returned_version = -1
+        self._listed_version = -1
+        self._listed: tuple[tuple[Job, ...], tuple[Step, ...]] = ((), ())
         self._last_snapshot: tuple[JobView, ...] = ()
         self._records: dict[str, SavedRecord] = {}
         self._scripts: dict[StepId, CheckpointScript] = {}
@@ -896,6 +914,143 @@ class SimulatedCluster:
                 self._returned_version = self._version
             return Snapshot(jobs=self._last_snapshot, taken_at=self.clock(), changed=changed)
 
+    def listing(self) -> tuple[int, tuple[Job, ...], tuple[Step, ...]]:
+        """What ``load_jobs``/``get_steps`` answer: (update counter, jobs, steps).
+
+        The counter moves whenever anything changed (like slurmctld's ``last_job_update``,
+        it never moves back), so a client passing it back gets "no change" until then.
+        """
+        with self._lock:
+            self._tick()
+            self._rebuild_dirty()
+            if self._listed_version != self._version:
+                views = self._views.values()
+                self._listed = (
+                    tuple(v.job for v in views),
+                    tuple(sv.step for v in views for sv in v.steps),
+                )
+                self._listed_version = self._version
+            return self._version + 1, self._listed[0], self._listed[1]
+
+    def connect(self, user: str) -> SimulatedSlurm:
+        """This controller's client library, acting as ``user`` (a ``SlurmAPI``)."""
+        return SimulatedSlurm(self, self.user(user))
+
+    def controller_config(self) -> ControllerConfig:
+        """What ``slurm_load_ctl_conf`` answers."""
+        return ControllerConfig(
+            cluster_name=self.cluster_name,
+            version=SIMULATED_VERSION,
+            switch_type="switch/none",
+            proctrack_type="proctrack/cgroup",
+            select_type="select/cons_res",
+            slurm_user=SLURM_USER,
+            control_host="localhost",
+            slurmctld_port=6817,
+            prolog_contain=True,
+            checkpoint_type=self.checkpoint_type,
+            last_update=int(self._now),
+        )
+
+    # ------------------------------------------------------------------ job control
+
+    def _owned(self, caller: Caller, job_id: int) -> _JobRec:
+        """A job the caller may control (owner, root or SlurmUser), else the refusal."""
+        rec = self._jobs.get(job_id)
+        if rec is None:
+            raise InvalidJobId()
+        if not (caller.is_root or caller.is_slurm_user or caller.uid == rec.job.uid):
+            raise AccessDenied()
+        return rec
+
+    def signal_step(self, caller: Caller, target: StepId, signal: int, end: bool) -> None:
+        """``slurm_signal_job_step`` / ``slurm_kill_job_step``: a deadly signal (or ``end``)
+        ends the step; any other signal reaches the tasks, which simulate no handler."""
+        with self._lock:
+            self._tick()
+            rec = self._owned(caller, target.job_id)
+            if rec.job.state.is_finished:
+                raise AlreadyDone()
+            srec = rec.steps.get(target.step)
+            if srec is None:
+                raise InvalidJobId()
+            if end or signal in (_signal.SIGKILL, _signal.SIGTERM, _signal.SIGINT):
+                self._terminate_step(rec, srec, int(self._now))
+            self._version += 1
+
+    def requeue_job(self, caller: Caller, job_id: int, hold: bool) -> None:
+        """``slurm_requeue``: end a batch job and put it back to PENDING (held with ``hold``);
+        like slurmctld, the job may start again only after a begin time two minutes on."""
+        with self._lock:
+            self._tick()
+            rec = self._owned(caller, job_id)
+            if not rec.job.batch:
+                raise error_for(ESLURM_BATCH_ONLY)
+            if rec.job.state is JobState.PENDING:
+                raise JobPending()
+            now = int(self._now)
+            rec.token += 1
+            rec.steps = {}
+            rec.job = replace(
+                rec.job,
+                state=JobState.PENDING,
+                state_reason="JobHeldUser" if hold else "BeginTime",
+                nodes="",
+                num_nodes=0,
+                start_time=0,
+                end_time=0,
+                held=hold,
+                restart_count=rec.job.restart_count + 1,
+            )
+            rec.begin_at = now + REQUEUE_BEGIN_DELAY
+            if not hold:
+                self._push(float(rec.begin_at), "start", job_id, token=rec.token)
+            self._dirty.add(job_id)
+            self._version += 1
+
+    def _pending(self, caller: Caller, job_id: int) -> _JobRec:
+        rec = self._owned(caller, job_id)
+        if rec.job.state is not JobState.PENDING:
+            raise error_for(ESLURM_JOB_NOT_PENDING)
+        return rec
+
+    def _reschedule(self, rec: _JobRec) -> None:
+        """Start a pending, unheld job at its begin time (or now)."""
+        rec.token += 1
+        if not rec.job.held:
+            when = max(float(rec.begin_at), self._now)
+            self._push(when, "start", rec.job.job_id, token=rec.token)
+        self._dirty.add(rec.job.job_id)
+        self._version += 1
+
+    def release(self, caller: Caller, job_id: int) -> None:
+        """``scontrol release``: a held job may start again."""
+        with self._lock:
+            self._tick()
+            rec = self._pending(caller, job_id)
+            reason = "BeginTime" if rec.begin_at > self._now else "Priority"
+            rec.job = replace(rec.job, held=False, state_reason=reason)
+            self._reschedule(rec)
+
+    def set_begin_time(self, caller: Caller, job_id: int, when: int) -> None:
+        """``scontrol update StartTime=``: 0 means now."""
+        with self._lock:
+            self._tick()
+            rec = self._pending(caller, job_id)
+            rec.begin_at = when or int(self._now)
+            if rec.begin_at <= self._now and rec.job.state_reason == "BeginTime":
+                rec.job = replace(rec.job, state_reason="Priority")
+            self._reschedule(rec)
+
+    def set_required_nodes(self, caller: Caller, job_id: int, nodelist: str) -> None:
+        """``scontrol update ReqNodeList=``, on a pending job."""
+        with self._lock:
+            self._tick()
+            rec = self._pending(caller, job_id)
+            rec.job = replace(rec.job, required_nodes=nodelist)
+            self._dirty.add(job_id)
+            self._version += 1
+
     # ------------------------------------------------------------------ test hooks
 
     def job(self, job_id: int) -> Job:
@@ -1319,75 +1474,127 @@ def _step_of(srec: _StepRec) -> Step:
     return srec.step
 
 
-class SimulatedEngine(Engine):
-    """The ``Engine`` acting as one user on a ``SimulatedCluster``."""
+class SimulatedSlurm:
+    """The simulated controller's client library for one user: a ``SlurmAPI``.
 
-    name = "simulated"
+    What libslurm is to a real slurmctld: the engines call it exactly as they call the cffi
+    binding, so ``sckpt --demo`` runs the native engine over this controller.  Like the
+    real library it answers with the controller's code and message only (no hints: the
+    engines explain refusals themselves, the same way on a real cluster).
+    """
 
-    def __init__(self, cluster: SimulatedCluster, user: str) -> None:
+    def __init__(self, cluster: SimulatedCluster, caller: Caller) -> None:
         self.cluster = cluster
-        self.caller = cluster.user(user)
+        self.caller = caller
 
     @property
-    def acting_user(self) -> str:
-        """The simulated user this engine acts as (written to the audit log)."""
+    def caller_uid(self) -> int:
+        return self.caller.uid
+
+    @property
+    def caller_name(self) -> str:
         return self.caller.name
 
-    def cluster_info(self) -> ClusterInfo:
-        return ClusterInfo(
-            cluster_name=self.cluster.cluster_name,
-            slurm_version="19.05.8 (simulated)",
-            engine=self.name,
-            acting_user=self.caller.name,
-            switch_type="switch/none",
-            proctrack_type="proctrack/cgroup",
+    @property
+    def header_version(self) -> str:
+        return SIMULATED_RELEASE
+
+    @property
+    def has_checkpoint_api(self) -> bool:
+        return True
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The controller's clock (a ``ManualClock`` in tests): the engines read time here."""
+        return self.cluster.clock
+
+    def _answer(self, call: Callable[[], T]) -> T:
+        """Run a controller call; a refusal comes back bare, as libslurm returns it."""
+        try:
+            return call()
+        except SlurmError as exc:
+            raise error_for(exc.code) from None
+
+    # -- reads
+    def load_jobs(self, prev_update: int = 0) -> JobsResult:
+        last, jobs, _steps = self.cluster.listing()
+        if prev_update and prev_update == last:
+            return JobsResult(False, prev_update)
+        return JobsResult(True, last, jobs)
+
+    def get_steps(self, prev_update: int = 0) -> StepsResult:
+        last, _jobs, steps = self.cluster.listing()
+        if prev_update and prev_update == last:
+            return StepsResult(False, prev_update)
+        return StepsResult(True, last, steps)
+
+    def step_pids(self, step: StepId) -> StepProcesses:
+        return self._answer(lambda: self.cluster.step_processes(self.caller, step))
+
+    def ctl_conf(self) -> ControllerConfig:
+        return self.cluster.controller_config()
+
+    def checkpoint_symbols(self) -> dict[str, bool]:
+        return dict.fromkeys(CHECKPOINT_CALLS, True)
+
+    def ping(self) -> float:
+        return 0.0
+
+    # -- job control
+    def signal_step(self, step: StepId, signal: int) -> None:
+        self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=False))
+
+    def kill_step(self, step: StepId, signal: int = 9) -> None:
+        self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=True))
+
+    def requeue(self, job_id: int, hold: bool = False) -> None:
+        self._answer(lambda: self.cluster.requeue_job(self.caller, job_id, hold))
+
+    def release(self, job_id: int) -> None:
+        self._answer(lambda: self.cluster.release(self.caller, job_id))
+
+    def set_required_nodes(self, job_id: int, nodelist: str) -> None:
+        self._answer(lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist))
+
+    def set_begin_time(self, job_id: int, when: int = 0) -> None:
+        self._answer(lambda: self.cluster.set_begin_time(self.caller, job_id, when))
+
+    # -- the checkpoint API
+    def ckpt_able(self, step: StepId) -> int:
+        return self._answer(lambda: self.cluster.able(self.caller, step)).in_progress_since
+
+    def ckpt_disable(self, step: StepId) -> None:
+        self._answer(lambda: self.cluster.disable(self.caller, step))
+
+    def ckpt_enable(self, step: StepId) -> None:
+        self._answer(lambda: self.cluster.enable(self.caller, step))
+
+    def ckpt_create(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
+        self._answer(lambda: self.cluster.create(self.caller, step, max_wait, image_dir))
+
+    def ckpt_vacate(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
+        self._answer(lambda: self.cluster.vacate(self.caller, step, max_wait, image_dir))
+
+    def ckpt_restart(self, step: StepId, stick: bool = False, image_dir: str | None = None) -> None:
+        self._answer(lambda: self.cluster.restart(self.caller, step, stick, image_dir))
+
+    def ckpt_complete(
+        self, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
+    ) -> None:
+        self._answer(
+            lambda: self.cluster.complete(self.caller, step, begin_time, error_code, error_msg)
         )
 
-    def snapshot(self) -> Snapshot:
-        return self.cluster.snapshot()
+    def ckpt_error(self, step: StepId) -> tuple[int, str]:
+        err = self._answer(lambda: self.cluster.error(self.caller, step))
+        return err.code, err.message
 
-    def step_processes(self, target: StepId) -> StepProcesses:
-        return self.cluster.step_processes(self.caller, target)
-
-    def interconnect(self, target: StepId) -> Interconnect:
-        return self.cluster.interconnect(self.caller, target)
-
-    def able(self, target: StepId) -> AbleResult:
-        return self.cluster.able(self.caller, target)
-
-    def error(self, target: StepId) -> CheckpointError:
-        return self.cluster.error(self.caller, target)
-
-    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        return self.cluster.create(self.caller, target, max_wait, image_dir)
-
-    def vacate(
-        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
-    ) -> ActionResult:
-        return self.cluster.vacate(self.caller, target, max_wait, image_dir)
-
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
-        return self.cluster.restart(self.caller, target, stick, image_dir)
-
-    def enable(self, target: StepId) -> ActionResult:
-        return self.cluster.enable(self.caller, target)
-
-    def disable(self, target: StepId) -> ActionResult:
-        return self.cluster.disable(self.caller, target)
-
-    def complete(
-        self, target: StepId, begin_time: int, error_code: int, error_msg: str
-    ) -> ActionResult:
-        return self.cluster.complete(self.caller, target, begin_time, error_code, error_msg)
-
-    def tasks(
-        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
-    ) -> ActionResult:
-        return self.cluster.tasks(self.caller, target, begin_time, image_dir, max_wait, nodelist)
-
-    def requeue(self, target: StepId, max_wait: int, image_dir: str | None = None) -> ActionResult:
-        """Not one of the nine: the cooperative engine's building block, kept for tests."""
-        return self.cluster.requeue(self.caller, target, max_wait, image_dir)
+    def ckpt_tasks(
+        self, step: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> None:
+        self._answer(
+            lambda: self.cluster.tasks(self.caller, step, begin_time, image_dir, max_wait, nodelist)
+        )
 
 
 def demo_users_for(acting_user: str) -> tuple[str, ...]:

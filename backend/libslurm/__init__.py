@@ -29,13 +29,11 @@ from __future__ import annotations
 
 import threading
 
+from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from ._binding import (
     CHECKPOINT_SYMBOLS,
     Binding,
     ConfigSource,
-    ControllerConfig,
-    JobsResult,
-    StepsResult,
     find_config_source,
     load_binding,
 )

@@ -39,6 +39,7 @@ from ..errors import (
     SlurmError,
 )
 from ..model import Job, JobState, NodePids, Step, StepId, StepProcesses
+from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from . import _build
 
 T = TypeVar("T")
@@ -92,45 +93,6 @@ class ConfigSource:
 
     def __str__(self) -> str:
         return f"{self.path} ({self.kind})"
-
-
-@dataclass(frozen=True, slots=True)
-class JobsResult:
-    """``load_jobs``: the full list, or ``changed=False`` (SLURM_NO_CHANGE_IN_DATA)."""
-
-    changed: bool
-    last_update: int
-    """Pass back as ``prev_update`` next time."""
-    jobs: tuple[Job, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class StepsResult:
-    """``get_steps``: the full list, or ``changed=False``."""
-
-    changed: bool
-    last_update: int
-    steps: tuple[Step, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerConfig:
-    """Facts from ``slurm_load_ctl_conf``."""
-
-    cluster_name: str
-    version: str
-    """slurmctld's version."""
-    switch_type: str
-    proctrack_type: str
-    select_type: str
-    slurm_user: str
-    control_host: str
-    slurmctld_port: int
-    prolog_contain: bool
-    """PrologFlags=Contain: jobs get an ``.extern`` step."""
-    checkpoint_type: str
-    """CheckpointType (Slurm <= 19.05 only; empty otherwise)."""
-    last_update: int
 
 
 _JOB_NUMS = struct.Struct("=10I3q")
@@ -847,6 +809,15 @@ class Binding:
         self._run(call)
 
     # -- facts -----------------------------------------------------------------------------
+    @property
+    def caller_uid(self) -> int:
+        """The controller authenticates this process's real uid (munge)."""
+        return os.getuid()
+
+    @property
+    def caller_name(self) -> str:
+        return _user_name(os.getuid())
+
     @property
     def header_version(self) -> str:
         return self.plan.version_text

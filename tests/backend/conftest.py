@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, SimulatedEngine
+from sckpt.backend.engines.base import Engine
+from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+from sckpt.backend.facade import simulated_engine
 
 
 @pytest.fixture
@@ -21,23 +23,23 @@ def sim(clock: ManualClock) -> SimulatedCluster:
 
 
 @pytest.fixture
-def alice(sim: SimulatedCluster) -> SimulatedEngine:
-    return SimulatedEngine(sim, "alice")
+def alice(sim: SimulatedCluster) -> Engine:
+    return simulated_engine(sim, "alice")
 
 
 @pytest.fixture
-def bob(sim: SimulatedCluster) -> SimulatedEngine:
-    return SimulatedEngine(sim, "bob")
+def bob(sim: SimulatedCluster) -> Engine:
+    return simulated_engine(sim, "bob")
 
 
 @pytest.fixture
-def root(sim: SimulatedCluster) -> SimulatedEngine:
-    return SimulatedEngine(sim, "root")
+def root(sim: SimulatedCluster) -> Engine:
+    return simulated_engine(sim, "root")
 
 
 @pytest.fixture
-def slurm_user(sim: SimulatedCluster) -> SimulatedEngine:
-    return SimulatedEngine(sim, "slurm")
+def slurm_user(sim: SimulatedCluster) -> Engine:
+    return simulated_engine(sim, "slurm")
 
 
 @pytest.fixture

@@ -141,7 +141,7 @@ def test_read_only_engine_wrapper_guards_on_its_own(settings: Settings) -> None:
 
 def test_read_only_demo_leaves_the_cluster_unchanged(settings: Settings) -> None:
     f = open_facade(settings, demo=True, as_user="root", read_only=True, clock=ManualClock())
-    before = f.snapshot().jobs
+    before = f.simulated_cluster.snapshot().jobs
     job = next(v.job.job_id for v in before if v.job.state is JobState.RUNNING)
     for op in sorted(MUTATING):
         with pytest.raises(E.ReadOnlyError):
@@ -271,7 +271,8 @@ def test_prebuilt_cluster_is_shared(settings: Settings) -> None:
     sim = SimulatedCluster(seed=3, n_jobs=10, clock=ManualClock(), arrivals=False)
     a = open_facade(settings, cluster=sim, as_user="root")
     assert a.simulated_cluster is sim
-    assert a.snapshot().jobs == sim.snapshot().jobs
+    listed = [(v.job, [s.step for s in v.steps]) for v in a.snapshot().jobs]
+    assert listed == [(v.job, [s.step for s in v.steps]) for v in sim.snapshot().jobs]
 
 
 def test_refreshes_and_actions_from_threads_at_once(settings: Settings) -> None:

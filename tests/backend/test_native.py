@@ -30,6 +30,8 @@ class FakeBinding:
     """Answers like libslurm 19.05 would for job 7 (steps batch, 0, 1) owned by root."""
 
     header_version = "19.05.8"
+    caller_uid = 0
+    caller_name = "root"
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []

@@ -11,12 +11,13 @@ import errno
 
 import pytest
 from sckpt.backend import errors as E
+from sckpt.backend.engines.base import Engine
 from sckpt.backend.engines.simulated import (
     ManualClock,
     SavedRecord,
     SimulatedCluster,
-    SimulatedEngine,
 )
+from sckpt.backend.facade import simulated_engine
 from sckpt.backend.model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -40,13 +41,13 @@ def code_of(exc: pytest.ExceptionInfo[E.SlurmError]) -> int:
 # ---------------------------------------------------------------- order of checks
 
 
-def test_check1_no_such_job_is_invalid_job_id(alice: SimulatedEngine) -> None:
+def test_check1_no_such_job_is_invalid_job_id(alice: Engine) -> None:
     with pytest.raises(E.InvalidJobId) as exc:
         alice.able(StepId(999_999, 0))
     assert code_of(exc) == E.ESLURM_INVALID_JOB_ID == 2017
 
 
-def test_check2_non_owner_is_access_denied(sim: SimulatedCluster, bob: SimulatedEngine) -> None:
+def test_check2_non_owner_is_access_denied(sim: SimulatedCluster, bob: Engine) -> None:
     job = running(sim, "alice")
     for call in (bob.able, bob.enable, bob.disable):
         with pytest.raises(E.AccessDenied) as exc:
@@ -54,14 +55,14 @@ def test_check2_non_owner_is_access_denied(sim: SimulatedCluster, bob: Simulated
         assert code_of(exc) == 2002
 
 
-def test_check2_root_may_act_on_any_job(sim: SimulatedCluster, root: SimulatedEngine) -> None:
+def test_check2_root_may_act_on_any_job(sim: SimulatedCluster, root: Engine) -> None:
     job = running(sim, "alice")
     root.disable(StepId(job, 0))
     assert sim.step_state(StepId(job, 0)).disable_count == 1
 
 
 def test_check2_slurm_user_allowed_for_whole_job_only(
-    sim: SimulatedCluster, slurm_user: SimulatedEngine
+    sim: SimulatedCluster, slurm_user: Engine
 ) -> None:
     job = running(sim, "alice")
     slurm_user.disable(StepId(job))  # whole job: allowed
@@ -70,7 +71,7 @@ def test_check2_slurm_user_allowed_for_whole_job_only(
         slurm_user.disable(StepId(job, 0))  # one step: owner or root only
 
 
-def test_check2_access_comes_before_job_state(sim: SimulatedCluster, bob: SimulatedEngine) -> None:
+def test_check2_access_comes_before_job_state(sim: SimulatedCluster, bob: Engine) -> None:
     pending = sim.submit("alice", state=JobState.PENDING).job_id
     done = sim.submit("alice", state=JobState.COMPLETED).job_id
     with pytest.raises(E.AccessDenied):
@@ -79,16 +80,14 @@ def test_check2_access_comes_before_job_state(sim: SimulatedCluster, bob: Simula
         bob.able(StepId(done, 0))
 
 
-def test_check3_pending_job(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_check3_pending_job(sim: SimulatedCluster, alice: Engine) -> None:
     job = sim.submit("alice", state=JobState.PENDING).job_id
     with pytest.raises(E.JobPending) as exc:
         alice.create(StepId(job, 0), 10, None)
     assert code_of(exc) == 2024
 
 
-def test_check4_suspended_step_request_is_disabled(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_check4_suspended_step_request_is_disabled(sim: SimulatedCluster, alice: Engine) -> None:
     job = sim.submit("alice", state=JobState.SUSPENDED).job_id
     with pytest.raises(E.Disabled) as exc:
         alice.able(StepId(job, 0))
@@ -96,7 +95,7 @@ def test_check4_suspended_step_request_is_disabled(
 
 
 def test_check4_suspended_whole_job_request_is_job_suspended(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = sim.submit("alice", state=JobState.SUSPENDED).job_id
     with pytest.raises(E.JobSuspended) as exc:
@@ -106,7 +105,7 @@ def test_check4_suspended_whole_job_request_is_job_suspended(
 
 @pytest.mark.parametrize("state", [JobState.COMPLETED, JobState.CANCELLED, JobState.FAILED])
 def test_check5_finished_job_is_already_done(
-    sim: SimulatedCluster, alice: SimulatedEngine, state: JobState
+    sim: SimulatedCluster, alice: Engine, state: JobState
 ) -> None:
     job = sim.submit("alice", state=state).job_id
     with pytest.raises(E.AlreadyDone) as exc:
@@ -114,9 +113,7 @@ def test_check5_finished_job_is_already_done(
     assert code_of(exc) == 2021
 
 
-def test_check6_no_such_step_is_invalid_job_id(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_check6_no_such_step_is_invalid_job_id(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, n_steps=1)
     with pytest.raises(E.InvalidJobId):
         alice.able(StepId(job, 7))
@@ -125,7 +122,7 @@ def test_check6_no_such_step_is_invalid_job_id(
         alice.able(StepId(nobatch, STEP_BATCH))
 
 
-def test_check6_comes_after_job_state(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_check6_comes_after_job_state(sim: SimulatedCluster, alice: Engine) -> None:
     pending = sim.submit("alice", state=JobState.PENDING).job_id
     with pytest.raises(E.JobPending):
         alice.able(StepId(pending, 42))
@@ -139,7 +136,7 @@ def test_check7_checkpoint_none_is_not_supported_after_state_checks(clock: objec
         demo_touches=False,  # type: ignore[arg-type]
         checkpoint_type="checkpoint/none",
     )
-    alice = SimulatedEngine(sim, "alice")
+    alice = simulated_engine(sim, "alice")
     job = running(sim)
     pending = sim.submit("alice", state=JobState.PENDING).job_id
     for call in (alice.able, alice.error, alice.enable, alice.disable):
@@ -159,9 +156,7 @@ def test_check7_checkpoint_none_is_not_supported_after_state_checks(clock: objec
 # ---------------------------------------------------------------- whole job
 
 
-def test_whole_job_acts_on_every_running_step(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_whole_job_acts_on_every_running_step(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, n_steps=3)
     result = alice.disable(StepId(job))
     stepped = {sid.step for sid, _code in result.per_step}
@@ -170,10 +165,11 @@ def test_whole_job_acts_on_every_running_step(
         assert sim.step_state(StepId(job, step)).disable_count == 1
 
 
-def test_whole_job_reports_the_highest_code(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_whole_job_reports_the_highest_code(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, n_steps=2)
     sim.script_checkpoint(StepId(job, 0), duration=100)
     alice.create(StepId(job, 0), 0, None)  # step 0 busy: EALREADY (114)
+    sim.advance(1)  # the engine tells an earlier checkpoint from its own by the second
     alice.disable(StepId(job, 1))  # step 1 disabled: ESLURM_DISABLED (2037)
     with pytest.raises(E.Disabled) as exc:
         alice.create(StepId(job), 10, None)
@@ -186,7 +182,7 @@ def test_whole_job_reports_the_highest_code(sim: SimulatedCluster, alice: Simula
 # ---------------------------------------------------------------- plugin: disable counter
 
 
-def test_disable_enable_is_a_counter(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_disable_enable_is_a_counter(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
     alice.disable(step)
@@ -199,7 +195,7 @@ def test_disable_enable_is_a_counter(sim: SimulatedCluster, alice: SimulatedEngi
     assert alice.able(step).in_progress_since == 0
 
 
-def test_enable_at_zero_stays_zero(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_enable_at_zero_stays_zero(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
     alice.enable(step)  # BLCR would wrap to 65535 = disabled forever
@@ -210,7 +206,7 @@ def test_enable_at_zero_stays_zero(sim: SimulatedCluster, alice: SimulatedEngine
     alice.able(step)
 
 
-def test_able_while_disabled_is_disabled(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_able_while_disabled_is_disabled(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     alice.disable(StepId(job, 0))
     with pytest.raises(E.Disabled) as exc:
@@ -219,7 +215,7 @@ def test_able_while_disabled_is_disabled(sim: SimulatedCluster, alice: Simulated
     assert sim.step_state(StepId(job, 0)).kind is CheckpointKind.DISABLED
 
 
-def test_create_and_vacate_while_disabled(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_create_and_vacate_while_disabled(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     alice.disable(StepId(job, 0))
     with pytest.raises(E.Disabled):
@@ -232,7 +228,7 @@ def test_create_and_vacate_while_disabled(sim: SimulatedCluster, alice: Simulate
 
 
 def test_able_reports_the_start_of_a_checkpoint_in_progress(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = running(sim)
     step = StepId(job, 0)
@@ -245,9 +241,7 @@ def test_able_reports_the_start_of_a_checkpoint_in_progress(
     assert alice.able(step).in_progress_since == 0
 
 
-def test_create_while_in_progress_is_ealready(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_create_while_in_progress_is_ealready(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
     sim.script_checkpoint(step, duration=5)
@@ -260,7 +254,7 @@ def test_create_while_in_progress_is_ealready(
 
 
 def test_create_resets_the_error_then_records_the_result(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = running(sim)
     step = StepId(job, 0)
@@ -277,7 +271,7 @@ def test_create_resets_the_error_then_records_the_result(
     assert sim.step_state(step).last_checkpoint_time == int(sim.now())
 
 
-def test_max_wait_bounds_the_checkpoint(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_max_wait_bounds_the_checkpoint(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
     sim.script_checkpoint(step, duration=30)
@@ -287,7 +281,7 @@ def test_max_wait_bounds_the_checkpoint(sim: SimulatedCluster, alice: SimulatedE
     assert alice.error(step).code == errno.ETIME
 
 
-def test_image_dir_rule(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_image_dir_rule(sim: SimulatedCluster, alice: Engine) -> None:
     job = sim.submit("alice", state=JobState.RUNNING, n_steps=1, work_dir="/home/alice/run")
     alice.create(StepId(job.job_id, 0), 10, None)
     assert sim.step_state(StepId(job.job_id, 0)).image_dir == f"/home/alice/run/{job.job_id}.0"
@@ -296,7 +290,7 @@ def test_image_dir_rule(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
 
 
 def test_vacate_terminates_the_step_after_the_checkpoint(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = running(sim, n_steps=2)
     step = StepId(job, 1)
@@ -310,9 +304,7 @@ def test_vacate_terminates_the_step_after_the_checkpoint(
     assert sim.job(job).state is JobState.RUNNING  # other steps keep the job alive
 
 
-def test_vacate_of_the_batch_step_ends_the_job(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_vacate_of_the_batch_step_ends_the_job(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, n_steps=1)
     sim.script_checkpoint(StepId(job, STEP_BATCH), duration=1)
     alice.vacate(StepId(job, STEP_BATCH), 10, None)
@@ -321,10 +313,10 @@ def test_vacate_of_the_batch_step_ends_the_job(
 
 
 def test_requeue_puts_the_job_back_to_pending_with_restart_count(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = running(sim, n_steps=1)
-    alice.requeue(StepId(job), 5)
+    sim.requeue(sim.user("alice"), StepId(job), 5)
     sim.advance(5)
     record = sim.job(job)
     assert record.state is JobState.PENDING
@@ -333,18 +325,16 @@ def test_requeue_puts_the_job_back_to_pending_with_restart_count(
     assert sim.job(job).state is JobState.RUNNING
 
 
-def test_requeue_is_for_batch_jobs_only(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_requeue_is_for_batch_jobs_only(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, batch=False)
     with pytest.raises(E.NotSupported):
-        alice.requeue(StepId(job), 5)
+        sim.requeue(sim.user("alice"), StepId(job), 5)
 
 
 # ---------------------------------------------------------------- completion reports
 
 
-def test_complete_keeps_only_the_highest_error(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_complete_keeps_only_the_highest_error(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
     alice.complete(step, 0, errno.EIO, "disk hiccup")
@@ -355,9 +345,7 @@ def test_complete_keeps_only_the_highest_error(
     assert alice.error(step).message == "scratch full"
 
 
-def test_complete_ends_the_checkpoint_it_reports(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_complete_ends_the_checkpoint_it_reports(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
     sim.script_checkpoint(step, duration=100)
@@ -371,7 +359,7 @@ def test_complete_ends_the_checkpoint_it_reports(
 # ---------------------------------------------------------------- batch job record
 
 
-def test_batch_create_saves_the_job_record(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_batch_create_saves_the_job_record(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     alice.create(StepId(job), 10, None)
     assert f"/var/slurm/checkpoint/{job}.ckpt" in sim.records()
@@ -388,7 +376,7 @@ def test_batch_create_without_any_image_dir_is_disabled(clock: object) -> None:
         demo_touches=False,  # type: ignore[arg-type]
         job_checkpoint_dir="",
     )
-    alice = SimulatedEngine(sim, "alice")
+    alice = simulated_engine(sim, "alice")
     job = running(sim)
     with pytest.raises(E.Disabled):
         alice.create(StepId(job), 10, None)
@@ -399,7 +387,7 @@ def test_batch_create_without_any_image_dir_is_disabled(clock: object) -> None:
 # ---------------------------------------------------------------- restart
 
 
-def _vacated(sim: SimulatedCluster, alice: SimulatedEngine, image_dir: str | None = None) -> int:
+def _vacated(sim: SimulatedCluster, alice: Engine, image_dir: str | None = None) -> int:
     job = running(sim, n_steps=1)
     alice.vacate(StepId(job), 5, image_dir)
     sim.advance(5)
@@ -407,13 +395,13 @@ def _vacated(sim: SimulatedCluster, alice: SimulatedEngine, image_dir: str | Non
     return job
 
 
-def test_restart_only_for_the_whole_job(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_restart_only_for_the_whole_job(sim: SimulatedCluster, alice: Engine) -> None:
     job = _vacated(sim, alice)
     with pytest.raises(E.NotSupported):
         alice.restart(StepId(job, 0), False, None)
 
 
-def test_restart_of_a_job_not_finished(sim: SimulatedCluster, alice: SimulatedEngine) -> None:
+def test_restart_of_a_job_not_finished(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     alice.create(StepId(job), 10, None)
     with pytest.raises(E.JobNotFinished) as exc:
@@ -421,18 +409,14 @@ def test_restart_of_a_job_not_finished(sim: SimulatedCluster, alice: SimulatedEn
     assert code_of(exc) == 2088
 
 
-def test_restart_without_a_saved_record_is_enoent(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_restart_without_a_saved_record_is_enoent(sim: SimulatedCluster, alice: Engine) -> None:
     job = _vacated(sim, alice)
     with pytest.raises(E.NoSuchImage) as exc:
         alice.restart(StepId(job), False, "/elsewhere")
     assert code_of(exc) == errno.ENOENT
 
 
-def test_restart_with_a_mismatching_record_is_einval(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_restart_with_a_mismatching_record_is_einval(sim: SimulatedCluster, alice: Engine) -> None:
     job = _vacated(sim, alice)
     path = f"/var/slurm/checkpoint/{job}.ckpt"
     other = sim.records()[path]
@@ -443,7 +427,7 @@ def test_restart_with_a_mismatching_record_is_einval(
 
 
 def test_restart_by_a_non_owner_is_eperm(
-    sim: SimulatedCluster, alice: SimulatedEngine, bob: SimulatedEngine, slurm_user: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine, bob: Engine, slurm_user: Engine
 ) -> None:
     job = _vacated(sim, alice)
     with pytest.raises(E.PermissionRefused) as exc:
@@ -453,7 +437,7 @@ def test_restart_by_a_non_owner_is_eperm(
 
 
 def test_restart_resubmits_under_the_same_id_with_restart_dir(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = _vacated(sim, alice, "/scratch/ck")
     alice.restart(StepId(job), False, "/scratch/ck")
@@ -464,9 +448,7 @@ def test_restart_resubmits_under_the_same_id_with_restart_dir(
     assert sim.job_environment(job)["SLURM_RESTART_DIR"] == "/scratch/ck"
 
 
-def test_restart_with_stick_pins_the_old_nodes(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_restart_with_stick_pins_the_old_nodes(sim: SimulatedCluster, alice: Engine) -> None:
     job = _vacated(sim, alice)
     old_nodes = sim.job(job).nodes
     alice.restart(StepId(job), True, None)
@@ -478,9 +460,7 @@ def test_restart_with_stick_pins_the_old_nodes(
 # ---------------------------------------------------------------- misc
 
 
-def test_tasks_refuses_nodes_outside_the_step(
-    sim: SimulatedCluster, alice: SimulatedEngine
-) -> None:
+def test_tasks_refuses_nodes_outside_the_step(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     nodes = sim.job(job).nodes
     alice.tasks(StepId(job, 0), int(sim.now()), "/scratch/ck", 60, nodes)
@@ -493,7 +473,7 @@ def test_whole_job_constant_is_no_val() -> None:
 
 
 def test_finished_jobs_are_forgotten_after_min_job_age(
-    sim: SimulatedCluster, alice: SimulatedEngine
+    sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = _vacated(sim, alice)
     sim.advance(sim.min_job_age)

@@ -1,0 +1,139 @@
+"""What a Slurm offers the engines: the typed protocol, and the records it answers with.
+
+Why a protocol: two things implement it.  The cffi binding (``backend.libslurm``) talks to a
+real slurmctld; the simulated cluster (``engines.simulated``) *is* an in-process Slurm 19.05
+controller with a checkpoint plugin.  Engines take a ``SlurmAPI`` and cannot tell which one
+they were given, so the demo and the console tests run the very engine code that a real
+cluster runs, and the controller's rules are the simulator's business, not an engine's.
+
+Step ids are sckpt's canonical ones (``model.STEP_BATCH`` ...) on every release.  Refusals
+raise ``errors`` types carrying the Slurm code; an unreachable controller raises
+``ControllerUnreachable``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .model import Job, Step, StepId, StepProcesses
+
+CHECKPOINT_CALLS = (
+    "able",
+    "complete",
+    "create",
+    "disable",
+    "enable",
+    "error",
+    "restart",
+    "tasks",
+    "vacate",
+)
+"""The nine historical calls, ``slurm_checkpoint_<name>``."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobsResult:
+    """``load_jobs``: the full list, or ``changed=False`` (SLURM_NO_CHANGE_IN_DATA)."""
+
+    changed: bool
+    last_update: int
+    """Pass back as ``prev_update`` next time."""
+    jobs: tuple[Job, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepsResult:
+    """``get_steps``: the full list, or ``changed=False``."""
+
+    changed: bool
+    last_update: int
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """Facts from ``slurm_load_ctl_conf``."""
+
+    cluster_name: str
+    version: str
+    """slurmctld's version."""
+    switch_type: str
+    proctrack_type: str
+    select_type: str
+    slurm_user: str
+    control_host: str
+    slurmctld_port: int
+    prolog_contain: bool
+    """PrologFlags=Contain: jobs get an ``.extern`` step."""
+    checkpoint_type: str
+    """CheckpointType (Slurm <= 19.05 only; empty otherwise)."""
+    last_update: int
+
+
+@runtime_checkable
+class SlurmAPI(Protocol):
+    """The calls of libslurm sckpt uses, as one user of one cluster."""
+
+    @property
+    def caller_uid(self) -> int:
+        """The uid the controller authenticates requests as (munge's, for a real one)."""
+
+    @property
+    def caller_name(self) -> str:
+        """That user's login name."""
+
+    @property
+    def header_version(self) -> str:
+        """The Slurm release the calls were built for (``19.05.8`` ...)."""
+
+    @property
+    def has_checkpoint_api(self) -> bool:
+        """Whether all nine ``slurm_checkpoint_*`` calls exist (Slurm <= 19.05)."""
+
+    # -- reads
+    def load_jobs(self, prev_update: int = 0) -> JobsResult: ...
+
+    def get_steps(self, prev_update: int = 0) -> StepsResult: ...
+
+    def step_pids(self, step: StepId) -> StepProcesses: ...
+
+    def ctl_conf(self) -> ControllerConfig: ...
+
+    def checkpoint_symbols(self) -> dict[str, bool]: ...
+
+    # -- job control (today's primitives)
+    def signal_step(self, step: StepId, signal: int) -> None: ...
+
+    def kill_step(self, step: StepId, signal: int = 9) -> None: ...
+
+    def requeue(self, job_id: int, hold: bool = False) -> None: ...
+
+    def release(self, job_id: int) -> None: ...
+
+    def set_required_nodes(self, job_id: int, nodelist: str) -> None: ...
+
+    # -- the historical checkpoint API
+    def ckpt_able(self, step: StepId) -> int: ...
+
+    def ckpt_disable(self, step: StepId) -> None: ...
+
+    def ckpt_enable(self, step: StepId) -> None: ...
+
+    def ckpt_create(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None: ...
+
+    def ckpt_vacate(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None: ...
+
+    def ckpt_restart(
+        self, step: StepId, stick: bool = False, image_dir: str | None = None
+    ) -> None: ...
+
+    def ckpt_complete(
+        self, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
+    ) -> None: ...
+
+    def ckpt_error(self, step: StepId) -> tuple[int, str]: ...
+
+    def ckpt_tasks(
+        self, step: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> None: ...
