@@ -11,6 +11,7 @@ Public API (everything else in this package is private)::
     b.ctl_conf()               # ControllerConfig (cluster, version, switch/proctrack types ..)
     b.signal_step(step, sig); b.kill_step(step, sig)
     b.requeue(job_id, hold=True); b.release(job_id); b.set_required_nodes(job_id, "n[1-2]")
+    b.set_begin_time(job_id, when=0)   # scontrol update StartTime=; 0 (or past): now
     b.has_checkpoint_api       # all nine slurm_checkpoint_* symbols resolve (<= 19.05)
     b.ckpt_able(step) -> start_time; ckpt_disable/enable(step); ckpt_create/vacate(step,
       max_wait, image_dir); ckpt_restart(step, stick, image_dir); ckpt_complete(step,

@@ -687,6 +687,18 @@ class Binding:
         """Set a pending job's required nodes (``scontrol update job ReqNodeList=``)."""
         self._action(self._lib.sckpt_set_required_nodes, job_id, nodelist.encode())
 
+    def set_begin_time(self, job_id: int, when: int = 0) -> None:
+        """Set a pending job's begin time (``scontrol update job StartTime=``).
+
+        ``when`` is Unix seconds; ``0`` (or any time already past) is now, sent as this
+        host's clock, as ``StartTime=now`` is: a requeued job becomes eligible at once
+        instead of about two minutes later.  A job that is not pending is refused
+        (ESLURM_JOB_NOT_PENDING).
+        """
+        if when < 0:
+            raise ValueError(f"begin time {when}: Unix seconds, or 0 for now")
+        self._action(self._lib.sckpt_set_begin_time, job_id, when)
+
     # -- the historical checkpoint API -----------------------------------------------------
     def checkpoint_symbols(self) -> dict[str, bool]:
         """Which ``slurm_checkpoint_*`` symbols this process can see."""

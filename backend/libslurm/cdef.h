@@ -126,6 +126,7 @@ int sckpt_kill_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int *err);
 int sckpt_requeue(uint32_t job_id, int hold, int *err);
 int sckpt_release(uint32_t job_id, int *err);
 int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *err);
+int sckpt_set_begin_time(uint32_t job_id, int64_t when, int *err);
 
 int sckpt_ck_present(const char *name);
 int sckpt_ck_able(uint32_t job, uint32_t step, int64_t *start_time, int *err);

@@ -646,6 +646,26 @@ static int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *
 	return rc;
 }
 
+/* A pending job's begin time, as `scontrol update JobId=N StartTime=T` sets it.  `when` is
+ * Unix seconds; 0, or any time not after this host's clock, means "now" and is sent as
+ * time(NULL): scontrol turns StartTime=now (and any past time) into time(NULL) before it
+ * calls slurm_update_job, because a zero begin_time in the descriptor means "leave it"
+ * (slurm_init_job_desc_msg zeroes it).  slurmctld raises a time before its own clock to
+ * that clock, and refuses a job that is not pending (ESLURM_JOB_NOT_PENDING). */
+static int sckpt_set_begin_time(uint32_t job_id, int64_t when, int *err)
+{
+	job_desc_msg_t desc;
+	time_t now = time(NULL);
+	int rc;
+	slurm_init_job_desc_msg(&desc);
+	sckpt_desc_set_job(&desc, job_id);
+	desc.begin_time = (when > (int64_t) now) ? (time_t) when : now;
+	errno = 0;
+	rc = slurm_update_job(&desc);
+	*err = errno;
+	return rc;
+}
+
 /* ---- the historical checkpoint API, resolved at run time ------------------------------- */
 /* Prototypes as Slurm 19.05 declared them (man page slurm_checkpoint(3); tasks takes a
  * uint16_t step id in the 19.05 header).  They are our own typedefs so that no header of
