@@ -221,7 +221,7 @@ def _error_msg(value: object) -> str:
 
 
 def _nodelist(value: object) -> str:
-    from .engines.sim_hostlist import expand_hostlist
+    from .hostlist import expand_hostlist
 
     if value is None or value == "":
         return ""

@@ -68,6 +68,7 @@ from ..errors import (
     describe,
     error_for,
 )
+from ..hostlist import expand_hostlist
 from ..image_access import image_dir_problem
 from ..model import (
     STEP_BATCH,
@@ -94,7 +95,6 @@ from ..store import (
 )
 from .base import Engine
 from .live import LiveEngine
-from .sim_hostlist import expand_hostlist
 
 WAKE_SIGNAL = signal.SIGURG
 """Sent to the step after a request is written; default-ignored by programs (see wrapper)."""

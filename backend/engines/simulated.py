@@ -77,6 +77,7 @@ from ..errors import (
     describe,
     error_for,
 )
+from ..hostlist import compress_range, expand_hostlist
 from ..model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -99,7 +100,6 @@ from ..model import (
     StepView,
 )
 from .base import Engine
-from .sim_hostlist import compress_range, expand_hostlist
 
 DEMO_EPOCH = 1_780_000_000.0
 """2026-05-28 20:26:40 UTC: the start of ``ManualClock`` unless told otherwise."""
