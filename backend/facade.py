@@ -27,7 +27,8 @@ Engines are chosen by ``open_facade``:
 
 Engine registry (how the cooperative engine plugs in): an engine module calls
 ``register_engine(name, factory)`` at import time, where ``factory(request: EngineRequest)
--> Engine``.  When a name is not registered yet, ``open_facade`` imports
+-> Engine`` (``EngineRequest`` is defined in ``engines/base.py``, so that engines never import
+the facade).  When a name is not registered yet, ``open_facade`` imports
 ``sckpt.backend.engines.<name>`` (which registers itself, or defines a module-level
 ``create_engine(request)``) and looks again.  ``auto`` asks for ``cooperative`` this way, so
 the cooperative engine needs no change here: it only has to exist.
@@ -41,12 +42,12 @@ import os
 import pwd
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
-from .engines.base import Engine
+from .engines.base import Engine, EngineRequest
 from .errors import (
     AuditLogError,
     NoConfig,
@@ -105,16 +106,6 @@ Target = str | StepId
 
 
 # ---------------------------------------------------------------------- engine registry
-
-
-@dataclass(frozen=True)
-class EngineRequest:
-    """What an engine factory gets: the settings, the user to act as, the loaded binding."""
-
-    settings: Settings
-    as_user: str | None = None
-    binding: Any = None
-    """The libslurm binding object (``sckpt.backend.libslurm``), None for the simulator."""
 
 
 class EngineFactory(Protocol):

@@ -28,7 +28,7 @@ import os
 import pwd
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import (
     AccessDenied,
@@ -60,10 +60,7 @@ from ..model import (
     StepProcesses,
     StepView,
 )
-from .base import Engine
-
-if TYPE_CHECKING:
-    from ..facade import EngineRequest
+from .base import Engine, EngineRequest
 
 
 def _user_name(uid: int) -> str:

@@ -18,7 +18,7 @@ Registered with the facade under the name ``native`` (``create_engine`` below).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ESLURM_DISABLED, ESLURM_NOT_SUPPORTED, SlurmError, describe
 from ..model import (
@@ -33,11 +33,8 @@ from ..model import (
     Step,
     StepId,
 )
-from .base import Engine
+from .base import Engine, EngineRequest
 from .live import LiveEngine
-
-if TYPE_CHECKING:
-    from ..facade import EngineRequest
 
 
 class NativeEngine(LiveEngine):
