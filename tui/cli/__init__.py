@@ -17,8 +17,11 @@ internal error; 2 bad usage or input; 3 Slurm cannot be reached or the shim is u
 traceback.  Every value is validated while argv is parsed, before a facade is opened, so
 invalid input never reaches an engine.
 
-Textual is imported only when the console is opened, so ``sckpt ls`` and the actions start
-fast and work on machines where only the command line is used.
+This package holds no Textual: the console (``..app.run_console``) is imported only when it
+is opened, so ``sckpt ls`` and the actions start fast and work on machines where only the
+command line is used (``tests/test_layering.py`` checks it).  Beside this entry module:
+``arguments`` (argv value types), ``historical`` (scontrol's ``checkpoint`` syntax),
+``listing`` (``sckpt ls``) and ``output`` (what is printed).
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, Clust
 
 from sckpt import __version__
 
-from . import cli_args, cli_output
-from .cli_historical import is_checkpoint_keyword, parse_historical
+from . import arguments, output
+from .historical import is_checkpoint_keyword, parse_historical
 
 if TYPE_CHECKING:
     from sckpt.backend.config import Settings
@@ -200,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--step",
         metavar="JOB.STEP",
-        type=cli_args.target,
+        type=arguments.target,
         default=None,
         help="open the console on this step (same as 'sckpt JOB.STEP')",
     )
@@ -221,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "targets",
                 metavar="TARGET",
                 nargs="+",
-                type=cli_args.target,
+                type=arguments.target,
                 help="JOB (every running step), JOB.STEP, JOB.batch, JOB.extern, JOB.interactive",
             ),
             _TARGET_COMPLETION,
@@ -230,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
             action.add_argument(
                 "--max-wait",
                 metavar="SECONDS",
-                type=cli_args.max_wait,
+                type=arguments.max_wait,
                 help="seconds the checkpoint may take, 0-65535 (default: config, 10)",
             )
         if name in ("create", "vacate", "restart", "tasks"):
@@ -238,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                 action.add_argument(
                     "--image-dir",
                     metavar="DIR",
-                    type=cli_args.image_dir,
+                    type=arguments.image_dir,
                     help="absolute directory for the images (default: config, else per step)",
                 ),
                 shtab.DIRECTORY,
@@ -258,14 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
             action.add_argument(
                 "--error-code",
                 metavar="N",
-                type=cli_args.error_code,
+                type=arguments.error_code,
                 default=0,
                 help="the checkpoint's result code (0 = success; only the highest is kept)",
             )
             action.add_argument(
                 "--error-msg",
                 metavar="TEXT",
-                type=cli_args.error_msg,
+                type=arguments.error_msg,
                 default="",
                 help="the message that goes with the error code",
             )
@@ -273,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
             action.add_argument(
                 "--begin-time",
                 metavar="TIME",
-                type=cli_args.begin_time,
+                type=arguments.begin_time,
                 default=None,
                 help="when the checkpoint began: now, Unix seconds or YYYY-MM-DDTHH:MM[:SS]",
             )
@@ -281,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
             action.add_argument(
                 "--nodelist",
                 metavar="NODES",
-                type=cli_args.nodelist,
+                type=arguments.nodelist,
                 required=True,
                 help="the nodes whose tasks should checkpoint (a Slurm host list)",
             )
@@ -297,15 +300,15 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
-    ls.add_argument("-u", "--user", type=cli_args.names, action="append", help="user(s): a,b")
+    ls.add_argument("-u", "--user", type=arguments.names, action="append", help="user(s): a,b")
     ls.add_argument(
-        "-t", "--state", type=cli_args.states, action="append", help="job state(s): R,PD or all"
+        "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
     )
-    ls.add_argument("-j", "--job", type=cli_args.job_ids, action="append", help="job id(s): 12,34")
-    ls.add_argument("-p", "--partition", type=cli_args.names, action="append", help="partition(s)")
+    ls.add_argument("-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34")
+    ls.add_argument("-p", "--partition", type=arguments.names, action="append", help="partition(s)")
     ls.add_argument(
         "--ckpt",
-        type=cli_args.checkpoint_kinds,
+        type=arguments.checkpoint_kinds,
         action="append",
         help="steps whose checkpoint state is one of: able, disabled, in_progress, ...",
     )
@@ -505,11 +508,11 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
     value = outcome.value
     if outcome.operation == "able":
         assert value is None or isinstance(value, AbleResult)
-        return lead + cli_output.able_line(value)
+        return lead + output.able_line(value)
     if isinstance(value, CheckpointError):
-        return lead + cli_output.error_line(value)
+        return lead + output.error_line(value)
     if isinstance(value, ActionResult):
-        return None if historical else cli_output.action_line(value)
+        return None if historical else output.action_line(value)
     return None
 
 
@@ -521,7 +524,7 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
     }
     value = outcome.value
     if outcome.error is not None:
-        data["error"] = cli_output.error_json(outcome.error)
+        data["error"] = output.error_json(outcome.error)
     elif outcome.operation == "able":
         assert value is None or isinstance(value, AbleResult)
         since = value.in_progress_since if value is not None else 0
@@ -529,23 +532,23 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
             able=value is not None,
             in_progress=bool(since),
             in_progress_since=since,
-            began_at=cli_output.format_time(since) if since else None,
-            text=cli_output.able_line(value),
+            began_at=output.format_time(since) if since else None,
+            text=output.able_line(value),
         )
         if outcome.disabled is not None:
-            data["disabled"] = cli_output.error_json(outcome.disabled)
+            data["disabled"] = output.error_json(outcome.disabled)
     elif isinstance(value, CheckpointError):
         data.update(
             error_code=value.code,
             error_name=value.name,
             error_message=value.message,
-            text=cli_output.error_line(value),
+            text=output.error_line(value),
         )
     elif isinstance(value, ActionResult):
         data.update(
             detail=value.detail,
             per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
-            text=cli_output.action_line(value),
+            text=output.action_line(value),
         )
     return data
 
@@ -577,7 +580,7 @@ def _run_actions(
                 traceback.print_exception(outcome.error)
             named = str(outcome.error).startswith(f"{operation} {target}")
             prefix = "" if named else f"{operation} {target}: "
-            _err(cli_output.failure_line(prefix, outcome.error))
+            _err(output.failure_line(prefix, outcome.error))
         elif not as_json:
             line = _outcome_text(outcome, prefix=len(targets) > 1, historical=historical)
             if line is not None:
@@ -585,7 +588,7 @@ def _run_actions(
     code = max((o.exit_code for o in outcomes), default=EXIT_OK)
     if as_json:
         _out(
-            cli_output.dumps(
+            output.dumps(
                 {
                     "operation": operation,
                     "engine": facade.engine_name,
@@ -672,24 +675,24 @@ def _cmd_actions(args: argparse.Namespace, operation: str, targets: Sequence[Ste
 def _cmd_checkpoint(args: argparse.Namespace) -> int:
     """``sckpt checkpoint <op> <jobid>[.<stepid>] [args]``: validated, then as the modern form."""
     request = parse_historical(list(args.words))
-    target = cli_args.target(request.target)
-    args.max_wait = cli_args.max_wait(request.max_wait) if request.max_wait is not None else None
+    target = arguments.target(request.target)
+    args.max_wait = arguments.max_wait(request.max_wait) if request.max_wait is not None else None
     args.image_dir = (
-        cli_args.image_dir(request.image_dir) if request.image_dir is not None else None
+        arguments.image_dir(request.image_dir) if request.image_dir is not None else None
     )
     args.stick = request.stick
     return _cmd_actions(args, request.operation, [target])
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    from .cli_list import ListFilter, render_json, render_text, select
+    from .listing import ListFilter, render_json, render_text, select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
         return frozenset().union(*values) if values else frozenset()
 
     states = union(args.state)
     if not states and not args.all:
-        states = cli_args.ACTIVE_STATES
+        states = arguments.ACTIVE_STATES
     facade, _settings = _open(args)
     try:
         users: frozenset[str] | None = union(args.user) or None
@@ -708,7 +711,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         if args.json:
             # stale: the controller did not answer; asking it again would only wait again
             info = None if snapshot.stale else _info_or_none(facade)
-            _out(cli_output.dumps(render_json(views, snapshot, info)))
+            _out(output.dumps(render_json(views, snapshot, info)))
         elif not (snapshot.stale and not snapshot.taken_at):
             # No answer and no data: an empty table would read as "no jobs"; the error
             # line below comes alone.
@@ -716,7 +719,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
             if text:
                 _out(text)
         if snapshot.stale:
-            _err(cli_output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer"))
+            _err(output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer"))
             return EXIT_UNREACHABLE
         return EXIT_OK
     finally:
@@ -737,7 +740,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     report, code = run_doctor()
     if args.json:
-        _out(cli_output.dumps({"exit_code": code, "report": cli_output.to_jsonable(report)}))
+        _out(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:
         _out(format_report(report))
     return code
@@ -757,7 +760,7 @@ def _cmd_console(args: argparse.Namespace) -> int:
     try:
         from sckpt.backend.libslurm import divert_c_stderr
 
-        from .app import run_console
+        from ..app import run_console
 
         # libslurm logs its failures on the C stderr stream, which would land in the middle
         # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
@@ -819,7 +822,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SckptError as failure:
         if debug:
             traceback.print_exc()
-        _err(cli_output.failure_line("", failure))
+        _err(output.failure_line("", failure))
         return failure.exit_code
     except KeyboardInterrupt:
         _err("sckpt: interrupted")
@@ -830,6 +833,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as bug:
         if debug:
             traceback.print_exc()
-        detail = cli_output.clean(f"{type(bug).__name__}: {bug}")
+        detail = output.clean(f"{type(bug).__name__}: {bug}")
         _err(f"sckpt: internal error: {detail} (run with --debug for the traceback)")
         return EXIT_INTERNAL
