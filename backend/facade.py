@@ -1,12 +1,16 @@
 """The one door to the backend: validation, read-only guard, audit log, engine choice.
 
-The console and the command line call only this module.  Each call:
+The console and the command line call only this module.  It has one method per checkpoint
+operation of the table in ``operations.py``, named for it and taking exactly its
+``arguments``, so callers dispatch with ``getattr(facade, op.name)(target, **values)``.
+Each call:
 
 1. **validates** its input (``targets.py``): a bad id or argument raises ``UsageError``
    saying what was expected, and no engine is called;
-2. for a mutating operation (``MUTATING``): refuses with ``ReadOnlyError`` in read-only
-   mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then opens the
-   audit log (``AuditLogError`` and no action when it cannot be opened and is required);
+2. for a mutating operation (``operations.MUTATING``): refuses with ``ReadOnlyError`` in
+   read-only mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then
+   opens the audit log (``AuditLogError`` and no action when it cannot be opened and is
+   required);
 3. calls the engine, which applies Slurm's rules and raises typed ``SlurmError``s;
 4. appends one JSON line to the audit log for every mutating attempt, allowed or refused.
 
@@ -81,21 +85,6 @@ from .targets import (
     validate_image_dir,
     validate_max_wait,
 )
-
-OPERATIONS = (
-    "able",
-    "error",
-    "create",
-    "vacate",
-    "restart",
-    "enable",
-    "disable",
-    "complete",
-    "tasks",
-)
-"""The nine checkpoint operations of the seed man page, in its order of importance."""
-MUTATING = frozenset({"create", "vacate", "restart", "enable", "disable", "complete", "tasks"})
-"""Operations that change something: refused in read-only mode, always audited."""
 
 MAX_ERROR_CODE = 0xFFFFFFFF
 MAX_ERROR_MSG = MAX_TEXT
