@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from sckpt.backend.engines.base import Engine
+from sckpt.backend.errors import UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.libslurm import CHECKPOINT_SYMBOLS
 from sckpt.backend.operations import ARGUMENTS, MUTATING, NAMES, OPERATIONS, Operation, operation
@@ -58,3 +59,43 @@ def test_binding_checks_the_tables_symbols() -> None:
     assert [operation(name).symbol for name in CHECKPOINT_SYMBOLS] == [
         f"slurm_checkpoint_{name}" for name in sorted(NAMES)
     ]
+
+
+def test_command_line_offers_one_command_per_operation_with_its_arguments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sckpt.tui.cli.parser import COMMANDS, build_parser
+
+    assert COMMANDS[: len(NAMES)] == NAMES
+    monkeypatch.setenv("COLUMNS", "500")  # one line per command in the help
+    parser = build_parser()
+    shown = parser.format_help()
+    for op in OPERATIONS:
+        assert f"    {op.name}  " in shown and op.summary in shown, op.name
+        required = ["--nodelist", "n1"] if "nodelist" in op.arguments else []
+        parsed = vars(parser.parse_args([op.name, "1", *required]))
+        assert set(parsed) & set(ARGUMENTS) == set(op.arguments), op.name
+
+
+@pytest.mark.parametrize("op", [op for op in OPERATIONS if op.scontrol], ids=lambda op: op.name)
+def test_historical_form_matches_the_tables_scontrol_names(op: Operation) -> None:
+    from sckpt.tui.cli.historical import match_operation
+
+    assert op.scontrol is not None
+    shortest = op.name[: op.scontrol.prefix]
+    # "re" is requeue (scontrol tried it first), so restart needs "res"
+    expected = "requeue" if shortest == "re" and op.name != "requeue" else op.name
+    assert match_operation(shortest.upper()) == expected
+    assert match_operation(op.name[: op.scontrol.prefix + 1]) == op.name
+    if op.scontrol.prefix > 1:
+        with pytest.raises(UsageError):
+            match_operation(op.name[: op.scontrol.prefix - 1])
+
+
+def test_operations_without_a_scontrol_name_are_not_in_the_historical_form() -> None:
+    from sckpt.tui.cli.historical import match_operation
+
+    for op in OPERATIONS:
+        if op.scontrol is None:
+            with pytest.raises(UsageError, match="invalid checkpoint operation"):
+                match_operation(op.name)

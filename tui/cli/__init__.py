@@ -32,18 +32,19 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend.errors import ConfigError, SckptError, UsageError
 from sckpt.backend.model import ClusterInfo, StepId
+from sckpt.backend.operations import NAMES, Operation, operation
 
 from . import arguments, output
 from .actions import run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
-from .parser import ACTIONS, COMMANDS, ParserExit, build_parser, completion_script
+from .parser import COMMANDS, ParserExit, build_parser, completion_script
 
 if TYPE_CHECKING:
     from sckpt.backend.config import Settings
@@ -159,31 +160,46 @@ def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
     return facade, settings
 
 
-def _cmd_actions(args: argparse.Namespace, operation: str, targets: Sequence[StepId]) -> int:
+def _cmd_actions(
+    args: argparse.Namespace,
+    op: Operation,
+    targets: Sequence[StepId],
+    values: Mapping[str, Any],
+) -> int:
     facade, _settings = _open(args)
     try:
         return run_actions(
             facade,
-            operation,
+            op,
             targets,
-            args,
+            values,
             as_json=args.json,
             historical=args.command == "checkpoint",
+            debug=args.debug,
         )
     finally:
         facade.close()
+
+
+def _cmd_operation(args: argparse.Namespace) -> int:
+    """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
+    op = operation(args.command)
+    values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
+    return _cmd_actions(args, op, args.targets, values)
 
 
 def _cmd_checkpoint(args: argparse.Namespace) -> int:
     """``sckpt checkpoint <op> <jobid>[.<stepid>] [args]``: validated, then as the modern form."""
     request = parse_historical(list(args.words))
     target = arguments.target(request.target)
-    args.max_wait = arguments.max_wait(request.max_wait) if request.max_wait is not None else None
-    args.image_dir = (
-        arguments.image_dir(request.image_dir) if request.image_dir is not None else None
-    )
-    args.stick = request.stick
-    return _cmd_actions(args, request.operation, [target])
+    given: dict[str, Any] = {  # all the historical form can express
+        "max_wait": None if request.max_wait is None else arguments.max_wait(request.max_wait),
+        "image_dir": None if request.image_dir is None else arguments.image_dir(request.image_dir),
+        "stick": request.stick,
+    }
+    op = operation(request.operation)
+    values: dict[str, Any] = {name: given[name] for name in op.arguments if name in given}
+    return _cmd_actions(args, op, [target], values)
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
@@ -277,9 +293,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_console(args)
     if args.step is not None:
         raise UsageError(f"--step opens the console; it cannot be combined with '{command}'")
-    if command in ACTIONS:
-        return _cmd_actions(args, command, args.targets)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        **dict.fromkeys(NAMES, _cmd_operation),
         "checkpoint": _cmd_checkpoint,
         "ls": _cmd_ls,
         "doctor": _cmd_doctor,

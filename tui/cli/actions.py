@@ -8,14 +8,14 @@ waiting out the same timeout.
 
 from __future__ import annotations
 
-import argparse
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sckpt.backend.errors import Disabled, SckptError, UsageError
+from sckpt.backend.errors import Disabled, SckptError
 from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, StepId
+from sckpt.backend.operations import Operation
 
 from . import output
 from .exit_codes import EXIT_OK, EXIT_UNREACHABLE
@@ -48,51 +48,20 @@ class Outcome:
         return self.error.exit_code if self.error is not None else EXIT_OK
 
 
-def _call(facade: Facade, operation: str, target: StepId, args: argparse.Namespace) -> Outcome:
-    """One facade call for one target; Slurm's refusals become the outcome, not an exception."""
-    outcome = Outcome(target, operation)
+def _call(facade: Facade, op: Operation, target: StepId, values: Mapping[str, Any]) -> Outcome:
+    """One facade call for one target; Slurm's refusals become the outcome, not an exception.
+
+    The facade has one method per operation, named for it and taking exactly the table's
+    ``arguments`` (``backend/operations.py``), so the call is found by name.
+    """
+    outcome = Outcome(target, op.name)
     try:
-        if operation == "able":
-            outcome.value = facade.able(target)
-        elif operation == "error":
-            outcome.value = facade.error(target)
-        elif operation == "create":
-            outcome.value = facade.create(target, max_wait=args.max_wait, image_dir=args.image_dir)
-        elif operation == "vacate":
-            outcome.value = facade.vacate(
-                target,
-                max_wait=args.max_wait,
-                image_dir=args.image_dir,
-                force=getattr(args, "force", False),  # the historical syntax has no --force
-            )
-        elif operation == "restart":
-            outcome.value = facade.restart(target, stick=args.stick, image_dir=args.image_dir)
-        elif operation == "enable":
-            outcome.value = facade.enable(target)
-        elif operation == "disable":
-            outcome.value = facade.disable(target)
-        elif operation == "complete":
-            outcome.value = facade.complete(
-                target,
-                begin_time=args.begin_time or 0,
-                error_code=args.error_code,
-                error_msg=args.error_msg,
-            )
-        elif operation == "tasks":
-            outcome.value = facade.tasks(
-                target,
-                begin_time=args.begin_time or 0,
-                image_dir=args.image_dir,
-                max_wait=args.max_wait,
-                nodelist=args.nodelist,
-            )
-        else:  # pragma: no cover - the parser only offers ACTIONS
-            raise UsageError(f"unknown operation {operation!r}")
+        outcome.value = getattr(facade, op.name)(target, **values)
     except Disabled as refused:
-        if operation != "able":
-            outcome.error = refused
-        else:
+        if op.disabled_is_answer:
             outcome.disabled = refused
+        else:
+            outcome.error = refused
     except SckptError as refused:
         outcome.error = refused
     return outcome
@@ -102,9 +71,8 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
     """The stdout line for a successful outcome (None: print nothing, as scontrol did)."""
     lead = f"{outcome.target}: " if prefix else ""
     value = outcome.value
-    if outcome.operation == "able":
-        assert value is None or isinstance(value, AbleResult)
-        return lead + output.able_line(value)
+    if isinstance(value, AbleResult) or outcome.disabled is not None:
+        return lead + output.able_line(value if isinstance(value, AbleResult) else None)
     if isinstance(value, CheckpointError):
         return lead + output.error_line(value)
     if isinstance(value, ActionResult):
@@ -121,15 +89,15 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
     value = outcome.value
     if outcome.error is not None:
         data["error"] = output.error_json(outcome.error)
-    elif outcome.operation == "able":
-        assert value is None or isinstance(value, AbleResult)
-        since = value.in_progress_since if value is not None else 0
+    elif isinstance(value, AbleResult) or outcome.disabled is not None:
+        able = value if isinstance(value, AbleResult) else None
+        since = able.in_progress_since if able is not None else 0
         data.update(
-            able=value is not None,
+            able=able is not None,
             in_progress=bool(since),
             in_progress_since=since,
             began_at=output.format_time(since) if since else None,
-            text=output.able_line(value),
+            text=output.able_line(able),
         )
         if outcome.disabled is not None:
             data["disabled"] = output.error_json(outcome.disabled)
@@ -151,14 +119,20 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
 
 def run_actions(
     facade: Facade,
-    operation: str,
+    op: Operation,
     targets: Sequence[StepId],
-    args: argparse.Namespace,
+    values: Mapping[str, Any],
     *,
     as_json: bool,
     historical: bool,
+    debug: bool,
 ) -> int:
-    """Act on each target in turn, report each, and return the worst exit code."""
+    """Act on each target in turn, report each, and return the worst exit code.
+
+    ``values`` are the operation's keyword arguments (those of ``op.arguments`` given; the
+    facade's defaults stand for the others).
+    """
+    operation = op.name
     outcomes = []
     unreachable: SckptError | None = None
     for target in targets:
@@ -167,12 +141,12 @@ def run_actions(
             # same timeout once per remaining target.
             outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
-            outcome = _call(facade, operation, target, args)
+            outcome = _call(facade, op, target, values)
             if outcome.exit_code == EXIT_UNREACHABLE:
                 unreachable = outcome.error
         outcomes.append(outcome)
         if outcome.error is not None:
-            if args.debug:
+            if debug:
                 traceback.print_exception(outcome.error)
             named = str(outcome.error).startswith(f"{operation} {target}")
             prefix = "" if named else f"{operation} {target}: "

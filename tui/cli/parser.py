@@ -10,29 +10,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import UsageError
+from sckpt.backend.operations import NAMES, OPERATIONS, Argument
 
 from sckpt import __version__
 
 from . import arguments
+from .historical import prefix_rule
 
-ACTIONS = ("able", "error", "create", "vacate", "restart", "enable", "disable", "complete", "tasks")
-COMMANDS = (*ACTIONS, "ls", "doctor", "completion", "checkpoint", "run")
-
-_SUMMARIES = {
-    "able": "say whether checkpoints can be issued (Yes, Began at <time>, No)",
-    "error": "show the last checkpoint error: error(<code>): <msg>",
-    "create": "checkpoint and continue",
-    "vacate": "checkpoint, then end the step (a batch job is requeued held on modern Slurm)",
-    "restart": "resume a checkpointed job under the same job id (whole job only)",
-    "enable": "decrement the step's disable counter (never below zero)",
-    "disable": "increment the step's disable counter",
-    "complete": "report that a checkpoint finished, with its error code and message",
-    "tasks": "ask the step's tasks on the named nodes to checkpoint themselves",
-}
+COMMANDS = (*NAMES, "ls", "doctor", "completion", "checkpoint", "run")
+"""Every command: one per checkpoint operation (the table's order), then the others."""
 
 
 class ParserExit(Exception):
@@ -142,9 +132,93 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
 
 
+def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
+    """The option for each operation argument: flag, ``add_argument`` keywords, completion.
+
+    An operation's subcommand gets the options of its ``arguments`` (``operations.py``), in
+    this order (the one ``--help`` has always shown); each option's ``dest`` is the
+    argument's name, so the parsed values are the facade's keyword arguments as they are.
+    """
+    import shtab
+
+    return {
+        "max_wait": (
+            "--max-wait",
+            {
+                "metavar": "SECONDS",
+                "type": arguments.max_wait,
+                "help": "seconds the checkpoint may take, 0-65535 (default: config, 10)",
+            },
+            None,
+        ),
+        "image_dir": (
+            "--image-dir",
+            {
+                "metavar": "DIR",
+                "type": arguments.image_dir,
+                "help": "absolute directory for the images (default: config, else per step)",
+            },
+            shtab.DIRECTORY,
+        ),
+        "stick": (
+            "--stick",
+            {"action": "store_true", "help": "run again on the nodes it used before"},
+            None,
+        ),
+        "force": (
+            "--force",
+            {
+                "action": "store_true",
+                "help": "end the job even where tasks have no image (a failed checkpoint, a "
+                "step not under sckpt run): restart then starts those from the beginning",
+            },
+            None,
+        ),
+        "error_code": (
+            "--error-code",
+            {
+                "metavar": "N",
+                "type": arguments.error_code,
+                "default": 0,
+                "help": "the checkpoint's result code (0 = success; only the highest is kept)",
+            },
+            None,
+        ),
+        "error_msg": (
+            "--error-msg",
+            {
+                "metavar": "TEXT",
+                "type": arguments.error_msg,
+                "default": "",
+                "help": "the message that goes with the error code",
+            },
+            None,
+        ),
+        "begin_time": (
+            "--begin-time",
+            {
+                "metavar": "TIME",
+                "type": arguments.begin_time,
+                "default": 0,
+                "help": "when the checkpoint began: now, Unix seconds or YYYY-MM-DDTHH:MM[:SS]",
+            },
+            None,
+        ),
+        "nodelist": (
+            "--nodelist",
+            {
+                "metavar": "NODES",
+                "type": arguments.nodelist,
+                "required": True,
+                "help": "the nodes whose tasks should checkpoint (a Slurm host list)",
+            },
+            None,
+        ),
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (also the source of the shell completion scripts)."""
-    import shtab
 
     parser = _Parser(
         prog="sckpt",
@@ -172,12 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(common, suppress=True)
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in ACTIONS:
+    options = _operation_options()
+    for op in OPERATIONS:
         action = sub.add_parser(
-            name,
+            op.name,
             parents=[common],
-            help=_SUMMARIES[name],
-            description=_SUMMARIES[name].capitalize() + ".",
+            help=op.summary,
+            description=op.summary.capitalize() + ".",
             allow_abbrev=False,
         )
         _complete_with(
@@ -190,65 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
             ),
             _TARGET_COMPLETION,
         )
-        if name in ("create", "vacate", "tasks"):
-            action.add_argument(
-                "--max-wait",
-                metavar="SECONDS",
-                type=arguments.max_wait,
-                help="seconds the checkpoint may take, 0-65535 (default: config, 10)",
-            )
-        if name in ("create", "vacate", "restart", "tasks"):
-            _complete_with(
-                action.add_argument(
-                    "--image-dir",
-                    metavar="DIR",
-                    type=arguments.image_dir,
-                    help="absolute directory for the images (default: config, else per step)",
-                ),
-                shtab.DIRECTORY,
-            )
-        if name == "restart":
-            action.add_argument(
-                "--stick", action="store_true", help="run again on the nodes it used before"
-            )
-        if name == "vacate":
-            action.add_argument(
-                "--force",
-                action="store_true",
-                help="end the job even where tasks have no image (a failed checkpoint, a "
-                "step not under sckpt run): restart then starts those from the beginning",
-            )
-        if name == "complete":
-            action.add_argument(
-                "--error-code",
-                metavar="N",
-                type=arguments.error_code,
-                default=0,
-                help="the checkpoint's result code (0 = success; only the highest is kept)",
-            )
-            action.add_argument(
-                "--error-msg",
-                metavar="TEXT",
-                type=arguments.error_msg,
-                default="",
-                help="the message that goes with the error code",
-            )
-        if name in ("complete", "tasks"):
-            action.add_argument(
-                "--begin-time",
-                metavar="TIME",
-                type=arguments.begin_time,
-                default=None,
-                help="when the checkpoint began: now, Unix seconds or YYYY-MM-DDTHH:MM[:SS]",
-            )
-        if name == "tasks":
-            action.add_argument(
-                "--nodelist",
-                metavar="NODES",
-                type=arguments.nodelist,
-                required=True,
-                help="the nodes whose tasks should checkpoint (a Slurm host list)",
-            )
+        for argument, (flag, spec, completion) in options.items():
+            if argument in op.arguments:
+                added = action.add_argument(flag, **spec)
+                if completion is not None:
+                    _complete_with(added, completion)
 
     ls = sub.add_parser(
         "ls",
@@ -313,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="scontrol's historical syntax: checkpoint <op> <jobid>[.<stepid>] [args]",
         description=(
             "scontrol checkpoint, as admins typed it: ops match case-insensitively by prefix "
-            "(able, disable from 1 letter; enable, create, vacate, restart, error from 2). "
+            f"({prefix_rule()}). "
             "requeue is refused: use 'sckpt vacate JOB.batch' then 'sckpt restart JOB'."
         ),
         allow_abbrev=False,
