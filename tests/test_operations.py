@@ -7,6 +7,7 @@ line's subcommands, options and historical names, the console's keys.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -99,3 +100,23 @@ def test_operations_without_a_scontrol_name_are_not_in_the_historical_form() -> 
         if op.scontrol is None:
             with pytest.raises(UsageError, match="invalid checkpoint operation"):
                 match_operation(op.name)
+
+
+def test_console_binds_the_tables_keys_to_its_operations() -> None:
+    from sckpt.tui.dialogs.form import ActionParams
+    from sckpt.tui.keys import ACTION_KEYS
+    from sckpt.tui.screens.base import TargetScreen
+    from textual.binding import Binding
+
+    keyed = [op for op in OPERATIONS if op.key is not None]
+    specs = {spec.id: spec for spec in ACTION_KEYS}
+    assert set(specs) - set(NAMES) == {"check"}  # every other action key is an operation's
+    assert [spec.id for spec in ACTION_KEYS if spec.id in NAMES] == [op.name for op in keyed]
+    form_fields = {field.name for field in dataclasses.fields(ActionParams)}
+    for op in keyed:
+        spec = specs[op.name]
+        assert (spec.key, spec.help, spec.mutating) == (op.key, op.key_help, op.mutating)
+        assert spec.runs == f"operation({op.name!r})"
+        assert set(op.arguments) <= form_fields, op.name  # the form holds what it takes
+    bound = {b.id: b.action for b in TargetScreen.BINDINGS if isinstance(b, Binding)}
+    assert {name: bound[name] for name in specs} == {s.id: s.runs for s in ACTION_KEYS}
