@@ -4,7 +4,8 @@
 * engines never import the facade that chooses them (``EngineRequest`` is in
   ``engines/base.py``);
 * the rules module (``backend/rules.py``) imports only ``model`` and ``errors`` (and the
-  standard library);
+  standard library), the operations table (``backend/operations.py``) only the standard
+  library: both are pure data and decisions, read by every other layer;
 * the command line (``sckpt.tui.cli``) never imports Textual or rich: only its console
   command imports the app, inside the function, when the console is opened.
 """
@@ -128,6 +129,11 @@ def test_the_rules_module_imports_only_model_and_errors() -> None:
         if not any(name == ok or name.startswith(f"{ok}.") for ok in allowed)
     } == set()
     assert others - set(sys.stdlib_module_names) - {"__future__"} == set()
+
+
+def test_the_operations_table_imports_only_the_standard_library() -> None:
+    roots = {name.split(".")[0] for name in _imports(BACKEND / "operations.py")}
+    assert roots - set(sys.stdlib_module_names) - {"__future__"} == set()
 
 
 def test_the_command_line_never_imports_textual_or_rich() -> None:
