@@ -1,12 +1,16 @@
 """The one door to the backend: validation, read-only guard, audit log, engine choice.
 
-The console and the command line call only this module.  Each call:
+The console and the command line call only this module.  It has one method per checkpoint
+operation of the table in ``operations.py``, named for it and taking exactly its
+``arguments``, so callers dispatch with ``getattr(facade, op.name)(target, **values)``.
+Each call:
 
 1. **validates** its input (``targets.py``): a bad id or argument raises ``UsageError``
    saying what was expected, and no engine is called;
-2. for a mutating operation (``MUTATING``): refuses with ``ReadOnlyError`` in read-only
-   mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then opens the
-   audit log (``AuditLogError`` and no action when it cannot be opened and is required);
+2. for a mutating operation (``operations.MUTATING``): refuses with ``ReadOnlyError`` in
+   read-only mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then
+   opens the audit log (``AuditLogError`` and no action when it cannot be opened and is
+   required);
 3. calls the engine, which applies Slurm's rules and raises typed ``SlurmError``s;
 4. appends one JSON line to the audit log for every mutating attempt, allowed or refused.
 
@@ -27,7 +31,8 @@ Engines are chosen by ``open_facade``:
 
 Engine registry (how the cooperative engine plugs in): an engine module calls
 ``register_engine(name, factory)`` at import time, where ``factory(request: EngineRequest)
--> Engine``.  When a name is not registered yet, ``open_facade`` imports
+-> Engine`` (``EngineRequest`` is defined in ``engines/base.py``, so that engines never import
+the facade).  When a name is not registered yet, ``open_facade`` imports
 ``sckpt.backend.engines.<name>`` (which registers itself, or defines a module-level
 ``create_engine(request)``) and looks again.  ``auto`` asks for ``cooperative`` this way, so
 the cooperative engine needs no change here: it only has to exist.
@@ -41,12 +46,12 @@ import os
 import pwd
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
-from .engines.base import Engine
+from .engines.base import Engine, EngineRequest
 from .errors import (
     AuditLogError,
     NoConfig,
@@ -84,21 +89,6 @@ from .targets import (
     validate_max_wait,
 )
 
-OPERATIONS = (
-    "able",
-    "error",
-    "create",
-    "vacate",
-    "restart",
-    "enable",
-    "disable",
-    "complete",
-    "tasks",
-)
-"""The nine checkpoint operations of the seed man page, in its order of importance."""
-MUTATING = frozenset({"create", "vacate", "restart", "enable", "disable", "complete", "tasks"})
-"""Operations that change something: refused in read-only mode, always audited."""
-
 MAX_ERROR_CODE = 0xFFFFFFFF
 MAX_ERROR_MSG = MAX_TEXT
 MAX_NODELIST = 65536
@@ -108,16 +98,6 @@ Target = str | StepId
 
 
 # ---------------------------------------------------------------------- engine registry
-
-
-@dataclass(frozen=True)
-class EngineRequest:
-    """What an engine factory gets: the settings, the user to act as, the loaded binding."""
-
-    settings: Settings
-    as_user: str | None = None
-    binding: Any = None
-    """The libslurm binding object (``sckpt.backend.libslurm``), None for the simulator."""
 
 
 class EngineFactory(Protocol):
@@ -224,7 +204,7 @@ def _error_msg(value: object) -> str:
 
 
 def _nodelist(value: object) -> str:
-    from .engines.sim_hostlist import expand_hostlist
+    from .hostlist import expand_hostlist
 
     if value is None or value == "":
         return ""

@@ -18,19 +18,6 @@ from typing import Protocol, runtime_checkable
 
 from .model import Job, Step, StepId, StepProcesses
 
-CHECKPOINT_CALLS = (
-    "able",
-    "complete",
-    "create",
-    "disable",
-    "enable",
-    "error",
-    "restart",
-    "tasks",
-    "vacate",
-)
-"""The nine historical calls, ``slurm_checkpoint_<name>``."""
-
 
 @dataclass(frozen=True, slots=True)
 class JobsResult:
@@ -112,6 +99,9 @@ class SlurmAPI(Protocol):
     def release(self, job_id: int) -> None: ...
 
     def set_required_nodes(self, job_id: int, nodelist: str) -> None: ...
+
+    def set_begin_time(self, job_id: int, when: int = 0) -> None:
+        """When a pending job may start (0: now), as ``scontrol update StartTime=``."""
 
     # -- the historical checkpoint API
     def ckpt_able(self, step: StepId) -> int: ...

@@ -1,4 +1,14 @@
-"""The backend never imports Textual: checked in the source and in a live interpreter."""
+"""The layers keep to their imports: checked in the source and in a live interpreter.
+
+* the backend never imports Textual (nor rich, nor the UI);
+* engines never import the facade that chooses them (``EngineRequest`` is in
+  ``engines/base.py``);
+* the rules module (``backend/rules.py``) imports only ``model`` and ``errors`` (and the
+  standard library), the operations table (``backend/operations.py``) only the standard
+  library: both are pure data and decisions, read by every other layer;
+* the command line (``sckpt.tui.cli``) never imports Textual or rich: only its console
+  command imports the app, inside the function, when the console is opened.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-BACKEND = Path(__file__).resolve().parent.parent / "backend"
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BACKEND = ROOT / "backend"
+CLI = ROOT / "tui" / "cli"
+RULES = BACKEND / "rules.py"
+_PACKAGES = {"backend": "sckpt.backend", "tui": "sckpt.tui", "styles": "sckpt.styles"}
 
 
 def _imported_roots(path: Path) -> set[str]:
@@ -19,6 +35,47 @@ def _imported_roots(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             roots.add(node.module.split(".")[0])
     return roots
+
+
+def _module_name(path: Path) -> str:
+    """``backend/engines/live.py`` -> ``sckpt.backend.engines.live`` (its installed name)."""
+    top, *rest = path.relative_to(ROOT).with_suffix("").parts
+    parts = [_PACKAGES[top], *rest]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
+    """Every module ``path`` imports, by absolute name, relative imports resolved.
+
+    ``from a import b`` counts as importing ``a`` and ``a.b`` (``b`` may be a module).
+    Imports inside ``if TYPE_CHECKING:`` count too; with ``top_level_only`` those inside
+    functions do not.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    nodes: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        if top_level_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                source = ".".join([*base, node.module] if node.module else base)
+            else:
+                source = node.module or ""
+            found.add(source)
+            found.update(f"{source}.{alias.name}" for alias in node.names)
+    return found
 
 
 def test_no_backend_module_imports_textual_or_the_ui() -> None:
@@ -45,4 +102,74 @@ def test_importing_every_backend_module_loads_no_textual() -> None:
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_engines_never_import_the_facade() -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in _imports(path) if name.startswith("sckpt.backend.facade")
+        )
+        for path in sorted((BACKEND / "engines").rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_rules_module_imports_only_model_and_errors() -> None:
+    if not RULES.exists():
+        pytest.skip("backend/rules.py does not exist in this tree yet")
+    imported = _imports(RULES)
+    ours = {name for name in imported if name.split(".")[0] == "sckpt"}
+    others = {name.split(".")[0] for name in imported - ours}
+    allowed = ("sckpt.backend.model", "sckpt.backend.errors")
+    # "sckpt.backend" itself is what "from . import model" names first.
+    assert {
+        name
+        for name in ours - {"sckpt.backend"}
+        if not any(name == ok or name.startswith(f"{ok}.") for ok in allowed)
+    } == set()
+    assert others - set(sys.stdlib_module_names) - {"__future__"} == set()
+
+
+def test_the_operations_table_imports_only_the_standard_library() -> None:
+    roots = {name.split(".")[0] for name in _imports(BACKEND / "operations.py")}
+    assert roots - set(sys.stdlib_module_names) - {"__future__"} == set()
+
+
+def test_the_command_line_never_imports_textual_or_rich() -> None:
+    offenders: dict[str, list[str]] = {}
+    for path in sorted(CLI.rglob("*.py")):
+        everywhere = _imports(path)
+        at_top = _imports(path, top_level_only=True)
+        bad = {name for name in everywhere if name.split(".")[0] in ("textual", "rich")}
+        # The console is the one door out, opened inside the command that runs it.
+        bad |= {
+            name
+            for name in at_top
+            if name.startswith("sckpt.tui.") and not name.startswith("sckpt.tui.cli")
+        }
+        bad |= {
+            name
+            for name in everywhere - at_top
+            if name.startswith("sckpt.tui.")
+            and not name.startswith(("sckpt.tui.cli", "sckpt.tui.app"))
+        }
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = sorted(bad)
+    assert offenders == {}
+
+
+def test_importing_the_command_line_loads_no_textual() -> None:
+    modules = sorted({_module_name(path) for path in CLI.rglob("*.py")})
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "from sckpt.tui.cli.parser import build_parser, completion_script\n"
+        "build_parser().format_help(); completion_script('bash')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "sckpt.tui.cli" in modules
     assert out.stdout.strip() == ""

@@ -46,10 +46,11 @@ from importlib.resources import files
 from typing import Any, TypeVar
 
 from rich.text import Text
+from sckpt.backend import operations
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
+from sckpt.backend.model import ActionResult, ClusterInfo, JobView, Snapshot, StepId
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -532,29 +533,14 @@ class SckptApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="actions")
     def run_operation(self, operation: str, target: StepId, params: ActionParams | None) -> None:
-        """Call the facade for one action, off the UI thread; report and refresh."""
-        facade = self.facade
+        """Call the facade for one action, off the UI thread; report and refresh.
+
+        The facade's method is the operation's name and takes the operation's ``arguments``
+        (``backend/operations.py``), which the form's ``params`` hold.
+        """
+        values = params.values_for(operations.operation(operation)) if params is not None else {}
         try:
-            if operation == "create":
-                assert params is not None
-                result = facade.create(target, max_wait=params.max_wait, image_dir=params.image_dir)
-            elif operation == "vacate":
-                assert params is not None
-                result = facade.vacate(
-                    target,
-                    max_wait=params.max_wait,
-                    image_dir=params.image_dir,
-                    force=params.force,
-                )
-            elif operation == "restart":
-                assert params is not None
-                result = facade.restart(target, stick=params.stick, image_dir=params.image_dir)
-            elif operation == "enable":
-                result = facade.enable(target)
-            elif operation == "disable":
-                result = facade.disable(target)
-            else:
-                raise ValueError(f"unknown operation {operation}")
+            result: ActionResult = getattr(self.facade, operation)(target, **values)
         except UnsafeVacate as exc:
             assert params is not None
             self.call_from_thread(self._report_refusal, operation, target, exc)

@@ -36,7 +36,7 @@ class ActionsProvider(Provider):
     async def discover(self) -> Hits:
         for spec in self._specs():
             yield DiscoveryHit(
-                spec.description, partial(self.screen.run_action, spec.id), help=spec.help
+                spec.description, partial(self.screen.run_action, spec.runs), help=spec.help
             )
 
     async def search(self, query: str) -> Hits:
@@ -49,6 +49,6 @@ class ActionsProvider(Provider):
                 yield Hit(
                     score,
                     matcher.highlight(spec.description),
-                    partial(self.screen.run_action, spec.id),
+                    partial(self.screen.run_action, spec.runs),
                     help=spec.help,
                 )

@@ -3,6 +3,10 @@
 Each binding has an ``id`` equal to its action name, posting-style, so ``[keys]`` in the
 config file remaps it (``create = "ctrl+k"``) through ``App.set_keymap``.  Mutating actions
 are flagged: read-only mode hides them from the footer, the help and the palette.
+
+The checkpoint operations' keys are not written here: each operation with a ``key`` in the
+operations table (``backend/operations.py``) gets one, with its words, and runs the screens'
+one ``operation`` action with its name.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from sckpt.backend.operations import OPERATIONS, Operation
 from textual.binding import Binding, BindingType
 
 
@@ -26,23 +31,35 @@ class KeySpec:
     key_display: str | None = None
     bound: bool = True
     """False: handled by a widget (Enter, Tab); listed in the help, not bound again."""
+    action: str = ""
+    """The Textual action the key runs, when it is not the one named ``id``."""
+
+    @property
+    def runs(self) -> str:
+        """The Textual action string the key (and its palette entry) runs."""
+        return self.action or self.id
+
+
+def _operation_key(op: Operation, key: str) -> KeySpec:
+    """The key of a checkpoint operation, from its row in the operations table."""
+    return KeySpec(
+        op.name,
+        key,
+        op.name.capitalize(),
+        op.key_help,
+        op.mutating,
+        action=f"operation({op.name!r})",
+    )
 
 
 ACTION_KEYS: tuple[KeySpec, ...] = (
-    KeySpec(
-        "create", "c", "Create", "checkpoint the selected step (or job) and let it continue", True
-    ),
-    KeySpec("vacate", "v", "Vacate", "checkpoint, then terminate the step (asks first)", True),
-    KeySpec(
-        "restart", "r", "Restart", "restart the selected job from its checkpoint (asks first)", True
-    ),
-    KeySpec("enable", "e", "Enable", "enable checkpoints: decrement the disable counter", True),
-    KeySpec("disable", "d", "Disable", "disable checkpoints: increment the disable counter", True),
+    *(_operation_key(op, op.key) for op in OPERATIONS if op.key is not None),
     KeySpec(
         "check", "x", "Check", "ask Slurm again whether the row can checkpoint, and its last error"
     ),
 )
-"""Actions on the selected step or job (on the console and on the step screen)."""
+"""Actions on the selected step or job (on the console and on the step screen): the
+operations that have a key, then ``check`` (able and error again, for one row)."""
 
 CONSOLE_KEYS: tuple[KeySpec, ...] = (
     KeySpec(
@@ -90,7 +107,7 @@ def bindings(specs: tuple[KeySpec, ...], *, read_only: bool = False) -> list[Bin
     return [
         Binding(
             s.key,
-            s.id,
+            s.runs,
             s.description,
             show=s.show and not (read_only and s.mutating),
             key_display=s.key_display,

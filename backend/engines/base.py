@@ -4,12 +4,18 @@ An engine owns the conversation with one kind of cluster.  It receives targets t
 facade has already parsed and validated, applies Slurm's rules (the reference's order of
 checks), and either returns a frozen record from ``model`` or raises a typed error from
 ``errors``.  Engines know nothing of read-only mode or the audit log: the facade wraps them.
+
+``EngineRequest`` is what an engine's factory (``create_engine``) is given.  It lives here,
+beside ``Engine``, so that engines never import the facade that chooses them.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
+from ..config import Settings
+from ..errors import SetupError
 from ..model import (
     AbleResult,
     ActionResult,
@@ -20,6 +26,23 @@ from ..model import (
     StepId,
     StepProcesses,
 )
+from ..slurm_api import SlurmAPI
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """What an engine factory gets: the settings, the user to act as, the loaded binding."""
+
+    settings: Settings
+    as_user: str | None = None
+    binding: SlurmAPI | None = None
+    """The libslurm binding (``sckpt.backend.libslurm``); None before one is loaded."""
+
+    def loaded_binding(self) -> SlurmAPI:
+        """The binding, for engines that cannot work without one."""
+        if self.binding is None:
+            raise SetupError("this engine needs the libslurm binding, and none is loaded")
+        return self.binding
 
 
 class Engine(ABC):

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -54,15 +53,18 @@ from typing import Any
 from .. import rules
 from ..errors import (
     ESLURM_INVALID_JOB_ID,
+    ESLURM_JOB_NOT_PENDING,
     ESLURM_NOT_SUPPORTED,
     AccessDenied,
     CheckpointFailed,
     InvalidJobId,
     NotSupported,
     SckptError,
+    SlurmError,
     UnsafeVacate,
     error_for,
 )
+from ..hostlist import expand_hostlist
 from ..image_access import image_dir_problem
 from ..model import (
     STEP_BATCH,
@@ -77,6 +79,7 @@ from ..model import (
     Step,
     StepId,
 )
+from ..slurm_api import SlurmAPI
 from ..store import (
     ImageIndex,
     StepRecord,
@@ -89,7 +92,6 @@ from ..store import (
 )
 from .base import Engine
 from .live import LiveEngine
-from .sim_hostlist import expand_hostlist
 
 WAKE_SIGNAL = signal.SIGURG
 """Sent to the step after a request is written; default-ignored by programs (see wrapper)."""
@@ -127,7 +129,7 @@ class CooperativeEngine(LiveEngine):
 
     def __init__(
         self,
-        binding: Any,
+        binding: SlurmAPI,
         state_dir: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -767,18 +769,15 @@ class CooperativeEngine(LiveEngine):
         return out
 
     def _start_now(self, job_id: int) -> None:
-        """Clear the begin time a requeue sets (about two minutes ahead)."""
-        setter = getattr(self.binding, "set_begin_time", None)
-        if setter is not None:
-            setter(job_id, 0)
-            return
-        # The binding has no begin-time update yet: scontrol does the same RPC.
-        subprocess.run(
-            ["scontrol", "update", f"JobId={job_id}", "StartTime=now"],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
+        """Clear the begin time a requeue sets (about two minutes ahead).
+
+        A job that started meanwhile (ESLURM_JOB_NOT_PENDING) has nothing left to clear.
+        """
+        try:
+            self.binding.set_begin_time(job_id, 0)
+        except SlurmError as exc:
+            if exc.code != ESLURM_JOB_NOT_PENDING:
+                raise
 
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str

@@ -27,7 +27,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .. import rules
 from ..errors import (
@@ -53,10 +52,7 @@ from ..model import (
     StepView,
 )
 from ..slurm_api import ControllerConfig, SlurmAPI
-from .base import Engine
-
-if TYPE_CHECKING:
-    from ..facade import EngineRequest
+from .base import Engine, EngineRequest
 
 
 class LiveEngine(Engine):
@@ -322,4 +318,4 @@ class LiveEngine(Engine):
 
 def create_engine(request: EngineRequest) -> Engine:
     """The facade's factory for ``engine = "live"``."""
-    return LiveEngine(request.binding)
+    return LiveEngine(request.loaded_binding())

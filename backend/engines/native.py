@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .. import rules
 from ..errors import ESLURM_DISABLED, ESLURM_NOT_SUPPORTED, SlurmError, describe
@@ -38,11 +37,8 @@ from ..model import (
     StepView,
 )
 from ..slurm_api import SlurmAPI
-from .base import Engine
+from .base import Engine, EngineRequest
 from .live import LiveEngine
-
-if TYPE_CHECKING:
-    from ..facade import EngineRequest
 
 
 class NativeEngine(LiveEngine):
@@ -341,4 +337,4 @@ def _wait_detail(max_wait: int, image_dir: str | None) -> str:
 
 def create_engine(request: EngineRequest) -> Engine:
     """The facade's factory for ``engine = "native"``."""
-    return NativeEngine(request.binding)
+    return NativeEngine(request.loaded_binding())

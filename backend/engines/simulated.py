@@ -59,7 +59,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TypeVar
 
-from .. import rules
+from .. import operations, rules
 from ..errors import (
     ESLURM_BATCH_ONLY,
     ESLURM_JOB_NOT_PENDING,
@@ -75,6 +75,7 @@ from ..errors import (
     describe,
     error_for,
 )
+from ..hostlist import compress_range, expand_hostlist
 from ..model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -96,8 +97,7 @@ from ..model import (
     StepView,
 )
 from ..rules import Caller
-from ..slurm_api import CHECKPOINT_CALLS, ControllerConfig, JobsResult, StepsResult
-from .sim_hostlist import compress_range, expand_hostlist
+from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 
 DEMO_EPOCH = 1_780_000_000.0
 T = TypeVar("T")
@@ -1535,7 +1535,7 @@ class SimulatedSlurm:
         return self.cluster.controller_config()
 
     def checkpoint_symbols(self) -> dict[str, bool]:
-        return dict.fromkeys(CHECKPOINT_CALLS, True)
+        return dict.fromkeys(operations.NAMES, True)
 
     def ping(self) -> float:
         return 0.0

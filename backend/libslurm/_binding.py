@@ -39,6 +39,7 @@ from ..errors import (
     SlurmError,
 )
 from ..model import Job, JobState, NodePids, Step, StepId, StepProcesses
+from ..operations import OPERATIONS, operation
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from . import _build
 
@@ -49,18 +50,9 @@ DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
 CONFIGLESS_CACHE = Path("/run/slurm/conf/slurm.conf")
 """Where slurmd (configless mode, 21.08+) keeps the configuration it fetched."""
 
-CHECKPOINT_SYMBOLS = (
-    "able",
-    "complete",
-    "create",
-    "disable",
-    "enable",
-    "error",
-    "restart",
-    "tasks",
-    "vacate",
-)
-"""The nine historical calls, ``slurm_checkpoint_<name>``."""
+CHECKPOINT_SYMBOLS = tuple(sorted(op.name for op in OPERATIONS))
+"""The nine historical calls by operation name (``operation(name).symbol`` is the function),
+sorted: ``sckpt doctor`` lists a partial API in this order."""
 
 _COMM_NAME_PREFIXES = (
     "SLURM_COMMUNICATIONS_",
@@ -705,7 +697,7 @@ class Binding:
 
         def look() -> dict[str, bool]:
             return {
-                n: bool(self._lib.sckpt_ck_present(f"slurm_checkpoint_{n}".encode()))
+                n: bool(self._lib.sckpt_ck_present(operation(n).symbol.encode()))
                 for n in CHECKPOINT_SYMBOLS
             }
 
@@ -720,7 +712,7 @@ class Binding:
         if rc == self._lib.SCKPT_CK_MISSING:
             raise NotSupported(
                 ESLURM_NOT_SUPPORTED,
-                hint=f"this Slurm ({self.plan.version_text}) has no slurm_checkpoint_{op} "
+                hint=f"this Slurm ({self.plan.version_text}) has no {operation(op).symbol} "
                 "(the checkpoint API was removed in 20.02)",
             )
         self._check(rc, err)
@@ -741,7 +733,7 @@ class Binding:
         def call() -> None:
             err = self._ffi.new("int *")
             rc = self._lib.sckpt_ck_simple(
-                f"slurm_checkpoint_{op}".encode(), step.job_id, step.step, err
+                operation(op).symbol.encode(), step.job_id, step.step, err
             )
             self._ck(op, rc, err[0])
 
@@ -757,7 +749,7 @@ class Binding:
         def call() -> None:
             err = self._ffi.new("int *")
             rc = self._lib.sckpt_ck_wait(
-                f"slurm_checkpoint_{op}".encode(),
+                operation(op).symbol.encode(),
                 step.job_id,
                 step.step,
                 data,

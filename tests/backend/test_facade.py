@@ -13,8 +13,9 @@ from sckpt.backend import facade as facade_mod
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
-from sckpt.backend.facade import MUTATING, OPERATIONS, Facade, open_facade, register_engine
+from sckpt.backend.facade import Facade, open_facade, register_engine
 from sckpt.backend.model import CheckpointKind, JobState, Snapshot, StepId
+from sckpt.backend.operations import MUTATING, NAMES
 
 from .spy import FailingEngine, SpyEngine
 
@@ -24,8 +25,8 @@ def demo(settings: Settings, **kw: object) -> Facade:
 
 
 def test_mutating_is_the_seven_changing_operations() -> None:
-    assert frozenset(OPERATIONS) - MUTATING == {"able", "error"}
-    assert len(OPERATIONS) == 9
+    assert frozenset(NAMES) - MUTATING == {"able", "error"}
+    assert len(NAMES) == 9
 
 
 def test_demo_cluster_is_deterministic_and_shows_every_state(settings: Settings) -> None:

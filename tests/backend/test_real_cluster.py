@@ -19,8 +19,9 @@ from sckpt.backend import errors as E
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.live import LiveEngine
-from sckpt.backend.facade import MUTATING, Facade, load_binding, open_facade
+from sckpt.backend.facade import Facade, load_binding, open_facade
 from sckpt.backend.model import STEP_BATCH, STEP_PENDING, ActionResult, CheckpointKind, StepId
+from sckpt.backend.operations import MUTATING
 
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sckpt.backend import facade as facade_module
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+from sckpt.backend.operations import NAMES
 from sckpt.tui import cli
 
 from .conftest import CliEnv
@@ -165,7 +166,7 @@ def test_arbitrary_argv_never_crashes_and_never_passes_bad_input_on(
 
 _ACTION_ARGV = st.builds(
     lambda command, targets, options: [command, *targets, *options],
-    st.sampled_from(cli.ACTIONS),
+    st.sampled_from(NAMES),
     st.lists(
         st.one_of(_TARGETS, _JOB_IDS, st.sampled_from(["184201", "184201.0"])),
         min_size=1,

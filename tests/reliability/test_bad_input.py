@@ -52,6 +52,7 @@ from sckpt.backend.model import (
     JobState,
     StepId,
 )
+from sckpt.backend.operations import NAMES
 from sckpt.tui import cli
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
@@ -335,7 +336,7 @@ IDS = st.one_of(
 
 ACTION_ARGV = st.builds(
     lambda verb, target, options: [verb, target, *[w for pair in options for w in pair]],
-    st.sampled_from(cli.ACTIONS),
+    st.sampled_from(NAMES),
     IDS,
     st.lists(
         st.one_of(

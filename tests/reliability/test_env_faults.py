@@ -41,7 +41,7 @@ SCKPT = ROOT / ".venv" / "bin" / "sckpt"
 EXAMPLE = ROOT / "examples" / "counter.py"
 ALICE = "sckpt-alice"
 
-# The exit codes tui/cli.py documents, and sckpt doctor's.
+# The exit codes tui/cli/exit_codes.py names, and sckpt doctor's.
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 EXIT_DOCTOR_UNUSABLE = 2

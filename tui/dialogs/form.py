@@ -8,7 +8,9 @@ explained in the dialog and never reaches Slurm.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from sckpt.backend import operations
 from sckpt.backend.errors import UsageError
 from sckpt.backend.targets import validate_image_dir, validate_max_wait
 from textual import on
@@ -23,13 +25,17 @@ from ..console_text import literal
 
 @dataclass(frozen=True, slots=True)
 class ActionParams:
-    """What the operator filled in."""
+    """What the operator filled in: every argument the console's operations take."""
 
     max_wait: int | None
     image_dir: str | None
     stick: bool = False
     force: bool = False
     """Vacate even where tasks have no image: set only by the second confirmation."""
+
+    def values_for(self, op: operations.Operation) -> dict[str, Any]:
+        """The facade's keyword arguments for ``op``: those of its ``arguments`` held here."""
+        return {name: getattr(self, name) for name in op.arguments}
 
 
 class ActionForm(ModalScreen[ActionParams | None]):
@@ -42,6 +48,8 @@ class ActionForm(ModalScreen[ActionParams | None]):
     ) -> None:
         super().__init__()
         self.operation = operation
+        self.takes = operations.operation(operation).arguments
+        """The operation's arguments (the table's): the form asks for those it has a field for."""
         self.target = target
         self.default_max_wait = max_wait
         self.default_image_dir = image_dir or ""
@@ -50,12 +58,12 @@ class ActionForm(ModalScreen[ActionParams | None]):
         with Vertical(id="form", classes="dialog"):
             title = literal(f"{self.operation.capitalize()} {self.target}", style="bold")
             yield Static(title, id="form-title")
-            if self.operation != "restart":
+            if "max_wait" in self.takes:
                 yield Label("Max wait (seconds)")
                 yield Input(str(self.default_max_wait), id="max-wait", restrict=r"[0-9]*")
             yield Label("Image dir (empty: the step's own)")
             yield Input(self.default_image_dir, id="image-dir", placeholder="/scratch/ckpt")
-            if self.operation == "restart":
+            if "stick" in self.takes:
                 yield Checkbox("Stick to the same nodes", id="stick")
             yield Static("", id="form-error")
             with Horizontal(classes="buttons"):
@@ -87,10 +95,10 @@ class ActionForm(ModalScreen[ActionParams | None]):
     def params(self) -> ActionParams:
         """The form's values, validated (``UsageError`` says what is wrong)."""
         max_wait: int | None = None
-        if self.operation != "restart":
+        if "max_wait" in self.takes:
             raw = self.query_one("#max-wait", Input).value.strip()
             max_wait = validate_max_wait(raw) if raw else None
         image = self.query_one("#image-dir", Input).value.strip()
         image_dir = validate_image_dir(image) if image else None
-        stick = self.operation == "restart" and self.query_one("#stick", Checkbox).value
+        stick = "stick" in self.takes and self.query_one("#stick", Checkbox).value
         return ActionParams(max_wait, image_dir, stick)

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import KeySpec
+from ..keys import ACTION_KEYS, KeySpec
 
 
 class HelpScreen(ModalScreen[None]):
@@ -41,11 +41,10 @@ class HelpScreen(ModalScreen[None]):
             for key, spec in entries:
                 table.add_row(Text(key), Text(spec.help))
         if self.read_only:
+            off = [spec.id for spec in ACTION_KEYS if spec.mutating]
             table.add_row(
                 "",
-                Text(
-                    "READ-ONLY: create, vacate, restart, enable and disable are off", style="yellow"
-                ),
+                Text(f"READ-ONLY: {', '.join(off[:-1])} and {off[-1]} are off", style="yellow"),
             )
         with VerticalScroll(id="help", classes="dialog"):
             yield Static(Text("Keys", style="bold"))

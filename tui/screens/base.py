@@ -1,8 +1,11 @@
 """What the console screen and the step screen share: the action keys and their flow.
 
 An action key works on ``selected_target()`` (a step, or the whole job where the reference
-allows it).  create/vacate/restart open the parameter form; vacate and restart then ask
-for confirmation naming the target and what will happen; enable/disable act at once.
+allows it).  Every operation key runs one action, ``operation(NAME)``, driven by the
+operations table (``backend/operations.py``): an operation that takes arguments
+(create/vacate/restart) opens the parameter form, and one with a ``confirm`` text (vacate,
+restart) then asks for confirmation naming the target and what will happen; the others
+(enable/disable) act at once.
 The call itself runs in a worker thread on the app (``SckptApp.run_operation``), because
 the facade may block on libslurm.  In read-only mode the keys stay bound but hidden, and
 say "read-only" instead of acting (the backend guard would refuse anyway).
@@ -13,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from sckpt.backend import rules
+from sckpt.backend import operations, rules
 from sckpt.backend.model import StepId
 from textual.binding import BindingsMap
 from textual.screen import Screen
@@ -25,11 +28,6 @@ from ..keys import ACTION_KEYS, bindings, hide_mutating
 
 if TYPE_CHECKING:
     from ..app import SckptApp
-
-_WHAT = {
-    "vacate": "checkpoint it, then terminate it (its tasks are killed after the checkpoint)",
-    "restart": "resubmit it from its saved checkpoint under the same job id",
-}
 
 
 class TargetScreen(Screen[None]):
@@ -75,29 +73,18 @@ class TargetScreen(Screen[None]):
             self.notify("select a job or a step first", severity="warning", markup=False)
         return target
 
-    def action_create(self) -> None:
-        """``c``: form, then create."""
-        self._with_form("create")
+    def action_operation(self, name: str) -> None:
+        """An operation's key: the form first when it takes arguments, else act at once.
 
-    def action_vacate(self) -> None:
-        """``v``: form, confirmation, then vacate."""
-        self._with_form("vacate")
-
-    def action_restart(self) -> None:
-        """``r``: form, confirmation, then restart (always the whole job)."""
-        self._with_form("restart")
-
-    def action_enable(self) -> None:
-        """``e``: enable (decrement the disable counter)."""
-        target = self._target_or_warn("enable")
+        One action for every operation (its binding runs ``operation('create')`` ...), so a
+        key given to an operation in the operations table needs no method here.
+        """
+        if operations.operation(name).arguments:
+            self._with_form(name)
+            return
+        target = self._target_or_warn(name)
         if target is not None:
-            self.sckpt.run_operation("enable", target, None)
-
-    def action_disable(self) -> None:
-        """``d``: disable (increment the disable counter)."""
-        target = self._target_or_warn("disable")
-        if target is not None:
-            self.sckpt.run_operation("disable", target, None)
+            self.sckpt.run_operation(name, target, None)
 
     def action_check(self) -> None:
         """``x``: ask able and error again for the selected row (read-only allowed)."""
@@ -114,17 +101,18 @@ class TargetScreen(Screen[None]):
         if operation == "restart" and not rules.is_job_level(target):
             target = StepId(target.job_id)
         settings = self.sckpt.settings
+        what = operations.operation(operation).confirm
 
         def formed(params: ActionParams | None) -> None:
             if params is None:
                 return
-            if operation not in _WHAT:
+            if not what:
                 self.sckpt.run_operation(operation, target, params)
                 return
             question = Text()
             question.append(f"{operation.capitalize()} ", style="bold")
             question.append_text(literal(self.sckpt.describe_target(target), style="bold"))
-            question.append(f"?\n\nThis will {_WHAT[operation]}.")
+            question.append(f"?\n\nThis will {what}.")
             if params.image_dir:
                 question.append("\nImage dir: ")
                 question.append_text(literal(params.image_dir))

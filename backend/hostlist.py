@@ -1,15 +1,16 @@
-"""Slurm's compressed host lists (``cn[001-004,007]``) for the simulated cluster.
+"""Slurm's compressed host lists (``cn[001-004,007]``): expansion and compression.
 
-The simulated cluster hands out nodes by index and must print node lists exactly as
-``squeue`` does; ``tasks`` and ``step_processes`` need the reverse.  Only the forms Slurm
-itself prints are supported: comma-separated items, each a name or ``prefix[ranges]``.
+Not specific to the simulator: the facade validates ``tasks``'s node list with it, the
+cooperative engine expands a step's nodes with it, and the simulated cluster prints node
+lists exactly as ``squeue`` does with it.  Only the forms Slurm itself prints are supported:
+comma-separated items, each a name or ``prefix[ranges]``.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..errors import UsageError
+from .errors import UsageError
 
 _ITEM = re.compile(
     r"(?P<prefix>[A-Za-z0-9_.\-]*)\[(?P<ranges>[0-9,\-]+)\](?P<suffix>[A-Za-z0-9_.\-]*)"

@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import json
 import re
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -292,3 +293,13 @@ def error_json(error: BaseException) -> dict[str, Any]:
 def dumps(data: object) -> str:
     """Stable, readable JSON (sorted keys keep diffs of monitoring output small)."""
     return json.dumps(data, indent=2, sort_keys=True)
+
+
+def to_stdout(text: str) -> None:
+    """Print one line (or block) on stdout: answers, tables, JSON."""
+    print(text, file=sys.stdout)
+
+
+def to_stderr(text: str) -> None:
+    """Print one line on stderr: refusals and failures."""
+    print(text, file=sys.stderr)

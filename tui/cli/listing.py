@@ -13,8 +13,8 @@ from typing import Any
 
 from sckpt.backend.model import CheckpointKind, ClusterInfo, JobState, JobView, Snapshot
 
-from . import cli_output
-from .cli_args import ACTIVE_STATES
+from . import output
+from .arguments import ACTIVE_STATES
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,10 @@ def render_text(views: list[JobView], snapshot: Snapshot, *, steps: bool, nohead
     """squeue's table (jobs), or ``squeue -s``'s (steps), with the checkpoint columns."""
     now = snapshot.taken_at
     if steps:
-        rows = [cli_output.step_row(step, now) for view in views for step in view.steps]
-        return cli_output.render_table(cli_output.STEP_HEADER, rows, noheader=noheader)
-    rows = [cli_output.job_row(view, now) for view in views]
-    return cli_output.render_table(cli_output.JOB_HEADER, rows, noheader=noheader)
+        rows = [output.step_row(step, now) for view in views for step in view.steps]
+        return output.render_table(output.STEP_HEADER, rows, noheader=noheader)
+    rows = [output.job_row(view, now) for view in views]
+    return output.render_table(output.JOB_HEADER, rows, noheader=noheader)
 
 
 def render_json(
@@ -73,10 +73,10 @@ def render_json(
     ``cluster`` is null when the controller could not be asked (``stale`` says why).
     """
     return {
-        "cluster": cli_output.to_jsonable(info) if info is not None else None,
+        "cluster": output.to_jsonable(info) if info is not None else None,
         "taken_at": snapshot.taken_at,
         "stale": snapshot.stale,
         "stale_since": snapshot.stale_since,
         "error": snapshot.error,
-        "jobs": [cli_output.job_json(view) for view in views],
+        "jobs": [output.job_json(view) for view in views],
     }

@@ -6,9 +6,13 @@ validation and one facade call.  The matching rules are scontrol 19.05's:
 
 * the ``checkpoint`` keyword itself matches case-insensitively from 2 letters (``ch``);
 * operations match case-insensitively by prefix, ``able`` and ``disable`` from 1 letter, the
-  others from 2, tried in scontrol's order (so ``re`` is ``requeue``, ``res`` is ``restart``);
-* ``MaxWait=`` and ``ImageDir=`` are case-insensitive keys (create, vacate); restart takes
-  ``StickToNodes`` (any case, abbreviated to no less than ``Stick``) and ``ImageDir=``.
+  others from 2, tried in scontrol's order (so ``re`` is ``requeue``, ``res`` is ``restart``):
+  each operation's prefix length and place in that order are its ``scontrol`` entry in the
+  operations table (``backend/operations.py``); only ``requeue``, not an sckpt operation, is
+  named here;
+* ``MaxWait=`` and ``ImageDir=`` are case-insensitive keys, ``StickToNodes`` a word (any case,
+  abbreviated to no less than ``Stick``); an operation takes those of its table
+  ``arguments`` (create and vacate: MaxWait and ImageDir; restart: StickToNodes and ImageDir).
 
 Where scontrol was lax, sckpt is strict, because lax parsing is how bad input reaches Slurm:
 ``MaxWait=abc`` is refused (scontrol silently sent 0), an option the operation does not take is
@@ -27,24 +31,48 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sckpt.backend.errors import UsageError
+from sckpt.backend.operations import OPERATIONS, Argument, ScontrolName, operation
 
 CHECKPOINT_KEYWORD = "checkpoint"
 CHECKPOINT_KEYWORD_MIN = 2
 
-# scontrol 19.05's order and minimum prefix lengths (order matters: "re" is requeue).
-_OPS: tuple[tuple[str, int], ...] = (
-    ("able", 1),
-    ("complete", 2),
-    ("disable", 1),
-    ("enable", 2),
-    ("create", 2),
-    ("requeue", 2),
-    ("vacate", 2),
-    ("restart", 2),
-    ("error", 2),
-)
+_REQUEUE = "requeue"
+"""scontrol's one checkpoint operation that is not among sckpt's nine (refused, see above)."""
+_REQUEUE_NAME = ScontrolName(prefix=2, rank=5)
 
-OP_FORMS = "able, disable, enable, create, vacate, restart or error"
+_REFUSED = {
+    _REQUEUE: (
+        "checkpoint requeue is not offered by sckpt (no engine can requeue a job pending "
+        "after its checkpoint): run 'sckpt vacate JOB.batch', then 'sckpt restart JOB'"
+    ),
+    "complete": (
+        "checkpoint complete was scontrol's test-only operation: run "
+        "'sckpt complete TARGET --error-code N --error-msg TEXT'"
+    ),
+}
+"""scontrol names that are recognised, then refused with what to run instead."""
+
+_NAMES: tuple[tuple[str, ScontrolName], ...] = tuple(
+    sorted(
+        [(_REQUEUE, _REQUEUE_NAME)]
+        + [(op.name, op.scontrol) for op in OPERATIONS if op.scontrol is not None],
+        key=lambda named: named[1].rank,
+    )
+)
+"""Every name scontrol knew, in its order of comparison (the table's ``scontrol`` ranks)."""
+_OFFERED = tuple((name, scontrol) for name, scontrol in _NAMES if name not in _REFUSED)
+
+OP_FORMS = ", ".join(name for name, _ in _OFFERED[:-1]) + " or " + _OFFERED[-1][0]
+"""The operations the historical form runs, as the error for an unknown one lists them."""
+
+_KEYWORDS: dict[Argument, str] = {
+    "max_wait": "MaxWait=N",
+    "image_dir": "ImageDir=DIR",
+    "stick": "StickToNodes",
+}
+"""The arguments the historical form names, and how (it cannot express the others)."""
+_STICK_MIN = 5
+"""``StickToNodes`` may be abbreviated to no less than ``Stick``."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,16 @@ def _prefix_match(word: str, name: str, minimum: int) -> bool:
     return len(word) >= minimum and name.startswith(word.lower())
 
 
+def prefix_rule() -> str:
+    """How short each offered operation may be typed (``able, disable from 1 letter; ...``)."""
+    by_length: dict[int, list[str]] = {}
+    for name, scontrol in _OFFERED:
+        by_length.setdefault(scontrol.prefix, []).append(name)
+    rules = [f"{', '.join(names)} from {length}" for length, names in sorted(by_length.items())]
+    rules[0] += " letter" if min(by_length) == 1 else " letters"
+    return "; ".join(rules)
+
+
 def is_checkpoint_keyword(word: str) -> bool:
     """Whether ``word`` names scontrol's ``checkpoint`` command (``ch``, ``CHECK``, ...)."""
     return _prefix_match(word, CHECKPOINT_KEYWORD, CHECKPOINT_KEYWORD_MIN)
@@ -70,8 +108,8 @@ def is_checkpoint_keyword(word: str) -> bool:
 
 def match_operation(word: str) -> str:
     """Resolve an abbreviated, any-case operation name the way scontrol did."""
-    for name, minimum in _OPS:
-        if _prefix_match(word, name, minimum):
+    for name, scontrol in _NAMES:
+        if _prefix_match(word, name, scontrol.prefix):
             return name
     shown = word if len(word) <= 20 else word[:17] + "..."
     raise UsageError(f"invalid checkpoint operation {shown!r}: expected {OP_FORMS}")
@@ -96,41 +134,30 @@ def parse_historical(words: list[str]) -> HistoricalRequest:
             "checkpoint needs an operation and a job id: "
             "sckpt checkpoint <op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]"
         )
-    operation = match_operation(words[0])
+    name = match_operation(words[0])
     if len(words) < 2:
-        raise UsageError(f"checkpoint {operation} needs a job id: <jobid>[.<stepid>]")
+        raise UsageError(f"checkpoint {name} needs a job id: <jobid>[.<stepid>]")
     target, args = words[1], words[2:]
-    if operation == "requeue":
-        raise UsageError(
-            "checkpoint requeue is not offered by sckpt (no engine can requeue a job pending "
-            "after its checkpoint): run 'sckpt vacate JOB.batch', then 'sckpt restart JOB'"
-        )
-    if operation == "complete":
-        raise UsageError(
-            "checkpoint complete was scontrol's test-only operation: run "
-            "'sckpt complete TARGET --error-code N --error-msg TEXT'"
-        )
+    if name in _REFUSED:
+        raise UsageError(_REFUSED[name])
+    takes = [argument for argument in operation(name).arguments if argument in _KEYWORDS]
     max_wait: str | None = None
     image_dir: str | None = None
     stick = False
     for arg in args:
         image = _key_value(arg, "ImageDir")
         wait = _key_value(arg, "MaxWait")
-        if operation in ("create", "vacate", "restart") and image is not None:
+        if "image_dir" in takes and image is not None:
             image_dir = image
-        elif operation in ("create", "vacate") and wait is not None:
+        elif "max_wait" in takes and wait is not None:
             max_wait = wait
-        elif operation == "restart" and _prefix_match(arg, "sticktonodes", 5):
+        elif "stick" in takes and _prefix_match(arg, "sticktonodes", _STICK_MIN):
             stick = True
         else:
-            takes = {
-                "create": "MaxWait=N and ImageDir=DIR",
-                "vacate": "MaxWait=N and ImageDir=DIR",
-                "restart": "StickToNodes and ImageDir=DIR",
-            }.get(operation, "no options")
+            described = " and ".join(_KEYWORDS[argument] for argument in takes) or "no options"
             raise UsageError(
-                f"invalid input {_shown(arg)} for checkpoint {operation}: it takes {takes}"
+                f"invalid input {_shown(arg)} for checkpoint {name}: it takes {described}"
             )
     return HistoricalRequest(
-        operation=operation, target=target, max_wait=max_wait, image_dir=image_dir, stick=stick
+        operation=name, target=target, max_wait=max_wait, image_dir=image_dir, stick=stick
     )

@@ -1,0 +1,157 @@
+"""The nine checkpoint operations as data: one table that everything else reads.
+
+The operations used to be listed in five places (the facade's ``OPERATIONS`` and
+``MUTATING``, the command line's subcommands, its historical ``scontrol checkpoint`` form, the
+console's keys, the binding's symbol list) and dispatched by if/elif chains; the copies could
+drift.  Now each operation is one ``Operation`` row here, and the others derive from the table:
+
+* the facade and the ``Engine`` interface have one method per operation, named ``name``,
+  whose keyword arguments are exactly ``arguments`` (``tests/test_operations.py`` checks
+  it), so a caller dispatches with ``getattr(facade, op.name)(target, **values)``;
+* the command line offers a subcommand per row, with ``summary`` as its help and an option
+  per argument; its historical form matches names by ``scontrol``;
+* the console binds ``key`` (``key_help`` in the footer tooltip, help and palette) and asks
+  ``confirm`` first;
+* the libslurm binding looks up ``symbol`` for each row (Slurm <= 19.05).
+
+Pure data: no I/O, no Slurm, nothing but the standard library imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+Argument = Literal[
+    "max_wait", "image_dir", "stick", "force", "begin_time", "error_code", "error_msg", "nodelist"
+]
+"""An operation's keyword arguments, named as in the seed man page (``slurm_checkpoint_*``)."""
+ARGUMENTS: tuple[Argument, ...] = get_args(Argument)
+
+
+@dataclass(frozen=True, slots=True)
+class ScontrolName:
+    """How ``scontrol checkpoint`` (Slurm <= 19.05) recognised an operation's name."""
+
+    prefix: int
+    """The shortest abbreviation it accepted, in any case (``d`` is disable, ``en`` enable)."""
+    rank: int
+    """The name's place in scontrol's chain of comparisons, which is also the order of its
+    man page: where two names share an abbreviation the earlier wins (``re`` is requeue,
+    rank 5, not restart, rank 7)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One checkpoint operation: what it is called, takes and changes, and how it is offered."""
+
+    name: str
+    """The facade's and the engines' method, the command, the audit log's ``operation``."""
+    summary: str
+    """One line for the command line's help (``sckpt --help``, ``sckpt NAME --help``)."""
+    mutating: bool = True
+    """Changes something: refused in read-only mode and always audited."""
+    arguments: tuple[Argument, ...] = ()
+    """The keyword arguments after the target, in the facade's order."""
+    key: str | None = None
+    """The console's default key (``[keys]`` in the config remaps it); None: not offered."""
+    key_help: str = ""
+    """What the key does, for the console's help screen, palette and tooltip."""
+    confirm: str = ""
+    """What the console's confirmation says the operation will do ("" = no confirmation)."""
+    scontrol: ScontrolName | None = None
+    """Its name in ``scontrol checkpoint``; None: scontrol had no such operation."""
+    disabled_is_answer: bool = False
+    """ESLURM_DISABLED is this operation's answer (``No``, as scontrol printed), not a
+    refusal: ``able`` asks exactly that question."""
+
+    @property
+    def symbol(self) -> str:
+        """The libslurm function of Slurm <= 19.05 behind it (``slurm_checkpoint_able``)."""
+        return f"slurm_checkpoint_{self.name}"
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "able",
+        "say whether checkpoints can be issued (Yes, Began at <time>, No)",
+        mutating=False,
+        scontrol=ScontrolName(prefix=1, rank=0),
+        disabled_is_answer=True,
+    ),
+    Operation(
+        "error",
+        "show the last checkpoint error: error(<code>): <msg>",
+        mutating=False,
+        scontrol=ScontrolName(prefix=2, rank=8),
+    ),
+    Operation(
+        "create",
+        "checkpoint and continue",
+        arguments=("max_wait", "image_dir"),
+        key="c",
+        key_help="checkpoint the selected step (or job) and let it continue",
+        scontrol=ScontrolName(prefix=2, rank=4),
+    ),
+    Operation(
+        "vacate",
+        "checkpoint, then end the step (a batch job is requeued held on modern Slurm)",
+        arguments=("max_wait", "image_dir", "force"),
+        key="v",
+        key_help="checkpoint, then terminate the step (asks first)",
+        confirm="checkpoint it, then terminate it (its tasks are killed after the checkpoint)",
+        scontrol=ScontrolName(prefix=2, rank=6),
+    ),
+    Operation(
+        "restart",
+        "resume a checkpointed job under the same job id (whole job only)",
+        arguments=("stick", "image_dir"),
+        key="r",
+        key_help="restart the selected job from its checkpoint (asks first)",
+        confirm="resubmit it from its saved checkpoint under the same job id",
+        scontrol=ScontrolName(prefix=2, rank=7),
+    ),
+    Operation(
+        "enable",
+        "decrement the step's disable counter (never below zero)",
+        key="e",
+        key_help="enable checkpoints: decrement the disable counter",
+        scontrol=ScontrolName(prefix=2, rank=3),
+    ),
+    Operation(
+        "disable",
+        "increment the step's disable counter",
+        key="d",
+        key_help="disable checkpoints: increment the disable counter",
+        scontrol=ScontrolName(prefix=1, rank=2),
+    ),
+    Operation(
+        "complete",
+        "report that a checkpoint finished, with its error code and message",
+        arguments=("begin_time", "error_code", "error_msg"),
+        scontrol=ScontrolName(prefix=2, rank=1),
+    ),
+    Operation(
+        "tasks",
+        "ask the step's tasks on the named nodes to checkpoint themselves",
+        arguments=("begin_time", "image_dir", "max_wait", "nodelist"),
+    ),
+)
+"""The nine operations of the seed man page, in its order of importance (the commands'
+order in ``sckpt --help``)."""
+
+NAMES: tuple[str, ...] = tuple(op.name for op in OPERATIONS)
+"""The operations' names, in the table's order."""
+MUTATING: frozenset[str] = frozenset(op.name for op in OPERATIONS if op.mutating)
+"""The names of the operations that change something (refused in read-only mode, audited)."""
+_BY_NAME = {op.name: op for op in OPERATIONS}
+
+
+def operation(name: str) -> Operation:
+    """The operation called ``name``; ``ValueError`` when there is none (a caller's bug)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(
+            f"no checkpoint operation is called {name!r}: expected one of {', '.join(NAMES)}"
+        ) from None

@@ -1,0 +1,353 @@
+"""The ``sckpt`` command line: the console's twin for one quick action or a script.
+
+``sckpt`` with no command opens the console (``sckpt JOB.STEP`` opens it on that step).
+The commands call the same facade as the console, so they share its engines, read-only guard
+and audit log::
+
+    sckpt able|error|create|vacate|restart|enable|disable|complete|tasks TARGET... [options]
+    sckpt checkpoint <op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]
+    sckpt ls [--json] [--steps] [filters]
+    sckpt doctor
+    sckpt completion bash|zsh
+    sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper, sckpt.backend.wrapper)
+
+Exit codes: 0 success; 1 Slurm (or sckpt's read-only/audit guard) refused, or an unexpected
+internal error; 2 bad usage or input; 3 Slurm cannot be reached or the shim is unavailable;
+130 interrupted by Ctrl-C.  Every failure is one line on stderr; ``--debug`` adds the
+traceback.  Every value is validated while argv is parsed, before a facade is opened, so
+invalid input never reaches an engine.
+
+This package holds no Textual: the console (``..app.run_console``) is imported only when it
+is opened, so ``sckpt ls`` and the actions start fast and work on machines where only the
+command line is used (``tests/test_layering.py`` checks it).  This entry module reads argv
+and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
+(argv value types), ``historical`` (scontrol's ``checkpoint`` syntax), ``actions`` (one
+operation on each target, reported), ``listing`` (``sckpt ls``), ``output`` (what is printed)
+and ``exit_codes``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sckpt.backend.errors import ConfigError, SckptError, UsageError
+from sckpt.backend.model import ClusterInfo, StepId
+from sckpt.backend.operations import NAMES, Operation, operation
+
+from . import arguments, output
+from .actions import run_actions
+from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+from .historical import is_checkpoint_keyword, parse_historical
+from .parser import COMMANDS, ParserExit, build_parser, completion_script
+
+if TYPE_CHECKING:
+    from sckpt.backend.config import Settings
+    from sckpt.backend.facade import Facade
+
+_GLOBAL_WITH_VALUE = frozenset({"--as-user", "--config", "--engine", "--step"})
+
+
+def _command_index(argv: Sequence[str]) -> int | None:
+    """Where the command word is: the first word that is neither an option nor its value."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return None
+        if word.startswith("-"):
+            index += 2 if word in _GLOBAL_WITH_VALUE else 1
+            continue
+        return index
+    return None
+
+
+def _rewrite(argv: list[str]) -> list[str]:
+    """Map the forms argparse cannot express onto ones it can.
+
+    ``sckpt JOB.STEP`` becomes ``sckpt --step JOB.STEP``; scontrol's abbreviated, any-case
+    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.
+    """
+    out = list(argv)
+    index = _command_index(out)
+    if index is None or out[index] in COMMANDS:
+        return out
+    word = out[index]
+    if is_checkpoint_keyword(word):
+        out[index] = "checkpoint"
+    elif word[:1].isdigit():
+        out[index : index + 1] = ["--step", word]
+    return out
+
+
+def _cmd_run(before: list[str], words: list[str]) -> int:
+    """``sckpt run``: hand everything after ``run`` to the job-side wrapper, untouched.
+
+    The wrapper has its own options and exits like the program it runs (any status), so the
+    words after ``run`` are not parsed here; importing it pulls in neither Textual nor
+    libslurm.  The global options given before ``run`` are parsed, so that none is silently
+    dropped: ``--read-only`` and ``--config`` are passed on (the wrapper refuses to run in
+    read-only mode), ``--as-user`` and ``--step`` are refused (the wrapper runs as whoever
+    started it and opens no console); ``--demo``, ``--engine`` and ``--json`` choose the
+    console's cluster and output and mean nothing to the wrapper.
+    """
+    from sckpt.backend.wrapper import main as wrapper_main
+
+    args = build_parser().parse_args(before)
+    if args.as_user is not None:
+        raise UsageError("--as-user cannot be used with 'sckpt run': it runs as its own user")
+    if args.step is not None:
+        raise UsageError("--step opens the console; it cannot be combined with 'run'")
+    passed = ["--read-only"] if args.read_only else []
+    if args.config is not None:
+        passed += ["--config", args.config]
+    try:
+        return wrapper_main([*passed, *words])
+    except SystemExit as done:  # its argparse: --help (0) or a usage error (2)
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _load_settings(args: argparse.Namespace) -> Settings:
+    """Settings from ``--config``, else ``$SCKPT_CONFIG``, else the XDG path."""
+    from sckpt.backend.config import ENV_CONFIG, load_settings
+
+    named = args.config if args.config is not None else os.environ.get(ENV_CONFIG) or None
+    if named is not None:
+        _regular_file_or_missing(named)
+    if args.config is not None:
+        return load_settings(args.config)
+    return load_settings()
+
+
+def _regular_file_or_missing(path: str) -> None:
+    """Refuse a config that is a device, FIFO or directory (``/dev/zero`` would never end)."""
+    import stat
+
+    try:
+        mode = Path(path).stat().st_mode
+    except (OSError, ValueError):
+        return  # missing or unreadable: load_settings says so, naming the file
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"config file {path} is not a regular file: expected a TOML file")
+
+
+def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
+    """The facade the flags ask for; ``--as-user`` is refused on a real engine."""
+    from sckpt.backend.facade import open_facade
+
+    settings = _load_settings(args)
+    facade = open_facade(
+        settings,
+        demo=args.demo,
+        read_only=True if args.read_only else None,
+        as_user=args.as_user,
+        engine=args.engine,
+    )
+    if args.as_user is not None and facade.engine_name != "simulated":
+        facade.close()
+        raise UsageError(
+            f"--as-user works only on the simulated cluster (this is the {facade.engine_name} "
+            "engine): on a real cluster run sckpt as that user"
+        )
+    return facade, settings
+
+
+def _cmd_actions(
+    args: argparse.Namespace,
+    op: Operation,
+    targets: Sequence[StepId],
+    values: Mapping[str, Any],
+) -> int:
+    facade, _settings = _open(args)
+    try:
+        return run_actions(
+            facade,
+            op,
+            targets,
+            values,
+            as_json=args.json,
+            historical=args.command == "checkpoint",
+            debug=args.debug,
+        )
+    finally:
+        facade.close()
+
+
+def _cmd_operation(args: argparse.Namespace) -> int:
+    """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
+    op = operation(args.command)
+    values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
+    return _cmd_actions(args, op, args.targets, values)
+
+
+def _cmd_checkpoint(args: argparse.Namespace) -> int:
+    """``sckpt checkpoint <op> <jobid>[.<stepid>] [args]``: validated, then as the modern form."""
+    request = parse_historical(list(args.words))
+    target = arguments.target(request.target)
+    given: dict[str, Any] = {  # all the historical form can express
+        "max_wait": None if request.max_wait is None else arguments.max_wait(request.max_wait),
+        "image_dir": None if request.image_dir is None else arguments.image_dir(request.image_dir),
+        "stick": request.stick,
+    }
+    op = operation(request.operation)
+    values: dict[str, Any] = {name: given[name] for name in op.arguments if name in given}
+    return _cmd_actions(args, op, [target], values)
+
+
+def _cmd_ls(args: argparse.Namespace) -> int:
+    from .listing import ListFilter, render_json, render_text, select
+
+    def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
+        return frozenset().union(*values) if values else frozenset()
+
+    states = union(args.state)
+    if not states and not args.all:
+        states = arguments.ACTIVE_STATES
+    facade, _settings = _open(args)
+    try:
+        users: frozenset[str] | None = union(args.user) or None
+        if args.mine:  # --mine narrows --user: both given -> the acting user if listed
+            me = frozenset({facade.info.acting_user})
+            users = users & me if users is not None else me
+        wanted = ListFilter(
+            users=users,
+            states=states,
+            job_ids=union(args.job),
+            partitions=union(args.partition),
+            checkpoint=union(args.ckpt),
+        )
+        snapshot = facade.snapshot()
+        views = select(snapshot.jobs, wanted)
+        if args.json:
+            # stale: the controller did not answer; asking it again would only wait again
+            info = None if snapshot.stale else _info_or_none(facade)
+            output.to_stdout(output.dumps(render_json(views, snapshot, info)))
+        elif not (snapshot.stale and not snapshot.taken_at):
+            # No answer and no data: an empty table would read as "no jobs"; the error
+            # line below comes alone.
+            text = render_text(views, snapshot, steps=args.steps, noheader=args.noheader)
+            if text:
+                output.to_stdout(text)
+        if snapshot.stale:
+            output.to_stderr(
+                output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer")
+            )
+            return EXIT_UNREACHABLE
+        return EXIT_OK
+    finally:
+        facade.close()
+
+
+def _info_or_none(facade: Facade) -> ClusterInfo | None:
+    """The cluster facts, or None when the controller cannot say (``ls`` still reports)."""
+    try:
+        return facade.info
+    except SckptError:
+        return None
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
+    from sckpt.backend.doctor import format_report, run_doctor
+
+    report, code = run_doctor()
+    if args.json:
+        output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
+    else:
+        output.to_stdout(format_report(report))
+    return code
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    output.to_stdout(completion_script(args.shell))
+    return EXIT_OK
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    facade, settings = _open(args)
+    try:
+        from sckpt.backend.libslurm import divert_c_stderr
+
+        from ..app import run_console
+
+        # libslurm logs its failures on the C stderr stream, which would land in the middle
+        # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
+        divert_c_stderr()
+
+        return int(run_console(facade, settings, focus=args.step))
+    finally:
+        facade.close()
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    command: str | None = args.command
+    if command is None:
+        return _cmd_console(args)
+    if args.step is not None:
+        raise UsageError(f"--step opens the console; it cannot be combined with '{command}'")
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        **dict.fromkeys(NAMES, _cmd_operation),
+        "checkpoint": _cmd_checkpoint,
+        "ls": _cmd_ls,
+        "doctor": _cmd_doctor,
+        "completion": _cmd_completion,
+    }
+    return handlers[command](args)
+
+
+def _debug_requested(argv: Sequence[str]) -> bool:
+    """``--debug`` anywhere before ``--`` (known even when parsing itself fails)."""
+    for word in argv:
+        if word == "--":
+            return False
+        if word == "--debug":
+            return True
+    return False
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (the ``sckpt`` script exits with it)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_requested(words)
+    try:
+        index = _command_index(words)
+        if index is not None and words[index] == "run":
+            return _cmd_run(words[:index], words[index + 1 :])
+        args = build_parser().parse_args(_rewrite(words))
+        return _dispatch(args)
+    except ParserExit as done:
+        return done.status
+    except SckptError as failure:
+        if debug:
+            traceback.print_exc()
+        output.to_stderr(output.failure_line("", failure))
+        return failure.exit_code
+    except KeyboardInterrupt:
+        output.to_stderr("sckpt: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as bug:
+        if debug:
+            traceback.print_exc()
+        detail = output.clean(f"{type(bug).__name__}: {bug}")
+        output.to_stderr(f"sckpt: internal error: {detail} (run with --debug for the traceback)")
+        return EXIT_INTERNAL

@@ -1,0 +1,355 @@
+"""The ``sckpt`` argument parser: every command, its options, and the completion scripts.
+
+argparse here never exits the process: a usage error becomes a one-line ``UsageError`` (exit
+code 2) and ``--help``/``--version`` a ``ParserExit`` carrying the status to ``main``.  Every
+value is converted (and so validated) by ``arguments`` while argv is parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Any, NoReturn
+
+from sckpt.backend.config import ENGINES
+from sckpt.backend.errors import UsageError
+from sckpt.backend.operations import NAMES, OPERATIONS, Argument
+
+from sckpt import __version__
+
+from . import arguments
+from .historical import prefix_rule
+
+COMMANDS = (*NAMES, "ls", "doctor", "completion", "checkpoint", "run")
+"""Every command: one per checkpoint operation (the table's order), then the others."""
+
+
+class ParserExit(Exception):
+    """argparse wanted to exit (``--help``, ``--version``): carry the status to ``main``."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that never calls ``sys.exit``: errors become one-line ``UsageError``s."""
+
+    def error(self, message: str) -> NoReturn:
+        unknown = re.match(r"argument COMMAND: invalid choice: (.*?) \(choose from", message)
+        if unknown:
+            message = (
+                f"unknown command {unknown.group(1)}: expected one of {', '.join(COMMANDS)}, "
+                "or JOB[.STEP] to open the console there"
+            )
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise ParserExit(status)
+
+
+# Shell functions completing TARGET with the job and step ids squeue shows (silent when
+# squeue is missing or the controller does not answer).  Emitted once, in the preamble.
+_TARGET_COMPLETION = {"bash": "_sckpt_targets", "zsh": "_sckpt_targets"}
+_COMPLETION_PREAMBLE = {
+    "bash": (
+        "_sckpt_targets() {\n"
+        '  compgen -W "$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)" -- "$1"\n'
+        "}\n"
+    ),
+    "zsh": (
+        "_sckpt_targets() {\n"
+        "  local -a ids\n"
+        '  ids=(${(f)"$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)"})\n'
+        "  compadd -a ids\n"
+        "}\n"
+    ),
+}
+
+
+def _complete_with(action: argparse.Action, spec: object) -> argparse.Action:
+    """Tell shtab how to complete an option's value (files, directories)."""
+    vars(action)["complete"] = spec
+    return action
+
+
+def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before or after the command (``sckpt --demo ls`` = ``sckpt ls --demo``).
+
+    Sub-parsers get them with SUPPRESS defaults, so a value given before the command is not
+    overwritten by the sub-parser's default.
+    """
+    import shtab
+
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "--demo", action="store_true", default=default(False), help="use the simulated cluster"
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=default(False),
+        help="refuse every mutating action, and 'sckpt run' (the backend guard; refusals "
+        "are audited)",
+    )
+    parser.add_argument(
+        "--as-user",
+        metavar="USER",
+        default=default(None),
+        help="act as USER (simulated cluster only), e.g. --as-user root",
+    )
+    _complete_with(
+        parser.add_argument(
+            "--config",
+            metavar="PATH",
+            default=default(None),
+            help="configuration file (default: $SCKPT_CONFIG, else the XDG config path)",
+        ),
+        shtab.FILE,
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=default(None),
+        help="override the engine (default: from the config, normally auto)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=default(False),
+        help="show the traceback of a failure",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print JSON for scripts (commands; ignored by the console)",
+    )
+
+
+def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
+    """The option for each operation argument: flag, ``add_argument`` keywords, completion.
+
+    An operation's subcommand gets the options of its ``arguments`` (``operations.py``), in
+    this order (the one ``--help`` has always shown); each option's ``dest`` is the
+    argument's name, so the parsed values are the facade's keyword arguments as they are.
+    """
+    import shtab
+
+    return {
+        "max_wait": (
+            "--max-wait",
+            {
+                "metavar": "SECONDS",
+                "type": arguments.max_wait,
+                "help": "seconds the checkpoint may take, 0-65535 (default: config, 10)",
+            },
+            None,
+        ),
+        "image_dir": (
+            "--image-dir",
+            {
+                "metavar": "DIR",
+                "type": arguments.image_dir,
+                "help": "absolute directory for the images (default: config, else per step)",
+            },
+            shtab.DIRECTORY,
+        ),
+        "stick": (
+            "--stick",
+            {"action": "store_true", "help": "run again on the nodes it used before"},
+            None,
+        ),
+        "force": (
+            "--force",
+            {
+                "action": "store_true",
+                "help": "end the job even where tasks have no image (a failed checkpoint, a "
+                "step not under sckpt run): restart then starts those from the beginning",
+            },
+            None,
+        ),
+        "error_code": (
+            "--error-code",
+            {
+                "metavar": "N",
+                "type": arguments.error_code,
+                "default": 0,
+                "help": "the checkpoint's result code (0 = success; only the highest is kept)",
+            },
+            None,
+        ),
+        "error_msg": (
+            "--error-msg",
+            {
+                "metavar": "TEXT",
+                "type": arguments.error_msg,
+                "default": "",
+                "help": "the message that goes with the error code",
+            },
+            None,
+        ),
+        "begin_time": (
+            "--begin-time",
+            {
+                "metavar": "TIME",
+                "type": arguments.begin_time,
+                "default": 0,
+                "help": "when the checkpoint began: now, Unix seconds or YYYY-MM-DDTHH:MM[:SS]",
+            },
+            None,
+        ),
+        "nodelist": (
+            "--nodelist",
+            {
+                "metavar": "NODES",
+                "type": arguments.nodelist,
+                "required": True,
+                "help": "the nodes whose tasks should checkpoint (a Slurm host list)",
+            },
+            None,
+        ),
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (also the source of the shell completion scripts)."""
+
+    parser = _Parser(
+        prog="sckpt",
+        description=(
+            "A terminal console for Slurm operators: jobs, steps and their checkpoints. "
+            "Without a command, opens the console."
+        ),
+        epilog=(
+            "Historical syntax: sckpt checkpoint <op> <jobid>[.<stepid>] [MaxWait=N] "
+            "[ImageDir=DIR] [StickToNodes]. Exit codes: 0 ok, 1 refused, 2 bad usage, "
+            "3 Slurm unreachable."
+        ),
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action="version", version=f"sckpt {__version__}")
+    _global_options(parser, suppress=False)
+    parser.add_argument(
+        "--step",
+        metavar="JOB.STEP",
+        type=arguments.target,
+        default=None,
+        help="open the console on this step (same as 'sckpt JOB.STEP')",
+    )
+    common = _Parser(add_help=False, allow_abbrev=False)
+    _global_options(common, suppress=True)
+
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    options = _operation_options()
+    for op in OPERATIONS:
+        action = sub.add_parser(
+            op.name,
+            parents=[common],
+            help=op.summary,
+            description=op.summary.capitalize() + ".",
+            allow_abbrev=False,
+        )
+        _complete_with(
+            action.add_argument(
+                "targets",
+                metavar="TARGET",
+                nargs="+",
+                type=arguments.target,
+                help="JOB (every running step), JOB.STEP, JOB.batch, JOB.extern, JOB.interactive",
+            ),
+            _TARGET_COMPLETION,
+        )
+        for argument, (flag, spec, completion) in options.items():
+            if argument in op.arguments:
+                added = action.add_argument(flag, **spec)
+                if completion is not None:
+                    _complete_with(added, completion)
+
+    ls = sub.add_parser(
+        "ls",
+        parents=[common],
+        help="list jobs (or steps) with their checkpoint state, like squeue",
+        description=(
+            "List jobs (or, with --steps, steps) and their checkpoint state. Without --state "
+            "or --all, only pending, running and suspended jobs are listed, as squeue does."
+        ),
+        allow_abbrev=False,
+    )
+    ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
+    ls.add_argument("-u", "--user", type=arguments.names, action="append", help="user(s): a,b")
+    ls.add_argument(
+        "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
+    )
+    ls.add_argument("-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34")
+    ls.add_argument("-p", "--partition", type=arguments.names, action="append", help="partition(s)")
+    ls.add_argument(
+        "--ckpt",
+        type=arguments.checkpoint_kinds,
+        action="append",
+        help="steps whose checkpoint state is one of: able, disabled, in_progress, ...",
+    )
+    ls.add_argument("--mine", action="store_true", help="only the acting user's jobs")
+    ls.add_argument("-a", "--all", action="store_true", help="include finished jobs")
+    ls.add_argument("-H", "--noheader", action="store_true", help="no header line")
+
+    sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check libslurm, the shim, the configuration and the controller",
+        allow_abbrev=False,
+    )
+
+    completion = sub.add_parser(
+        "completion",
+        help="print the shell completion script (bash or zsh)",
+        parents=[common],
+        description=(
+            "Print a completion script. bash: sckpt completion bash > "
+            "~/.local/share/bash-completion/completions/sckpt ; zsh: sckpt completion zsh > "
+            "~/.zfunc/_sckpt (a directory in $fpath)."
+        ),
+        allow_abbrev=False,
+    )
+    completion.add_argument("shell", choices=("bash", "zsh"))
+
+    run = sub.add_parser(
+        "run",
+        help="run PROGRAM as a checkpoint-capable Slurm task (srun sckpt run -- ./app); "
+        "refused in read-only mode",
+        description="The job-side wrapper; 'sckpt run --help' lists its options.",
+        add_help=False,
+        allow_abbrev=False,
+    )
+    run.add_argument("words", nargs=argparse.REMAINDER, metavar="[options] -- PROGRAM ARGS")
+
+    checkpoint = sub.add_parser(
+        "checkpoint",
+        parents=[common],
+        help="scontrol's historical syntax: checkpoint <op> <jobid>[.<stepid>] [args]",
+        description=(
+            "scontrol checkpoint, as admins typed it: ops match case-insensitively by prefix "
+            f"({prefix_rule()}). "
+            "requeue is refused: use 'sckpt vacate JOB.batch' then 'sckpt restart JOB'."
+        ),
+        allow_abbrev=False,
+    )
+    checkpoint.add_argument(
+        "words",
+        nargs="*",
+        metavar="WORD",
+        help="<op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]",
+    )
+    return parser
+
+
+def completion_script(shell: str) -> str:
+    """The bash or zsh completion script, generated from ``build_parser()`` by shtab."""
+    import shtab
+
+    return str(shtab.complete(build_parser(), shell=shell, preamble=_COMPLETION_PREAMBLE[shell]))
