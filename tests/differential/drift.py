@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for index, real, other in all_differences(oracle[name], run):
                 mark = " (intended)" if (name, index) in INTENDED and which == "cooperative" else ""
+                if real.without_hint().same(other.without_hint()):
+                    mark += " (only sckpt's explanation after '; ')"
                 print(f"[{which} vs 19.05] {name} #{index} as {real.user}: {real.step}{mark}")
                 print(f"    19.05: {real.short()}   stderr={real.stderr.strip()!r}")
                 print(f"    {which}: {other.short()}   stderr={other.stderr.strip()!r}")
