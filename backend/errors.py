@@ -32,6 +32,9 @@ ESLURM_NOT_SUPPORTED = 2036
 ESLURM_DISABLED = 2037
 ESLURM_JOB_SUSPENDED = 2077
 ESLURM_JOB_NOT_FINISHED = 2088
+ESLURM_USER_ID_MISSING = 2010
+ESLURMD_JOB_NOTRUNNING = 4027
+ESLURMD_STEP_SUSPENDED = 4028
 ESLURM_BATCH_ONLY = 2039
 """19.05's value: the simulated controller's answer to a requeue of a job without a script."""
 ESLURM_JOB_NOT_PENDING = 2073
@@ -63,8 +66,14 @@ _FALLBACK: dict[int, tuple[str, str]] = {
         "Requested operation not supported on this system",
     ),
     ESLURM_DISABLED: ("ESLURM_DISABLED", "Requested operation is presently disabled"),
-    ESLURM_JOB_SUSPENDED: ("ESLURM_JOB_SUSPENDED", "Job is suspended"),
-    ESLURM_JOB_NOT_FINISHED: ("ESLURM_JOB_NOT_FINISHED", "Job not yet finished"),
+    ESLURM_JOB_SUSPENDED: (
+        "ESLURM_JOB_SUSPENDED",
+        "Job is current suspended, requested operation disabled",
+    ),
+    ESLURM_JOB_NOT_FINISHED: ("ESLURM_JOB_NOT_FINISHED", "Job is not finished"),
+    ESLURM_USER_ID_MISSING: ("ESLURM_USER_ID_MISSING", "Invalid user id"),
+    ESLURMD_JOB_NOTRUNNING: ("ESLURMD_JOB_NOTRUNNING", "Job step not running"),
+    ESLURMD_STEP_SUSPENDED: ("ESLURMD_STEP_SUSPENDED", "Job step is suspended"),
     ESLURM_BATCH_ONLY: ("ESLURM_BATCH_ONLY", "Only batch jobs are accepted or processed"),
     ESLURM_JOB_NOT_PENDING: ("ESLURM_JOB_NOT_PENDING", "Job is no longer pending execution"),
 }

@@ -111,8 +111,13 @@ def may_act(target: StepId, job: Job, caller: Caller) -> bool:
     )
 
 
-def check_job(target: StepId, job: Job | None, caller: Caller) -> Job:
+def check_job(
+    target: StepId, job: Job | None, caller: Caller, *, suspended_ok: bool = False
+) -> Job:
     """The controller's checks 1-5, in its order; returns the job when they pass.
+
+    ``suspended_ok``: a completion report (``complete``) skips check 4, as slurmctld's
+    ``job_step_checkpoint_comp`` does.
 
     1. no such job -> ESLURM_INVALID_JOB_ID; 2. neither owner nor root (job-level
     requests: nor SlurmUser) -> ESLURM_ACCESS_DENIED; 3. pending -> ESLURM_JOB_PENDING;
@@ -129,11 +134,11 @@ def check_job(target: StepId, job: Job | None, caller: Caller) -> Job:
         )
     if job.state is JobState.PENDING:
         raise JobPending(hint=f"job {job.job_id} has not started yet")
-    if job.state is JobState.SUSPENDED:
+    if job.state is JobState.SUSPENDED and not suspended_ok:
         if job_level:
             raise JobSuspended(hint=f"resume job {job.job_id} first")
         raise Disabled(hint=f"job {job.job_id} is suspended; resume it first")
-    if job.state is not JobState.RUNNING:
+    if job.state not in (JobState.RUNNING, JobState.SUSPENDED):
         raise AlreadyDone(hint=f"job {job.job_id} is {job.state.value.lower()}")
     return job
 
@@ -158,10 +163,15 @@ def steps_acted_on(target: StepId, steps: Iterable[S], step_of: Callable[[S], St
 
 
 def check_target(
-    target: StepId, job: Job | None, steps: Sequence[Step], caller: Caller
+    target: StepId,
+    job: Job | None,
+    steps: Sequence[Step],
+    caller: Caller,
+    *,
+    suspended_ok: bool = False,
 ) -> tuple[Job, list[Step]]:
     """Checks 1-6 on a job record and its listed steps: (job, the steps acted on)."""
-    checked = check_job(target, job, caller)
+    checked = check_job(target, job, caller, suspended_ok=suspended_ok)
     return checked, steps_acted_on(target, steps, lambda s: s)
 
 
@@ -203,11 +213,10 @@ def kept_error(code: int, message: str, new_code: int, new_message: str) -> tupl
 
 
 def worst_error(errors: Iterable[CheckpointError]) -> CheckpointError:
-    """``error`` over several steps: the one with the highest code (code 0 when none)."""
+    """``error`` over several steps: the one with the highest code, message and all (a
+    plugin may leave a message with code 0: checkpoint/ompi's srun pid); code 0 when none."""
     worst = max(errors, key=lambda e: e.code, default=None)
-    if worst is None or not worst.code:
-        return CheckpointError(0, describe(0)[0], "")
-    return worst
+    return worst if worst is not None else CheckpointError(0, describe(0)[0], "")
 
 
 def tasks_code(step_nodes: Iterable[str], wanted: Iterable[str]) -> int:
@@ -264,6 +273,11 @@ def check_restart(target: StepId, job: Job | None, ended: bool | None = None) ->
         raise JobNotFinished(hint=f"job {target.job_id} is {job.state.value.lower()}")
 
 
+def no_record(target: StepId, where: str) -> NoSuchImage:
+    """Restart without the job's saved record: ENOENT."""
+    return NoSuchImage(hint=f"no saved record of job {target.job_id} {where}")
+
+
 def check_saved_record(
     target: StepId,
     where: str,
@@ -278,7 +292,7 @@ def check_saved_record(
     ``where`` names the place looked at, for the messages ("at /var/slurm/.../5.ckpt").
     """
     if saved_job_id is None:
-        raise NoSuchImage(hint=f"no saved record of job {target.job_id} {where}")
+        raise no_record(target, where)
     if saved_job_id != target.job_id:
         raise InvalidArgument(
             hint=f"the record {where} is job {saved_job_id}'s, not job {target.job_id}'s"

@@ -199,9 +199,9 @@ class CooperativeEngine(LiveEngine):
             history=rec.events(),
         )
 
-    def _checks(self, target: StepId) -> Job:
+    def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:
         """The reference's checks 1-6 (``LiveEngine.check_target``), on fresh data."""
-        job, _steps = self.check_target(target)
+        job, _steps = self.check_target(target, suspended_ok=suspended_ok)
         return job
 
     def _targets(self, job: Job, target: StepId) -> list[_Target]:
@@ -635,9 +635,9 @@ class CooperativeEngine(LiveEngine):
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
-        if job is None:
-            raise InvalidJobId(
-                hint=f"no job {target.job_id} (Slurm forgets ended jobs after MinJobAge)"
+        if job is None:  # its state files cannot be found: the record is missing
+            raise rules.no_record(
+                target, "(Slurm forgets ended jobs after MinJobAge, and where their images are)"
             )
         waiting = job.state == JobState.PENDING and job.held
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
@@ -782,7 +782,7 @@ class CooperativeEngine(LiveEngine):
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:
-        job = self._checks(target)
+        job = self._checks(target, suspended_ok=True)  # as job_step_checkpoint_comp
         codes = []
         for t in self._targets(job, target):
 

@@ -251,13 +251,14 @@ class LiveEngine(Engine):
             is_slurm_user=bool(slurm_user) and slurm_user == self.caller_name,
         )
 
-    def check_target(self, target: StepId) -> tuple[Job, list[Step]]:
-        """``rules.check_target`` (checks 1-6, in the controller's order) on fresh data."""
+    def check_target(self, target: StepId, *, suspended_ok: bool = False) -> tuple[Job, list[Step]]:
+        """``rules.check_target`` (checks 1-6, in the controller's order) on fresh data;
+        ``suspended_ok`` for a completion report."""
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
             steps = list(self._steps_by_job.get(target.job_id, ()))
-        return rules.check_target(target, job, steps, self.caller())
+        return rules.check_target(target, job, steps, self.caller(), suspended_ok=suspended_ok)
 
     def check_restart(self, target: StepId) -> Job | None:
         """``rules.check_restart`` (whole job only, then ESLURM_JOB_NOT_FINISHED)."""

@@ -61,14 +61,20 @@ from typing import TypeVar
 
 from .. import operations, rules
 from ..errors import (
+    ESLURM_ALREADY_DONE,
     ESLURM_BATCH_ONLY,
+    ESLURM_DISABLED,
     ESLURM_JOB_NOT_PENDING,
     ESLURM_NOT_SUPPORTED,
+    ESLURM_USER_ID_MISSING,
+    ESLURMD_JOB_NOTRUNNING,
+    ESLURMD_STEP_SUSPENDED,
     AccessDenied,
     AlreadyDone,
     Disabled,
     InvalidJobId,
     JobPending,
+    NoSuchImage,
     NotSupported,
     SlurmError,
     UsageError,
@@ -102,6 +108,7 @@ from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 DEMO_EPOCH = 1_780_000_000.0
 T = TypeVar("T")
 SIMULATED_RELEASE = "19.05.8"
+CHECKPOINT_TYPES = ("checkpoint/blcr", "checkpoint/ompi", "checkpoint/none")
 SIMULATED_VERSION = f"{SIMULATED_RELEASE} (simulated)"
 REQUEUE_BEGIN_DELAY = 120
 """slurmctld holds a requeued job back this long (its begin time) before it may start."""
@@ -291,7 +298,9 @@ class _StepRec:
         "history",
         "image_dir",
         "last_ckpt",
+        "replies",
         "step",
+        "tasks_time",
     )
 
     def __init__(self, step: Step, ckpt_dir: str) -> None:
@@ -301,6 +310,10 @@ class _StepRec:
         self.ckpt_start = 0
         self.ckpt_token = 0
         self.ckpt_vacate = False
+        self.replies = 0
+        """checkpoint/ompi's reply count: the running checkpoint has been reported."""
+        self.tasks_time = 0
+        """slurmstepd's time stamp of the last ``tasks`` request."""
         self.ckpt_count = 0
         self.error_code = 0
         self.error_msg = ""
@@ -365,6 +378,8 @@ class SimulatedCluster:
         *,
         users: Sequence[str] = DEMO_USERS,
         checkpoint_type: str = "checkpoint/blcr",
+        prolog_contain: bool = True,
+        checkpoint_dir_exists: bool = True,
         job_checkpoint_dir: str = DEFAULT_JOB_CHECKPOINT_DIR,
         cluster_name: str = "demo",
         arrivals: bool = True,
@@ -381,7 +396,12 @@ class SimulatedCluster:
         self.clock: Callable[[], float] = clock if clock is not None else time.time
         self.users = tuple(Caller(uid_for(name), name) for name in users)
         self.slurm_user = Caller(SLURM_UID, SLURM_USER, is_slurm_user=True)
+        if checkpoint_type not in CHECKPOINT_TYPES:
+            raise UsageError(f"checkpoint_type must be one of {', '.join(CHECKPOINT_TYPES)}")
         self.checkpoint_type = checkpoint_type
+        self._ompi = checkpoint_type == "checkpoint/ompi"
+        self.prolog_contain = prolog_contain
+        self.checkpoint_dir_exists = checkpoint_dir_exists
         self.job_checkpoint_dir = job_checkpoint_dir
         self.cluster_name = cluster_name
         self.arrivals = arrivals
@@ -610,21 +630,22 @@ class SimulatedCluster:
                 ),
                 work_dir,
             )
-        steps[STEP_EXTERN] = _StepRec(
-            Step(
-                StepId(jid, STEP_EXTERN),
-                "extern",
-                user,
-                uid,
-                partition,
-                step_state,
-                nodes,
-                n_nodes,
-                n_nodes,
-                start,
-            ),
-            work_dir,
-        )
+        if self.prolog_contain:
+            steps[STEP_EXTERN] = _StepRec(
+                Step(
+                    StepId(jid, STEP_EXTERN),
+                    "extern",
+                    user,
+                    uid,
+                    partition,
+                    step_state,
+                    nodes,
+                    n_nodes,
+                    n_nodes,
+                    start,
+                ),
+                work_dir,
+            )
         network = "ib" if kind == "cpu" and n_nodes > 1 else ""
         for number in range(rec.n_numbered):
             steps[number] = _StepRec(
@@ -839,7 +860,7 @@ class SimulatedCluster:
             kind, reason = by_job
         else:
             plugin = rules.Plugin.WORKS if self._plugin_supported() else rules.Plugin.NONE
-            kind = rules.column_for_step(srec.disable_count, bool(srec.ckpt_start), plugin)
+            kind = rules.column_for_step(srec.disable_count, _in_progress(srec), plugin)
             reason = {
                 CheckpointKind.NOT_SUPPORTED: f"CheckpointType is {self.checkpoint_type}",
                 CheckpointKind.IN_PROGRESS: "vacate" if srec.ckpt_vacate else "create",
@@ -852,7 +873,7 @@ class SimulatedCluster:
         return CheckpointState(
             kind=kind,
             disable_count=srec.disable_count,
-            in_progress_since=srec.ckpt_start,
+            in_progress_since=srec.ckpt_start if _in_progress(srec) else 0,
             reason=reason,
             last_error=last,
             image_dir=srec.image_dir,
@@ -1181,12 +1202,18 @@ class SimulatedCluster:
         uid = uid_for(name)
         return Caller(uid, name, is_slurm_user=uid == SLURM_UID)
 
-    def _checks(self, caller: Caller, target: StepId) -> _JobRec:
+    def _checks(self, caller: Caller, target: StepId, *, suspended_ok: bool = False) -> _JobRec:
         """Checks 1-5 of the controller (``rules.check_job``); the step, check 6, after."""
         rec = self._jobs.get(target.job_id)
-        rules.check_job(target, rec.job if rec is not None else None, caller)
+        job = rec.job if rec is not None else None
+        rules.check_job(target, job, caller, suspended_ok=suspended_ok)
         assert rec is not None
         return rec
+
+    def _batch_job_plugin_call(self, rec: _JobRec, target: StepId) -> bool:
+        """checkpoint/ompi: a job-level request on a batch job reaches the plugin without a
+        step (``job_checkpoint``), which answers ESLURM_NOT_SUPPORTED."""
+        return self._ompi and rules.is_job_level(target) and rec.job.batch
 
     def _targets(self, rec: _JobRec, target: StepId) -> list[_StepRec]:
         """The steps an operation acts on (``rules.steps_acted_on``)."""
@@ -1214,10 +1241,16 @@ class SimulatedCluster:
         per_step: Callable[[_JobRec, _StepRec], int],
         before: Callable[[_JobRec], None] | None = None,
         detail: str = "",
+        *,
+        suspended_ok: bool = False,
     ) -> ActionResult:
         with self._lock:
             self._tick()
-            rec = self._checks(caller, target)
+            rec = self._checks(caller, target, suspended_ok=suspended_ok)
+            if operation != "complete" and self._batch_job_plugin_call(rec, target):
+                if before is not None:
+                    before(rec)  # create/vacate save the job record first
+                raise NotSupported()
             steps = self._targets(rec, target)
             if before is not None:
                 before(rec)
@@ -1235,6 +1268,8 @@ class SimulatedCluster:
         with self._lock:
             self._tick()
             rec = self._checks(caller, target)
+            if self._batch_job_plugin_call(rec, target):
+                raise NotSupported()
             steps = self._targets(rec, target)
             if not self._plugin_supported():
                 self._aggregate(
@@ -1242,13 +1277,15 @@ class SimulatedCluster:
                 )
             codes = [(s.step.step_id, rules.able_code(s.disable_count)) for s in steps]
             self._aggregate(target, "able", codes)
-            starts = [s.ckpt_start for s in steps if s.ckpt_start]
+            starts = [s.ckpt_start for s in steps if _in_progress(s)]
             return AbleResult(target, min(starts) if starts else 0)
 
     def error(self, caller: Caller, target: StepId) -> CheckpointError:
         with self._lock:
             self._tick()
             rec = self._checks(caller, target)
+            if self._batch_job_plugin_call(rec, target):
+                raise NotSupported()
             steps = self._targets(rec, target)
             if not self._plugin_supported():
                 self._aggregate(
@@ -1260,7 +1297,11 @@ class SimulatedCluster:
 
     def enable(self, caller: Caller, target: StepId) -> ActionResult:
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            srec.disable_count = rules.enabled(srec.disable_count)
+            srec.disable_count = (
+                _ompi_count(srec.disable_count - 1)
+                if self._ompi
+                else rules.enabled(srec.disable_count)
+            )
             self._event(srec, int(self._now), "enable", caller.name, 0)
             return 0
 
@@ -1268,7 +1309,11 @@ class SimulatedCluster:
 
     def disable(self, caller: Caller, target: StepId) -> ActionResult:
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            srec.disable_count = rules.disabled(srec.disable_count)
+            srec.disable_count = (
+                _ompi_count(srec.disable_count + 1)
+                if self._ompi
+                else rules.disabled(srec.disable_count)
+            )
             self._event(srec, int(self._now), "disable", caller.name, 0)
             return 0
 
@@ -1279,6 +1324,8 @@ class SimulatedCluster:
         directory = image_dir or self.job_checkpoint_dir
         if not directory:
             raise Disabled(hint="no ImageDir given and JobCheckpointDir is not set")
+        if directory == self.job_checkpoint_dir and not self.checkpoint_dir_exists:
+            raise NoSuchImage()  # creat() of the record fails
         path = rules.saved_record_path(directory, rec.job.job_id)
         self._records[path] = SavedRecord(path, rec.job.job_id, rec.job.uid, rec.job.user, rec.job)
 
@@ -1303,6 +1350,8 @@ class SimulatedCluster:
                 rec.requeue = True
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
+            if self._ompi:
+                return self._ompi_checkpoint(rec, srec, now)
             refused = rules.checkpoint_code(srec.disable_count, bool(srec.ckpt_start))
             if refused:
                 return refused
@@ -1325,6 +1374,22 @@ class SimulatedCluster:
 
         detail = f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
         return self._run(caller, target, operation, op, before, detail)
+
+    def _ompi_checkpoint(self, rec: _JobRec, srec: _StepRec, now: int) -> int:
+        """checkpoint/ompi's create/vacate on one step, as 19.05 ran it (OMPI.md).
+
+        The plugin resets the step's state before it looks at the counter, then asks srun to
+        run ``ompi-checkpoint``; srun's forked child (which fails to exec it) reports the
+        checkpoint complete at once with its parent's pid as the message.  The step runs on.
+        """
+        srec.ckpt_start, srec.replies = now, 0
+        srec.error_code, srec.error_msg = 0, ""
+        if srec.disable_count:
+            return ESLURM_DISABLED
+        srec.ckpt_count += 1
+        srec.error_msg = str(_srun_parent_pid(rec))
+        srec.replies = 1
+        return 0
 
     def create(
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
@@ -1354,6 +1419,8 @@ class SimulatedCluster:
         now = int(self.clock())
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
+            if self._ompi:
+                return self._ompi_complete(srec, error_code, error_msg, now)
             _keep_highest(srec, error_code, error_msg)
             self._event(srec, now, "complete", caller.name, error_code)
             if srec.ckpt_start and begin_time == srec.ckpt_start:
@@ -1365,7 +1432,24 @@ class SimulatedCluster:
                     self._terminate_step(rec, srec, now)
             return 0
 
-        return self._run(caller, target, "complete", op)
+        if self._ompi and rules.is_job_level(target):
+            target = StepId(target.job_id, STEP_BATCH)  # NO_VAL finds the batch step's record
+        return self._run(caller, target, "complete", op, suspended_ok=True)
+
+    @staticmethod
+    def _ompi_complete(srec: _StepRec, code: int, message: str, now: int) -> int:
+        """checkpoint/ompi's ``slurm_ckpt_comp``: not keep-the-highest (OMPI.md).
+
+        Reported already: ESLURM_ALREADY_DONE.  A higher code is stored and the checkpoint
+        stays open; any other code is stored too (even a lower one) and closes it.
+        """
+        if srec.replies:
+            return ESLURM_ALREADY_DONE
+        higher = code > srec.error_code
+        srec.error_code, srec.error_msg = code, message
+        if not higher:
+            srec.replies, srec.ckpt_start = 1, now
+        return 0
 
     def tasks(
         self,
@@ -1377,6 +1461,8 @@ class SimulatedCluster:
         nodelist: str,
     ) -> ActionResult:
         wanted = set(expand_hostlist(nodelist)) if nodelist else set()
+        if self._ompi:
+            self._tasks_at_slurmd(caller, target, begin_time, wanted)
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
             refused = rules.tasks_code(expand_hostlist(srec.step.nodes), wanted)
@@ -1387,6 +1473,30 @@ class SimulatedCluster:
             return 0
 
         return self._run(caller, target, "tasks", op, detail=f"nodes {nodelist or 'all'}")
+
+    def _tasks_at_slurmd(
+        self, caller: Caller, target: StepId, begin_time: int, wanted: set[str]
+    ) -> None:
+        """``slurm_checkpoint_tasks`` never reaches slurmctld: slurmd and the step's
+        slurmstepd answer, in their order (OMPI.md); checkpoint/ompi cannot signal the
+        tasks, which slurmd reports as ESLURMD_JOB_NOTRUNNING.  Always raises."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(target.job_id)
+            srec = None
+            alive = rec is not None and rec.job.state in (JobState.RUNNING, JobState.SUSPENDED)
+            if rec is not None and alive and not rules.is_job_level(target):
+                srec = rec.steps.get(target.step)
+            if rec is None or srec is None or wanted - set(expand_hostlist(srec.step.nodes)):
+                raise InvalidJobId()
+            if not (caller.is_root or caller.is_slurm_user or caller.uid == rec.job.uid):
+                raise error_for(ESLURM_USER_ID_MISSING)
+            if srec.tasks_time and begin_time == srec.tasks_time:
+                raise AlreadyDone()
+            if rec.job.state is JobState.SUSPENDED:
+                raise error_for(ESLURMD_STEP_SUSPENDED)
+            srec.tasks_time = begin_time
+            raise error_for(ESLURMD_JOB_NOTRUNNING)
 
     def restart(
         self, caller: Caller, target: StepId, stick: bool, image_dir: str | None
@@ -1472,6 +1582,22 @@ def _keep_highest(srec: _StepRec, code: int, message: str) -> None:
 
 def _step_of(srec: _StepRec) -> Step:
     return srec.step
+
+
+def _in_progress(srec: _StepRec) -> bool:
+    """A checkpoint began and has not been reported (BLCR never counts replies)."""
+    return bool(srec.ckpt_start) and not srec.replies
+
+
+def _ompi_count(value: int) -> int:
+    """checkpoint/ompi's disable counter: a ``uint16_t`` with neither floor nor cap, so an
+    enable at 0 wraps to 65535 (disabled until the next disable), as 19.05 does."""
+    return value & 0xFFFF
+
+
+def _srun_parent_pid(rec: _JobRec) -> int:
+    """The pid srun's forked child reports as the message (the batch shell's, on a node)."""
+    return 1000 + _h(rec.job.job_id, 0x5A) % 60000
 
 
 class SimulatedSlurm:

@@ -97,6 +97,16 @@ def test_debug_adds_the_traceback(
     assert "Traceback" in err and err.rstrip().splitlines()[-1].startswith("sckpt: invalid job")
 
 
+def test_debug_traceback_of_an_undecodable_argument_is_printed_not_raised(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A byte that is not UTF-8 reaches Python as a lone surrogate; a strict stderr (pytest's,
+    # a pipe with PYTHONIOENCODING=utf-8) once raised while printing --debug's traceback.
+    assert cli.main(["ls", "--debug", "\udc80"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "\\udc80" in err and err.rstrip().endswith("--help')")
+
+
 def test_help_and_version_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--help"]) == 0
     text = capsys.readouterr().out

@@ -556,11 +556,21 @@ class Simulated:
     user_names: Mapping[str, str] = {"root": "root", "alice": "alice", "bob": "bob"}
 
     def __init__(self, config: Path, plugin: str | None = "ompi") -> None:
-        """``plugin`` None: the simulator as it was before its ``checkpoint_plugin`` setting."""
+        """``plugin`` None: the simulator's default (BLCR), to measure how far it drifts."""
         from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 
         self.clock = ManualClock()
-        options: dict[str, Any] = {} if plugin is None else {"checkpoint_plugin": plugin}
+        # The 19.05 test cluster: checkpoint/ompi, no PrologFlags=Contain (no extern step),
+        # and its default JobCheckpointDir (/var/slurm/checkpoint) does not exist.
+        options: dict[str, Any] = (
+            {}
+            if plugin is None
+            else {
+                "checkpoint_type": f"checkpoint/{plugin}",
+                "prolog_contain": False,
+                "checkpoint_dir_exists": False,
+            }
+        )
         self.cluster = SimulatedCluster(
             seed=1905,
             n_jobs=0,

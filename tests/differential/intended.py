@@ -106,9 +106,10 @@ TABLE: tuple[Intended, ...] = (
         ),
     ),
     Intended(
-        "reference: the controller's checks precede every operation (suspended: 2077 whole "
-        "job, 2037 step); 19.05's completion RPC skips the suspended check",
-        (("states", 24), ("states", 33)),
+        "cooperative meaning: vacate leaves the job requeued and held (PENDING) until its "
+        "restart, so a held pending job counts as ended and restart looks for its images "
+        "(ENOENT); 19.05's controller: pending is not finished (2088)",
+        (("states", 8), ("restart", 4)),
     ),
     Intended(
         "19.05 never saved a job record (no JobCheckpointDir): ENOENT; cooperatively the "

@@ -322,6 +322,13 @@ def _silence_stdout() -> None:
         pass
 
 
+def _print_traceback() -> None:
+    """``--debug``'s traceback, whatever bytes the arguments held (a surrogate from an
+    undecodable argument would make a strict stderr raise while printing it)."""
+    text = traceback.format_exc().encode("utf-8", "backslashreplace").decode("utf-8")
+    sys.stderr.write(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (the ``sckpt`` script exits with it)."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -336,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return done.status
     except SckptError as failure:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         output.to_stderr(output.failure_line("", failure))
         return failure.exit_code
     except KeyboardInterrupt:
@@ -347,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as bug:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         detail = output.clean(f"{type(bug).__name__}: {bug}")
         output.to_stderr(f"sckpt: internal error: {detail} (run with --debug for the traceback)")
         return EXIT_INTERNAL
