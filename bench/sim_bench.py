@@ -12,7 +12,9 @@ Measured:
 * unchanged snapshot: nothing happened since the last one (``changed=False``);
 * snapshot after 60 s and 600 s of simulated time, then 2 s later (one console refresh):
   jobs started/ended meanwhile, only their views are rebuilt;
-* facade snapshot: the same through ``open_facade(cluster=...)`` (validation-free path);
+* facade snapshot: the same through ``open_facade(cluster=...)``: the demo's engine (the
+  native engine over the simulated controller) lists jobs and steps and asks able/error of
+  at most 200 steps per refresh; then one refresh later, and once more with nothing due;
 * one action: ``facade.disable()`` on a running step, audit log included.
 """
 
@@ -61,6 +63,9 @@ def run(n_jobs: int) -> dict[str, float | int]:
         )
         clock.advance(5)
         out["facade snapshot (5 s later)"], snap = timed(facade.snapshot)
+        clock.advance(2)
+        out["facade snapshot 2 s later (one refresh)"], _ = timed(facade.snapshot)
+        out["facade snapshot, nothing due"], _ = timed(facade.snapshot)
         job = next(v for v in snap.jobs if v.job.state is JobState.RUNNING and v.steps)  # type: ignore[attr-defined]
         step = job.steps[-1].step.step_id
         out["facade disable (audited)"], _ = timed(lambda: facade.disable(step))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .. import rules
 from ..errors import (
@@ -169,23 +169,45 @@ class LiveEngine(Engine):
     store, the controller's able/error): views are then rebuilt on every snapshot and
     ``changed`` says whether they differ."""
 
+    def states_due(self) -> set[int] | None:
+        """Jobs whose checkpoint states may have changed while their listing did not.
+
+        None: any job (``volatile_states``: a state store is read for every step).  The
+        listing engine's states follow from the listing alone: no job.
+        """
+        return None if self.volatile_states else set()
+
+    def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
+        """A job's steps with their ``checkpoint_state`` (engines may share work per job)."""
+        return tuple(StepView(step, self.checkpoint_state(job, step)) for step in steps)
+
     def build_views(self) -> tuple[JobView, ...]:
         """Jobs with their steps and each step's ``checkpoint_state``.
 
-        A job whose record and step views equal the previous snapshot's keeps its previous
-        ``JobView`` object: the console skips a view it has seen by identity, so on a
-        10,000-job cluster where a few jobs changed it rebuilds and compares a few rows,
+        A job whose record and steps equal the previous snapshot's, and whose states are
+        not due (``states_due``), keeps its previous ``JobView`` object without asking
+        ``checkpoint_state`` again: the console skips a view it has seen by identity, so on
+        a 10,000-job cluster where a few jobs changed it rebuilds and compares a few rows,
         not all of them (new views for every job cost the idle console ~5 s of CPU a
         minute on the bench cluster).
         """
         previous = {view.job.job_id: view for view in self._views}
+        due = self.states_due()
         views = []
         for job in self._jobs:
-            steps = tuple(
-                StepView(step, self.checkpoint_state(job, step))
-                for step in self._steps_by_job.get(job.job_id, ())
-            )
+            listed = self._steps_by_job.get(job.job_id, ())
             old = previous.get(job.job_id)
+            if (
+                old is not None
+                and due is not None
+                and job.job_id not in due
+                and (old.job is job or old.job == job)
+                and len(old.steps) == len(listed)
+                and all(v.step is s or v.step == s for v, s in zip(old.steps, listed, strict=True))
+            ):
+                views.append(old)
+                continue
+            steps = self.step_views(job, listed)
             if old is not None and (old.job is job or old.job == job) and old.steps == steps:
                 views.append(old)
             else:

@@ -18,8 +18,9 @@ Registered with the facade under the name ``native`` (``create_engine`` below).
 from __future__ import annotations
 
 import contextlib
+import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .. import rules
 from ..errors import ESLURM_DISABLED, ESLURM_NOT_SUPPORTED, SlurmError, describe
@@ -30,7 +31,6 @@ from ..model import (
     CheckpointKind,
     CheckpointState,
     Job,
-    JobView,
     Snapshot,
     Step,
     StepId,
@@ -39,6 +39,8 @@ from ..model import (
 from ..slurm_api import SlurmAPI
 from .base import Engine, EngineRequest
 from .live import LiveEngine
+
+_NOT_ASKED = CheckpointState(CheckpointKind.UNKNOWN)
 
 
 class NativeEngine(LiveEngine):
@@ -60,37 +62,55 @@ class NativeEngine(LiveEngine):
         self.name = name
         self.max_probes = max_probes
         self.probe_ttl = probe_ttl
-        self._probes: dict[StepId, tuple[float, CheckpointState]] = {}
+        self._probes: dict[tuple[int, int], tuple[float, CheckpointState]] = {}
+        """(job id, step) -> (when asked, the answer), oldest first (ints hash fast)."""
+        self._now = 0.0
         self._probed = 0
         self._snapshot_caller: rules.Caller | None = None
         self._starved: set[int] = set()
         """Jobs with steps left unasked (probe budget) or forgotten: asked next time."""
-        self._index: dict[int, int] = {}
-        """Job id -> position in the current views."""
 
     # ------------------------------------------------------------------ snapshot
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
+        self._now = self.clock()
+        return self.step_views(job, (step,))[0].checkpoint
+
+    def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
+        """The column from the job's state when it decides (one object for all its steps),
+        else from the controller's answers (``_asked``)."""
         by_job = rules.column_for_job(job)
         if by_job is not None:
-            return CheckpointState(by_job[0], reason=by_job[1])
-        if self._snapshot_caller is not None and not rules.may_act(
-            step.step_id, job, self._snapshot_caller
-        ):
-            # The controller would refuse (ESLURM_ACCESS_DENIED): do not ask it.
-            return CheckpointState(
-                CheckpointKind.UNKNOWN, reason=f"{job.user}'s job: only its owner or root may ask"
-            )
-        now = self.clock()
-        cached = self._probes.get(step.step_id)
+            shared = CheckpointState(by_job[0], reason=by_job[1])
+            return tuple(StepView(step, shared) for step in steps)
+        caller = self._snapshot_caller
+        if caller is None or caller.is_root or caller.uid == job.uid:
+            return tuple(StepView(step, self._asked(job, step)) for step in steps)
+        # The controller would refuse (ESLURM_ACCESS_DENIED) what the caller may not ask.
+        refused = CheckpointState(
+            CheckpointKind.UNKNOWN, reason=f"{job.user}'s job: only its owner or root may ask"
+        )
+        return tuple(
+            StepView(step, self._asked(job, step))
+            if rules.may_act(step.step_id, job, caller)
+            else StepView(step, refused)
+            for step in steps
+        )
+
+    def _asked(self, job: Job, step: Step) -> CheckpointState:
+        """The step's last answer while fresh, else ask (``probe_ttl``, ``max_probes``)."""
+        now = self._now
+        key = (step.step_id.job_id, step.step_id.step)
+        cached = self._probes.get(key)
         if cached is not None and now - cached[0] < self.probe_ttl:
             return cached[1]
         if self._probed >= self.max_probes:
             self._starved.add(job.job_id)  # ask on a later refresh
-            return cached[1] if cached else CheckpointState(CheckpointKind.UNKNOWN)
+            return cached[1] if cached else _NOT_ASKED
         self._probed += 1
         state = self._probe(step.step_id)
-        self._probes[step.step_id] = (now, state)
+        self._probes.pop(key, None)  # kept oldest first: states_due stops early
+        self._probes[key] = (now, state)
         return state
 
     def _probe(self, step: StepId) -> CheckpointState:
@@ -115,56 +135,44 @@ class NativeEngine(LiveEngine):
         kind = rules.column_for_step(0, bool(since))
         return CheckpointState(kind, in_progress_since=since, last_error=last)
 
-    def snapshot(self) -> Snapshot:
-        """Like ``LiveEngine.snapshot``, but work proportional to the probes that are due.
+    def states_due(self) -> set[int] | None:
+        """Jobs with an answer older than ``probe_ttl``, or left unasked (probe budget) or
+        forgotten (after an action): only their views are built again."""
+        now = self.clock()
+        due: set[int] = set()
+        for (job_id, _step), (asked, _state) in self._probes.items():  # oldest answer first
+            if now - asked < self.probe_ttl or len(due) >= self.max_probes:
+                break
+            due.add(job_id)
+        room = max(0, self.max_probes - len(due))
+        chosen = heapq.nsmallest(room, self._starved)  # the top of the list first
+        self._starved.difference_update(chosen)
+        due.update(chosen)
+        return due
 
-        When the job/step list did not change, only the jobs whose answers expired (or
-        that the probe budget left unasked) are looked at again; a changed list rebuilds
-        every view, as the listing engine does.
-        """
+    def snapshot(self) -> Snapshot:
         with self._lock:
             self._probed = 0
+            self._now = self.clock()
             self._snapshot_caller = self.caller()
             try:
                 listing_changed = self.refresh()
-                if listing_changed or not self._views:
-                    self._starved = set()
-                    views = self.build_views()
-                    self._index = {v.job.job_id: i for i, v in enumerate(views)}
-                    listed = {s.step_id for s in self._steps}
+                if listing_changed:
+                    listed = {(s.step_id.job_id, s.step_id.step) for s in self._steps}
                     self._probes = {k: v for k, v in self._probes.items() if k in listed}
-                else:
-                    views = self._ask_again(self._views)
+                views = self.build_views()
                 changed = listing_changed or views != self._views
                 self._views = views
                 return Snapshot(jobs=views, taken_at=self.clock(), changed=changed)
             finally:
                 self._snapshot_caller = None
 
-    def _ask_again(self, views: tuple[JobView, ...]) -> tuple[JobView, ...]:
-        """Rebuild the views of the jobs with answers due, in list order (budget first)."""
-        now = self.clock()
-        due = {sid.job_id for sid, (t, _s) in self._probes.items() if now - t >= self.probe_ttl}
-        due |= self._starved
-        if not due:
-            return views
-        self._starved = set()
-        rebuilt = list(views)
-        for i in sorted(self._index[j] for j in due if j in self._index):
-            old = rebuilt[i]
-            steps = tuple(
-                StepView(sv.step, self.checkpoint_state(old.job, sv.step)) for sv in old.steps
-            )
-            if steps != old.steps:
-                rebuilt[i] = JobView(old.job, steps)
-        return tuple(rebuilt)
-
     # ------------------------------------------------------------------ explaining refusals
 
     def _forget(self, target: StepId) -> None:
         """Drop the job's answers: the next snapshot asks again."""
         with self._lock:
-            for key in [k for k in self._probes if k.job_id == target.job_id]:
+            for key in [k for k in self._probes if k[0] == target.job_id]:
                 del self._probes[key]
             self._starved.add(target.job_id)
 
