@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,27 @@ from tests.conftest import SlurmCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
+
+
+def python_as(cluster: SlurmCluster, user: str, code: str, *args: str) -> Any:
+    """Run ``code`` with this checkout's Python as ``user`` on ``cluster``; the JSON value of
+    its last line of output.
+
+    runuser passes the caller's environment on: without SCKPT_CACHE_DIR the user builds
+    the shim in their own cache, not in root's (which they cannot read).
+    """
+    proc = subprocess.run(
+        [
+            "runuser", "-u", user, "--", "env", "-u", "SCKPT_CACHE_DIR",
+            f"SLURM_CONF={cluster.conf}", f"PYTHONPATH={ROOT}", PYTHON, "-c", code, *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/tmp",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="session")

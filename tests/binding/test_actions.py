@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from sckpt.backend.model import STEP_BATCH, JobState, StepId
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
 
-from .conftest import PYTHON, ROOT, Submit, squeue_jobs
+from .conftest import Submit, python_as, squeue_jobs
 
 pytestmark = pytest.mark.slurm
 
@@ -172,27 +170,7 @@ def test_other_users_job_is_access_denied(
     alice = slurm_cluster.users[0]
     job_id = submit("-n1", "-J", "bind-root-job", "--wrap", "srun -n1 sleep 300")
     wait_for(lambda: _step_running(binding, StepId(job_id, 0)), timeout=60)
-    proc = subprocess.run(
-        [
-            "runuser",
-            "-u",
-            alice,
-            "--",
-            "env",
-            f"SLURM_CONF={slurm_cluster.conf}",
-            f"PYTHONPATH={ROOT}",
-            PYTHON,
-            "-c",
-            _AS_OTHER_USER,
-            str(job_id),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd="/tmp",
-    )
-    assert proc.returncode == 0, proc.stderr
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    results = python_as(slurm_cluster, alice, _AS_OTHER_USER, str(job_id))
     # slurmctld answers requeue with ESLURM_ACCESS_DENIED and the others (update, step
     # signal; slurmd for pids) with ESLURM_USER_ID_MISSING: both are AccessDenied.
     for name in ("signal", "kill", "requeuehold", "release", "reqnodes", "pids"):

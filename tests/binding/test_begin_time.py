@@ -7,9 +7,7 @@ EligibleTime; while it is in the future the job waits with Reason=BeginTime.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 import time
 from typing import Any
 
@@ -21,7 +19,7 @@ from sckpt.backend.model import STEP_BATCH, Job, JobState, StepId
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
 
-from .conftest import PYTHON, ROOT, Submit, scontrol_time, squeue_jobs
+from .conftest import Submit, python_as, scontrol_time, squeue_jobs
 
 pytestmark = pytest.mark.slurm
 
@@ -207,34 +205,8 @@ except SckptError as exc:
 
 
 def _as_user(cluster: SlurmCluster, user: str, job_id: int) -> list[Any]:
-    """``set_begin_time(job_id)`` in a process of ``user``: [error type, code, name].
-
-    runuser passes the caller's environment on: without SCKPT_CACHE_DIR the user builds
-    the shim in their own cache, not in root's (which they cannot read).
-    """
-    proc = subprocess.run(
-        [
-            "runuser",
-            "-u",
-            user,
-            "--",
-            "env",
-            "-u",
-            "SCKPT_CACHE_DIR",
-            f"SLURM_CONF={cluster.conf}",
-            f"PYTHONPATH={ROOT}",
-            PYTHON,
-            "-c",
-            _AS_USER,
-            str(job_id),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd="/tmp",
-    )
-    assert proc.returncode == 0, proc.stderr
-    result: list[Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    """``set_begin_time(job_id)`` in a process of ``user``: [error type, code, name]."""
+    result: list[Any] = python_as(cluster, user, _AS_USER, str(job_id))
     return result
 
 
