@@ -25,8 +25,8 @@ tasks    ask the step's tasks on the named nodes to checkpoint (no wait)
 ======== ==================================================================================
 
 The reference's checks come first and in its order (no such job, access, pending, suspended,
-done, no such step), exactly as in the simulated engine; only then does the state file
-decide.  A step without a state file answers ESLURM_NOT_SUPPORTED with the reason.
+done, no such step: ``rules.check_target``, the simulated controller's too); only then does
+the state file decide.  A step without a state file answers ESLURM_NOT_SUPPORTED with the reason.
 
 Access: the acting user is the process's real uid; only the job's owner and root pass
 (SlurmUser too for whole-job requests).  The controller enforces the same for signals,

@@ -1,10 +1,16 @@
-"""The simulated cluster: an in-process Slurm 19.05 with the BLCR checkpoint plugin.
+"""The simulated cluster: an in-process Slurm 19.05 controller with a checkpoint plugin.
 
 Why it exists: no Slurm release still supported has the checkpoint API, so the console's
 demo (``sckpt --demo``), its UI tests and the rule tests need a cluster that follows the
-historical rules exactly (``shared/reference/checkpoint-semantics.md``).  The rules live in
-``SimulatedCluster``; ``SimulatedEngine`` is the ``Engine`` that acts as one user on it
-(several engines, one per user, may share one cluster: that is how the tests check access).
+historical rules (``shared/reference/checkpoint-semantics.md``).  ``SimulatedCluster`` is the
+controller; ``connect(user)`` gives its client library, ``SimulatedSlurm``, a ``SlurmAPI``
+like the cffi binding, so the demo is the native engine over it (several connections, one
+per user, may share one controller: that is how the tests check access).  The rules
+themselves are ``backend/rules.py``'s; the controller calls them.
+
+Plugins (``checkpoint_type``): ``checkpoint/blcr`` (the default: the reference's rules),
+``checkpoint/ompi`` (what the real 19.05 test cluster runs, as ``tests/differential/OMPI.md``
+found it; the differential tests hold it equal to that controller) and ``checkpoint/none``.
 
 Rules, in the controller's order of checks (``_checks``):
 
