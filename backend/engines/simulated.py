@@ -1350,7 +1350,7 @@ class SimulatedCluster:
         def before(rec: _JobRec) -> None:
             if requeue and not rec.job.batch:
                 raise NotSupported(hint="requeue needs a batch job")
-            if (target.is_whole_job or target.is_batch) and rec.job.batch:
+            if rules.is_job_level(target) and rec.job.batch:
                 self._save_record(rec, image_dir)
             if requeue:
                 rec.requeue = True
@@ -1411,7 +1411,7 @@ class SimulatedCluster:
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None = None
     ) -> ActionResult:
         """Checkpoint every step, end the job, put it back to PENDING (batch jobs only)."""
-        if not (target.is_whole_job or target.is_batch):
+        if not rules.is_job_level(target):
             with self._lock:
                 self._checks(caller, target)
             raise NotSupported(hint="requeue applies to a whole batch job")
