@@ -6,8 +6,8 @@ the scenarios on the chosen clusters, writes each run as JSON under ``--out`` an
 scenario, every step where a cluster answers differently from 19.05 (for the cooperative
 engine, the intended differences of intended.py are marked as such).
 
-``--sim-without-plugin`` builds the simulated cluster without ``checkpoint_plugin="ompi"``
-(the simulator before that setting exists: it answers as BLCR would).
+``--sim-without-plugin`` builds the simulated cluster with its default plugin instead of
+``checkpoint/ompi`` (BLCR, the reference's rules): how far the demo's rules are from 19.05.
 """
 
 from __future__ import annotations
