@@ -854,9 +854,7 @@ class SimulatedCluster:
 
     def _ckpt_view(self, rec: _JobRec, srec: _StepRec) -> CheckpointState:
         if (
-            srec.history is None
-            and not srec.disable_count
-            and not srec.error_code
+            _untouched(srec)
             and rec.job.state is JobState.RUNNING
             and self.checkpoint_type != "checkpoint/none"
         ):
@@ -909,12 +907,7 @@ class SimulatedCluster:
             steps = tuple(
                 StepView(
                     srec.step,
-                    _ABLE
-                    if plain
-                    and srec.history is None
-                    and not srec.disable_count
-                    and not srec.error_code
-                    else self._ckpt_view(rec, srec),
+                    _ABLE if plain and _untouched(srec) else self._ckpt_view(rec, srec),
                 )
                 for srec in rec.steps.values()
             )
@@ -1588,6 +1581,20 @@ def _keep_highest(srec: _StepRec, code: int, message: str) -> None:
 
 def _step_of(srec: _StepRec) -> Step:
     return srec.step
+
+
+def _untouched(srec: _StepRec) -> bool:
+    """Never disabled, started or failed: the shared plain ``able`` state applies.
+
+    checkpoint/ompi starts a checkpoint without a history event (a create refused while
+    disabled still stamps it), so the start time is checked too.
+    """
+    return (
+        srec.history is None
+        and not srec.disable_count
+        and not srec.error_code
+        and not srec.ckpt_start
+    )
 
 
 def _in_progress(srec: _StepRec) -> bool:

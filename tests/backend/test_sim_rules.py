@@ -501,3 +501,30 @@ def test_numbered_steps_fixes_the_steps_of_running_batch_jobs_only() -> None:
     for view in running_batch:
         numbered = [s for s in view.steps if s.step.step_id.step_text.isdigit()]
         assert len(numbered) == 7
+
+
+def test_ompi_refused_create_stamps_a_checkpoint_that_able_and_the_view_show(
+    clock: ManualClock,
+) -> None:
+    # checkpoint/ompi (tests/differential/OMPI.md): a create refused while disabled still
+    # resets the step and starts the clock; once enabled, able says "Began at" that time,
+    # and the controller's own view of the step says in progress too.
+    sim = SimulatedCluster(
+        seed=1,
+        n_jobs=0,
+        clock=clock,
+        arrivals=False,
+        demo_touches=False,  # type: ignore[arg-type]
+        checkpoint_type="checkpoint/ompi",
+    )
+    alice = simulated_engine(sim, "alice")
+    step = StepId(running(sim), 0)
+    alice.disable(step)
+    with pytest.raises(E.Disabled):
+        alice.create(step, 10, None)
+    began = int(clock())
+    clock.advance(5)
+    alice.enable(step)
+    assert alice.able(step).in_progress_since == began
+    state = sim.step_state(step)
+    assert (state.kind, state.in_progress_since) == (CheckpointKind.IN_PROGRESS, began)
