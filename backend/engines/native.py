@@ -6,11 +6,14 @@ facade has already validated the input).  Targets map one to one: the whole job 
 ``NO_VAL``, ``.batch`` the batch script (the binding translates sckpt's canonical step
 numbers to the release's).
 
-The snapshot asks the controller ``able`` and ``error`` for each running step, because
-that is the only way the API reports checkpoint state.  To keep a refresh bounded on big
-clusters only the first ``max_probes`` running steps are asked per refresh (the others
-show ``unknown``); the answers are reused until the job/step list changes or
-``probe_ttl`` seconds pass.
+The snapshot asks the controller ``able`` and ``error`` for each running step the caller may
+ask about (the owner's or root's), because that is the only way the API reports checkpoint
+state.  To keep a refresh bounded on big clusters at most ``max_probes`` steps are asked per
+refresh (the others show ``unknown`` until their turn, top of the list first); an answer is
+reused for ``probe_ttl`` seconds, then the oldest are asked again, and only the views of jobs
+with new answers are rebuilt (``states_due``).  An action or a check on a job forgets its
+answers.  Refusals come back with the controller's code only; the engine explains them with
+``rules`` on its own listing (``_explain``).
 
 Registered with the facade under the name ``native`` (``create_engine`` below).
 """
@@ -150,20 +153,23 @@ class NativeEngine(LiveEngine):
         due.update(chosen)
         return due
 
+    def refresh(self) -> bool:
+        """``LiveEngine.refresh``; a changed listing drops the answers of steps gone."""
+        with self._lock:
+            changed = super().refresh()
+            if changed:
+                listed = {(s.step_id.job_id, s.step_id.step) for s in self._steps}
+                self._probes = {k: v for k, v in self._probes.items() if k in listed}
+            return changed
+
     def snapshot(self) -> Snapshot:
+        """``LiveEngine.snapshot``, with this refresh's probe budget, time and caller."""
         with self._lock:
             self._probed = 0
             self._now = self.clock()
             self._snapshot_caller = self.caller()
             try:
-                listing_changed = self.refresh()
-                if listing_changed:
-                    listed = {(s.step_id.job_id, s.step_id.step) for s in self._steps}
-                    self._probes = {k: v for k, v in self._probes.items() if k in listed}
-                views = self.build_views()
-                changed = listing_changed or views != self._views
-                self._views = views
-                return Snapshot(jobs=views, taken_at=self.clock(), changed=changed)
+                return super().snapshot()
             finally:
                 self._snapshot_caller = None
 
