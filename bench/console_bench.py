@@ -43,7 +43,6 @@ from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.tui.app import SckptApp, build_app
 from textual import events
-from textual.widgets import DataTable
 
 
 class LatencyProbe:
@@ -54,7 +53,7 @@ class LatencyProbe:
     update carries the moved cursor: the action refreshed those rows synchronously).
     """
 
-    def __init__(self, app: SckptApp, table: DataTable[Any]) -> None:
+    def __init__(self, app: SckptApp, table: Any) -> None:
         self.app = app
         self.sent = 0.0
         self.handled = False

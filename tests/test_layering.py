@@ -173,3 +173,67 @@ def test_importing_the_command_line_loads_no_textual() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "sckpt.tui.cli" in modules
     assert out.stdout.strip() == ""
+
+
+def _textual_private_names() -> set[str]:
+    """Private names (``_x``) of the Textual classes the console builds on."""
+    from textual.app import App
+    from textual.dom import DOMNode
+    from textual.screen import Screen
+    from textual.scroll_view import ScrollView
+    from textual.widget import Widget
+    from textual.widgets import DataTable, Input, Static
+
+    names: set[str] = set()
+    for cls in (App, ScrollView, DataTable, Input, Static):
+        names.update(n for n in dir(cls) if n.startswith("_") and not n.startswith("__"))
+    for cls in (App, DOMNode, Widget, Screen, DataTable, Input):  # set in __init__
+        names.update(
+            n
+            for n in cls.__init__.__code__.co_names
+            if n.startswith("_") and not n.startswith("__")
+        )
+    return names
+
+
+def _own_private_names(paths: list[Path]) -> set[str]:
+    """Private names the package defines itself (methods, ``self._x = ...``)."""
+    own: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                own.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                own.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+    return own
+
+
+def test_the_package_uses_no_private_name_of_a_dependency() -> None:
+    # A private name (``textual._two_way_dict``, ``DataTable._data``, ``Screen._bindings``)
+    # may change in any release; the console used several, and pinned Textual loosely.
+    paths = sorted((ROOT / "tui").rglob("*.py")) + sorted(BACKEND.rglob("*.py"))
+    textual_private = _textual_private_names() - _own_private_names(paths)
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                module = node.module
+                if (
+                    module != "__future__"
+                    and not module.startswith("sckpt")
+                    and (
+                        any(part.startswith("_") for part in module.split("."))
+                        or any(a.name.startswith("_") for a in node.names)
+                    )
+                ):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} from {module}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if any(p.startswith("_") for p in alias.name.split(".")[1:]):
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno} {alias.name}")
+            elif isinstance(node, ast.Attribute) and node.attr in textual_private:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}")
+    assert found == []

@@ -40,7 +40,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from importlib.resources import files
 from typing import Any, TypeVar
@@ -62,8 +62,9 @@ from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
-from .screens.base import TargetScreen
-from .screens.console import ConsoleScreen, JobRows, ViewState
+from .rows import RowPlan, ViewState
+from .screens.base import TargetScreen, in_mode
+from .screens.console import ConsoleScreen
 from .screens.step import StepScreen
 from .widgets.header import StatusHeader
 
@@ -97,7 +98,10 @@ class JobData:
     """When each finished job was first seen finished (or ended)."""
 
     def all_jobs(self) -> list[JobView]:
-        return [*self.jobs.values(), *(v for v, _ in self.gone.values())]
+        return [*self.jobs.values(), *self.gone_jobs()]
+
+    def gone_jobs(self) -> list[JobView]:
+        return [v for v, _ in self.gone.values()]
 
     def recently_finished(self, now: float) -> frozenset[int]:
         recent = {i for i, t in self.finished_seen.items() if now - t < LINGER}
@@ -137,7 +141,7 @@ class Prepared:
     base: JobData
     """The data it was built from: if that is no longer the app's, it is built again."""
     now: float
-    rows: JobRows | None
+    rows: RowPlan | None
 
 
 def _stylesheet() -> str:
@@ -200,10 +204,10 @@ class SckptApp(App[int]):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
-        self.push_screen(ConsoleScreen(read_only=self.read_only))
+        self.push_screen(in_mode(ConsoleScreen, read_only=self.read_only)())
         focus = self.focus_target
         if focus is not None and not focus.is_whole_job:
-            self.push_screen(StepScreen(focus, read_only=self.read_only))
+            self.push_screen(in_mode(StepScreen, read_only=self.read_only)(focus))
         self.set_interval(1.0, self._tick_headers)
         self.refresh_now()
 
@@ -253,6 +257,14 @@ class SckptApp(App[int]):
     def all_jobs(self) -> list[JobView]:
         """Every job known: the controller's, then the vanished ones still lingering."""
         return self._data.all_jobs()
+
+    def jobs(self) -> Iterable[JobView]:
+        """The jobs the controller reports."""
+        return self._data.jobs.values()
+
+    def gone_jobs(self) -> list[JobView]:
+        """The jobs the controller stopped reporting, still lingering."""
+        return self._data.gone_jobs()
 
     def gone_ids(self) -> frozenset[int]:
         """Jobs the controller no longer reports."""
@@ -358,7 +370,7 @@ class SckptApp(App[int]):
         rows = None
         if console is not None and view is not None:
             rows = console.plan_rows(
-                view, data.all_jobs(), frozenset(data.gone), data.recently_finished(now), now
+                view, data.jobs.values(), data.gone_jobs(), data.recently_finished(now), now
             )
         return Prepared(data, base, now, rows)
 
@@ -521,7 +533,7 @@ class SckptApp(App[int]):
 
     def open_step(self, target: StepId) -> None:
         """Open the step detail screen (Enter on a step)."""
-        self.push_screen(StepScreen(target, read_only=self.read_only))
+        self.push_screen(in_mode(StepScreen, read_only=self.read_only)(target))
 
     def close_step(self, screen: StepScreen) -> None:
         """Escape on the step screen: back to the console, with that step selected."""

@@ -13,12 +13,12 @@ say "read-only" instead of acting (the backend guard would refuse anyway).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from rich.text import Text
 from sckpt.backend import operations, rules
 from sckpt.backend.model import StepId
-from textual.binding import BindingsMap
+from textual.binding import Binding
 from textual.screen import Screen
 
 from ..console_text import literal
@@ -35,14 +35,8 @@ class TargetScreen(Screen[None]):
 
     BINDINGS = bindings(ACTION_KEYS)
 
-    def __init__(self, *, read_only: bool, name: str | None = None, id: str | None = None) -> None:
-        super().__init__(name=name, id=id)
-        self.read_only = read_only
-        if read_only:
-            # Hide (never unbind) the mutating keys: pressing one still says "read-only".
-            # Textual has no public per-instance ``show`` switch; rebuilding this screen's
-            # own BindingsMap from its bindings is the smallest way to get one.
-            self._bindings = BindingsMap([hide_mutating(b) for _, b in self._bindings])
+    read_only: ClassVar[bool] = False
+    """True in the read-only variant (``in_mode``): mutating keys hidden, and refused."""
 
     @property
     def sckpt(self) -> SckptApp:
@@ -133,3 +127,25 @@ class TargetScreen(Screen[None]):
             ),
             formed,
         )
+
+
+S = TypeVar("S", bound=TargetScreen)
+
+_READ_ONLY: dict[type[TargetScreen], type[TargetScreen]] = {}
+
+
+def in_mode(screen: type[S], *, read_only: bool) -> type[S]:
+    """``screen``, or in read-only mode its variant whose mutating keys are hidden.
+
+    The hidden keys stay bound, so pressing one still says "read-only".  Textual binds keys
+    per class (a subclass's ``BINDINGS`` override its bases' for the same key) and has no
+    public per-instance switch, so the variant is a subclass, made once per screen class.
+    """
+    if not read_only:
+        return screen
+    variant = _READ_ONLY.get(screen)
+    if variant is None:
+        hidden = [hide_mutating(b) for b in bindings(ACTION_KEYS) if isinstance(b, Binding)]
+        namespace = {"BINDINGS": hidden, "read_only": True, "__doc__": screen.__doc__}
+        variant = _READ_ONLY[screen] = type(screen.__name__, (screen,), namespace)
+    return cast("type[S]", variant)

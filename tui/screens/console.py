@@ -1,115 +1,39 @@
 """The full console: header, filter box, jobs table, steps of the selected job, footer.
 
 The screen holds only view state (filter, toggles, sort); the data lives on the app and
-arrives through ``refresh_view`` after each refresh.  Both tables are synced in place
-(``KeyedTable.sync``), so a refresh never moves the operator's cursor or scroll position.
+arrives through ``refresh_view`` after each refresh.  Both tables are ``RowTable``s: they
+hold rows as data and render the lines on screen only, so a refresh never moves the
+operator's cursor or scroll position and costs the UI thread what changed, not the queue.
 
-Turning 10,000 jobs into rows (filter, sort, cell texts) costs tens of milliseconds, and a
-key pressed meanwhile waits if that runs on the UI thread.  So the refresh worker calls
-``plan_rows`` on its own thread with the view state the screen had when the refresh began
-(``view_state``), and the UI thread only syncs the table with the finished rows; a plan
-whose view state or cell cache is no longer the screen's (the operator changed the filter
-meanwhile) is dropped and the rows are built again on the UI thread.
+Which jobs to show and what changed (``rows.plan``: filter, the finished jobs' linger,
+identity of each job's view) is worked out by the refresh worker on its own thread with
+the view state the screen had when the refresh began (``view_state``) and what the table
+showed then; the UI thread applies the few upserts and removals.  A plan made for a view
+state or a table content that is no longer the screen's (the operator changed the filter
+meanwhile) is made again on the UI thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 
 from rich.text import Text
-from sckpt.backend.model import JobState, JobView, StepId
+from sckpt.backend.model import JobView, StepId
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Resize
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
-from ..console_text import (
-    JOB_COLUMNS,
-    STEP_COLUMNS,
-    Filter,
-    job_cells,
-    job_elapsed,
-    job_sort_key,
-    parse_filter,
-    printable,
-    step_cells,
-    visible_jobs,
-)
+from .. import rows
+from ..console_text import JOB_COLUMNS, STEP_COLUMNS, Filter, parse_filter, printable
 from ..keys import CONSOLE_KEYS, bindings
+from ..rows import RowData, RowPlan, ViewState
 from ..widgets.header import StatusHeader
-from ..widgets.keyed_table import KeyedTable
+from ..widgets.row_table import RowTable
 from .base import TargetScreen
 
 SORTABLE = tuple(c.key for c in JOB_COLUMNS)
-
-CellCache = dict[int, tuple[JobView, bool, dict[str, Text], float]]
-"""Per job: the view the cells were built from, its "gone" mark, the cells, and until when
-the elapsed text stays the same."""
-
-
-@dataclass(frozen=True, slots=True)
-class ViewState:
-    """What decides which jobs the table shows and in which order (besides the data)."""
-
-    filter: Filter
-    mine_only: bool
-    me: str
-    show_finished: bool
-    sort_column: str
-    sort_reverse: bool
-
-
-@dataclass(frozen=True, slots=True)
-class JobRows:
-    """The jobs table's rows, built (possibly off the UI thread) for one view state."""
-
-    view: ViewState
-    base: CellCache
-    """The cell cache the rows were built from: the plan is stale if it was replaced."""
-    cache: CellCache
-    """The cell cache to keep once these rows are shown."""
-    keys: list[str]
-    cells: list[dict[str, Text]]
-    """The rows, as two lists rather than a list of pairs: a refresh builds these for
-    every row, and 10,000 short-lived tuples that outlive a young collection make the
-    garbage collector's full collections (100-300 ms at 10,000 jobs) come sooner."""
-
-
-def _elapsed_steady(view: JobView, now: float) -> float:
-    """Seconds during which the job's elapsed text (``compact_duration``) cannot change."""
-    j = view.job
-    if j.state.is_finished:
-        return float("inf")
-    start = j.submit_time if j.state is JobState.PENDING else j.start_time
-    if not start:
-        return float("inf")
-    seconds = max(0, int(now - start))
-    if seconds < 60:
-        return 1.0
-    if seconds < 86_400:
-        return float(60 - seconds % 60)
-    return float(3600 - seconds % 3600)
-
-
-def _cells(cache: CellCache, view: JobView, now: float, gone: bool) -> dict[str, Text]:
-    """A job's cells, rebuilt only when its view changed (the engine reuses unchanged
-    ``JobView`` objects); otherwise only the elapsed time is recomputed, and only once its
-    text can have changed.  Returning the very same dict lets ``KeyedTable.sync`` skip the
-    row without comparing cells."""
-    job_id = view.job.job_id
-    cached = cache.get(job_id)
-    if cached is not None and cached[0] is view and cached[1] == gone:
-        cells, valid_until = cached[2], cached[3]
-        if now < valid_until:
-            return cells
-        elapsed = job_elapsed(view, now)
-        if cells["elapsed"].plain != elapsed:
-            cells = {**cells, "elapsed": Text(elapsed, justify="right")}
-    else:
-        cells = job_cells(view, now, gone=gone)
-    cache[job_id] = (view, gone, cells, now + _elapsed_steady(view, now))
-    return cells
 
 
 class ConsoleScreen(TargetScreen):
@@ -120,8 +44,8 @@ class ConsoleScreen(TargetScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
-    def __init__(self, *, read_only: bool) -> None:
-        super().__init__(read_only=read_only, id="console")
+    def __init__(self) -> None:
+        super().__init__(id="console")
         self.filter: Filter = Filter()
         self.filter_text = ""
         self.mine_only = False
@@ -130,25 +54,29 @@ class ConsoleScreen(TargetScreen):
         self.sort_reverse = False
         self.steps_job: int | None = None
         """The job whose steps the steps table shows."""
-        self._cell_cache: CellCache = {}
-        """Replaced, never changed in place: a refresh worker may be reading it."""
+        self._shown: Mapping[str, RowData] = {}
+        """What the jobs table shows (row key → data), for the next plan.  Replaced,
+        never changed in place: a refresh worker may be reading it."""
+        self._shown_view: ViewState | None = None
+        """The view state the jobs table's rows were planned for."""
         self._steps_heading: Text | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
         yield Input(placeholder="filter: text or field:value (user:alice state:R)", id="filter")
-        yield KeyedTable(JOB_COLUMNS, id="jobs")
+        now = self.sckpt.now
+        yield RowTable(JOB_COLUMNS, render=rows.render_job, clock=now, id="jobs")
         yield Static("", id="steps-title", markup=False)
-        yield KeyedTable(STEP_COLUMNS, id="steps")
+        yield RowTable(STEP_COLUMNS, render=rows.render_step, clock=now, id="steps")
         yield Footer(compact=True)
 
     @property
-    def jobs_table(self) -> KeyedTable:
-        return self.query_one("#jobs", KeyedTable)
+    def jobs_table(self) -> RowTable:
+        return self.query_one("#jobs", RowTable)
 
     @property
-    def steps_table(self) -> KeyedTable:
-        return self.query_one("#steps", KeyedTable)
+    def steps_table(self) -> RowTable:
+        return self.query_one("#steps", RowTable)
 
     def on_mount(self) -> None:
         box = self.query_one("#filter", Input)
@@ -181,54 +109,36 @@ class ConsoleScreen(TargetScreen):
     def plan_rows(
         self,
         view: ViewState,
-        known: list[JobView],
-        gone: frozenset[int],
+        jobs: Iterable[JobView],
+        gone: Iterable[JobView],
         recent: frozenset[int],
         now: float,
-    ) -> JobRows:
-        """The jobs table's rows for ``view`` (safe on any thread: reads the cell cache,
-        builds a new one, touches no widget)."""
-        base = self._cell_cache
-        jobs = visible_jobs(
-            known,
-            view.filter,
-            mine_only=view.mine_only,
-            me=view.me,
-            show_finished=view.show_finished,
-            recently_finished=recent,
-        )
-        if view.sort_column == "id":  # the default, and the hot path at 10,000 jobs
-            jobs.sort(key=lambda v: v.job.job_id, reverse=view.sort_reverse)
-        else:
-            column = view.sort_column
-            jobs.sort(key=lambda v: job_sort_key(v, column, now), reverse=view.sort_reverse)
-        cache = dict(base)
-        keys = [str(v.job.job_id) for v in jobs]
-        cells = [_cells(cache, v, now, v.job.job_id in gone) for v in jobs]
-        if len(cache) > len(known):
-            # Forget the cells of jobs the app no longer knows (purged by the controller
-            # and past their linger): without this the cache grew by one job, its steps
-            # and its cells for every job that ever passed through a console left open.
-            ids = {v.job.job_id for v in known}
-            for job_id in [i for i in cache if i not in ids]:
-                del cache[job_id]
-        return JobRows(view, base, cache, keys, cells)
+    ) -> RowPlan:
+        """What to change in the jobs table to show ``jobs`` and ``gone`` under ``view``
+        (safe on any thread: reads what the table shows, touches no widget)."""
+        reset = view != self._shown_view
+        return rows.plan(view, jobs, gone, recent, self._shown, now, reset=reset)
 
-    def refresh_view(self, planned: JobRows | None = None) -> None:
-        """Sync both tables with the app's data, keeping cursor and scroll.
+    def refresh_view(self, planned: RowPlan | None = None) -> None:
+        """Bring both tables up to the app's data, keeping cursor and scroll.
 
-        ``planned`` is the rows a refresh worker built; they are used when they still
-        fit the screen's view state and cell cache, else the rows are built here.
+        ``planned`` is what a refresh worker worked out; it is used when it was made for
+        the screen's view state and what the table shows, else it is made here.
         """
         view = self.view_state()
-        if planned is None or planned.view != view or planned.base is not self._cell_cache:
+        if planned is None or planned.view != view or planned.base is not self._shown:
             app = self.sckpt
             planned = self.plan_rows(
-                view, app.all_jobs(), app.gone_ids(), app.recently_finished(), app.now()
+                view, app.jobs(), app.gone_jobs(), app.recently_finished(), app.now()
             )
-        self._cell_cache = planned.cache
         with self.app.batch_update():
-            self.jobs_table.sync(zip(planned.keys, planned.cells, strict=True))
+            if planned.reset:
+                self.jobs_table.reset(planned.upserts)
+            else:
+                self.jobs_table.apply(planned.upserts, planned.removals)
+            self._shown = planned.shown
+            self._shown_view = planned.view
+            self.jobs_table.refresh_expired()
             self.refresh_steps()
 
     def refresh_steps(self) -> None:
@@ -243,9 +153,8 @@ class ConsoleScreen(TargetScreen):
         if job.job.job_id != self.steps_job:
             self.steps_job = job.job.job_id
             self.steps_table.sync([])
-        now = self.sckpt.now()
-        rows = [(str(s.step.step_id), step_cells(s, now)) for s in job.steps]
-        self.steps_table.sync(rows)
+        self.steps_table.sync((str(s.step.step_id), s) for s in job.steps)
+        self.steps_table.refresh_expired()
         heading = Text(f"Steps of {job.job.job_id} ", style="bold")
         heading.append(printable(job.job.name))
         heading.append(f"  ({len(job.steps)})", style="dim")
@@ -259,25 +168,25 @@ class ConsoleScreen(TargetScreen):
             self._steps_heading = heading
             self.query_one("#steps-title", Static).update(heading, layout=False)
 
-    @on(DataTable.RowHighlighted, "#jobs")
-    def _job_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None and int(event.row_key.value) != self.steps_job:
+    @on(RowTable.RowHighlighted, "#jobs")
+    def _job_highlighted(self, event: RowTable.RowHighlighted) -> None:
+        if event.key is None or int(event.key) != self.steps_job:
             self.refresh_steps()
 
-    @on(DataTable.RowSelected, "#jobs")
+    @on(RowTable.RowSelected, "#jobs")
     def _job_selected(self) -> None:
         if self.steps_table.row_count:
             self.steps_table.focus()
 
-    @on(DataTable.RowSelected, "#steps")
-    def _step_selected(self, event: DataTable.RowSelected) -> None:
+    @on(RowTable.RowSelected, "#steps")
+    def _step_selected(self, event: RowTable.RowSelected) -> None:
         target = self.selected_step()
         if target is not None:
             self.sckpt.open_step(target)
 
-    @on(DataTable.HeaderSelected, "#jobs")
-    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
-        column = str(event.column_key.value)
+    @on(RowTable.HeaderSelected, "#jobs")
+    def _header_selected(self, event: RowTable.HeaderSelected) -> None:
+        column = event.column
         if column == self.sort_column:
             self.sort_reverse = not self.sort_reverse
         else:

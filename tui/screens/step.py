@@ -23,8 +23,8 @@ class StepScreen(TargetScreen):
 
     BINDINGS = bindings(STEP_KEYS)
 
-    def __init__(self, target: StepId, *, read_only: bool) -> None:
-        super().__init__(read_only=read_only, id="step-screen")
+    def __init__(self, target: StepId) -> None:
+        super().__init__(id="step-screen")
         self.target = target
 
     def compose(self) -> ComposeResult:
