@@ -324,6 +324,19 @@ class Facade:
             self._last = snap
         return snap
 
+    def ping(self) -> bool:
+        """Whether the controller answers one small request now (never raises).
+
+        The console asks this once per interval while its data is stale, instead of a full
+        listing: a controller that came back is noticed at the next ping, and one that
+        still does not answer is asked no more than that.
+        """
+        try:
+            self._engine.ping()
+        except Exception:  # any failure means "not answering"; the snapshot says why
+            return False
+        return True
+
     def step_processes(self, target: Target) -> StepProcesses:
         """The step's processes per node (its proctrack container)."""
         return self._engine.step_processes(to_target(target))

@@ -46,6 +46,9 @@ class ReadOnlyEngine(Engine):
     def snapshot(self) -> Snapshot:
         return self.inner.snapshot()
 
+    def ping(self) -> float:
+        return self.inner.ping()
+
     def step_processes(self, target: StepId) -> StepProcesses:
         return self.inner.step_processes(target)
 

@@ -87,6 +87,10 @@ class SlurmAPI(Protocol):
 
     def ctl_conf(self) -> ControllerConfig: ...
 
+    def ping(self) -> float:
+        """One small round trip to the controller (seconds); raises when it does not answer."""
+        ...
+
     def checkpoint_symbols(self) -> dict[str, bool]: ...
 
     # -- job control (today's primitives)

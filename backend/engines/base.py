@@ -68,6 +68,11 @@ class Engine(ABC):
         """
 
     @abstractmethod
+    def ping(self) -> float:
+        """One small round trip to the controller, in seconds; raises when it does not
+        answer.  The console asks this, not a full listing, while its data is stale."""
+
+    @abstractmethod
     def step_processes(self, target: StepId) -> StepProcesses:
         """The step's pids per node (its proctrack container); loaded on demand."""
 

@@ -6,7 +6,6 @@ Public API (everything else in this package is private)::
     b = get_binding()          # singleton; raises ShimUnavailable / NoConfig (SetupError)
     r = b.load_jobs(prev)      # JobsResult(changed, last_update, jobs: tuple[Job, ...])
     s = b.get_steps(prev)      # StepsResult(changed, last_update, steps: tuple[Step, ...])
-    j, s = b.snapshot(prev_jobs, prev_steps)   # both; one RPC when the jobs did not change
     b.step_pids(StepId(..))    # StepProcesses (per-node pids of the proctrack container)
     b.ctl_conf()               # ControllerConfig (cluster, version, switch/proctrack types ..)
     b.signal_step(step, sig); b.kill_step(step, sig)

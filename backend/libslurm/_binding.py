@@ -572,22 +572,6 @@ class Binding:
         finally:
             lib.sckpt_steps_free(handle[0])
 
-    def snapshot(self, prev_jobs: int = 0, prev_steps: int = 0) -> tuple[JobsResult, StepsResult]:
-        """Jobs and steps in one go, with one RPC when nothing changed.
-
-        slurmctld bumps the job list's update time when a step starts or ends (checked on
-        22.05 by tests/binding/test_lists.py), so when the jobs answer "no change" the steps
-        are not asked: an unchanged refresh is a single round trip.
-        """
-
-        def both() -> tuple[JobsResult, StepsResult]:
-            jobs = self._load_jobs(prev_jobs)
-            if not jobs.changed and prev_steps:
-                return jobs, StepsResult(False, prev_steps)
-            return jobs, self._get_steps(prev_steps)
-
-        return self._run(both)
-
     def step_pids(self, step: StepId) -> StepProcesses:
         """The step's processes per node, as slurmd's proctrack container reports them."""
         return self._run(self._step_pids, step)

@@ -36,6 +36,10 @@ class SpyEngine(Engine):
         self.calls.append(("snapshot",))
         return Snapshot(jobs=(), taken_at=1.0)
 
+    def ping(self) -> float:
+        self.calls.append(("ping",))
+        return 0.0
+
     def step_processes(self, target: StepId) -> StepProcesses:
         self.calls.append(("step_processes", target))
         return StepProcesses(target, ())
@@ -94,6 +98,11 @@ class FailingEngine(SpyEngine):
         super().__init__()
         self.failing = False
         self.clock = 100.0
+
+    def ping(self) -> float:
+        if self.failing:
+            raise ControllerUnreachable()
+        return 0.0
 
     def snapshot(self) -> Snapshot:
         self.clock += 1

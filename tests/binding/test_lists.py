@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from sckpt.backend.engines.live import LiveEngine
 from sckpt.backend.errors import InvalidJobId
-from sckpt.backend.libslurm import Binding, JobsResult, StepsResult
+from sckpt.backend.libslurm import Binding, JobsResult
 from sckpt.backend.model import STEP_BATCH, STEP_EXTERN, JobState, StepId
 
 from tests.conftest import SlurmCluster
@@ -125,17 +126,17 @@ def test_no_change_then_full_list_after_submission(binding: Binding, submit: Sub
 def test_step_changes_bump_the_job_list(
     binding: Binding, submit: Submit, slurm_cluster: SlurmCluster
 ) -> None:
-    """What ``Binding.snapshot`` relies on: a new or ended step changes the job list too."""
+    """What ``LiveEngine.refresh`` relies on: a new or ended step changes the job list too,
+    so the steps need asking only when the jobs changed."""
     job_id = submit("-n1", "-J", "bind-stepbump", "--wrap", "sleep 300")
     batch = StepId(job_id, STEP_BATCH)
     wait_for(lambda: batch in {s.step_id for s in binding.get_steps().steps}, timeout=60)
 
-    def quiet() -> tuple[JobsResult, StepsResult] | None:
-        jobs, steps = binding.snapshot()
-        again = binding.snapshot(jobs.last_update, steps.last_update)
-        return (jobs, steps) if not again[0].changed else None
+    def quiet() -> JobsResult | None:
+        jobs = binding.load_jobs()
+        return jobs if not binding.load_jobs(jobs.last_update).changed else None
 
-    jobs, steps = wait_for(quiet, timeout=60, interval=1)
+    jobs = wait_for(quiet, timeout=60, interval=1)
     srun = subprocess.Popen(
         ["srun", f"--jobid={job_id}", "--overlap", "-J", "bump", "sleep", "300"],
         env=slurm_cluster.env(),
@@ -146,12 +147,49 @@ def test_step_changes_bump_the_job_list(
     try:
         new_step = StepId(job_id, 0)
         wait_for(lambda: new_step in {s.step_id for s in binding.get_steps().steps}, timeout=60)
-        after_jobs, after_steps = binding.snapshot(jobs.last_update, steps.last_update)
-        assert after_jobs.changed and after_steps.changed
-        assert StepId(job_id, 0) in {s.step_id for s in after_steps.steps}
+        started = binding.load_jobs(jobs.last_update)
+        assert started.changed  # the step's start moved the job list's clock
+        jobs = wait_for(quiet, timeout=60, interval=1)
     finally:
         srun.kill()
         srun.wait(timeout=60)
+    wait_for(lambda: new_step not in {s.step_id for s in binding.get_steps().steps}, timeout=60)
+    assert binding.load_jobs(jobs.last_update).changed  # and so did its end
+
+
+def test_an_idle_refresh_is_one_rpc(
+    binding: Binding, submit: Submit, slurm_cluster: SlurmCluster
+) -> None:
+    """An unchanged cluster: each refresh asks for jobs only (sdiag counts what it got)."""
+    job_id = submit("-n1", "-J", "bind-onerpc", "--wrap", "sleep 300")
+    wait_for(
+        lambda: StepId(job_id, STEP_BATCH) in {s.step_id for s in binding.get_steps().steps},
+        timeout=60,
+    )
+    engine = LiveEngine(binding)
+    engine.refresh()
+
+    def counts() -> dict[str, int]:
+        out = subprocess.run(
+            ["sdiag"], capture_output=True, text=True, check=True, env=slurm_cluster.env()
+        ).stdout
+        found = dict.fromkeys(("REQUEST_JOB_INFO", "REQUEST_JOB_STEP_INFO"), 0)
+        for line in out.splitlines():
+            name, _, rest = line.strip().partition(" ")
+            if name in found:
+                found[name] = int(rest.split("count:")[1].split()[0])
+        return found
+
+    for _ in range(20):  # a quiet second: the batch step's start has been counted
+        before = counts()
+        changed = [engine.refresh() for _ in range(5)]
+        after = counts()
+        if not any(changed):
+            break
+    else:
+        raise AssertionError("the cluster never stayed quiet for five refreshes")
+    assert after["REQUEST_JOB_STEP_INFO"] == before["REQUEST_JOB_STEP_INFO"]
+    assert after["REQUEST_JOB_INFO"] - before["REQUEST_JOB_INFO"] == 5
 
 
 def test_step_pids_equal_proc(binding: Binding, submit: Submit) -> None:
