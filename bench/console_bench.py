@@ -107,7 +107,7 @@ def _percentiles(values: list[float], prefix: str, out: dict[str, Any]) -> None:
 
 
 async def _wait_loaded(app: SckptApp, pilot: Any) -> None:
-    while not app.loaded:
+    while not app.pipeline.loaded:
         await pilot.pause(0.005)
     await app.workers.wait_for_complete()
     await pilot.pause()
@@ -150,7 +150,7 @@ async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[
         for _ in range(20):
             t = time.perf_counter()
             app.refresh_now()
-            while app._refreshing:
+            while app.pipeline.running:
                 await asyncio.sleep(0.0005)
             costs.append((time.perf_counter() - t) * 1000)
         out["unchanged_refresh_ms"] = statistics.median(costs)
@@ -177,7 +177,7 @@ async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[
         refreshes = 0
         probe.latencies.clear()
         for i in range(presses):
-            if not app._refreshing:
+            if not app.pipeline.running:
                 clock.advance(2)
                 app.refresh_now()
                 refreshes += 1
@@ -197,7 +197,7 @@ async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[
         async def refresh_loop() -> int:
             count = 0
             while not stop:
-                if not app._refreshing:
+                if not app.pipeline.running:
                     clock.advance(2)
                     app.refresh_now()
                     count += 1
@@ -212,7 +212,7 @@ async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[
         stop = True
         out["refreshes_during_stream"] = await loop_task
         _percentiles(probe.latencies, "key_stream_true", out)
-        while app._refreshing:
+        while app.pipeline.running:
             await asyncio.sleep(0.01)
         out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     facade.close()

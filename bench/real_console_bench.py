@@ -114,7 +114,7 @@ async def measure_console(presses: int, idle: float) -> dict[str, Any]:
     from sckpt.tui.app import SckptApp, build_app
 
     async def loaded(app: SckptApp, pilot: Any) -> None:
-        while not app.loaded:
+        while not app.pipeline.loaded:
             await pilot.pause(0.005)
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -134,13 +134,13 @@ async def measure_console(presses: int, idle: float) -> dict[str, Any]:
         for _ in range(10):
             t = time.perf_counter()
             app.refresh_now()
-            while app._refreshing:
+            while app.pipeline.running:
                 await asyncio.sleep(0.0005)
             costs.append((time.perf_counter() - t) * 1000)
         out["refresh_ms_median"] = statistics.median(costs)
         latencies = []
         for i in range(presses):
-            if not app._refreshing:
+            if not app.pipeline.running:
                 app.refresh_now()
             t = time.perf_counter()
             await pilot.press("down" if i % 40 < 20 else "up")

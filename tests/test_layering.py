@@ -237,3 +237,24 @@ def test_the_package_uses_no_private_name_of_a_dependency() -> None:
             elif isinstance(node, ast.Attribute) and node.attr in textual_private:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}")
     assert found == []
+
+
+def test_screens_widgets_and_dialogs_never_import_the_app() -> None:
+    # The app owns the screens; screens see it through ``context.Console`` and hear from
+    # it through ``messages`` (an import back up, even for typing, was a cycle).
+    below = [ROOT / "tui" / name for name in ("screens", "widgets", "dialogs")]
+    paths = [p for folder in below for p in sorted(folder.rglob("*.py"))]
+    paths += [ROOT / "tui" / name for name in ("context.py", "messages.py", "rows.py")]
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            name
+            for name in _imports(path)
+            if name == "sckpt.tui.app" or name.startswith("sckpt.tui.app.")
+        )
+        for path in paths
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+    messages = _imports(ROOT / "tui" / "messages.py")
+    assert not any(
+        n.startswith(("sckpt.tui.screens", "sckpt.tui.app", "sckpt.tui.refresh")) for n in messages
+    )

@@ -1,147 +1,52 @@
 """The sckpt console: a Textual app over the facade, safe to keep open all day over SSH.
 
-Data flow: a worker runs ``facade.snapshot()`` (which may block on libslurm) on a daemon
-thread (``in_daemon_thread``: a quit never waits for a hung refresh); when
-it finishes, the app keeps the jobs, updates the header's freshness and asks the screens
-to sync their tables.  The next refresh is scheduled with ``set_timer`` only once the last
-one has finished (dolphie-style), so two refreshes never overlap and a slow controller is
-never asked twice at once.  The interval comes from the settings; it grows after failures
-(exponential back-off up to a minute) and when the controller is slow, and returns to the
-configured value as soon as a refresh succeeds quickly: recovery needs no key press.
-"No change" answers (``Snapshot.changed`` False) cost no table work at all.  A changed
-answer is turned into the app's next job data and the console's rows on the worker's thread
-too (``_prepare``): the UI thread then only installs them and syncs the tables, so a key
-pressed during a refresh at 10,000 jobs is not queued behind building 10,000 rows.
+The app owns the refresh pipeline (``refresh.RefreshPipeline``: scheduling, back-off, the
+outage probe, the watchdog, the job data) and the action workers; the screens own their
+widgets.  What the pipeline and the workers learn reaches the screens as Messages
+(``tui/messages.py``) that the app posts to every screen on its stack (``broadcast``); the
+screens read the job data through the small interface they import (``context.Console``),
+never through this module, so app and screens do not import each other in a cycle.
 
-A controller that is down or paused does not fail fast: libslurm retries a refused connection,
-or waits for an answer, for Slurm's MessageTimeout (often 10-20 s) before it reports an error,
-and every call waits on the binding's single libslurm thread.  So the app never waits for a
-refresh itself: a watchdog timer marks the data stale ("not answering") once a refresh is
-overdue (``overdue_after``, under one interval on a healthy controller), while the worker keeps
-waiting; no second refresh is started meanwhile (it would only queue behind the first on the
-libslurm thread).  When the call finally fails, the next attempt follows the back-off, counted
-from the start of the failed attempt (an attempt that itself waited 20 s has already spaced
-the requests out), so an attempt is in flight when the controller comes back and the console
-recovers as soon as it answers.  Nothing on the UI thread calls into the backend's Slurm side:
-the header's cluster facts (``info``) come from the refresh worker, too.
-
-Actions run in thread workers too; their outcome is a notification (with Slurm's error
-name, code and message when refused) and an immediate refresh so the row updates.
+Actions run in thread workers; their outcome is a notification (with Slurm's error name,
+code and message when refused) and an immediate refresh so the row updates.
 
 ``build_app`` is the factory the tests reuse; ``run_console`` is what ``sckpt`` calls.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from functools import partial
 from importlib.resources import files
-from typing import Any, TypeVar
 
 from rich.text import Text
 from sckpt.backend import operations
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ActionResult, ClusterInfo, JobView, Snapshot, StepId
+from sckpt.backend.model import ActionResult, ClusterInfo, JobView, StepId
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from .commands import ActionsProvider
-from .console_text import checkpoint_text, clock_time, error_text, literal, printable
+from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
-from .rows import RowPlan, ViewState
+from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
+from .refresh import Planner, RefreshPipeline
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
 from .screens.step import StepScreen
-from .widgets.header import StatusHeader
-
-T = TypeVar("T")
-
-LINGER = 300.0
-"""Seconds a finished (or vanished) job stays visible with "show finished" off."""
-MAX_BACKOFF = 60.0
-"""Longest wait between two refreshes while the controller is unreachable."""
-SLOW_FACTOR = 0.5
-"""A refresh taking more than this share of the interval counts as a slow controller."""
-OVERDUE_SHARE = 0.5
-"""A refresh still running after this share of the interval is overdue: the data is marked
-stale at once, so an outage shows within two intervals of its start (the refresh that
-finds it starts at most one interval after the last good one; half an interval is left
-for a loaded machine's late timers)."""
-OVERDUE_TYPICAL = 4.0
-"""...or after this many times a typical refresh's duration, when that is longer (a big
-cluster's slow but healthy answers must not flash the outage marker)."""
-
-
-@dataclass(frozen=True, slots=True)
-class JobData:
-    """The app's job data after one snapshot (replaced as a whole, never changed in place,
-    so a refresh worker can build the next one from it)."""
-
-    jobs: dict[int, JobView]
-    gone: dict[int, tuple[JobView, float]]
-    """Jobs the controller stopped reporting, with when: kept for ``LINGER`` seconds."""
-    finished_seen: dict[int, float]
-    """When each finished job was first seen finished (or ended)."""
-
-    def all_jobs(self) -> list[JobView]:
-        return [*self.jobs.values(), *self.gone_jobs()]
-
-    def gone_jobs(self) -> list[JobView]:
-        return [v for v, _ in self.gone.values()]
-
-    def recently_finished(self, now: float) -> frozenset[int]:
-        recent = {i for i, t in self.finished_seen.items() if now - t < LINGER}
-        recent.update(i for i, (_, t) in self.gone.items() if now - t < LINGER)
-        return frozenset(recent)
-
-    def expired(self, now: float) -> bool:
-        """Whether a vanished job's linger is over (it must leave the table)."""
-        return any(now - t >= LINGER for _, t in self.gone.values())
-
-    def after(self, snap: Snapshot, now: float) -> JobData:
-        """The data once ``snap`` is taken (pure: ``self`` is left as it is)."""
-        new = {v.job.job_id: v for v in snap.jobs}
-        gone = {i: (v, t) for i, (v, t) in self.gone.items() if now - t < LINGER and i not in new}
-        finished_seen = dict(self.finished_seen)
-        for job_id, view in self.jobs.items():
-            if job_id not in new:
-                gone[job_id] = (view, now)
-                # Its linger now counts from when it vanished; keeping the finish time
-                # too grew this dict by one entry per job for as long as the console ran.
-                finished_seen.pop(job_id, None)
-        for job_id, view in new.items():
-            if view.job.state.is_finished:
-                if job_id not in finished_seen:
-                    end = view.job.end_time
-                    finished_seen[job_id] = float(end) if end else now
-            else:
-                finished_seen.pop(job_id, None)
-        return JobData(new, gone, finished_seen)
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A changed snapshot made ready off the UI thread: the data and the console's rows."""
-
-    data: JobData
-    base: JobData
-    """The data it was built from: if that is no longer the app's, it is built again."""
-    now: float
-    rows: RowPlan | None
 
 
 def _stylesheet() -> str:
@@ -173,29 +78,14 @@ class SckptApp(App[int]):
         self.now: Callable[[], float] = clock if clock is not None else time.time
         """The app's clock: ``time.time``, or a fixed one in tests and screenshots."""
         self.interval = settings.refresh_interval
-        self.info = facade.known_info()
-        """Cluster facts for the headers, without asking the controller on the UI thread
-        (the refresh worker fills in what the controller says once it answers)."""
-        self.loaded = False
-        """True once the first snapshot has arrived."""
-        self.stale = False
-        self.failures = 0
-        """Consecutive failed refreshes (drives the back-off)."""
-        self.next_delay = self.interval
-        self.refresh_count = 0
-        self.last_duration = 0.0
-        self.typical_duration = 0.0
-        """Smoothed duration of successful refreshes (sets when one is overdue)."""
-        self.overdue = False
-        """True while a refresh has been waiting longer than ``overdue_after()``."""
-        self._refresh_started = 0.0
-        self._watchdog: Any = None
-        self._data = JobData({}, {}, {})
-        self._refreshing = False
-        self._again = False
-        self._quitting = False
-        self._timer: Any = None
-        self._last_view_sync = 0.0
+        self.pipeline = RefreshPipeline(
+            self,
+            facade,
+            interval=self.interval,
+            clock=self.now,
+            post=self.broadcast,
+            planner=self._planner,
+        )
         self.set_keymap(keymap(settings.keys))
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # No animations by default: cheaper over SSH, and nothing moves on its own.
@@ -208,7 +98,6 @@ class SckptApp(App[int]):
         focus = self.focus_target
         if focus is not None and not focus.is_whole_job:
             self.push_screen(in_mode(StepScreen, read_only=self.read_only)(focus))
-        self.set_interval(1.0, self._tick_headers)
         self.refresh_now()
 
     async def action_quit(self) -> None:
@@ -217,7 +106,7 @@ class SckptApp(App[int]):
         The pending refresh timer is left to Textual, which stops every timer on exit
         (stopping it here, inside a key handler, left the app unable to close).
         """
-        self._quitting = True
+        self.pipeline.stop()
         self.exit(0)
 
     def action_help(self) -> None:
@@ -245,34 +134,36 @@ class SckptApp(App[int]):
         self.push_screen(HelpScreen(sections, self.read_only))
 
     # ------------------------------------------------------------------ data access
+    # What screens read (``context.Console``): the pipeline's latest data.
+
+    @property
+    def info(self) -> ClusterInfo:
+        """Cluster facts for the headers (what the controller said once it answered)."""
+        return self.pipeline.info
+
+    @property
+    def freshness(self) -> Freshness:
+        return self.pipeline.freshness
 
     def job(self, job_id: int) -> JobView | None:
         """The latest view of a job (also a recently vanished one)."""
-        data = self._data
-        found = data.jobs.get(job_id)
-        if found is None and job_id in data.gone:
-            return data.gone[job_id][0]
-        return found
+        return self.pipeline.data.job(job_id)
 
     def all_jobs(self) -> list[JobView]:
         """Every job known: the controller's, then the vanished ones still lingering."""
-        return self._data.all_jobs()
+        return self.pipeline.data.all_jobs()
 
     def jobs(self) -> Iterable[JobView]:
         """The jobs the controller reports."""
-        return self._data.jobs.values()
+        return self.pipeline.data.jobs.values()
 
     def gone_jobs(self) -> list[JobView]:
         """The jobs the controller stopped reporting, still lingering."""
-        return self._data.gone_jobs()
-
-    def gone_ids(self) -> frozenset[int]:
-        """Jobs the controller no longer reports."""
-        return frozenset(self._data.gone)
+        return self.pipeline.data.gone_jobs()
 
     def recently_finished(self) -> frozenset[int]:
-        """Finished or vanished jobs still within ``LINGER`` seconds of their end."""
-        return self._data.recently_finished(self.now())
+        """Finished or vanished jobs still within their linger."""
+        return self.pipeline.data.recently_finished(self.now())
 
     def describe_target(self, target: StepId) -> str:
         """``step 123.4 (name)`` or ``job 123 (name, every running step)``."""
@@ -282,236 +173,33 @@ class SckptApp(App[int]):
             return f"job {target}{name}, every running step"
         return f"step {target}{name}"
 
-    # ------------------------------------------------------------------ refresh loop
+    # ------------------------------------------------------------------ refresh
 
     def refresh_now(self) -> None:
-        """Refresh as soon as possible: now, or right after the refresh that is running."""
-        if self._quitting:
-            return
-        if self._refreshing:
-            self._again = True
-            return
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        self._refreshing = True
-        self._refresh_started = time.monotonic()
-        self._watchdog = self.set_timer(self.overdue_after(), self._refresh_overdue)
+        """Refresh as soon as possible: now, or right after the request in flight."""
+        self.pipeline.refresh_now()
+
+    def _planner(self) -> Planner | None:
+        """On the UI thread as a refresh starts: the console's plan maker for the data
+        the refresh will bring (None before the console is mounted)."""
         console = self.console_screen()
-        view = console.view_state() if console is not None and console.is_mounted else None
-        self._refresh_worker(console if view is not None else None, view)
+        if console is None or not console.is_mounted:
+            return None
+        return console.planner()
 
-    def overdue_after(self) -> float:
-        """Seconds after which a running refresh counts as "controller not answering"."""
-        return max(self.interval * OVERDUE_SHARE, self.typical_duration * OVERDUE_TYPICAL)
-
-    def _refresh_overdue(self) -> None:
-        """The watchdog: the refresh has not answered in time; say so, keep waiting."""
-        self._watchdog = None
-        if not self._refreshing or self._quitting:
-            return
-        self.overdue = True
-        if self.stale and self._stale_error:
-            return  # a retry during an outage: the failure's own message says more
-        sent = clock_time(self.now() - (time.monotonic() - self._refresh_started))
-        self._mark_stale(
-            f"slurmctld is not answering (request sent at {sent}, still waiting; "
-            "Slurm gives up after its MessageTimeout)"
-        )
-
-    @work(exclusive=True, exit_on_error=False, group="refresh")
-    async def _refresh_worker(
-        self, console: ConsoleScreen | None, view: ViewState | None
-    ) -> tuple[Snapshot, float, ClusterInfo | None, Prepared | None]:
-        """Take one snapshot off the UI thread (the facade may block on libslurm)."""
-        return await in_daemon_thread(lambda: self._take_snapshot(console, view))
-
-    def _take_snapshot(
-        self, console: ConsoleScreen | None, view: ViewState | None
-    ) -> tuple[Snapshot, float, ClusterInfo | None, Prepared | None]:
-        """The refresh's blocking part; the cluster facts are asked once the controller
-        first answered.  A snapshot the tables must show is prepared here as well."""
-        started = time.monotonic()
-        snap = self.facade.snapshot()
-        duration = time.monotonic() - started
-        info = None
-        if not snap.stale and not self.info.cluster_name:
-            try:
-                info = self.facade.info
-            except SckptError:
-                info = None
-        prepared = None
-        if not snap.stale:
-            now = self.now()
-            if self._needs_take(snap, now):
-                prepared = self._prepare(snap, now, console, view)
-        return snap, duration, info, prepared
-
-    def _needs_take(self, snap: Snapshot, now: float) -> bool:
-        """Whether a fresh snapshot must reach the tables (else it costs no table work)."""
-        return (
-            snap.changed
-            or not self.loaded
-            or self._data.expired(now)
-            or now - self._last_view_sync >= 30
-        )
-
-    def _prepare(
-        self,
-        snap: Snapshot,
-        now: float,
-        console: ConsoleScreen | None,
-        view: ViewState | None,
-    ) -> Prepared:
-        """The next job data and the console's rows for it (on any thread: reads the
-        current data, changes nothing)."""
-        base = self._data
-        data = base.after(snap, now)
-        rows = None
-        if console is not None and view is not None:
-            rows = console.plan_rows(
-                view, data.jobs.values(), data.gone_jobs(), data.recently_finished(now), now
-            )
-        return Prepared(data, base, now, rows)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker.group == "refresh":
-            if event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
-                return
-            self._refreshing = False
-            self.overdue = False
-            if self._watchdog is not None:
-                self._watchdog.stop()
-                self._watchdog = None
-            if event.state is WorkerState.SUCCESS and worker.result is not None:
-                snap, duration, info, prepared = worker.result
-                if info is not None and info != self.info:
-                    self._set_info(info)
-                self.apply_snapshot(snap, duration, prepared)
-            elif event.state is WorkerState.ERROR:
-                # The facade never raises on an outage; anything else is shown, then retried.
-                self.failures += 1
-                self._mark_stale(f"refresh failed: {worker.error}")
-                self.next_delay = self._backoff(time.monotonic() - self._refresh_started)
-            self._schedule()
-        elif event.state is WorkerState.ERROR:
-            self.notify(
-                f"internal error in {worker.name}: {worker.error}",
-                severity="error",
-                markup=False,
-            )
-
-    def _backoff(self, spent: float) -> float:
-        """The wait before the next attempt after ``failures`` failed ones in a row.
-
-        Exponential from the interval up to ``MAX_BACKOFF``, counted from the start of the
-        failed attempt: ``spent`` (its own duration) is deducted, never below one interval.
-        """
-        factor = float(2 ** min(self.failures, 10))
-        full = min(self.interval * factor, max(MAX_BACKOFF, self.interval))
-        return max(self.interval, full - spent)
-
-    def _set_info(self, info: ClusterInfo) -> None:
-        """New cluster facts (the controller answered): every header shows them."""
-        self.info = info
-        now = self.now()
-        for header in self._headers():
-            header.info = info
-            header.tick(now)
-
-    def _schedule(self) -> None:
-        if self._quitting:
-            return
-        delay = 0.0 if self._again else self.next_delay
-        self._again = False
-        if delay <= 0:
-            self.refresh_now()
-        else:
-            self._timer = self.set_timer(delay, self.refresh_now)
-
-    def apply_snapshot(
-        self, snap: Snapshot, duration: float, prepared: Prepared | None = None
-    ) -> None:
-        """Keep the snapshot's jobs and update the screens (nothing when nothing changed).
-
-        ``prepared`` is what the refresh worker already built from ``snap``; without it
-        (or when it no longer fits) the same is built here.
-        """
-        self.refresh_count += 1
-        self.last_duration = duration
-        now = self.now()
-        if snap.stale:
-            self.failures += 1
-            self.stale = True
-            self.next_delay = self._backoff(duration)
-            since = snap.stale_since or (self._last_fresh if self.loaded else now)
-            self._stale_error = snap.error
-            for header in self._headers():
-                header.show_stale(since, snap.error, now)
-            if not self.loaded and snap.jobs:
-                self._take(self._prepare(snap, now, None, None))
-            return
-        self.failures = 0
-        self.stale = False
-        self.next_delay = self.interval
-        typical = self.typical_duration
-        self.typical_duration = duration if not typical else 0.8 * typical + 0.2 * duration
-        if duration > self.interval * SLOW_FACTOR:
-            # A slow controller: give it several times what the last answer cost.
-            self.next_delay = max(self.interval, duration * 4)
-        self._last_fresh = snap.taken_at or now
-        for header in self._headers():
-            header.show_fresh(self._last_fresh, now)
-        if prepared is not None and prepared.base is self._data:
-            self._take(prepared)
-        elif self._needs_take(snap, now):
-            self._take(self._prepare(snap, now, None, None))
-
-    _last_fresh = 0.0
-    _stale_error = ""
-
-    def _take(self, prepared: Prepared) -> None:
-        self._data = prepared.data
-        first = not self.loaded
-        self.loaded = True
-        self._last_view_sync = prepared.now
-        for screen in self.screen_stack:
-            if isinstance(screen, TargetScreen) and screen.is_mounted:
-                if isinstance(screen, ConsoleScreen):
-                    screen.refresh_view(prepared.rows)
-                else:
-                    screen.refresh_view()
-        if first and self.focus_target is not None:
-            self._select(self.focus_target)
-        if first:
+    def broadcast(self, make: Callable[[], Message]) -> None:
+        """Post a message made by ``make`` to every screen on the stack (one each: a
+        message is handled once), a screen under a dialog too: it must show the new data
+        when the dialog closes."""
+        message = make()
+        if isinstance(message, DataReady) and message.first:
+            if self.focus_target is not None:
+                self.call_after_refresh(self._select, self.focus_target)
             self.call_after_refresh(_freeze_heap)
-
-    def _mark_stale(self, error: str) -> None:
-        now = self.now()
-        self.stale = True
-        self._stale_error = error
-        for header in self._headers():
-            header.show_stale(self._last_fresh or now, error, now)
-
-    def sync_header(self, header: StatusHeader) -> None:
-        """Give a newly mounted header the freshness state the app already knows."""
-        now = self.now()
-        if self.stale:
-            header.show_stale(self._last_fresh or now, self._stale_error, now)
-        elif self.loaded:
-            header.show_fresh(self._last_fresh, now)
-
-    def _headers(self) -> list[StatusHeader]:
-        found: list[StatusHeader] = []
         for screen in self.screen_stack:
-            found.extend(screen.query(StatusHeader))
-        return found
-
-    def _tick_headers(self) -> None:
-        now = self.now()
-        for header in self._headers():
-            header.tick(now)
+            if isinstance(screen, TargetScreen):
+                screen.post_message(message)
+                message = make()
 
     # ------------------------------------------------------------------ navigation
 
@@ -524,22 +212,27 @@ class SckptApp(App[int]):
 
     def _select(self, target: StepId) -> None:
         console = self.console_screen()
-        if console is None:
-            return
-        if console.jobs_table.select_key(str(target.job_id)):
-            console.refresh_steps()
-            if not target.is_whole_job and console.steps_table.select_key(str(target)):
-                console.steps_table.focus()
+        if console is not None:
+            console.select_target(target)
 
     def open_step(self, target: StepId) -> None:
         """Open the step detail screen (Enter on a step)."""
         self.push_screen(in_mode(StepScreen, read_only=self.read_only)(target))
 
-    def close_step(self, screen: StepScreen) -> None:
+    def close_step(self, target: StepId) -> None:
         """Escape on the step screen: back to the console, with that step selected."""
-        if self.screen is screen:
+        if isinstance(self.screen, StepScreen) and self.screen.target == target:
             self.pop_screen()
-        self._select(screen.target)
+        self._select(target)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that raised (a bug, not a refusal: those are reported) is shown."""
+        if event.state is WorkerState.ERROR:
+            self.notify(
+                f"internal error in {event.worker.name}: {event.worker.error}",
+                severity="error",
+                markup=False,
+            )
 
     # ------------------------------------------------------------------ actions
 
@@ -635,18 +328,7 @@ class SckptApp(App[int]):
 
     def _show_check(self, target: StepId, able: Text, err: Text | None, message: str) -> None:
         self.notify(printable(f"{target}: {message}"), title="check", markup=False)
-        console = self.console_screen()
-        if console is not None and not target.is_whole_job:
-            view = None
-            job = self.job(target.job_id)
-            if job is not None:
-                view = next((s for s in job.steps if s.step.step_id == target), None)
-            shown = checkpoint_text(view.checkpoint, self.now()) if view is not None else able
-            if able.plain != "able" or shown.plain == "able":
-                shown = able if able.plain != "able" else shown
-            console.steps_table.set_cell(str(target), "checkpoint", shown)
-            if err is not None:
-                console.steps_table.set_cell(str(target), "error", err)
+        self.broadcast(partial(CheckDone, target, able, err))
         self.refresh_now()
 
     @work(thread=True, exit_on_error=False, group="extras")
@@ -662,12 +344,9 @@ class SckptApp(App[int]):
             interconnect = self.facade.interconnect(target)
         except SckptError as exc:
             interconnect = str(exc)
-        self.call_from_thread(self._show_extras, target, processes, interconnect)
-
-    def _show_extras(self, target: StepId, processes: object, interconnect: object) -> None:
-        for screen in self.screen_stack:
-            if isinstance(screen, StepScreen) and screen.target == target and screen.is_mounted:
-                screen.show_extras(processes, interconnect)
+        self.call_from_thread(
+            self.broadcast, partial(ExtrasLoaded, target, processes, interconnect)
+        )
 
 
 def _freeze_heap() -> None:
@@ -682,40 +361,6 @@ def _freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-async def in_daemon_thread(fn: Callable[[], T]) -> T:
-    """Run ``fn`` on a new daemon thread and await its result.
-
-    Why not a Textual thread worker: those run on asyncio's default executor, which
-    ``asyncio.run`` joins when the app ends, so a quit during a refresh hung on a paused
-    controller waited out Slurm's MessageTimeout after the terminal was restored.  A
-    refresh's result is useless once the app has ended, so its thread is abandoned then
-    (actions stay thread workers: the app waits for them, and their audit lines).
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def deliver(value: T | None, error: BaseException | None) -> None:
-        if future.done():  # the worker was cancelled meanwhile
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)  # type: ignore[arg-type]
-
-    def run() -> None:
-        value: T | None = None
-        error: BaseException | None = None
-        try:
-            value = fn()
-        except BaseException as exc:  # handed to the awaiting worker
-            error = exc
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(deliver, value, error)
-
-    threading.Thread(target=run, name="sckpt-refresh", daemon=True).start()
-    return await future
 
 
 def _key_label(key: str, spec: KeySpec) -> str:

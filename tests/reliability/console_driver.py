@@ -103,7 +103,7 @@ class Watch:
         refresh = [w for w in running if w.group == "refresh"]
         self.max_refresh_workers = max(self.max_refresh_workers, len(refresh))
         self.max_workers = max(self.max_workers, len(running))
-        if app._refreshing:
+        if app.pipeline.running:
             self.refresh_starts.add(app._refresh_started)
         console = app.console_screen()
         if console is not None:
@@ -213,7 +213,7 @@ async def run_started_paused(
                 )
                 report["header_at_banner"] = header_line(app)
                 report["latency_paused_ms"] = await filter_latencies(pilot, app, KEY_PRESSES // 2)
-                report["refresh_overdue_at_keys"] = app.overdue
+                report["refresh_overdue_at_keys"] = app.pipeline.overdue
                 os.kill(pid, signal.SIGCONT)
                 report["down_for"] = round(time.monotonic() - paused, 1)
                 loaded = await sampled_wait(
@@ -261,7 +261,7 @@ async def run_quit_paused(
         report["loaded"] = loaded is not None
         os.kill(cluster.pid("slurmctld"), signal.SIGSTOP)
         report["banner_after"] = await wait_until(pilot, lambda: stale_shown(app), 30)
-        report["refreshing_at_quit"] = app._refreshing
+        report["refreshing_at_quit"] = app.pipeline.running
         report["quit_at"] = time.time()
         await pilot.press("q")
         await pilot.pause()
@@ -395,17 +395,17 @@ async def run(
                 report["down_for"] = round(resumed - faulted, 1)
             else:
                 report["latency_paused_ms"] = await key_latencies(pilot, app, KEY_PRESSES)
-                report["refresh_overdue_at_keys"] = app.overdue
+                report["refresh_overdue_at_keys"] = app.pipeline.overdue
 
                 def timed_out_and_retried() -> bool:
                     # One refresh came back with libslurm's timeout, and another one started.
-                    return app.failures >= 1 and app._refreshing
+                    return app.pipeline.failures >= 1 and app.pipeline.running
 
                 retried = await sampled_wait(pilot, watch, timed_out_and_retried, PAUSE_LIMIT)
                 report["timed_out_and_retried_after"] = (
                     None if retried is None else round(time.monotonic() - faulted, 1)
                 )
-                report["failures_while_paused"] = app.failures
+                report["failures_while_paused"] = app.pipeline.failures
                 report["stale_throughout"] = stale_shown(app)
                 os.kill(pid, signal.SIGCONT)
                 resumed = time.monotonic()

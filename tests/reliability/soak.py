@@ -182,29 +182,29 @@ async def soak(
                 report.steps_ended += len(previous - ids)
             previous = ids
             if now >= warmup and refreshes_at_warmup is None:
-                refreshes_at_warmup = app.refresh_count
+                refreshes_at_warmup = app.pipeline.refresh_count
             # Sample between refreshes: a refresh's thread may be short-lived (it would
             # count as a thread only by the luck of the moment), so wait until none runs.
             for _ in range(50):
-                if not app._refreshing:
+                if not app.pipeline.running:
                     break
                 await asyncio.sleep(0.02)
             gc.collect()
             sample = process_usage(now)
             report.samples.append(sample)
             report.jobs_shown.append(con.jobs_table.row_count)
-            if app.stale:
+            if app.pipeline.stale:
                 header = con.query_one(StatusHeader)
                 report.stale.append(f"{now:.0f} s: {header.stale_error}")
             if log is not None:
                 log(
                     f"{now:7.1f} s rss {sample.rss_kb / 1024:7.1f} MB threads {sample.threads}"
                     f" fds {sample.fds} rows {con.jobs_table.row_count}"
-                    f" refreshes {app.refresh_count}"
+                    f" refreshes {app.pipeline.refresh_count}"
                 )
             next_sample = now + sample_every
         await asyncio.sleep(churn_every)
-    report.refreshes = app.refresh_count - (refreshes_at_warmup or 0)
+    report.refreshes = app.pipeline.refresh_count - (refreshes_at_warmup or 0)
     return report
 
 
@@ -266,10 +266,10 @@ async def simulated_soak(
     churn = SimChurn(cluster)
     try:
         async with app.run_test(size=(160, 50)) as pilot:
-            await wait_until(lambda: app.loaded, pilot, timeout=120)
+            await wait_until(lambda: app.pipeline.loaded, pilot, timeout=120)
             report = await soak(app, pilot, seconds=seconds, warmup=warmup, churn=churn, log=log)
-            count = app.refresh_count
-            await wait_until(lambda: app.refresh_count >= count + 2, pilot, timeout=60)
+            count = app.pipeline.refresh_count
+            await wait_until(lambda: app.pipeline.refresh_count >= count + 2, pilot, timeout=60)
             con = app.console_screen()
             assert con is not None
             rows = set(con.jobs_table.row_keys_in_order)

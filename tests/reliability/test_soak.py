@@ -149,7 +149,7 @@ async def _real_soak(
             assert first and last and min(last) > max(first) + 10, (first, last)
             # A refresh may fail on the busy shared controller (the report lists when and
             # why); the console must be fresh again without help.
-            await wait_until(lambda: not app.stale, pilot, timeout=60)
+            await wait_until(lambda: not app.pipeline.stale, pilot, timeout=60)
     finally:
         churn.close()
         facade.close()

@@ -7,8 +7,10 @@ the action (the simulated cluster is the backend the console drives).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import time
 from typing import Any
 
 import pytest
@@ -145,10 +147,10 @@ async def test_refresh_keeps_cursor_and_updates_changed_rows_only(console: Any) 
         )
         # "No change" answers cost no table work: no call at all.
         calls.clear()
-        count = c.app.refresh_count
+        count = c.app.pipeline.refresh_count
         c.app.refresh_now()
         await settle(pilot)
-        assert c.app.refresh_count == count + 1
+        assert c.app.pipeline.refresh_count == count + 1
         assert calls == []
 
 
@@ -160,11 +162,11 @@ async def test_header_counts_only_when_a_refresh_is_late(console: Any) -> None:
         await settle(pilot)
         header = console_of(pilot).query_one(StatusHeader)
         c.clock.advance(5399)
-        c.app._tick_headers()
+        c.app.screen.tick_headers()
         await pilot.pause()
         assert "updated every 1h00m" in screen_text(c.app)
         c.clock.advance(2)
-        c.app._tick_headers()
+        c.app.screen.tick_headers()
         await pilot.pause()
         assert "updated 1h30m ago" in screen_text(c.app)
         assert header.overdue(5401)
@@ -181,32 +183,83 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
         await settle(pilot)
         rows = console_of(pilot).jobs_table.row_count
         engine = c.facade.engine
+        pipeline = c.app.pipeline
+        calls: list[tuple[str, float]] = []
 
         def down() -> Any:
+            calls.append(("snapshot", time.monotonic()))
+            raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
+
+        def no_ping() -> float:
+            calls.append(("ping", time.monotonic()))
             raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
         monkeypatch.setattr(engine, "snapshot", down)
+        monkeypatch.setattr(engine, "ping", no_ping)
         c.clock.advance(7)
-        failed_before = c.app.failures
         for _ in range(100):  # the scheduled refreshes find the outage by themselves
             await pilot.pause(0.05)
-            if c.app.failures >= failed_before + 2:
+            if pipeline.stale:
                 break
         text = screen_text(c.app)
         assert "STALE since 20:26:40 (7 s ago)" in text
         header = console_of(pilot).query_one(StatusHeader)
         assert "connect failure" in header.stale_error
         assert console_of(pilot).jobs_table.row_count == rows  # last data kept
-        # Backing off: 0.5 -> 1 -> 2 s, counted from the start of the (instant) failed attempt.
-        assert c.app.next_delay > 3 * c.app.interval
+        # While stale: one small request (a ping) per interval, full listings only at the
+        # back-off (0.5 -> 1 -> 2 -> 4 s after the failed attempts).
+        await pilot.pause(4.0)
+        starts = [t for _, t in calls]
+        assert all(b - a >= 0.5 * 0.9 for a, b in itertools.pairwise(starts))
+        assert [name for name, _ in calls].count("snapshot") <= 3
+        assert [name for name, _ in calls].count("ping") >= 4
+        # The controller answers again: the next ping sees it and the listing follows at
+        # once (fresh within two intervals), not at the back-off (4 s by now).
         monkeypatch.undo()
-        for _ in range(200):  # no key pressed: the back-off timer brings it back
+        snapshot, ping = engine.snapshot, engine.ping
+        calls.clear()
+
+        def answering_snapshot() -> Any:
+            calls.append(("snapshot", time.monotonic()))
+            return snapshot()
+
+        def answering_ping() -> float:
+            calls.append(("ping", time.monotonic()))
+            return ping()
+
+        monkeypatch.setattr(engine, "snapshot", answering_snapshot)
+        monkeypatch.setattr(engine, "ping", answering_ping)
+        for _ in range(200):  # no key pressed
             await pilot.pause(0.05)
-            if not c.app.stale:
+            if not pipeline.stale:
                 break
+        assert [name for name, _ in calls][:2] in (["ping", "snapshot"], ["snapshot"])
         text = screen_text(c.app)
         assert "STALE" not in text and "updated every 0.5 s" in text
-        assert c.app.next_delay == c.app.interval
+        assert pipeline.next_delay == c.app.interval
+
+
+async def test_pings_answer_but_listings_fail_back_off(
+    console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A controller that answers pings but not job listings is not listed every interval:
+    # one listing after a good ping, then the back-off decides.
+    c = console(interval=0.5)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        engine = c.facade.engine
+        listings: list[float] = []
+
+        def down() -> Any:
+            listings.append(time.monotonic())
+            raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
+
+        monkeypatch.setattr(engine, "snapshot", down)
+        c.app.refresh_now()
+        await pilot.pause(6.0)
+        # Back-off from each failed attempt: 1, 2, 4 s (a ping-started one at 0.5 s first).
+        assert 3 <= len(listings) <= 5
+        assert c.app.pipeline.stale
 
 
 # ------------------------------------------------------------------ filter, sort, toggles

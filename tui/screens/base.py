@@ -13,7 +13,7 @@ say "read-only" instead of acting (the backend guard would refuse anyway).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
+from typing import ClassVar, TypeVar, cast
 
 from rich.text import Text
 from sckpt.backend import operations, rules
@@ -22,12 +22,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from ..console_text import literal
+from ..context import Console
 from ..dialogs.confirm import Confirm
 from ..dialogs.form import ActionForm, ActionParams
 from ..keys import ACTION_KEYS, bindings, hide_mutating
-
-if TYPE_CHECKING:
-    from ..app import SckptApp
+from ..messages import FreshnessChanged, InfoChanged
+from ..widgets.header import StatusHeader
 
 
 class TargetScreen(Screen[None]):
@@ -39,9 +39,39 @@ class TargetScreen(Screen[None]):
     """True in the read-only variant (``in_mode``): mutating keys hidden, and refused."""
 
     @property
-    def sckpt(self) -> SckptApp:
-        """The app, typed."""
-        return cast("SckptApp", self.app)
+    def sckpt(self) -> Console:
+        """The app, as screens see it (``context.Console``)."""
+        return cast(Console, self.app)
+
+    def on_mount(self) -> None:
+        """Headers show the freshness the app already knows, and tick every second."""
+        self.show_freshness()
+        self.set_interval(1.0, self.tick_headers)
+
+    def show_freshness(self) -> None:
+        """Every header of this screen shows the app's freshness (fresh, late or stale)."""
+        freshness = self.sckpt.freshness
+        now = self.sckpt.now()
+        for header in self.query(StatusHeader):
+            if freshness.stale:
+                header.show_stale(freshness.last_fresh or now, freshness.error, now)
+            elif freshness.loaded:
+                header.show_fresh(freshness.last_fresh, now)
+
+    def tick_headers(self) -> None:
+        """The "updated N s ago" parts move with the clock."""
+        now = self.sckpt.now()
+        for header in self.query(StatusHeader):
+            header.tick(now)
+
+    def on_freshness_changed(self, message: FreshnessChanged) -> None:
+        self.show_freshness()
+
+    def on_info_changed(self, message: InfoChanged) -> None:
+        now = self.sckpt.now()
+        for header in self.query(StatusHeader):
+            header.info = message.info
+            header.tick(now)
 
     def selected_target(self) -> StepId | None:
         """The step (or whole job) the action keys act on; None when nothing is selected."""

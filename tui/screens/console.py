@@ -26,8 +26,17 @@ from textual.events import Resize
 from textual.widgets import Footer, Input, Static
 
 from .. import rows
-from ..console_text import JOB_COLUMNS, STEP_COLUMNS, Filter, parse_filter, printable
+from ..console_text import (
+    JOB_COLUMNS,
+    STEP_COLUMNS,
+    Filter,
+    checkpoint_text,
+    parse_filter,
+    printable,
+)
 from ..keys import CONSOLE_KEYS, bindings
+from ..messages import CheckDone, DataReady
+from ..refresh import JobData, Planner
 from ..rows import RowData, RowPlan, ViewState
 from ..widgets.header import StatusHeader
 from ..widgets.row_table import RowTable
@@ -105,6 +114,45 @@ class ConsoleScreen(TargetScreen):
             self.sort_column,
             self.sort_reverse,
         )
+
+    def planner(self) -> Planner:
+        """A plan maker for the data a refresh will bring, with the view state of now (made
+        on the UI thread, called on the refresh worker's)."""
+        view = self.view_state()
+
+        def plan(data: JobData, now: float) -> RowPlan:
+            return self.plan_rows(
+                view, data.jobs.values(), data.gone_jobs(), data.recently_finished(now), now
+            )
+
+        return plan
+
+    def on_data_ready(self, message: DataReady) -> None:
+        planned = message.planned
+        self.refresh_view(planned if isinstance(planned, RowPlan) else None)
+
+    def on_check_done(self, message: CheckDone) -> None:
+        """``x`` asked able and error again: show the answers on the step's row."""
+        target, able = message.target, message.able
+        if target.is_whole_job:
+            return
+        job = self.sckpt.job(target.job_id)
+        view = None
+        if job is not None:
+            view = next((s for s in job.steps if s.step.step_id == target), None)
+        shown = checkpoint_text(view.checkpoint, self.sckpt.now()) if view is not None else able
+        if able.plain != "able" or shown.plain == "able":
+            shown = able if able.plain != "able" else shown
+        self.steps_table.set_cell(str(target), "checkpoint", shown)
+        if message.error is not None:
+            self.steps_table.set_cell(str(target), "error", message.error)
+
+    def select_target(self, target: StepId) -> None:
+        """Put the cursors on ``target``'s job (and step), focusing the steps for a step."""
+        if self.jobs_table.select_key(str(target.job_id)):
+            self.refresh_steps()
+            if not target.is_whole_job and self.steps_table.select_key(str(target)):
+                self.steps_table.focus()
 
     def plan_rows(
         self,

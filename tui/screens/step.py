@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer
 
 from ..keys import STEP_KEYS, bindings
+from ..messages import DataReady, ExtrasLoaded
 from ..widgets.header import StatusHeader
 from ..widgets.step_detail import StepDetail
 from .base import TargetScreen
@@ -34,9 +35,15 @@ class StepScreen(TargetScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.sckpt.sync_header(self.query_one(StatusHeader))
         self.refresh_view()
         self.action_pids()
+
+    def on_data_ready(self, message: DataReady) -> None:
+        self.refresh_view()
+
+    def on_extras_loaded(self, message: ExtrasLoaded) -> None:
+        if message.target == self.target:
+            self.show_extras(message.processes, message.interconnect)
 
     def selected_target(self) -> StepId:
         return self.target
@@ -52,7 +59,7 @@ class StepScreen(TargetScreen):
 
     def action_back(self) -> None:
         """Escape: the full console, with this step selected."""
-        self.sckpt.close_step(self)
+        self.sckpt.close_step(self.target)
 
     def action_pids(self) -> None:
         """``p``: (re)load processes and interconnect."""
@@ -63,7 +70,7 @@ class StepScreen(TargetScreen):
         self.sckpt.load_step_extras(self.target)
 
     def show_extras(self, processes: object, interconnect: object) -> None:
-        """Called by the app when the worker has the processes and interconnect."""
+        """The worker has the processes and interconnect."""
         detail = self.query_one(StepDetail)
         detail.processes = processes  # type: ignore[assignment]
         detail.interconnect = interconnect  # type: ignore[assignment]

@@ -1,0 +1,58 @@
+"""What a screen may ask of the app: the job data, the clock, and a few requests.
+
+Screens used to import the app (``SckptApp``) for this while the app imported the
+screens: a cycle, and an invitation to reach into each other.  This protocol is the whole
+interface a screen needs; the app implements it, and ``TargetScreen.sckpt`` returns the app
+typed as it.  What flows the other way (new data, freshness, answers) arrives as Messages
+(``tui/messages.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from sckpt.backend.config import Settings
+from sckpt.backend.model import ClusterInfo, JobView, StepId
+
+from .dialogs.form import ActionParams
+from .messages import Freshness
+
+
+class Console(Protocol):
+    """The app as its screens see it."""
+
+    settings: Settings
+    interval: float
+    read_only: bool
+    now: Callable[[], float]
+
+    @property
+    def info(self) -> ClusterInfo: ...
+
+    @property
+    def freshness(self) -> Freshness: ...
+
+    def job(self, job_id: int) -> JobView | None: ...
+
+    def jobs(self) -> Iterable[JobView]: ...
+
+    def gone_jobs(self) -> list[JobView]: ...
+
+    def recently_finished(self) -> frozenset[int]: ...
+
+    def describe_target(self, target: StepId) -> str: ...
+
+    def refresh_now(self) -> None: ...
+
+    def open_step(self, target: StepId) -> None: ...
+
+    def close_step(self, target: StepId) -> None: ...
+
+    def run_operation(
+        self, operation: str, target: StepId, params: ActionParams | None
+    ) -> object: ...
+
+    def run_check(self, target: StepId) -> object: ...
+
+    def load_step_extras(self, target: StepId) -> object: ...

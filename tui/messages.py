@@ -1,0 +1,78 @@
+"""What the refresh pipeline and the workers tell the screens, as Textual Messages.
+
+The app owns the refresh pipeline (``refresh.RefreshPipeline``) and the action workers;
+the screens own their widgets.  Between them travel these messages, which the app posts
+to every screen on its stack (``SckptApp.broadcast``): a screen updates its own tables and
+header from them, and nothing outside a screen edits its widgets.  This module imports
+neither the app nor a screen, so both can import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from sckpt.backend.model import ClusterInfo, StepId
+from textual.message import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """How fresh the console's data is, as every header shows it."""
+
+    loaded: bool = False
+    """The first snapshot has arrived."""
+    stale: bool = False
+    last_fresh: float = 0.0
+    """When the data last was fresh (the controller's answer time)."""
+    error: str = ""
+    """Why the data is stale."""
+
+
+class DataReady(Message):
+    """The pipeline took a snapshot that the screens must show.
+
+    ``planned`` is what the refresh worker already worked out for the console's jobs
+    table (``rows.RowPlan``), or None; the console uses it when it still fits.
+    """
+
+    def __init__(self, planned: object | None, first: bool) -> None:
+        super().__init__()
+        self.planned = planned
+        self.first = first
+
+
+class FreshnessChanged(Message):
+    """The data became fresh or stale (or was confirmed fresh by a new answer)."""
+
+    def __init__(self, freshness: Freshness) -> None:
+        super().__init__()
+        self.freshness = freshness
+
+
+class InfoChanged(Message):
+    """The controller answered with its cluster facts (name, version, plugins)."""
+
+    def __init__(self, info: ClusterInfo) -> None:
+        super().__init__()
+        self.info = info
+
+
+class CheckDone(Message):
+    """``x`` asked able and error again for one row: what to show on it."""
+
+    def __init__(self, target: StepId, able: Text, error: Text | None) -> None:
+        super().__init__()
+        self.target = target
+        self.able = able
+        self.error = error
+
+
+class ExtrasLoaded(Message):
+    """A step's processes and interconnect (or why they could not be loaded)."""
+
+    def __init__(self, target: StepId, processes: object, interconnect: object) -> None:
+        super().__init__()
+        self.target = target
+        self.processes = processes
+        self.interconnect = interconnect
