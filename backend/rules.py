@@ -84,10 +84,13 @@ def is_job_level(target: StepId) -> bool:
     return target.is_whole_job or target.is_batch
 
 
+_SPECIAL_ORDER = {STEP_BATCH: 0, STEP_EXTERN: 1, STEP_INTERACTIVE: 2}
+
+
 def step_order(step: int) -> tuple[int, int]:
     """squeue's order within a job: batch, extern, interactive, then 0, 1, 2 ..."""
-    special = {STEP_BATCH: 0, STEP_EXTERN: 1, STEP_INTERACTIVE: 2}
-    return (special[step], 0) if step in special else (3, step)
+    special = _SPECIAL_ORDER.get(step)
+    return (special, 0) if special is not None else (3, step)
 
 
 def image_path(base: str, step: StepId) -> str:

@@ -732,7 +732,7 @@ class CooperativeEngine(LiveEngine):
             with self._lock:
                 self.refresh()
                 job = self._by_job.get(job_id)
-                steps = self._steps_by_job.get(job_id, [])
+                steps = self._steps_by_job.get(job_id, ())
             if job is None or (not job.nodes and not steps):
                 return waited
             waited = True

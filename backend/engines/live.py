@@ -72,8 +72,11 @@ class LiveEngine(Engine):
         self._jobs: tuple[Job, ...] = ()
         self._steps: tuple[Step, ...] = ()
         self._by_job: dict[int, Job] = {}
-        self._steps_by_job: dict[int, list[Step]] = {}
+        self._steps_by_job: dict[int, tuple[Step, ...]] = {}
         self._views: tuple[JobView, ...] = ()
+        self._views_by_id: dict[int, JobView] = {}
+        """The last views by job id, and the step listing each was built from."""
+        self._listed_by_id: dict[int, tuple[Step, ...]] = {}
         self._loaded = False
         self._conf: ControllerConfig | None = None
 
@@ -158,17 +161,22 @@ class LiveEngine(Engine):
             if steps.changed or not self._loaded:
                 self._steps = steps.steps
                 self._steps_update = steps.last_update
-                by_job: dict[int, list[Step]] = {}
+                grouped: dict[int, list[Step]] = {}
                 for step in self._steps:
                     if step.step_id.step == STEP_PENDING:
                         # An srun waiting for resources: slurmctld lists one such record
                         # per wait, all with the same id and no process behind them, and
                         # squeue -s does not show them.  They are not steps to act on.
                         continue
-                    by_job.setdefault(step.step_id.job_id, []).append(step)
-                for listed in by_job.values():
-                    listed.sort(key=lambda s: rules.step_order(s.step_id.step))
-                self._steps_by_job = by_job
+                    grouped.setdefault(step.step_id.job_id, []).append(step)
+                # Tuples: build_views compares a job's steps with the previous listing's
+                # in one C-level comparison (identical records compare by identity).
+                self._steps_by_job = {
+                    job_id: tuple(sorted(listed, key=_step_key))
+                    if len(listed) > 1
+                    else (listed[0],)
+                    for job_id, listed in grouped.items()
+                }
             self._loaded = True
             return changed
 
@@ -208,27 +216,36 @@ class LiveEngine(Engine):
         not all of them (new views for every job cost the idle console ~5 s of CPU a
         minute on the bench cluster).
         """
-        previous = {view.job.job_id: view for view in self._views}
+        previous = self._views_by_id
+        listed_before = self._listed_by_id
         due = self.states_due()
         views = []
+        by_id: dict[int, JobView] = {}
+        listed_by_id: dict[int, tuple[Step, ...]] = {}
         for job in self._jobs:
-            listed = self._steps_by_job.get(job.job_id, ())
-            old = previous.get(job.job_id)
+            job_id = job.job_id
+            listed = self._steps_by_job.get(job_id, ())
+            old = previous.get(job_id)
+            same_job = old is not None and (old.job is job or old.job == job)
             if (
-                old is not None
+                same_job
                 and due is not None
-                and job.job_id not in due
-                and (old.job is job or old.job == job)
-                and len(old.steps) == len(listed)
-                and all(v.step is s or v.step == s for v, s in zip(old.steps, listed, strict=True))
+                and job_id not in due
+                and listed_before.get(job_id) == listed  # C-level, identity first
             ):
-                views.append(old)
-                continue
-            steps = self.step_views(job, listed)
-            if old is not None and (old.job is job or old.job == job) and old.steps == steps:
-                views.append(old)
+                view = old
             else:
-                views.append(JobView(job, steps))
+                steps = self.step_views(job, listed)
+                if same_job and old is not None and old.steps == steps:
+                    view = old
+                else:
+                    view = JobView(job, steps)
+            assert view is not None
+            views.append(view)
+            by_id[job_id] = view
+            listed_by_id[job_id] = listed
+        self._views_by_id = by_id
+        self._listed_by_id = listed_by_id
         return tuple(views)
 
     def snapshot(self) -> Snapshot:
@@ -267,7 +284,7 @@ class LiveEngine(Engine):
             job = self._by_job.get(target.job_id)
             if job is None:
                 raise InvalidJobId(hint=f"there is no job {target.job_id}")
-            steps = self._steps_by_job.get(target.job_id, [])
+            steps = list(self._steps_by_job.get(target.job_id, ()))
             if not target.is_whole_job:
                 steps = [s for s in steps if s.step_id.step == target.step]
                 if not steps:
@@ -362,3 +379,7 @@ class LiveEngine(Engine):
 def create_engine(request: EngineRequest) -> Engine:
     """The facade's factory for ``engine = "live"``."""
     return LiveEngine(request.loaded_binding())
+
+
+def _step_key(step: Step) -> tuple[int, int]:
+    return rules.step_order(step.step_id.step)

@@ -156,10 +156,22 @@ class NativeEngine(LiveEngine):
     def refresh(self) -> bool:
         """``LiveEngine.refresh``; a changed listing drops the answers of steps gone."""
         with self._lock:
+            before = self._steps_by_job
             changed = super().refresh()
             if changed:
-                listed = {(s.step_id.job_id, s.step_id.step) for s in self._steps}
-                self._probes = {k: v for k, v in self._probes.items() if k in listed}
+                # Per answer, a look at its job's steps only when they changed (a tuple
+                # comparison, identity first), not a set of every step of the queue.
+                now = self._steps_by_job
+                kept = {}
+                for key, answer in self._probes.items():
+                    listed = now.get(key[0])
+                    if listed is None:
+                        continue
+                    if listed == before.get(key[0]) or any(
+                        s.step_id.step == key[1] for s in listed
+                    ):
+                        kept[key] = answer
+                self._probes = kept
             return changed
 
     def snapshot(self) -> Snapshot:
