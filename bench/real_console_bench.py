@@ -8,8 +8,10 @@ plus a few running ones with steps, then measures the real app (``build_app`` on
 * first complete screen, an unchanged refresh, key -> repaint while a refresh runs;
 * peak RSS; CPU seconds per minute idle at the default 2 s interval;
 * slurmctld's side: RPCs per minute (``sdiag`` counters, reset before each run) for the idle
-  console and for ``squeue`` run every 2 s (what ``watch -n 2 squeue`` does), plus the CPU
-  seconds per minute that squeue loop costs on the client.
+  console, for ``squeue`` run every 2 s (what ``watch -n 2 squeue`` does) and, with
+  ``--turm PATH``, for turm (a Rust Slurm TUI; 0.17 from PyPI) at its default 2 s refresh in
+  a tmux pane of 160x50, plus the CPU seconds per minute each costs on the client (turm's
+  own and its squeue children's).
 
 Figures only (a Markdown table for bench/README.md); nothing is asserted.  Needs root.
 
@@ -186,6 +188,44 @@ def measure_squeue_loop(seconds: float) -> dict[str, Any]:
     }
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's CPU time, with its reaped children's (turm runs squeue each refresh)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def measure_turm(turm: str, seconds: float) -> dict[str, Any]:
+    """turm idle at its default refresh in a real terminal (tmux, 160x50), for ``seconds``."""
+    name = f"bench-turm-{os.getpid()}"
+    env = f"SLURM_CONF={CONF}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50",
+         "env", env, "TERM=xterm-256color", turm],
+        check=True,
+    )  # fmt: skip
+    try:
+        time.sleep(8)  # its first listing of every job
+        pid = int(
+            subprocess.run(
+                ["tmux", "display-message", "-p", "-t", name, "#{pane_pid}"],
+                capture_output=True, text=True, check=True,
+            ).stdout
+        )  # fmt: skip
+        slurm("sdiag", "-r")
+        cpu0 = _cpu_seconds(pid)
+        time.sleep(seconds)
+        cpu = _cpu_seconds(pid) - cpu0
+        rpcs, micros = sdiag_rpcs()
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+    return {
+        "turm_cpu_s_per_min": cpu * 60 / seconds,
+        "turm_rpcs_per_min": rpcs * 60 / seconds,
+        "turm_ctld_ms_per_min": micros / 1000 * 60 / seconds,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=10_000)
@@ -193,6 +233,7 @@ def main() -> None:
     parser.add_argument("--presses", type=int, default=60)
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle sampling")
     parser.add_argument("--keep", action="store_true", help="leave the bench cluster up")
+    parser.add_argument("--turm", help="the turm program, to measure it the same way")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("real_console_bench: needs root (it starts a private Slurm cluster)")
@@ -205,6 +246,8 @@ def main() -> None:
         res: dict[str, Any] = {"jobs_in_squeue": job_count(), "fill_s": filled}
         res.update(asyncio.run(measure_console(args.presses, args.idle)))
         res.update(measure_squeue_loop(args.idle))
+        if args.turm:
+            res.update(measure_turm(args.turm, args.idle))
     finally:
         if not args.keep:
             cluster("down")

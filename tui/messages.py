@@ -24,7 +24,7 @@ class Freshness:
     """The first snapshot has arrived."""
     stale: bool = False
     last_fresh: float = 0.0
-    """When the data last was fresh (the controller's answer time)."""
+    """When the data last was fresh (the controller's answer time); 0: never."""
     error: str = ""
     """Why the data is stale."""
 

@@ -177,7 +177,8 @@ class RefreshPipeline:
         """True while a refresh has been waiting longer than ``overdue_after()``."""
         self.running = False
         """A listing or a ping is in flight (never two at once)."""
-        self._started = 0.0
+        self.started = 0.0
+        """Monotonic time the request in flight (or the last one) was sent."""
         self._full_after = 0.0
         """Monotonic time before which the back-off allows no full listing."""
         self._trust_ping = True
@@ -222,7 +223,7 @@ class RefreshPipeline:
         self.running = True
         self._again = False
         self._from_ping = from_ping
-        self._started = time.monotonic()
+        self.started = time.monotonic()
         if probe:
             self.probe_count += 1
             self.app.run_worker(self._probe(), group="refresh", exit_on_error=False)
@@ -272,7 +273,7 @@ class RefreshPipeline:
     async def _probe(self) -> None:
         answered = await in_daemon_thread(self.facade.ping)
         self.running = False
-        spent = time.monotonic() - self._started
+        spent = time.monotonic() - self.started
         if self._stopped:
             return
         if answered and self._trust_ping:
@@ -290,7 +291,7 @@ class RefreshPipeline:
         self.overdue = True
         if self.stale and self.freshness.error:
             return  # a retry during an outage: the failure's own message says more
-        sent = clock_time(self.now() - (time.monotonic() - self._started))
+        sent = clock_time(self.now() - (time.monotonic() - self.started))
         self._mark_stale(
             f"slurmctld is not answering (request sent at {sent}, still waiting; "
             "Slurm gives up after its MessageTimeout)"
@@ -305,7 +306,7 @@ class RefreshPipeline:
             self._finished()
             self.failures += 1
             self._mark_stale(f"refresh failed: {exc}")
-            self._after_failure(time.monotonic() - self._started)
+            self._after_failure(time.monotonic() - self.started)
             return
         self._finished()
         if info is not None and info != self.info:
@@ -365,7 +366,7 @@ class RefreshPipeline:
         now = self.now()
         if snap.stale:
             self.failures += 1
-            last = self.freshness.last_fresh if self.loaded else now
+            last = self.freshness.last_fresh if self.loaded else 0.0
             self._set_freshness(Freshness(self.loaded, True, snap.stale_since or last, snap.error))
             if not self.loaded and snap.jobs:
                 self._take(self._prepare(snap, now, None))
@@ -389,7 +390,7 @@ class RefreshPipeline:
     def _after_failure(self, spent: float) -> None:
         """A listing failed: no listing before the back-off, a ping every interval."""
         backoff = self._backoff(spent)
-        self._full_after = self._started + backoff
+        self._full_after = self.started + backoff
         if self._from_ping:
             self._trust_ping = False  # pings answer but listings fail: back-off only
         self._schedule(min(backoff, max(0.0, self.interval - spent)) or self.interval)
@@ -405,8 +406,8 @@ class RefreshPipeline:
         self._post(partial(DataReady, taken.planned, first))
 
     def _mark_stale(self, error: str) -> None:
-        now = self.now()
-        self._set_freshness(Freshness(self.loaded, True, self.freshness.last_fresh or now, error))
+        # last_fresh stays 0 when nothing was ever loaded: the headers say NO DATA YET.
+        self._set_freshness(Freshness(self.loaded, True, self.freshness.last_fresh, error))
 
     def _set_freshness(self, freshness: Freshness) -> None:
         self.freshness = freshness

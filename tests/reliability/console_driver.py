@@ -104,7 +104,7 @@ class Watch:
         self.max_refresh_workers = max(self.max_refresh_workers, len(refresh))
         self.max_workers = max(self.max_workers, len(running))
         if app.pipeline.running:
-            self.refresh_starts.add(app._refresh_started)
+            self.refresh_starts.add(app.pipeline.started)
         console = app.console_screen()
         if console is not None:
             from sckpt.tui.widgets.header import StatusHeader
