@@ -109,6 +109,8 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
         chosen = Path(os.environ[ENV_CONFIG])
     else:
         chosen = default_config_path()
+    if "\0" in str(chosen):  # the OS cannot take it: Python raises ValueError, not OSError
+        raise ConfigError(f"config file {str(chosen)!r}: a path cannot contain a NUL byte")
     try:
         raw = chosen.read_bytes()
     except FileNotFoundError:

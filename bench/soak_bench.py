@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sckpt.tui import app as app_module  # noqa: E402
+from sckpt.tui import refresh as refresh_module  # noqa: E402
 
 from tests.reliability.soak import simulated_soak  # noqa: E402
 
@@ -37,7 +37,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.linger is not None:
-        app_module.LINGER = args.linger
+        refresh_module.LINGER = args.linger
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     cpu0 = time.process_time()
     report = asyncio.run(

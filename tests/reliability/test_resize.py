@@ -77,10 +77,10 @@ async def every_screen(c: Any) -> None:
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(c.app)
-        full_columns = len(con.jobs_table.columns)
+        full_columns = len(con.jobs_table.shown)
         await squeeze(pilot)
         # The tables refit to the width they get back: the same columns as at the start.
-        assert len(con.jobs_table.columns) == full_columns
+        assert len(con.jobs_table.shown) == full_columns
         # The filter box, open and focused.
         await pilot.press("slash")
         assert isinstance(c.app.focused, Input)
@@ -144,7 +144,7 @@ async def resize_storm(c: Any) -> None:
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(c.app)
-        full_columns = len(con.jobs_table.columns)
+        full_columns = len(con.jobs_table.shown)
         app = pilot.app
         driver = app._driver
 
@@ -162,7 +162,7 @@ async def resize_storm(c: Any) -> None:
         await settle(pilot)
         assert app.is_running
         assert app.size == SIZE
-        assert len(con.jobs_table.columns) == full_columns
+        assert len(con.jobs_table.shown) == full_columns
         before = con.jobs_table.cursor_row
         await pilot.press("down")
         assert con.jobs_table.cursor_row == before + 1

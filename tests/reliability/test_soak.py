@@ -33,6 +33,7 @@ import pytest
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
 from sckpt.tui import app as app_module
+from sckpt.tui import refresh as refresh_module
 from sckpt.tui.app import build_app
 
 from tests.conftest import SlurmCluster
@@ -52,7 +53,7 @@ def judge(report: SoakReport) -> None:
 
 
 def test_soak_simulated_10k_jobs_3_minutes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app_module, "LINGER", 20.0)
+    monkeypatch.setattr(refresh_module, "LINGER", 20.0)
     report = asyncio.run(simulated_soak(tmp_path, seconds=180, warmup=60))
     print(report.trend())
     print(report.summary())

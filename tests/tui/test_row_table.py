@@ -165,3 +165,16 @@ async def test_fit_columns_and_resize() -> None:
         table.fit_columns(100)
         await pilot.pause()
         assert len(lines(table)[1]) == 100 and lines(table)[1].startswith(narrow.rstrip()[:5])
+
+
+async def test_no_color_renders(monkeypatch: Any) -> None:
+    # NO_COLOR makes Textual filter every segment's style: none may be missing.
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = TableApp(30)
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        table = app.query_one(RowTable)
+        assert all(segment.style is not None for segment in table.render_line(2))
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert "2 row" in lines(table)[3] and "NoneType" not in str(app.return_value)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -403,7 +404,13 @@ class RowTable(ScrollView, can_focus=True):
                 line.append_text(text)
                 line.append(" " * (cell_width - text.cell_len))
             line.append(pad)
-        segments = list(line.render(self.app.console))
+        # Rich leaves a plain part's style None; Textual's filters (NO_COLOR's monochrome)
+        # read every segment's style, so each gets one.
+        null = Style.null()
+        segments = [
+            Segment(text, style or null, control)
+            for text, style, control in line.render(self.app.console)
+        ]
         strip = Strip(segments, line.cell_len)
         return strip.crop_extend(0, width, base).simplify()
 
