@@ -68,6 +68,19 @@ class _Override:
     cells: Cells
 
 
+class _TableMessage(Message):
+    """What the table's messages share: the table they come from, as their ``control``
+    (so ``@on(RowTable.RowSelected, "#jobs")`` selects by the table's id)."""
+
+    def __init__(self, table: RowTable) -> None:
+        super().__init__()
+        self.table = table
+
+    @property
+    def control(self) -> RowTable:
+        return self.table
+
+
 class RowTable(ScrollView, can_focus=True):
     """Rows keyed by a string, in a ``RowModel``'s order, rendered line by line."""
 
@@ -117,41 +130,26 @@ class RowTable(ScrollView, can_focus=True):
         Binding("end", "last", "Last", show=False),
     ]
 
-    class RowHighlighted(Message):
+    class RowHighlighted(_TableMessage):
         """The cursor is on another row (a key, a click, or its row went away)."""
 
         def __init__(self, table: RowTable, key: str | None) -> None:
-            super().__init__()
-            self.table = table
+            super().__init__(table)
             self.key = key
 
-        @property
-        def control(self) -> RowTable:
-            return self.table
-
-    class RowSelected(Message):
+    class RowSelected(_TableMessage):
         """Enter (or a click on the cursor's row) on a row."""
 
         def __init__(self, table: RowTable, key: str) -> None:
-            super().__init__()
-            self.table = table
+            super().__init__(table)
             self.key = key
 
-        @property
-        def control(self) -> RowTable:
-            return self.table
-
-    class HeaderSelected(Message):
+    class HeaderSelected(_TableMessage):
         """A click on a column's label."""
 
         def __init__(self, table: RowTable, column: str) -> None:
-            super().__init__()
-            self.table = table
+            super().__init__(table)
             self.column = column
-
-        @property
-        def control(self) -> RowTable:
-            return self.table
 
     def __init__(
         self,
