@@ -109,6 +109,21 @@ async def test_a_row_removed_out_of_view_repaints_no_visible_line() -> None:
         assert lines(table)[3].split()[0] == "3"
 
 
+async def test_blank_lines_below_the_rows_are_not_repainted() -> None:
+    app = TableApp(5)
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        table = app.query_one(RowTable)
+        painted = count_paints(table)
+        table.apply([], ["2"])  # rows 3-4 move up; line 5 (row 4's) becomes blank
+        await pilot.pause()
+        assert sorted(set(painted)) == [3, 4, 5]
+        painted.clear()
+        table.apply([("9", 9, Row("9 new"))])  # a row added at the end: its line only
+        await pilot.pause()
+        assert sorted(set(painted)) == [5]
+
+
 async def test_cursor_follows_its_row_and_home_end_page_keys() -> None:
     app = TableApp(100)
     async with app.run_test(size=(60, 12)) as pilot:

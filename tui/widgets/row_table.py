@@ -208,19 +208,22 @@ class RowTable(ScrollView, can_focus=True):
 
     def apply(self, upserts: Iterable[Upsert], removals: Iterable[str] = ()) -> ModelChange:
         """Add, replace and remove rows; repaint only the visible lines that changed."""
+        before = len(self.model)
         change = self.model.apply(upserts, removals)
-        self._after(change)
+        self._after(change, before)
         return change
 
     def reset(self, rows: Iterable[Upsert]) -> None:
         """Hold exactly ``rows`` (a new filter or sort): repaint every visible line."""
+        before = len(self.model)
         self.model.reset(rows)
-        self._after(ModelChange((), 0, len(self.model)))
+        self._after(ModelChange((), 0, len(self.model)), before)
 
     def sync(self, rows: Iterable[tuple[str, object]]) -> ModelChange:
         """Hold exactly ``rows``, in the given order (for small tables)."""
+        before = len(self.model)
         change = self.model.sync(rows)
-        self._after(change)
+        self._after(change, before)
         return change
 
     def set_cell(self, key: str, column: str, value: Text) -> None:
@@ -244,7 +247,12 @@ class RowTable(ScrollView, can_focus=True):
                 expired.append(key)
         self._refresh_rows(expired)
 
-    def _after(self, change: ModelChange) -> None:
+    def _after(self, change: ModelChange, before: int) -> None:
+        """Repaint what ``change`` moved or changed on screen (``before``: rows before it).
+
+        Lines past the last row, before and after the change, were blank and stay blank:
+        they are not repainted (over SSH each is a line of bytes).
+        """
         if change.empty and self._cursor_key is not None:
             return
         for key in change.changed:
@@ -252,7 +260,7 @@ class RowTable(ScrollView, can_focus=True):
         self._update_size()
         if change.moved_from is not None:
             top = int(self.scroll_y)
-            bottom = top + self._body_height()
+            bottom = min(top + self._body_height(), max(before, change.length))
             if change.moved_from < bottom:
                 first = max(change.moved_from, top)
                 self.refresh(Region(0, 1 + first - top, self.size.width, bottom - first))
