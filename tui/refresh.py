@@ -190,6 +190,8 @@ class RefreshPipeline:
         self._timer: Timer | None = None
         self._watchdog: Timer | None = None
         self._last_view_sync = 0.0
+        self._delivered = False
+        """Data has reached the screens once (the first ``DataReady`` says so)."""
 
     # ------------------------------------------------------------------ state
 
@@ -397,8 +399,11 @@ class RefreshPipeline:
 
     def _take(self, taken: _Taken) -> None:
         self.data = taken.data
-        first = not self.freshness.loaded
-        if first:
+        # Its own flag: a fresh answer marks the data loaded (``_set_freshness``) before
+        # it is taken, so "not loaded yet" cannot tell the first data from later ones.
+        first = not self._delivered
+        self._delivered = True
+        if not self.freshness.loaded:
             self.freshness = Freshness(
                 True, self.freshness.stale, self.freshness.last_fresh, self.freshness.error
             )

@@ -611,6 +611,19 @@ async def test_single_step_mode_opens_on_the_step_and_escape_leads_to_console(
         assert app.screen.selected_target() == step
 
 
+async def test_opened_on_a_job_the_cursor_starts_on_it(console: Any) -> None:
+    """``sckpt JOB``: the first data shown puts the jobs cursor on JOB, not the first row."""
+    c = console()
+    job_id = submit_mine(c.cluster)  # the newest job: the last row, not the first
+    app = build_app(c.facade, c.app.settings, focus=StepId(job_id), clock=c.clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause()
+        assert isinstance(app.screen, ConsoleScreen)
+        assert app.screen.jobs_table.row_count > 1
+        assert app.screen.selected_target() == StepId(job_id)
+
+
 # ------------------------------------------------------------------ help, palette, keys, quit
 
 
