@@ -349,18 +349,33 @@ class SckptApp(App[int]):
         )
 
 
-def _freeze_heap() -> None:
-    """Once the first screen is painted: collect, then hide what exists from the cyclic GC.
+GC_THRESHOLDS = (10_000, 20, 50)
+"""The cyclic GC's thresholds once the console runs (Python's defaults: 700, 10, 10)."""
 
-    At 10,000 jobs the console holds ~300,000 GC-tracked objects (mostly the rows' Rich
-    ``Text`` cells), and each full collection walked them all: a 100-300 ms stall of the UI
-    thread every few dozen refreshes, the largest key-press delays measured.  These
+
+def _freeze_heap() -> None:
+    """Once the first screen is painted: collect, hide what exists from the cyclic GC, and
+    make full collections rare.
+
+    At 10,000 jobs the console holds ~300,000 GC-tracked objects (the views, their steps
+    and checkpoint states), and each full collection walked them all: a 100-300 ms stall of
+    the UI thread every few dozen refreshes, the largest key-press delays measured.  These
     objects hold no reference cycles; those replaced later are still freed by reference
     counting, and full collections then walk only what was made since.  The collection
     first makes sure no cyclic garbage is frozen with them (it would never be freed).
+
+    Freezing once is not enough: the native engine rebuilds each job's view as its
+    checkpoint answers age, so within minutes the whole queue is new, unfrozen objects,
+    and Python's default thresholds ran a full collection about every 0.6 s under a
+    stream of changed refreshes (49 ms each at 33,000 jobs: the p95 of a key press went
+    from 35 to 75 ms, bench/README).  With ``GC_THRESHOLDS`` a young collection waits for
+    10,000 new objects and a full one for 1,000 young ones, so full collections come
+    minutes apart (hours on an idle console) and cyclic garbage is still collected; the
+    soak tests hold the RSS flat with them.
     """
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def _key_label(key: str, spec: KeySpec) -> str:
