@@ -277,3 +277,20 @@ def test_targets_complete_with_the_ids_squeue_lists(
     assert sorted(answer.stdout.split()) == ["12", "12.0", "12.batch"]
     assert cli.main(["completion", "zsh"]) == 0
     assert "_sckpt_targets() {" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("command", "sentence"),
+    [
+        ("able", "Say whether checkpoints can be issued (Yes, Began at <time>, No)."),
+        ("vacate", "(a batch job is requeued held on modern Slurm)."),
+        ("create", "Checkpoint and continue."),
+    ],
+)
+def test_subcommand_help_keeps_the_case_of_the_summary(
+    capsys: pytest.CaptureFixture[str], command: str, sentence: str
+) -> None:
+    # Only the first letter is upper-cased: str.capitalize() printed "(yes, began at <time>,
+    # no)" and "modern slurm".
+    assert cli.main([command, "--help"]) == 0
+    assert sentence in " ".join(capsys.readouterr().out.split())

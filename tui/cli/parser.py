@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
             op.name,
             parents=[common],
             help=op.summary,
-            description=op.summary.capitalize() + ".",
+            description=op.description,
             allow_abbrev=False,
         )
         _complete_with(
