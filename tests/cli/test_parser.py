@@ -294,3 +294,31 @@ def test_subcommand_help_keeps_the_case_of_the_summary(
     # no)" and "modern slurm".
     assert cli.main([command, "--help"]) == 0
     assert sentence in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--demo", "craete", "1.0"], "unknown command 'craete': did you mean create?"),
+        (["--demo", "create", "1.0", "--maxwait", "5"], "did you mean '--max-wait'?"),
+        (["--demo", "create", "1.0", "--maxwait=5"], "did you mean '--max-wait'?"),
+        (["ls", "--userr", "bob"], "unrecognized option '--userr': did you mean '--user'?"),
+        (["--demo", "checkpoint", "e", "1.0"], "'e': ambiguous: enable, error"),
+        (["--demo", "checkpoint", "craete", "1.0"], "'craete': did you mean create?"),
+        (["checkpoint", "v", "1.0"], "'v': too short: type at least 'va' for vacate"),
+    ],
+)
+def test_a_mistyped_command_option_or_operation_gets_the_nearest_name(
+    argv: list[str], said: str, no_backend: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and said in err, err
+
+
+def test_a_word_near_no_command_still_lists_them_all(
+    no_backend: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'frobnicate': expected one of able, error, create" in err

@@ -44,7 +44,7 @@ from . import arguments, output
 from .actions import run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
-from .parser import COMMANDS, ParserExit, build_parser, completion_script
+from .parser import COMMANDS, ParserExit, build_parser, completion_script, unknown_command
 
 if TYPE_CHECKING:
     from sckpt.backend.config import Settings
@@ -71,7 +71,8 @@ def _rewrite(argv: list[str]) -> list[str]:
     """Map the forms argparse cannot express onto ones it can.
 
     ``sckpt JOB.STEP`` becomes ``sckpt --step JOB.STEP``; scontrol's abbreviated, any-case
-    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.
+    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.  Any other word is
+    an unknown command, refused here with the nearest command's name.
     """
     out = list(argv)
     index = _command_index(out)
@@ -82,6 +83,8 @@ def _rewrite(argv: list[str]) -> list[str]:
         out[index] = "checkpoint"
     elif word[:1].isdigit():
         out[index : index + 1] = ["--step", word]
+    else:
+        raise unknown_command(word)
     return out
 
 
