@@ -225,6 +225,26 @@ def test_read_only_refuses_every_mutating_command_and_audits_the_refusal(
     assert line["result"]["name"] == "READ_ONLY"
 
 
+def test_a_json_refusal_has_every_key_readme_promises(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # A read-only refusal is sckpt's, not Slurm's: it still names itself as the audit log
+    # does, with no code, and carries its hint apart from its message.
+    job = _running(cluster)
+    result = cli_env.run("--demo", "--read-only", "--json", "create", f"{job}.0")
+    assert result.code == 1
+    (outcome,) = json.loads(result.out)["results"]
+    assert outcome["ok"] is False
+    assert outcome["error"] == {
+        "kind": "ReadOnlyError",
+        "code": None,
+        "name": "READ_ONLY",
+        "message": f"create {job}.0 refused: sckpt is in read-only mode",
+        "hint": "start sckpt without --read-only (and read_only = false in the config) to act",
+        "exit_code": 1,
+    }
+
+
 def test_read_only_from_the_config(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     job = _running(cluster)
     cli_env.config.write_text(

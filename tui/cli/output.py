@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sckpt.backend.errors import SckptError, SlurmError
+from sckpt.backend.errors import SckptError, identify
 from sckpt.backend.model import (
     AbleResult,
     ActionResult,
@@ -281,10 +281,20 @@ def job_json(view: JobView) -> dict[str, Any]:
 
 
 def error_json(error: BaseException) -> dict[str, Any]:
-    """An error for JSON output: code/name for Slurm refusals, kind and exit code always."""
-    data: dict[str, Any] = {"kind": type(error).__name__, "message": str(error)}
-    if isinstance(error, SlurmError):
-        data.update(code=error.code, name=error.name, message=error.message, hint=error.hint)
+    """An error for JSON output: every key README promises, whatever the error.
+
+    ``code`` and ``name`` are Slurm's for its refusals; sckpt's own refusals (read-only,
+    bad input, audit log, no Slurm) have no code (null) and a name of their kind, as in
+    the audit log (``errors.identify``).  ``hint`` is what to do about it ("" when none).
+    """
+    code, name = identify(error)
+    data: dict[str, Any] = {
+        "kind": type(error).__name__,
+        "code": code,
+        "name": name,
+        "message": error.message if isinstance(error, SckptError) else str(error),
+        "hint": error.hint if isinstance(error, SckptError) else "",
+    }
     if isinstance(error, SckptError):
         data["exit_code"] = error.exit_code
     return data
