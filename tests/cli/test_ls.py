@@ -6,6 +6,7 @@ import json
 
 from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
+from sckpt.tui.cli.output import format_elapsed
 
 from .conftest import CliEnv
 
@@ -157,3 +158,19 @@ def test_hostile_job_names_print_literally(cli_env: CliEnv, cluster: SimulatedCl
     assert "x\\x1b[2J\\x1b]0;owned\\x07y" in out
     data = json.loads(cli_env.run("ls", "-j", str(job), "--json").out)
     assert data["jobs"][0]["name"] == "x\x1b[2J\x1b]0;owned\x07y"
+
+
+def test_json_run_time_is_the_time_the_table_shows(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # The simulated engine reports no run_time (0), as some engines do: --json said 0 for
+    # every step while the table showed each step's time since its start.
+    job = cluster.submit("alice", name="md", n_steps=1, duration=86400).job_id
+    cluster.advance(3725)
+    table = cli_env.run("ls", "-s", "-j", str(job), "-H")
+    shown = {line.split()[0]: line.split()[5] for line in table.lines}
+    document = json.loads(cli_env.run("ls", "-j", str(job), "--json").out)
+    steps = document["jobs"][0]["steps"]
+    assert steps and all(step["run_time"] > 3600 for step in steps)
+    for step in steps:
+        assert shown[step["step_id"]] == format_elapsed(step["run_time"])

@@ -121,7 +121,7 @@ def test_job_summary_is_one_kind_or_a_tally() -> None:
 
 def test_json_of_records_uses_step_id_text_and_enum_values() -> None:
     view = JobView(_job(), (_step(0, CheckpointKind.ABLE),))
-    data = json.loads(cli_output.dumps(cli_output.job_json(view)))
+    data = json.loads(cli_output.dumps(cli_output.job_json(view, 0.0)))
     assert data["job_id"] == 7 and data["state"] == "RUNNING" and data["state_short"] == "R"
     assert data["steps"][0]["step_id"] == "7.0"
     assert data["steps"][0]["checkpoint"]["kind"] == "able"

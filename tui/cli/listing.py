@@ -78,5 +78,5 @@ def render_json(
         "stale": snapshot.stale,
         "stale_since": snapshot.stale_since,
         "error": snapshot.error,
-        "jobs": [output.job_json(view) for view in views],
+        "jobs": [output.job_json(view, snapshot.taken_at) for view in views],
     }

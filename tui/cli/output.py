@@ -26,6 +26,7 @@ from sckpt.backend.model import (
     CheckpointState,
     JobState,
     JobView,
+    Step,
     StepId,
     StepView,
 )
@@ -223,10 +224,19 @@ def job_row(view: JobView, now: float) -> list[str]:
     ]
 
 
+def step_run_time(step: Step, now: float) -> int:
+    """Seconds the step has run: Slurm's ``run_time`` when the engine reports one, else
+    since its start at ``now`` (the simulated engine leaves ``run_time`` at 0).  The table's
+    TIME and ``--json``'s ``run_time`` both come from here, so they agree."""
+    if step.run_time:
+        return step.run_time
+    return max(0, int(now - step.start_time)) if step.start_time else 0
+
+
 def step_row(view: StepView, now: float) -> list[str]:
     """One ``squeue -s``-like row for a step, with its checkpoint columns."""
     step = view.step
-    elapsed = step.run_time if step.run_time else (now - step.start_time if step.start_time else 0)
+    elapsed = step_run_time(step, now)
     return [
         str(step.step_id),
         step.name,
@@ -261,9 +271,10 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-def step_json(view: StepView) -> dict[str, Any]:
+def step_json(view: StepView, now: float) -> dict[str, Any]:
     """A step for ``ls --json``: the record, its id parts, and its checkpoint state."""
     data: dict[str, Any] = to_jsonable(view.step)
+    data["run_time"] = step_run_time(view.step, now)
     data["job_id"] = view.step.step_id.job_id
     data["step"] = view.step.step_id.step_text
     data["checkpoint"] = to_jsonable(view.checkpoint)
@@ -271,12 +282,12 @@ def step_json(view: StepView) -> dict[str, Any]:
     return data
 
 
-def job_json(view: JobView) -> dict[str, Any]:
+def job_json(view: JobView, now: float) -> dict[str, Any]:
     """A job for ``ls --json``: the record, squeue's short state, summary and steps."""
     data: dict[str, Any] = to_jsonable(view.job)
     data["state_short"] = view.job.state.short
     data["checkpoint_summary"] = job_checkpoint_summary(view)
-    data["steps"] = [step_json(step) for step in view.steps]
+    data["steps"] = [step_json(step, now) for step in view.steps]
     return data
 
 
