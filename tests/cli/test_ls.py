@@ -174,3 +174,17 @@ def test_json_run_time_is_the_time_the_table_shows(
     assert steps and all(step["run_time"] > 3600 for step in steps)
     for step in steps:
         assert shown[step["step_id"]] == format_elapsed(step["run_time"])
+
+
+def test_checkpoint_filter_selects_jobs_without_rewriting_their_summary(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    jobs = _jobs(cluster)
+    assert cli_env.run("disable", f"{jobs['alice_run']}.1").code == 0
+    result = cli_env.run("ls", "--ckpt", "disabled", "-u", "alice", "-H")
+    assert _ids("\n" + result.out) == [jobs["alice_run"]]
+    # The job's CKPT still counts every step, not only the one the filter matched.
+    assert result.out.rstrip().endswith("1 disabled, 3 able")
+    document = json.loads(cli_env.run("ls", "--ckpt", "disabled", "-u", "alice", "--json").out)
+    (job,) = document["jobs"]
+    assert job["checkpoint_summary"] == "1 disabled, 3 able" and len(job["steps"]) == 4

@@ -44,6 +44,7 @@ from . import arguments, output
 from .actions import report_unopened, run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
+from .listing import ListFilter
 from .parser import COMMANDS, ParserExit, build_parser, completion_script, unknown_command
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ def _cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    from .listing import ListFilter, select
+    from .listing import select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
         return frozenset().union(*values) if values else frozenset()
@@ -228,7 +229,8 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         if failure.exit_code != EXIT_UNREACHABLE:
             raise
         # No Slurm to ask (no slurm.conf, no shim): what a stale, empty snapshot says.
-        return _report_listing(args, [], Snapshot((), 0.0, stale=True, error=str(failure)), None)
+        stale = Snapshot((), 0.0, stale=True, error=str(failure))
+        return _report_listing(args, [], ListFilter(), stale, None)
     try:
         users: frozenset[str] | None = union(args.user) or None
         if args.mine:  # --mine narrows --user: both given -> the acting user if listed
@@ -245,13 +247,17 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         views = select(snapshot.jobs, wanted)
         # stale: the controller did not answer; asking it again would only wait again
         info = None if snapshot.stale or not args.json else _info_or_none(facade)
-        return _report_listing(args, views, snapshot, info)
+        return _report_listing(args, views, wanted, snapshot, info)
     finally:
         facade.close()
 
 
 def _report_listing(
-    args: argparse.Namespace, views: list[JobView], snapshot: Snapshot, info: ClusterInfo | None
+    args: argparse.Namespace,
+    views: list[JobView],
+    wanted: ListFilter,
+    snapshot: Snapshot,
+    info: ClusterInfo | None,
 ) -> int:
     """Print what ``ls`` found: the table or the JSON document, and why it may be stale."""
     from .listing import render_json, render_text
@@ -261,7 +267,7 @@ def _report_listing(
     elif not (snapshot.stale and not snapshot.taken_at):
         # No answer and no data: an empty table would read as "no jobs"; the error
         # line below comes alone.
-        text = render_text(views, snapshot, steps=args.steps, noheader=args.noheader)
+        text = render_text(views, snapshot, wanted, steps=args.steps, noheader=args.noheader)
         if text:
             output.to_stdout(text)
     if snapshot.stale:
