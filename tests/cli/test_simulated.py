@@ -380,3 +380,19 @@ def test_a_config_that_is_not_a_regular_file_is_refused(
     monkeypatch.setenv("SCKPT_CONFIG", path)
     from_env = cli_env.run("--demo", "ls")
     assert from_env.code == 2 and "not a regular file" in from_env.err
+
+
+def test_tasks_on_a_node_outside_the_step_names_the_node(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # slurmd's code is kept (ESLURM_INVALID_JOB_ID), but the job id is not what is wrong.
+    job = _running(cluster)
+    nodes = cluster.job(job).nodes
+    result = cli_env.run("tasks", f"{job}.0", "--nodelist", "cn999")
+    assert result.code == 1 and result.out == ""
+    assert "ESLURM_INVALID_JOB_ID (2017)" in result.err
+    assert f"node cn999 is not in step {job}.0, which runs on {nodes}" in result.err
+    document = json.loads(cli_env.run("--json", "tasks", f"{job}.0", "--nodelist", "cn999").out)
+    error = document["results"][0]["error"]
+    assert error["code"] == 2017 and error["name"] == "ESLURM_INVALID_JOB_ID"
+    assert "node cn999 is not in step" in error["hint"]
