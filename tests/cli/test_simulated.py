@@ -396,3 +396,29 @@ def test_tasks_on_a_node_outside_the_step_names_the_node(
     error = document["results"][0]["error"]
     assert error["code"] == 2017 and error["name"] == "ESLURM_INVALID_JOB_ID"
     assert "node cn999 is not in step" in error["hint"]
+
+
+@pytest.mark.parametrize(
+    ("keys", "said"),
+    [
+        ('creat = "k"', "key 'keys.creat' = 'k': unknown console action: did you mean create?"),
+        ('create = "v"', "key 'keys.create' = 'v': 'v' is already vacate's key on the console"),
+        ('pids = "q"', "key 'keys.pids' = 'q': 'q' is already quit's key on the step screen"),
+    ],
+)
+def test_a_key_override_the_console_could_not_honour_is_a_config_error(
+    cli_env: CliEnv, keys: str, said: str
+) -> None:
+    # An unknown action was ignored; a key another action keeps was silently taken from it
+    # (footer "v Create", Vacate gone).
+    cli_env.config.write_text(cli_env.config.read_text() + f"[keys]\n{keys}\n")
+    result = cli_env.run("--demo", "ls")
+    assert (result.code, result.out) == (2, "")
+    assert said in result.err and result.err.count("\n") == 1
+
+
+def test_key_overrides_that_swap_or_take_free_keys_are_accepted(cli_env: CliEnv) -> None:
+    cli_env.config.write_text(
+        cli_env.config.read_text() + '[keys]\ncreate = "v"\nvacate = "c"\nrefresh = "ctrl+k"\n'
+    )
+    assert cli_env.run("--demo", "ls", "-H").code == 0
