@@ -78,7 +78,7 @@ def test_filters(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     )
     # --mine narrows --user: alice's jobs are not bob's
     nothing = cli_env.run("ls", "--mine", "--as-user", "bob", "--user", "alice")
-    assert nothing.code == 0 and nothing.lines == [nothing.lines[0]]
+    assert (nothing.code, nothing.out, nothing.err) == (0, "", "sckpt: no jobs match\n")
     assert cli_env.run("ls", "--user", "nobody", "--noheader").out == ""
 
 
@@ -188,3 +188,33 @@ def test_checkpoint_filter_selects_jobs_without_rewriting_their_summary(
     document = json.loads(cli_env.run("ls", "--ckpt", "disabled", "-u", "alice", "--json").out)
     (job,) = document["jobs"]
     assert job["checkpoint_summary"] == "1 disabled, 3 able" and len(job["steps"]) == 4
+
+
+def test_the_consoles_filter_language_selects_jobs(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    jobs = _jobs(cluster)
+    assert _ids(cli_env.run("ls", "user:bob", "state:R").out) == [jobs["bob_run"]]
+    assert _ids(cli_env.run("ls", "part:gpu").out) == [jobs["bob_run"]]
+
+
+def test_an_unknown_filter_field_is_refused_naming_the_known_ones(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # It was ignored, and every job listed.
+    _jobs(cluster)
+    result = cli_env.run("ls", "usr:bob")
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith("sckpt: unknown field 'usr' in filter: expected one of id, user")
+    assert result.err.count("\n") == 1
+
+
+def test_a_filter_matching_nothing_says_so_instead_of_a_bare_header(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    _jobs(cluster)
+    for argv in (["ls", "user:nobody"], ["ls", "--user", "nobody"]):
+        result = cli_env.run(*argv)
+        assert (result.code, result.out, result.err) == (0, "", "sckpt: no jobs match\n")
+    document = json.loads(cli_env.run("ls", "user:nobody", "--json").out)
+    assert document["jobs"] == []

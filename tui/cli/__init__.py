@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend.errors import ConfigError, SckptError, UsageError
+from sckpt.backend.filters import parse_filter
 from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from sckpt.backend.operations import NAMES, Operation, operation
 
@@ -242,6 +243,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
             job_ids=union(args.job),
             partitions=union(args.partition),
             checkpoint=union(args.ckpt),
+            words=parse_filter(" ".join(args.filter)),
         )
         snapshot = facade.snapshot()
         views = select(snapshot.jobs, wanted)
@@ -268,7 +270,10 @@ def _report_listing(
         # No answer and no data: an empty table would read as "no jobs"; the error
         # line below comes alone.
         text = render_text(views, snapshot, wanted, steps=args.steps, noheader=args.noheader)
-        if text:
+        if not views and not snapshot.stale:
+            # A bare header reads like a broken command; say what happened instead.
+            output.to_stderr("sckpt: no jobs match")
+        elif text:
             output.to_stdout(text)
     if snapshot.stale:
         output.to_stderr(output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer"))

@@ -8,9 +8,10 @@ active jobs are listed (pending, running, suspended), as squeue does by default.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from sckpt.backend.filters import Filter, matches
 from sckpt.backend.model import (
     CheckpointKind,
     ClusterInfo,
@@ -37,6 +38,8 @@ class ListFilter:
     job_ids: frozenset[int] = frozenset()
     partitions: frozenset[str] = frozenset()
     checkpoint: frozenset[CheckpointKind] = frozenset()
+    words: Filter = field(default_factory=Filter)
+    """The console's filter language (``sckpt ls user:bob state:R``), already valid."""
 
     def keeps_step(self, step: StepView) -> bool:
         """Whether a step's row is listed (``ls -s``): its checkpoint state is wanted."""
@@ -63,6 +66,8 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
         if wanted.partitions and job.partition not in wanted.partitions:
             continue
         if wanted.checkpoint and not any(wanted.keeps_step(s) for s in view.steps):
+            continue
+        if not matches(wanted.words, view, output.job_checkpoint_summary(view)):
             continue
         kept.append(view)
     kept.sort(key=lambda v: v.job.job_id)

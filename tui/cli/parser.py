@@ -324,6 +324,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         allow_abbrev=False,
     )
+    ls.add_argument(
+        "filter",
+        nargs="*",
+        metavar="FILTER",
+        type=arguments.filter_words,
+        help="the console's filter: text or field:value (user:alice state:R ckpt:disabled)",
+    )
     ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
     ls.add_argument("-u", "--user", type=arguments.names, action="append", help="user(s): a,b")
     ls.add_argument(
