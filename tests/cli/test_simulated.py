@@ -33,7 +33,7 @@ def test_disable_is_a_counter_and_able_answers_yes_or_no(
     assert cli_env.run("able", step).out == "Yes\n"
     assert cli_env.run("disable", step).code == 0
     assert cli_env.run("disable", step).code == 0
-    assert cli_env.run("enable", step).out == f"{step}: enable accepted\n"
+    assert cli_env.run("enable", step).out == f"{step}: enable requested\n"
     result = cli_env.run("able", step)
     assert (result.code, result.out, result.err) == (0, "No\n", "")  # No is not an error
     assert cluster.step_state(StepId(job, 0)).disable_count == 1
@@ -60,7 +60,7 @@ def test_create_runs_in_the_background_then_error_reports_the_result(
     cluster.script_checkpoint(step, duration=20, code=0)
     result = cli_env.run("create", str(step), "--max-wait", "60", "--image-dir", "/scratch/ck")
     assert result.code == 0
-    assert result.out == f"{step}: create accepted: max_wait 60s, image dir /scratch/ck\n"
+    assert result.out == f"{step}: create requested: max_wait 60s, image dir /scratch/ck\n"
     began = int(cluster.now())
     assert cli_env.run("able", str(step)).out == f"Began at {format_time(began)}\n"
     again = cli_env.run("create", str(step))
@@ -93,7 +93,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     restart_early = cli_env.run("restart", str(job))
     assert restart_early.code == 1 and "ESLURM_JOB_NOT_FINISHED" in restart_early.err
     result = cli_env.run("vacate", str(job), "--image-dir", "/ck", "--max-wait", "30")
-    assert result.code == 0 and result.out.startswith(f"{job}: vacate accepted")
+    assert result.code == 0 and result.out.startswith(f"{job}: vacate requested")
     vacate_line = next(line for line in cli_env.audit() if line["operation"] == "vacate")
     assert vacate_line["arguments"] == {"max_wait": 30, "image_dir": "/ck", "force": False}
     cluster.advance(3)
@@ -104,7 +104,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     assert missing.code == 1 and "ENOENT" in missing.err
     result = cli_env.run("restart", str(job), "--stick", "--image-dir", "/ck")
     assert result.code == 0
-    assert result.out == f"{job}: restart accepted: resubmitted as job {job} on {nodes}\n"
+    assert result.out == f"{job}: restart requested: resubmitted as job {job} on {nodes}\n"
     assert cluster.job(job).required_nodes == nodes
     cluster.advance(10)
     assert cluster.job(job).state is JobState.RUNNING
@@ -148,7 +148,7 @@ def test_tasks_checks_the_node_list(cli_env: CliEnv, cluster: SimulatedCluster) 
         "--max-wait",
         "7",
     )
-    assert ok.code == 0 and ok.out == f"{job}.0: tasks accepted: nodes {node}\n"
+    assert ok.code == 0 and ok.out == f"{job}.0: tasks requested: nodes {node}\n"
     assert cli_env.audit()[0]["arguments"] == {
         "begin_time": 1700000000,
         "image_dir": "/scratch/t",
@@ -262,7 +262,7 @@ def test_several_targets_act_on_each_and_report_each(
     pending = cluster.submit("alice", state=JobState.PENDING).job_id
     result = cli_env.run("disable", f"{running}.0", f"{pending}", f"{running}.1")
     assert result.code == 1
-    assert result.lines == [f"{running}.0: disable accepted", f"{running}.1: disable accepted"]
+    assert result.lines == [f"{running}.0: disable requested", f"{running}.1: disable requested"]
     assert result.err == (
         f"sckpt: disable {pending}: ESLURM_JOB_PENDING (2024): Job is pending execution; "
         f"job {pending} has not started yet\n"

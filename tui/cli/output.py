@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sckpt.backend import progress
 from sckpt.backend.errors import SckptError, identify
 from sckpt.backend.model import (
     AbleResult,
@@ -91,8 +92,9 @@ def error_line(error: CheckpointError) -> str:
 
 
 def action_line(result: ActionResult) -> str:
-    """One line saying a mutating operation was accepted, with its detail when any."""
-    text = f"{result.target}: {result.operation} accepted"
+    """One line saying a mutating operation was requested (Slurm accepted it), with its
+    detail when any; the progress words are ``backend/progress.py``'s."""
+    text = f"{result.target}: {result.operation} {progress.REQUESTED}"
     if result.detail:
         text += f": {clean(result.detail)}"
     refused = [f"{step}={code}" for step, code in result.per_step if code]
@@ -115,7 +117,7 @@ def checkpoint_text(state: CheckpointState) -> str:
     if kind is CheckpointKind.DISABLED:
         return f"disabled x{state.disable_count}" if state.disable_count else "disabled"
     if kind is CheckpointKind.IN_PROGRESS:
-        return f"in progress since {format_time(state.in_progress_since)}"
+        return f"{progress.IN_PROGRESS} since {format_time(state.in_progress_since)}"
     if kind is CheckpointKind.NOT_SUPPORTED:
         if not state.reason or state.reason.startswith("not supported"):
             return state.reason or "not supported"
@@ -142,6 +144,13 @@ _SUMMARY_ORDER = (
 )
 
 
+def _kind_words(kind: CheckpointKind) -> str:
+    """A checkpoint kind in the summary's words (``in progress``: ``backend/progress.py``)."""
+    return (
+        progress.IN_PROGRESS if kind is CheckpointKind.IN_PROGRESS else kind.value.replace("_", " ")
+    )
+
+
 def job_checkpoint_summary(view: JobView) -> str:
     """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``."""
     if not view.steps:
@@ -154,10 +163,10 @@ def job_checkpoint_summary(view: JobView) -> str:
     for step in view.steps:
         counts[step.checkpoint.kind] = counts.get(step.checkpoint.kind, 0) + 1
     if len(counts) == 1:
-        return next(iter(counts)).value.replace("_", " ")
+        return _kind_words(next(iter(counts)))
     ordered = [kind for kind in _SUMMARY_ORDER if kind in counts]
     ordered += [kind for kind in counts if kind not in ordered]
-    return ", ".join(f"{counts[kind]} {kind.value.replace('_', ' ')}" for kind in ordered)
+    return ", ".join(f"{counts[kind]} {_kind_words(kind)}" for kind in ordered)
 
 
 # ---------------------------------------------------------------- tables
