@@ -16,7 +16,7 @@ The file, with every key and its default::
     audit_required = true         # refuse an action when its audit line cannot be written
 
     [keys]                        # console key overrides: action name -> key
-    create = "c"
+    create = "c"                  # names and defaults: keymap.py; unknown or taken: error
 
     [demo]                        # the simulated cluster (``sckpt --demo``)
     seed = 42
@@ -40,6 +40,7 @@ from typing import Any
 import platformdirs
 
 from .errors import ConfigError, UsageError
+from .keymap import key_problem
 from .targets import MAX_WAIT_LIMIT, validate_image_dir
 
 APP_NAME = "sckpt"
@@ -201,6 +202,10 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             if not isinstance(key, str) or not key or len(key) > 40 or not key.isprintable():
                 raise bad(f"keys.{action}", 'a key name such as "c", "f5" or "ctrl+k"', key)
             keys[action] = key
+        problem = key_problem(keys)
+        if problem is not None:
+            action, why = problem
+            raise ConfigError(f"{where}key 'keys.{action}' = {keys[action]!r}: {why}")
         kwargs["keys"] = MappingProxyType(keys)
     if "demo" in data:
         table = data["demo"]

@@ -284,6 +284,22 @@ class AuditLogError(SckptError):
     exit_code = 1
 
 
+def identify(error: BaseException) -> tuple[int | None, str]:
+    """``(code, name)`` of any error, for the records that name every outcome the same way.
+
+    Slurm's refusals have their code and ESLURM name; sckpt's own have no code (None) and
+    a name of their kind (``READ_ONLY``, ``USAGE``, else the class name).  The audit log and
+    the command line's ``--json`` both use it, so a refusal is named alike in both.
+    """
+    if isinstance(error, SlurmError):
+        return error.code, error.name
+    if isinstance(error, ReadOnlyError):
+        return None, "READ_ONLY"
+    if isinstance(error, UsageError):
+        return None, "USAGE"
+    return None, type(error).__name__
+
+
 _BY_CODE: dict[int, type[SlurmError]] = {
     cls.expected_code: cls
     for cls in (

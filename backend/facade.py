@@ -55,11 +55,11 @@ from .engines.base import Engine, EngineRequest
 from .errors import (
     AuditLogError,
     NoConfig,
-    ReadOnlyError,
     SckptError,
     SetupError,
     SlurmError,
     UsageError,
+    identify,
 )
 from .model import (
     MAX_TEXT,
@@ -607,15 +607,8 @@ def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]
     """(code, name, message) for the audit line."""
     if outcome is None:
         return 0, "SLURM_SUCCESS", "accepted"
-    if isinstance(outcome, SlurmError):
-        return outcome.code, outcome.name, str(outcome.message)
-    if isinstance(outcome, ReadOnlyError):
-        return None, "READ_ONLY", outcome.message
-    if isinstance(outcome, UsageError):
-        return None, "USAGE", outcome.message
-    if isinstance(outcome, SckptError):
-        return None, type(outcome).__name__, outcome.message
-    return None, type(outcome).__name__, str(outcome)
+    code, name = identify(outcome)
+    return code, name, outcome.message if isinstance(outcome, SckptError) else str(outcome)
 
 
 def _printable(args: Mapping[str, Any]) -> dict[str, Any]:

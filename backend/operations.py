@@ -66,6 +66,13 @@ class Operation:
     refusal: ``able`` asks exactly that question."""
 
     @property
+    def description(self) -> str:
+        """The summary as a sentence for ``sckpt NAME --help``: its first letter upper-cased
+        and nothing else changed, so the words it quotes keep their case (``Yes``, ``Began
+        at <time>``, ``No``, ``Slurm``), which ``str.capitalize`` would lower."""
+        return self.summary[:1].upper() + self.summary[1:] + "."
+
+    @property
     def symbol(self) -> str:
         """The libslurm function of Slurm <= 19.05 behind it (``slurm_checkpoint_able``)."""
         return f"slurm_checkpoint_{self.name}"

@@ -227,6 +227,22 @@ def tasks_code(step_nodes: Iterable[str], wanted: Iterable[str]) -> int:
     return ESLURM_INVALID_JOB_ID if set(wanted) - set(step_nodes) else 0
 
 
+def tasks_hint(step: StepId, step_nodes: Iterable[str], wanted: Iterable[str], listed: str) -> str:
+    """What ``tasks_code``'s ESLURM_INVALID_JOB_ID means here: a node, not the job, is wrong.
+
+    The controller's code is kept (scripts may test it), but its message, "Invalid job id
+    specified", points at the wrong thing; the hint names the nodes the step does not run
+    on and the ones it does (``listed``, the step's node list as Slurm prints it).
+    """
+    outside = sorted(set(wanted) - set(step_nodes))
+    if not outside:
+        return ""
+    named = ", ".join(outside[:8]) + (f" (+{len(outside) - 8} more)" if len(outside) > 8 else "")
+    which = "node" if len(outside) == 1 else "nodes"
+    verb = "is" if len(outside) == 1 else "are"
+    return f"{which} {named} {verb} not in step {step}, which runs on {listed or 'no node'}"
+
+
 def aggregate(
     target: StepId,
     operation: str,

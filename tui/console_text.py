@@ -17,6 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from sckpt.backend.filters import FILTER_FIELDS as FILTER_FIELDS  # re-exported
+from sckpt.backend.filters import Filter as Filter  # re-exported
+from sckpt.backend.filters import matches as match_filter
+from sckpt.backend.filters import parse_filter as parse_filter  # re-exported
 from sckpt.backend.model import (
     CheckpointError,
     CheckpointKind,
@@ -301,94 +305,14 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
 
 
 # ----------------------------------------------------------------- filter language
-
-FILTER_FIELDS = ("id", "user", "name", "partition", "state", "nodes", "ckpt")
-_FIELD_ALIASES = {
-    "job": "id",
-    "jobid": "id",
-    "u": "user",
-    "n": "name",
-    "p": "partition",
-    "part": "partition",
-    "s": "state",
-    "st": "state",
-    "node": "nodes",
-    "checkpoint": "ckpt",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Filter:
-    """A parsed ``/`` filter: every term must match (AND); a term is free text or field:value.
-
-    Free text matches as a case-insensitive substring of the id, user, name, partition,
-    state or nodes.  ``state:`` matches squeue's short code exactly (``R``, ``PD``) or a
-    prefix of the long name (``run``).  Unknown fields are reported in ``errors``.
-    """
-
-    terms: tuple[tuple[str, str], ...] = ()
-    errors: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not self.terms
-
-
-def parse_filter(text: str) -> Filter:
-    """Split the filter box's text into terms (whitespace separated, all lower-cased)."""
-    terms: list[tuple[str, str]] = []
-    errors: list[str] = []
-    for raw in text.split():
-        word = raw.lower()
-        field, sep, value = word.partition(":")
-        if sep and field:
-            field = _FIELD_ALIASES.get(field, field)
-            if field not in FILTER_FIELDS:
-                errors.append(f"unknown field {printable(field)!r}: use {', '.join(FILTER_FIELDS)}")
-                continue
-            if value:
-                terms.append((field, value))
-        else:
-            terms.append(("", word))
-    return Filter(tuple(terms), tuple(errors))
-
-
-def _field_values(view: JobView) -> dict[str, str]:
-    j = view.job
-    return {
-        "id": str(j.job_id),
-        "user": j.user.lower(),
-        "name": j.name.lower(),
-        "partition": j.partition.lower(),
-        "nodes": j.nodes.lower(),
-        "ckpt": job_summary(view).plain.lower(),
-    }
-
-
-def _state_matches(state: JobState, value: str) -> bool:
-    return value == state.short.lower() or state.value.lower().startswith(value)
+# The language itself (parse_filter, Filter, FILTER_FIELDS) is the backend's, shared with
+# ``sckpt ls FILTER``; the console only supplies its summary words.
 
 
 def matches(flt: Filter, view: JobView) -> bool:
-    """Whether a job passes the filter."""
-    if flt.empty:
-        return True
-    values = _field_values(view)
-    for field, value in flt.terms:
-        if field == "state":
-            if not _state_matches(view.job.state, value):
-                return False
-        elif field == "id":
-            if not values["id"].startswith(value):
-                return False
-        elif field:
-            if value not in values[field]:
-                return False
-        elif not (
-            any(value in v for v in values.values()) or _state_matches(view.job.state, value)
-        ):
-            return False
-    return True
+    """Whether a job passes the filter (``backend/filters.py``, with the console's summary
+    words for ``ckpt:``); a filter with an unknown field matches nothing."""
+    return flt.empty or match_filter(flt, view, job_summary(view).plain)
 
 
 def visible_jobs(

@@ -4,7 +4,9 @@ Each binding has an ``id`` equal to its action name, posting-style, so ``[keys]`
 config file remaps it (``create = "ctrl+k"``) through ``App.set_keymap``.  Mutating actions
 are flagged: read-only mode hides them from the footer, the help and the palette.
 
-The checkpoint operations' keys are not written here: each operation with a ``key`` in the
+The default keys are not written here: they are the backend's (``backend/keymap.py``), which
+checks the config's ``[keys]`` against them.  The checkpoint operations' keys are not written
+here either: each operation with a ``key`` in the
 operations table (``backend/operations.py``) gets one, with its words, and runs the screens'
 one ``operation`` action with its name.
 """
@@ -14,6 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from sckpt.backend.keymap import (
+    ACTION_DEFAULTS,
+    CONSOLE_DEFAULTS,
+    GLOBAL_DEFAULTS,
+    STEP_DEFAULTS,
+)
 from sckpt.backend.operations import OPERATIONS, Operation
 from textual.binding import Binding, BindingType
 
@@ -55,7 +63,10 @@ def _operation_key(op: Operation, key: str) -> KeySpec:
 ACTION_KEYS: tuple[KeySpec, ...] = (
     *(_operation_key(op, op.key) for op in OPERATIONS if op.key is not None),
     KeySpec(
-        "check", "x", "Check", "ask Slurm again whether the row can checkpoint, and its last error"
+        "check",
+        ACTION_DEFAULTS["check"],
+        "Check",
+        "ask Slurm again whether the row can checkpoint, and its last error",
     ),
 )
 """Actions on the selected step or job (on the console and on the step screen): the
@@ -64,35 +75,63 @@ operations that have a key, then ``check`` (able and error again, for one row)."
 CONSOLE_KEYS: tuple[KeySpec, ...] = (
     KeySpec(
         "filter",
-        "slash",
+        CONSOLE_DEFAULTS["filter"],
         "Filter",
         "filter jobs: text or field:value (user:alice state:R)",
         key_display="/",
     ),
     KeySpec(
-        "sort", "s", "Sort", "sort by the next column (click a header to sort by it)", show=False
+        "sort",
+        CONSOLE_DEFAULTS["sort"],
+        "Sort",
+        "sort by the next column (click a header to sort by it)",
+        show=False,
     ),
-    KeySpec("reverse", "S", "Reverse", "reverse the sort order", show=False),
-    KeySpec("mine", "m", "Mine", "toggle: only my jobs", show=False),
-    KeySpec("finished", "f", "Finished", "toggle: show finished jobs", show=False),
     KeySpec(
-        "details", "enter", "Details", "jobs: go to the steps; steps: open the detail", bound=False
+        "reverse", CONSOLE_DEFAULTS["reverse"], "Reverse", "reverse the sort order", show=False
     ),
-    KeySpec("switch", "tab", "Next", "move between the filter, jobs and steps tables", bound=False),
-    KeySpec("refresh", "ctrl+r", "Refresh", "refresh now", show=False),
+    KeySpec("mine", CONSOLE_DEFAULTS["mine"], "Mine", "toggle: only my jobs", show=False),
+    KeySpec(
+        "finished",
+        CONSOLE_DEFAULTS["finished"],
+        "Finished",
+        "toggle: show finished jobs",
+        show=False,
+    ),
+    KeySpec(
+        "details",
+        CONSOLE_DEFAULTS["details"],
+        "Details",
+        "jobs: go to the steps; steps: open the detail",
+        bound=False,
+    ),
+    KeySpec(
+        "switch",
+        CONSOLE_DEFAULTS["switch"],
+        "Next",
+        "move between the filter, jobs and steps tables",
+        bound=False,
+    ),
+    KeySpec("refresh", CONSOLE_DEFAULTS["refresh"], "Refresh", "refresh now", show=False),
 )
 """Keys of the full console only."""
 
 STEP_KEYS: tuple[KeySpec, ...] = (
-    KeySpec("back", "escape", "Console", "back to the full console"),
-    KeySpec("pids", "p", "Pids", "reload the step's processes and interconnect"),
+    KeySpec("back", STEP_DEFAULTS["back"], "Console", "back to the full console"),
+    KeySpec("pids", STEP_DEFAULTS["pids"], "Pids", "reload the step's processes and interconnect"),
 )
 """Keys of the step detail screen only."""
 
 GLOBAL_KEYS: tuple[KeySpec, ...] = (
-    KeySpec("help", "question_mark", "Help", "list every key", key_display="?"),
-    KeySpec("command_palette", "ctrl+p", "Palette", "search every action", bound=False),
-    KeySpec("quit", "q", "Quit", "quit the console"),
+    KeySpec("help", GLOBAL_DEFAULTS["help"], "Help", "list every key", key_display="?"),
+    KeySpec(
+        "command_palette",
+        GLOBAL_DEFAULTS["command_palette"],
+        "Palette",
+        "search every action",
+        bound=False,
+    ),
+    KeySpec("quit", GLOBAL_DEFAULTS["quit"], "Quit", "quit the console"),
 )
 """Keys that work everywhere (the app's own bindings)."""
 

@@ -808,8 +808,10 @@ class CooperativeEngine(LiveEngine):
         wanted = set(expand_hostlist(nodelist)) if nodelist else None
         if wanted is not None:
             for t in targets:
-                if wanted - set(expand_hostlist(t.step.nodes)):
-                    raise InvalidJobId(hint=f"{t.step.step_id} does not run on {nodelist}")
+                nodes = expand_hostlist(t.step.nodes)
+                if rules.tasks_code(nodes, wanted):
+                    hint = rules.tasks_hint(t.step.step_id, nodes, wanted, t.step.nodes)
+                    raise InvalidJobId(hint=hint)
         self._check_image_dir(job, targets, image_dir, write=True)
         started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
         codes = [(t.step.step_id, code) for t, code, _ in started]

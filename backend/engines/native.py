@@ -26,7 +26,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from .. import rules
-from ..errors import ESLURM_DISABLED, ESLURM_NOT_SUPPORTED, SlurmError, describe
+from ..errors import (
+    ESLURM_DISABLED,
+    ESLURM_INVALID_JOB_ID,
+    ESLURM_NOT_SUPPORTED,
+    SlurmError,
+    describe,
+)
+from ..hostlist import expand_hostlist
 from ..model import (
     AbleResult,
     ActionResult,
@@ -349,12 +356,28 @@ class NativeEngine(LiveEngine):
                     if target.is_whole_job or s.step_id.step == target.step
                 ]
             nodes = ",".join(s.nodes for s in steps if s.nodes)
-        return self._request(
-            target,
-            "tasks",
-            lambda: self.binding.ckpt_tasks(target, begin_time, image_dir, max_wait, nodes),
-            f"nodes {nodes}",
-        )
+        try:
+            return self._request(
+                target,
+                "tasks",
+                lambda: self.binding.ckpt_tasks(target, begin_time, image_dir, max_wait, nodes),
+                f"nodes {nodes}",
+            )
+        except SlurmError as refused:
+            if nodelist and refused.code == ESLURM_INVALID_JOB_ID and not refused.hint:
+                refused.hint = self._nodes_outside(target, nodelist)
+            raise
+
+    def _nodes_outside(self, target: StepId, nodelist: str) -> str:
+        """Why slurmd answered ESLURM_INVALID_JOB_ID to ``tasks``: the node list names a node
+        a step does not run on (``rules.tasks_hint``); "" when every node is the step's."""
+        wanted = expand_hostlist(nodelist)
+        with contextlib.suppress(SlurmError):
+            for step in self._running_steps(target):
+                nodes = expand_hostlist(step.nodes)
+                if rules.tasks_code(nodes, wanted):
+                    return rules.tasks_hint(step.step_id, nodes, wanted, step.nodes)
+        return ""
 
 
 def _wait_detail(max_wait: int, image_dir: str | None) -> str:

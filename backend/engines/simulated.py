@@ -1462,16 +1462,24 @@ class SimulatedCluster:
         wanted = set(expand_hostlist(nodelist)) if nodelist else set()
         if self._ompi:
             self._tasks_at_slurmd(caller, target, begin_time, wanted)
+        outside: list[str] = []  # why a step refused: the nodes it does not run on
 
         def op(rec: _JobRec, srec: _StepRec) -> int:
-            refused = rules.tasks_code(expand_hostlist(srec.step.nodes), wanted)
+            nodes = expand_hostlist(srec.step.nodes)
+            refused = rules.tasks_code(nodes, wanted)
             if refused:
+                outside.append(rules.tasks_hint(srec.step.step_id, nodes, wanted, srec.step.nodes))
                 return refused
             srec.last_ckpt = begin_time or int(self._now)
             self._event(srec, int(self._now), "tasks", caller.name, 0, image_dir)
             return 0
 
-        return self._run(caller, target, "tasks", op, detail=f"nodes {nodelist or 'all'}")
+        try:
+            return self._run(caller, target, "tasks", op, detail=f"nodes {nodelist or 'all'}")
+        except InvalidJobId as refused:
+            if not outside:
+                raise
+            raise InvalidJobId(refused.code, hint="; ".join(outside)) from None
 
     def _tasks_at_slurmd(
         self, caller: Caller, target: StepId, begin_time: int, wanted: set[str]
@@ -1486,8 +1494,11 @@ class SimulatedCluster:
             alive = rec is not None and rec.job.state in (JobState.RUNNING, JobState.SUSPENDED)
             if rec is not None and alive and not rules.is_job_level(target):
                 srec = rec.steps.get(target.step)
-            if rec is None or srec is None or wanted - set(expand_hostlist(srec.step.nodes)):
+            if rec is None or srec is None:
                 raise InvalidJobId()
+            nodes = expand_hostlist(srec.step.nodes)
+            if rules.tasks_code(nodes, wanted):
+                raise InvalidJobId(hint=rules.tasks_hint(target, nodes, wanted, srec.step.nodes))
             if not (caller.is_root or caller.is_slurm_user or caller.uid == rec.job.uid):
                 raise error_for(ESLURM_USER_ID_MISSING)
             if srec.tasks_time and begin_time == srec.tasks_time:

@@ -159,3 +159,29 @@ def test_doctor_reports_and_its_exit_code_says_usable_or_not(env: dict[str, str]
     document = json.loads(data.stdout)
     assert data.returncode == document["exit_code"] == text.returncode
     assert document["report"]["usable"] is (data.returncode == 0)
+
+
+def test_without_slurm_ls_and_actions_still_print_their_json_document(
+    env: dict[str, str],
+) -> None:
+    # No slurm.conf: no facade can be opened. A script reading --json still gets the
+    # document README promises (stale, with the reason; the error object), and exit 3.
+    broken = {**env, "SLURM_CONF": "/nonexistent"}
+    listing = run(broken, "ls", "--json")
+    assert listing.returncode == 3
+    document = json.loads(listing.stdout)
+    assert document["stale"] is True and document["jobs"] == [] and document["cluster"] is None
+    assert "/nonexistent" in document["error"]
+    assert listing.stderr.startswith("sckpt: cannot reach Slurm: SLURM_CONF=/nonexistent")
+    table = run(broken, "ls")
+    assert (table.returncode, table.stdout) == (3, "")
+    assert table.stderr.startswith("sckpt: cannot reach Slurm: ")
+    able = run(broken, "able", "12.0", "--json")
+    assert able.returncode == 3
+    answer = json.loads(able.stdout)
+    assert (answer["operation"], answer["exit_code"], answer["engine"]) == ("able", 3, None)
+    (result,) = answer["results"]
+    assert result["target"] == "12.0" and result["ok"] is False
+    error = result["error"]
+    assert error["exit_code"] == 3 and "/nonexistent" in error["message"]
+    assert {"code", "name", "hint"} <= set(error)

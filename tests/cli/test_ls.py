@@ -6,6 +6,7 @@ import json
 
 from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
+from sckpt.tui.cli.output import format_elapsed
 
 from .conftest import CliEnv
 
@@ -77,7 +78,7 @@ def test_filters(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     )
     # --mine narrows --user: alice's jobs are not bob's
     nothing = cli_env.run("ls", "--mine", "--as-user", "bob", "--user", "alice")
-    assert nothing.code == 0 and nothing.lines == [nothing.lines[0]]
+    assert (nothing.code, nothing.out, nothing.err) == (0, "", "sckpt: no jobs match\n")
     assert cli_env.run("ls", "--user", "nobody", "--noheader").out == ""
 
 
@@ -157,3 +158,63 @@ def test_hostile_job_names_print_literally(cli_env: CliEnv, cluster: SimulatedCl
     assert "x\\x1b[2J\\x1b]0;owned\\x07y" in out
     data = json.loads(cli_env.run("ls", "-j", str(job), "--json").out)
     assert data["jobs"][0]["name"] == "x\x1b[2J\x1b]0;owned\x07y"
+
+
+def test_json_run_time_is_the_time_the_table_shows(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # The simulated engine reports no run_time (0), as some engines do: --json said 0 for
+    # every step while the table showed each step's time since its start.
+    job = cluster.submit("alice", name="md", n_steps=1, duration=86400).job_id
+    cluster.advance(3725)
+    table = cli_env.run("ls", "-s", "-j", str(job), "-H")
+    shown = {line.split()[0]: line.split()[5] for line in table.lines}
+    document = json.loads(cli_env.run("ls", "-j", str(job), "--json").out)
+    steps = document["jobs"][0]["steps"]
+    assert steps and all(step["run_time"] > 3600 for step in steps)
+    for step in steps:
+        assert shown[step["step_id"]] == format_elapsed(step["run_time"])
+
+
+def test_checkpoint_filter_selects_jobs_without_rewriting_their_summary(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    jobs = _jobs(cluster)
+    assert cli_env.run("disable", f"{jobs['alice_run']}.1").code == 0
+    result = cli_env.run("ls", "--ckpt", "disabled", "-u", "alice", "-H")
+    assert _ids("\n" + result.out) == [jobs["alice_run"]]
+    # The job's CKPT still counts every step, not only the one the filter matched.
+    assert result.out.rstrip().endswith("1 disabled, 3 able")
+    document = json.loads(cli_env.run("ls", "--ckpt", "disabled", "-u", "alice", "--json").out)
+    (job,) = document["jobs"]
+    assert job["checkpoint_summary"] == "1 disabled, 3 able" and len(job["steps"]) == 4
+
+
+def test_the_consoles_filter_language_selects_jobs(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    jobs = _jobs(cluster)
+    assert _ids(cli_env.run("ls", "user:bob", "state:R").out) == [jobs["bob_run"]]
+    assert _ids(cli_env.run("ls", "part:gpu").out) == [jobs["bob_run"]]
+
+
+def test_an_unknown_filter_field_is_refused_naming_the_known_ones(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # It was ignored, and every job listed.
+    _jobs(cluster)
+    result = cli_env.run("ls", "usr:bob")
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith("sckpt: unknown field 'usr' in filter: expected one of id, user")
+    assert result.err.count("\n") == 1
+
+
+def test_a_filter_matching_nothing_says_so_instead_of_a_bare_header(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    _jobs(cluster)
+    for argv in (["ls", "user:nobody"], ["ls", "--user", "nobody"]):
+        result = cli_env.run(*argv)
+        assert (result.code, result.out, result.err) == (0, "", "sckpt: no jobs match\n")
+    document = json.loads(cli_env.run("ls", "user:nobody", "--json").out)
+    assert document["jobs"] == []

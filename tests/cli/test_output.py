@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+from sckpt.backend import progress
 from sckpt.backend.errors import Disabled
 from sckpt.backend.model import (
     AbleResult,
@@ -121,7 +122,7 @@ def test_job_summary_is_one_kind_or_a_tally() -> None:
 
 def test_json_of_records_uses_step_id_text_and_enum_values() -> None:
     view = JobView(_job(), (_step(0, CheckpointKind.ABLE),))
-    data = json.loads(cli_output.dumps(cli_output.job_json(view)))
+    data = json.loads(cli_output.dumps(cli_output.job_json(view, 0.0)))
     assert data["job_id"] == 7 and data["state"] == "RUNNING" and data["state_short"] == "R"
     assert data["steps"][0]["step_id"] == "7.0"
     assert data["steps"][0]["checkpoint"]["kind"] == "able"
@@ -130,10 +131,23 @@ def test_json_of_records_uses_step_id_text_and_enum_values() -> None:
 def test_action_line_names_target_and_refusing_steps() -> None:
     result = ActionResult(StepId(7), "create", per_step=((StepId(7, 0), 0), (StepId(7, 1), 2037)))
     assert cli_output.action_line(result) == (
-        "7: create accepted (steps answering an error: 7.1=2037)"
+        "7: create requested (steps answering an error: 7.1=2037)"
     )
 
 
 def test_error_json_carries_code_name_and_exit_code() -> None:
     data = cli_output.error_json(Disabled())
     assert data["code"] == 2037 and data["name"] == "ESLURM_DISABLED" and data["exit_code"] == 1
+
+
+def test_progress_words_are_the_backends_vocabulary() -> None:
+    # One set of words for a checkpoint's progress (backend/progress.py): the CLI said
+    # "accepted" where the console said "busy" or "in progress".
+    assert progress.REQUESTED == "requested" and progress.failed(28) == "failed (28)"
+    line = cli_output.action_line(ActionResult(StepId(7, 0), "create", "max_wait 10s"))
+    assert line == "7.0: create requested: max_wait 10s"
+    busy = JobView(
+        _job(),
+        (_step(0, CheckpointKind.IN_PROGRESS), _step(1, CheckpointKind.ABLE)),
+    )
+    assert cli_output.job_checkpoint_summary(busy) == "1 in progress, 1 able"

@@ -102,7 +102,8 @@ def test_debug_traceback_of_an_undecodable_argument_is_printed_not_raised(
 ) -> None:
     # A byte that is not UTF-8 reaches Python as a lone surrogate; a strict stderr (pytest's,
     # a pipe with PYTHONIOENCODING=utf-8) once raised while printing --debug's traceback.
-    assert cli.main(["ls", "--debug", "\udc80"]) == 2
+    # (doctor takes no word: ls now takes filter words)
+    assert cli.main(["doctor", "--debug", "\udc80"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and "\\udc80" in err and err.rstrip().endswith("--help')")
 
@@ -277,3 +278,48 @@ def test_targets_complete_with_the_ids_squeue_lists(
     assert sorted(answer.stdout.split()) == ["12", "12.0", "12.batch"]
     assert cli.main(["completion", "zsh"]) == 0
     assert "_sckpt_targets() {" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("command", "sentence"),
+    [
+        ("able", "Say whether checkpoints can be issued (Yes, Began at <time>, No)."),
+        ("vacate", "(a batch job is requeued held on modern Slurm)."),
+        ("create", "Checkpoint and continue."),
+    ],
+)
+def test_subcommand_help_keeps_the_case_of_the_summary(
+    capsys: pytest.CaptureFixture[str], command: str, sentence: str
+) -> None:
+    # Only the first letter is upper-cased: str.capitalize() printed "(yes, began at <time>,
+    # no)" and "modern slurm".
+    assert cli.main([command, "--help"]) == 0
+    assert sentence in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--demo", "craete", "1.0"], "unknown command 'craete': did you mean create?"),
+        (["--demo", "create", "1.0", "--maxwait", "5"], "did you mean '--max-wait'?"),
+        (["--demo", "create", "1.0", "--maxwait=5"], "did you mean '--max-wait'?"),
+        (["ls", "--userr", "bob"], "unrecognized option '--userr': did you mean '--user'?"),
+        (["--demo", "checkpoint", "e", "1.0"], "'e': ambiguous: enable, error"),
+        (["--demo", "checkpoint", "craete", "1.0"], "'craete': did you mean create?"),
+        (["checkpoint", "v", "1.0"], "'v': too short: type at least 'va' for vacate"),
+    ],
+)
+def test_a_mistyped_command_option_or_operation_gets_the_nearest_name(
+    argv: list[str], said: str, no_backend: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and said in err, err
+
+
+def test_a_word_near_no_command_still_lists_them_all(
+    no_backend: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'frobnicate': expected one of able, error, create" in err

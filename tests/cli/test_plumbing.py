@@ -129,9 +129,9 @@ def test_each_target_is_acted_on_in_order_with_the_options(
         for target in ("12", "12.3", "12.batch")
     ]
     assert capsys.readouterr().out.splitlines() == [
-        "12: create accepted",
-        "12.3: create accepted",
-        "12.batch: create accepted",
+        "12: create requested",
+        "12.3: create requested",
+        "12.batch: create requested",
     ]
 
 
@@ -221,7 +221,7 @@ def test_several_targets_report_each_and_exit_with_the_worst(
     assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0"]) == 1
     out, err = capsys.readouterr()
     assert [c[1] for c in facade.calls] == ["1.0", "2.0", "3.0", "4.0"]
-    assert out.splitlines() == ["1.0: disable accepted", "4.0: disable accepted"]
+    assert out.splitlines() == ["1.0: disable requested", "4.0: disable requested"]
     lines = err.splitlines()
     assert len(lines) == 2
     assert "2.0" in lines[0] and "ESLURM_ACCESS_DENIED" in lines[0]

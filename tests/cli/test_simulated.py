@@ -33,7 +33,7 @@ def test_disable_is_a_counter_and_able_answers_yes_or_no(
     assert cli_env.run("able", step).out == "Yes\n"
     assert cli_env.run("disable", step).code == 0
     assert cli_env.run("disable", step).code == 0
-    assert cli_env.run("enable", step).out == f"{step}: enable accepted\n"
+    assert cli_env.run("enable", step).out == f"{step}: enable requested\n"
     result = cli_env.run("able", step)
     assert (result.code, result.out, result.err) == (0, "No\n", "")  # No is not an error
     assert cluster.step_state(StepId(job, 0)).disable_count == 1
@@ -60,7 +60,7 @@ def test_create_runs_in_the_background_then_error_reports_the_result(
     cluster.script_checkpoint(step, duration=20, code=0)
     result = cli_env.run("create", str(step), "--max-wait", "60", "--image-dir", "/scratch/ck")
     assert result.code == 0
-    assert result.out == f"{step}: create accepted: max_wait 60s, image dir /scratch/ck\n"
+    assert result.out == f"{step}: create requested: max_wait 60s, image dir /scratch/ck\n"
     began = int(cluster.now())
     assert cli_env.run("able", str(step)).out == f"Began at {format_time(began)}\n"
     again = cli_env.run("create", str(step))
@@ -93,7 +93,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     restart_early = cli_env.run("restart", str(job))
     assert restart_early.code == 1 and "ESLURM_JOB_NOT_FINISHED" in restart_early.err
     result = cli_env.run("vacate", str(job), "--image-dir", "/ck", "--max-wait", "30")
-    assert result.code == 0 and result.out.startswith(f"{job}: vacate accepted")
+    assert result.code == 0 and result.out.startswith(f"{job}: vacate requested")
     vacate_line = next(line for line in cli_env.audit() if line["operation"] == "vacate")
     assert vacate_line["arguments"] == {"max_wait": 30, "image_dir": "/ck", "force": False}
     cluster.advance(3)
@@ -104,7 +104,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     assert missing.code == 1 and "ENOENT" in missing.err
     result = cli_env.run("restart", str(job), "--stick", "--image-dir", "/ck")
     assert result.code == 0
-    assert result.out == f"{job}: restart accepted: resubmitted as job {job} on {nodes}\n"
+    assert result.out == f"{job}: restart requested: resubmitted as job {job} on {nodes}\n"
     assert cluster.job(job).required_nodes == nodes
     cluster.advance(10)
     assert cluster.job(job).state is JobState.RUNNING
@@ -148,7 +148,7 @@ def test_tasks_checks_the_node_list(cli_env: CliEnv, cluster: SimulatedCluster) 
         "--max-wait",
         "7",
     )
-    assert ok.code == 0 and ok.out == f"{job}.0: tasks accepted: nodes {node}\n"
+    assert ok.code == 0 and ok.out == f"{job}.0: tasks requested: nodes {node}\n"
     assert cli_env.audit()[0]["arguments"] == {
         "begin_time": 1700000000,
         "image_dir": "/scratch/t",
@@ -225,6 +225,26 @@ def test_read_only_refuses_every_mutating_command_and_audits_the_refusal(
     assert line["result"]["name"] == "READ_ONLY"
 
 
+def test_a_json_refusal_has_every_key_readme_promises(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # A read-only refusal is sckpt's, not Slurm's: it still names itself as the audit log
+    # does, with no code, and carries its hint apart from its message.
+    job = _running(cluster)
+    result = cli_env.run("--demo", "--read-only", "--json", "create", f"{job}.0")
+    assert result.code == 1
+    (outcome,) = json.loads(result.out)["results"]
+    assert outcome["ok"] is False
+    assert outcome["error"] == {
+        "kind": "ReadOnlyError",
+        "code": None,
+        "name": "READ_ONLY",
+        "message": f"create {job}.0 refused: sckpt is in read-only mode",
+        "hint": "start sckpt without --read-only (and read_only = false in the config) to act",
+        "exit_code": 1,
+    }
+
+
 def test_read_only_from_the_config(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     job = _running(cluster)
     cli_env.config.write_text(
@@ -242,7 +262,7 @@ def test_several_targets_act_on_each_and_report_each(
     pending = cluster.submit("alice", state=JobState.PENDING).job_id
     result = cli_env.run("disable", f"{running}.0", f"{pending}", f"{running}.1")
     assert result.code == 1
-    assert result.lines == [f"{running}.0: disable accepted", f"{running}.1: disable accepted"]
+    assert result.lines == [f"{running}.0: disable requested", f"{running}.1: disable requested"]
     assert result.err == (
         f"sckpt: disable {pending}: ESLURM_JOB_PENDING (2024): Job is pending execution; "
         f"job {pending} has not started yet\n"
@@ -360,3 +380,45 @@ def test_a_config_that_is_not_a_regular_file_is_refused(
     monkeypatch.setenv("SCKPT_CONFIG", path)
     from_env = cli_env.run("--demo", "ls")
     assert from_env.code == 2 and "not a regular file" in from_env.err
+
+
+def test_tasks_on_a_node_outside_the_step_names_the_node(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # slurmd's code is kept (ESLURM_INVALID_JOB_ID), but the job id is not what is wrong.
+    job = _running(cluster)
+    nodes = cluster.job(job).nodes
+    result = cli_env.run("tasks", f"{job}.0", "--nodelist", "cn999")
+    assert result.code == 1 and result.out == ""
+    assert "ESLURM_INVALID_JOB_ID (2017)" in result.err
+    assert f"node cn999 is not in step {job}.0, which runs on {nodes}" in result.err
+    document = json.loads(cli_env.run("--json", "tasks", f"{job}.0", "--nodelist", "cn999").out)
+    error = document["results"][0]["error"]
+    assert error["code"] == 2017 and error["name"] == "ESLURM_INVALID_JOB_ID"
+    assert "node cn999 is not in step" in error["hint"]
+
+
+@pytest.mark.parametrize(
+    ("keys", "said"),
+    [
+        ('creat = "k"', "key 'keys.creat' = 'k': unknown console action: did you mean create?"),
+        ('create = "v"', "key 'keys.create' = 'v': 'v' is already vacate's key on the console"),
+        ('pids = "q"', "key 'keys.pids' = 'q': 'q' is already quit's key on the step screen"),
+    ],
+)
+def test_a_key_override_the_console_could_not_honour_is_a_config_error(
+    cli_env: CliEnv, keys: str, said: str
+) -> None:
+    # An unknown action was ignored; a key another action keeps was silently taken from it
+    # (footer "v Create", Vacate gone).
+    cli_env.config.write_text(cli_env.config.read_text() + f"[keys]\n{keys}\n")
+    result = cli_env.run("--demo", "ls")
+    assert (result.code, result.out) == (2, "")
+    assert said in result.err and result.err.count("\n") == 1
+
+
+def test_key_overrides_that_swap_or_take_free_keys_are_accepted(cli_env: CliEnv) -> None:
+    cli_env.config.write_text(
+        cli_env.config.read_text() + '[keys]\ncreate = "v"\nvacate = "c"\nrefresh = "ctrl+k"\n'
+    )
+    assert cli_env.run("--demo", "ls", "-H").code == 0

@@ -37,14 +37,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend.errors import ConfigError, SckptError, UsageError
-from sckpt.backend.model import ClusterInfo, StepId
+from sckpt.backend.filters import parse_filter
+from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from sckpt.backend.operations import NAMES, Operation, operation
 
 from . import arguments, output
-from .actions import run_actions
+from .actions import report_unopened, run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
-from .parser import COMMANDS, ParserExit, build_parser, completion_script
+from .listing import ListFilter
+from .parser import COMMANDS, ParserExit, build_parser, completion_script, unknown_command
 
 if TYPE_CHECKING:
     from sckpt.backend.config import Settings
@@ -71,7 +73,8 @@ def _rewrite(argv: list[str]) -> list[str]:
     """Map the forms argparse cannot express onto ones it can.
 
     ``sckpt JOB.STEP`` becomes ``sckpt --step JOB.STEP``; scontrol's abbreviated, any-case
-    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.
+    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.  Any other word is
+    an unknown command, refused here with the nearest command's name.
     """
     out = list(argv)
     index = _command_index(out)
@@ -82,6 +85,8 @@ def _rewrite(argv: list[str]) -> list[str]:
         out[index] = "checkpoint"
     elif word[:1].isdigit():
         out[index : index + 1] = ["--step", word]
+    else:
+        raise unknown_command(word)
     return out
 
 
@@ -166,7 +171,15 @@ def _cmd_actions(
     targets: Sequence[StepId],
     values: Mapping[str, Any],
 ) -> int:
-    facade, _settings = _open(args)
+    try:
+        facade, _settings = _open(args)
+    except SckptError as failure:
+        if not args.json:
+            raise
+        # --json promises a document: the failure is every target's answer.
+        return report_unopened(
+            op, targets, failure, read_only=bool(args.read_only), as_json=True, debug=args.debug
+        )
     try:
         return run_actions(
             facade,
@@ -203,7 +216,7 @@ def _cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    from .listing import ListFilter, render_json, render_text, select
+    from .listing import select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
         return frozenset().union(*values) if values else frozenset()
@@ -211,7 +224,14 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     states = union(args.state)
     if not states and not args.all:
         states = arguments.ACTIVE_STATES
-    facade, _settings = _open(args)
+    try:
+        facade, _settings = _open(args)
+    except SckptError as failure:
+        if failure.exit_code != EXIT_UNREACHABLE:
+            raise
+        # No Slurm to ask (no slurm.conf, no shim): what a stale, empty snapshot says.
+        stale = Snapshot((), 0.0, stale=True, error=str(failure))
+        return _report_listing(args, [], ListFilter(), stale, None)
     try:
         users: frozenset[str] | None = union(args.user) or None
         if args.mine:  # --mine narrows --user: both given -> the acting user if listed
@@ -223,27 +243,42 @@ def _cmd_ls(args: argparse.Namespace) -> int:
             job_ids=union(args.job),
             partitions=union(args.partition),
             checkpoint=union(args.ckpt),
+            words=parse_filter(" ".join(args.filter)),
         )
         snapshot = facade.snapshot()
         views = select(snapshot.jobs, wanted)
-        if args.json:
-            # stale: the controller did not answer; asking it again would only wait again
-            info = None if snapshot.stale else _info_or_none(facade)
-            output.to_stdout(output.dumps(render_json(views, snapshot, info)))
-        elif not (snapshot.stale and not snapshot.taken_at):
-            # No answer and no data: an empty table would read as "no jobs"; the error
-            # line below comes alone.
-            text = render_text(views, snapshot, steps=args.steps, noheader=args.noheader)
-            if text:
-                output.to_stdout(text)
-        if snapshot.stale:
-            output.to_stderr(
-                output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer")
-            )
-            return EXIT_UNREACHABLE
-        return EXIT_OK
+        # stale: the controller did not answer; asking it again would only wait again
+        info = None if snapshot.stale or not args.json else _info_or_none(facade)
+        return _report_listing(args, views, wanted, snapshot, info)
     finally:
         facade.close()
+
+
+def _report_listing(
+    args: argparse.Namespace,
+    views: list[JobView],
+    wanted: ListFilter,
+    snapshot: Snapshot,
+    info: ClusterInfo | None,
+) -> int:
+    """Print what ``ls`` found: the table or the JSON document, and why it may be stale."""
+    from .listing import render_json, render_text
+
+    if args.json:
+        output.to_stdout(output.dumps(render_json(views, snapshot, info)))
+    elif not (snapshot.stale and not snapshot.taken_at):
+        # No answer and no data: an empty table would read as "no jobs"; the error
+        # line below comes alone.
+        text = render_text(views, snapshot, wanted, steps=args.steps, noheader=args.noheader)
+        if not views and not snapshot.stale:
+            # A bare header reads like a broken command; say what happened instead.
+            output.to_stderr("sckpt: no jobs match")
+        elif text:
+            output.to_stdout(text)
+    if snapshot.stale:
+        output.to_stderr(output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer"))
+        return EXIT_UNREACHABLE
+    return EXIT_OK
 
 
 def _info_or_none(facade: Facade) -> ClusterInfo | None:

@@ -145,24 +145,64 @@ def run_actions(
             if outcome.exit_code == EXIT_UNREACHABLE:
                 unreachable = outcome.error
         outcomes.append(outcome)
-        if outcome.error is not None:
-            if debug:
-                traceback.print_exception(outcome.error)
-            named = str(outcome.error).startswith(f"{operation} {target}")
-            prefix = "" if named else f"{operation} {target}: "
-            output.to_stderr(output.failure_line(prefix, outcome.error))
-        elif not as_json:
-            line = _outcome_text(outcome, prefix=len(targets) > 1, historical=historical)
-            if line is not None:
-                output.to_stdout(line)
+        _report(
+            outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
+        )
+    return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+
+
+def report_unopened(
+    op: Operation,
+    targets: Sequence[StepId],
+    failure: SckptError,
+    *,
+    read_only: bool,
+    as_json: bool,
+    debug: bool,
+) -> int:
+    """Report ``failure`` (no facade could be opened: no Slurm, no shim) as each target's.
+
+    A script reading ``--json`` gets its document, with the error object, as when Slurm
+    stops answering midway: the first target carries the error, the others are ``not
+    attempted``.  ``engine`` is null (none was opened).
+    """
+    outcomes = [
+        Outcome(target, op.name, error=failure if not index else NotAttempted(failure))
+        for index, target in enumerate(targets)
+    ]
+    for outcome in outcomes:
+        _report(outcome, several=len(targets) > 1, as_json=as_json, historical=False, debug=debug)
+    return _finish(outcomes, op.name, None, read_only, as_json=as_json)
+
+
+def _report(
+    outcome: Outcome, *, several: bool, as_json: bool, historical: bool, debug: bool
+) -> None:
+    """One target's line: the failure on stderr, else (without ``--json``) the answer."""
+    if outcome.error is not None:
+        if debug:
+            traceback.print_exception(outcome.error)
+        named = str(outcome.error).startswith(f"{outcome.operation} {outcome.target}")
+        prefix = "" if named else f"{outcome.operation} {outcome.target}: "
+        output.to_stderr(output.failure_line(prefix, outcome.error))
+    elif not as_json:
+        line = _outcome_text(outcome, prefix=several, historical=historical)
+        if line is not None:
+            output.to_stdout(line)
+
+
+def _finish(
+    outcomes: list[Outcome], operation: str, engine: str | None, read_only: bool, *, as_json: bool
+) -> int:
+    """The worst exit code; with ``--json``, the one document for every target first."""
     code = max((o.exit_code for o in outcomes), default=EXIT_OK)
     if as_json:
         output.to_stdout(
             output.dumps(
                 {
                     "operation": operation,
-                    "engine": facade.engine_name,
-                    "read_only": facade.read_only,
+                    "engine": engine,
+                    "read_only": read_only,
                     "exit_code": code,
                     "results": [_outcome_json(o) for o in outcomes],
                 }

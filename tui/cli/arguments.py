@@ -14,6 +14,7 @@ import time
 from datetime import datetime
 
 from sckpt.backend.errors import UsageError
+from sckpt.backend.filters import require_valid
 from sckpt.backend.model import CheckpointKind, JobState, StepId
 from sckpt.backend.targets import parse_target, validate_image_dir, validate_max_wait
 
@@ -160,3 +161,10 @@ def checkpoint_kinds(text: str) -> frozenset[CheckpointKind]:
                 f"invalid checkpoint state {_shown(word)}: expected any of {kinds}"
             ) from None
     return frozenset(chosen)
+
+
+def filter_words(text: str) -> str:
+    """A word of the console's filter language (``user:bob``, ``state:R``, free text): an
+    unknown field is refused here, naming it and the known ones (``filters.py``)."""
+    require_valid(plain_text(text, "filter"))
+    return text

@@ -28,6 +28,7 @@ an invented error code) is refused the same way in favour of ``sckpt complete``.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from sckpt.backend.errors import UsageError
@@ -107,12 +108,27 @@ def is_checkpoint_keyword(word: str) -> bool:
 
 
 def match_operation(word: str) -> str:
-    """Resolve an abbreviated, any-case operation name the way scontrol did."""
+    """Resolve an abbreviated, any-case operation name the way scontrol did.
+
+    A word scontrol would not take still gets an answer that helps: the names it begins
+    (``e``: ambiguous, enable or error; ``v``: too short for vacate), else the close
+    spellings difflib finds (``craete``: create), else every operation.
+    """
     for name, scontrol in _NAMES:
         if _prefix_match(word, name, scontrol.prefix):
             return name
     shown = word if len(word) <= 20 else word[:17] + "..."
-    raise UsageError(f"invalid checkpoint operation {shown!r}: expected {OP_FORMS}")
+    lowered = word.lower()
+    begun = [(name, scontrol) for name, scontrol in _NAMES if lowered and name.startswith(lowered)]
+    if len(begun) > 1:
+        why = "ambiguous: " + ", ".join(name for name, _ in begun)
+    elif begun:
+        name, scontrol = begun[0]
+        why = f"too short: type at least {name[: scontrol.prefix]!r} for {name}"
+    else:
+        close = difflib.get_close_matches(lowered, [name for name, _ in _NAMES], n=3)
+        why = f"did you mean {' or '.join(close)}?" if close else f"expected {OP_FORMS}"
+    raise UsageError(f"invalid checkpoint operation {shown!r}: {why}")
 
 
 def _key_value(arg: str, key: str) -> str | None:

@@ -17,7 +17,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sckpt.backend.errors import SckptError, SlurmError
+from sckpt.backend import progress
+from sckpt.backend.errors import SckptError, identify
 from sckpt.backend.model import (
     AbleResult,
     ActionResult,
@@ -26,6 +27,7 @@ from sckpt.backend.model import (
     CheckpointState,
     JobState,
     JobView,
+    Step,
     StepId,
     StepView,
 )
@@ -90,8 +92,9 @@ def error_line(error: CheckpointError) -> str:
 
 
 def action_line(result: ActionResult) -> str:
-    """One line saying a mutating operation was accepted, with its detail when any."""
-    text = f"{result.target}: {result.operation} accepted"
+    """One line saying a mutating operation was requested (Slurm accepted it), with its
+    detail when any; the progress words are ``backend/progress.py``'s."""
+    text = f"{result.target}: {result.operation} {progress.REQUESTED}"
     if result.detail:
         text += f": {clean(result.detail)}"
     refused = [f"{step}={code}" for step, code in result.per_step if code]
@@ -114,7 +117,7 @@ def checkpoint_text(state: CheckpointState) -> str:
     if kind is CheckpointKind.DISABLED:
         return f"disabled x{state.disable_count}" if state.disable_count else "disabled"
     if kind is CheckpointKind.IN_PROGRESS:
-        return f"in progress since {format_time(state.in_progress_since)}"
+        return f"{progress.IN_PROGRESS} since {format_time(state.in_progress_since)}"
     if kind is CheckpointKind.NOT_SUPPORTED:
         if not state.reason or state.reason.startswith("not supported"):
             return state.reason or "not supported"
@@ -141,6 +144,13 @@ _SUMMARY_ORDER = (
 )
 
 
+def _kind_words(kind: CheckpointKind) -> str:
+    """A checkpoint kind in the summary's words (``in progress``: ``backend/progress.py``)."""
+    return (
+        progress.IN_PROGRESS if kind is CheckpointKind.IN_PROGRESS else kind.value.replace("_", " ")
+    )
+
+
 def job_checkpoint_summary(view: JobView) -> str:
     """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``."""
     if not view.steps:
@@ -153,10 +163,10 @@ def job_checkpoint_summary(view: JobView) -> str:
     for step in view.steps:
         counts[step.checkpoint.kind] = counts.get(step.checkpoint.kind, 0) + 1
     if len(counts) == 1:
-        return next(iter(counts)).value.replace("_", " ")
+        return _kind_words(next(iter(counts)))
     ordered = [kind for kind in _SUMMARY_ORDER if kind in counts]
     ordered += [kind for kind in counts if kind not in ordered]
-    return ", ".join(f"{counts[kind]} {kind.value.replace('_', ' ')}" for kind in ordered)
+    return ", ".join(f"{counts[kind]} {_kind_words(kind)}" for kind in ordered)
 
 
 # ---------------------------------------------------------------- tables
@@ -223,10 +233,19 @@ def job_row(view: JobView, now: float) -> list[str]:
     ]
 
 
+def step_run_time(step: Step, now: float) -> int:
+    """Seconds the step has run: Slurm's ``run_time`` when the engine reports one, else
+    since its start at ``now`` (the simulated engine leaves ``run_time`` at 0).  The table's
+    TIME and ``--json``'s ``run_time`` both come from here, so they agree."""
+    if step.run_time:
+        return step.run_time
+    return max(0, int(now - step.start_time)) if step.start_time else 0
+
+
 def step_row(view: StepView, now: float) -> list[str]:
     """One ``squeue -s``-like row for a step, with its checkpoint columns."""
     step = view.step
-    elapsed = step.run_time if step.run_time else (now - step.start_time if step.start_time else 0)
+    elapsed = step_run_time(step, now)
     return [
         str(step.step_id),
         step.name,
@@ -261,9 +280,10 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-def step_json(view: StepView) -> dict[str, Any]:
+def step_json(view: StepView, now: float) -> dict[str, Any]:
     """A step for ``ls --json``: the record, its id parts, and its checkpoint state."""
     data: dict[str, Any] = to_jsonable(view.step)
+    data["run_time"] = step_run_time(view.step, now)
     data["job_id"] = view.step.step_id.job_id
     data["step"] = view.step.step_id.step_text
     data["checkpoint"] = to_jsonable(view.checkpoint)
@@ -271,20 +291,30 @@ def step_json(view: StepView) -> dict[str, Any]:
     return data
 
 
-def job_json(view: JobView) -> dict[str, Any]:
+def job_json(view: JobView, now: float) -> dict[str, Any]:
     """A job for ``ls --json``: the record, squeue's short state, summary and steps."""
     data: dict[str, Any] = to_jsonable(view.job)
     data["state_short"] = view.job.state.short
     data["checkpoint_summary"] = job_checkpoint_summary(view)
-    data["steps"] = [step_json(step) for step in view.steps]
+    data["steps"] = [step_json(step, now) for step in view.steps]
     return data
 
 
 def error_json(error: BaseException) -> dict[str, Any]:
-    """An error for JSON output: code/name for Slurm refusals, kind and exit code always."""
-    data: dict[str, Any] = {"kind": type(error).__name__, "message": str(error)}
-    if isinstance(error, SlurmError):
-        data.update(code=error.code, name=error.name, message=error.message, hint=error.hint)
+    """An error for JSON output: every key README promises, whatever the error.
+
+    ``code`` and ``name`` are Slurm's for its refusals; sckpt's own refusals (read-only,
+    bad input, audit log, no Slurm) have no code (null) and a name of their kind, as in
+    the audit log (``errors.identify``).  ``hint`` is what to do about it ("" when none).
+    """
+    code, name = identify(error)
+    data: dict[str, Any] = {
+        "kind": type(error).__name__,
+        "code": code,
+        "name": name,
+        "message": error.message if isinstance(error, SckptError) else str(error),
+        "hint": error.hint if isinstance(error, SckptError) else "",
+    }
     if isinstance(error, SckptError):
         data["exit_code"] = error.exit_code
     return data

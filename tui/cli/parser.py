@@ -8,8 +8,10 @@ value is converted (and so validated) by ``arguments`` while argv is parsed.
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from sckpt.backend.config import ENGINES
@@ -33,16 +35,57 @@ class ParserExit(Exception):
         self.status = status
 
 
+def unknown_command(word: str) -> UsageError:
+    """The error for a command word sckpt does not have, with the nearest one when any.
+
+    ``craete`` is a typo of ``create``: naming it beats listing every command.
+    """
+    close = difflib.get_close_matches(word, COMMANDS, n=3)
+    if close:
+        expected = f"did you mean {' or '.join(close)}?"
+    else:
+        expected = f"expected one of {', '.join(COMMANDS)}, or JOB[.STEP] to open the console there"
+    return UsageError(f"unknown command {word!r}: {expected} (see 'sckpt --help')")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that never calls ``sys.exit``: errors become one-line ``UsageError``s."""
+    """argparse that never calls ``sys.exit``: errors become one-line ``UsageError``s.
+
+    It also remembers its options (``option_names``, its parents' included), so that an
+    option it does not know is answered with the nearest one it does (``--maxwait``:
+    did you mean ``--max-wait``?); Python 3.11's argparse only says "unrecognized".
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.option_names: list[str] = []  # before argparse's __init__ adds --help
+        super().__init__(*args, **kwargs)
+        for parent in kwargs.get("parents", ()):
+            self.option_names += getattr(parent, "option_names", [])
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.option_names += action.option_strings
+        return action
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        for word in extras:
+            option = word.partition("=")[0]
+            if not option.startswith("--"):
+                continue
+            # Compared without the dashes every long option shares ("--bogus" is no "--user").
+            names = {name.lstrip("-"): name for name in self.option_names}
+            close = difflib.get_close_matches(option.lstrip("-"), names, n=1)
+            if close:
+                self.error(f"unrecognized option {option!r}: did you mean {names[close[0]]!r}?")
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
-        unknown = re.match(r"argument COMMAND: invalid choice: (.*?) \(choose from", message)
+        unknown = re.match(r"argument COMMAND: invalid choice: '(.*?)' \(choose from", message)
         if unknown:
-            message = (
-                f"unknown command {unknown.group(1)}: expected one of {', '.join(COMMANDS)}, "
-                "or JOB[.STEP] to open the console there"
-            )
+            raise unknown_command(unknown.group(1))
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
@@ -252,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
             op.name,
             parents=[common],
             help=op.summary,
-            description=op.summary.capitalize() + ".",
+            description=op.description,
             allow_abbrev=False,
         )
         _complete_with(
@@ -280,6 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
             "or --all, only pending, running and suspended jobs are listed, as squeue does."
         ),
         allow_abbrev=False,
+    )
+    ls.add_argument(
+        "filter",
+        nargs="*",
+        metavar="FILTER",
+        type=arguments.filter_words,
+        help="the console's filter: text or field:value (user:alice state:R ckpt:disabled)",
     )
     ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
     ls.add_argument("-u", "--user", type=arguments.names, action="append", help="user(s): a,b")
