@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from sckpt.tui.widgets.row_model import RowModel
 
@@ -78,3 +79,20 @@ def test_sync_keeps_the_given_order_and_reports_in_place_changes() -> None:
     assert list(model.keys()) == ["z", "x", "y"] and change.moved_from == 0
     assert model.sync([("z", a), ("x", a), ("y", c)]).empty
     assert model.slice(1, 10) == ["x", "y"]
+
+
+def test_sync_keeps_a_row_whose_new_data_is_equal() -> None:
+    """A job's steps arrive as new objects on every refresh that changed the job; a step
+    that did not change must not count as changed (over SSH, a repainted line)."""
+
+    @dataclass(frozen=True)
+    class Step:
+        name: str
+        state: str
+
+    model = RowModel()
+    first = Step("batch", "RUNNING")
+    model.sync([("b", first), ("e", Step("extern", "RUNNING"))])
+    change = model.sync([("b", Step("batch", "RUNNING")), ("e", Step("extern", "COMPLETING"))])
+    assert change.changed == ("e",)
+    assert model.data_of("b") is first

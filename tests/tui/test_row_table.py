@@ -124,6 +124,30 @@ async def test_blank_lines_below_the_rows_are_not_repainted() -> None:
         assert sorted(set(painted)) == [5]
 
 
+async def test_a_changed_row_that_shows_the_same_cells_is_not_repainted() -> None:
+    app = TableApp(5)
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        table = app.query_one(RowTable)
+        painted = count_paints(table)
+        table.apply([("1", 1, Row("1 row")), ("2", 2, Row("2 new"))])  # new data objects
+        await pilot.pause()
+        assert sorted(set(painted)) == [3]  # row 2's line only: row 1 shows what it showed
+        assert lines(table)[3].split()[:2] == ["2", "2"]
+
+
+async def test_a_changed_row_is_rendered_once_however_often_it_is_painted() -> None:
+    app = TableApp(5)
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        table = app.query_one(RowTable)
+        table.apply([("2", 2, Row("2 new"))])
+        for _ in range(3):
+            table.refresh()  # what a resize, a scroll back or a cursor move repaint
+            await pilot.pause()
+        assert app.rendered.count("2 new") == 1
+
+
 async def test_cursor_follows_its_row_and_home_end_page_keys() -> None:
     app = TableApp(100)
     async with app.run_test(size=(60, 12)) as pilot:

@@ -51,9 +51,12 @@ CELL_CACHE = 512
 """Rows whose cells are kept: a few screens' worth, however long the queue."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class _Painted:
-    """A row's cells as last rendered, for which data, and until when they hold."""
+    """A row's cells as last rendered, for which data, and until when they hold.
+
+    Not frozen: a row whose new data renders to the same cells takes the new data and
+    keeps this object, which is what its cached line (strip) is keyed by."""
 
     data: object
     cells: Cells
@@ -255,8 +258,7 @@ class RowTable(ScrollView, can_focus=True):
         """
         if change.empty and self._cursor_key is not None:
             return
-        for key in change.changed:
-            self._overrides.pop(key, None)
+        overridden = [key for key in change.changed if self._overrides.pop(key, None)]
         self._update_size()
         if change.moved_from is not None:
             top = int(self.scroll_y)
@@ -264,7 +266,8 @@ class RowTable(ScrollView, can_focus=True):
             if change.moved_from < bottom:
                 first = max(change.moved_from, top)
                 self.refresh(Region(0, 1 + first - top, self.size.width, bottom - first))
-        self._refresh_rows(change.changed)
+        self._refresh_rows(overridden)
+        self._refresh_rows(self._shown_differently(change.changed))
         self._follow_cursor()
 
     def _follow_cursor(self) -> None:
@@ -349,8 +352,7 @@ class RowTable(ScrollView, can_focus=True):
         now = self._clock()
         if painted is None or painted.data is not data or now >= painted.valid_until:
             cells, valid_until = self._render_row(data, now)
-            painted = _Painted(data, cells, valid_until)
-            self._painted[key] = painted
+            painted = self._remember(key, _Painted(data, cells, valid_until))
         override = self._overrides.get(key)
         if override is None:
             return painted, None
@@ -419,6 +421,46 @@ class RowTable(ScrollView, can_focus=True):
         ]
         strip = Strip(segments, line.cell_len)
         return strip.crop_extend(0, width, base).simplify()
+
+    def _shown_differently(self, keys: Iterable[str]) -> list[str]:
+        """Of rows whose data changed, those whose cells on screen change too.
+
+        A row's data is often new while what it shows is not (a step's run time moved in
+        a column too narrow to show, a job's record changed in a field without a
+        column): its cells are rendered again, compared with those painted, and when
+        equal the row keeps its painted cells -- and its line, which is not repainted
+        (over SSH, a line of bytes for nothing).  Only rows on screen that were painted
+        are compared; others are rendered when they are painted.
+        """
+        now = self._clock()
+        top = int(self.scroll_y)
+        bottom = top + self._body_height()
+        repaint = []
+        for key in keys:
+            index = self.model.index_of(key)
+            if index is None or not top <= index < bottom:
+                continue  # off screen: rendered afresh whenever it is painted
+            painted = self._painted.get(key)
+            if painted is None or now >= painted.valid_until:
+                repaint.append(key)
+                continue
+            data = self.model.data_of(key)
+            cells, valid_until = self._render_row(data, now)
+            if cells == painted.cells:
+                painted.data = data
+                painted.valid_until = valid_until
+            else:
+                self._remember(key, _Painted(data, cells, valid_until))
+                repaint.append(key)
+        return repaint
+
+    def _remember(self, key: str, painted: _Painted) -> _Painted:
+        """Keep ``painted`` as the row's cells.  Textual's ``LRUCache.set`` keeps the old
+        value of a key it holds, so the old one is dropped first (else every paint of a
+        changed row rendered it again, and its lines were never taken from the cache)."""
+        self._painted.discard(key)
+        self._painted[key] = painted
+        return painted
 
     def _refresh_rows(self, keys: Iterable[str]) -> None:
         """Repaint the lines of ``keys`` that are on screen."""
