@@ -1137,6 +1137,7 @@ class SimulatedCluster:
         work_dir: str = "",
         held: bool = False,
         comment: str = "",
+        account: str = "",
     ) -> Job:
         """Add one job in a given state (test hook); running jobs get their steps now."""
         with self._lock:
@@ -1155,6 +1156,7 @@ class SimulatedCluster:
                 submit_time=now,
                 work_dir=work_dir or f"/home/{user}/{name}",
                 comment=comment,
+                account=account,
                 batch=batch,
                 held=held,
                 state_reason="JobHeldUser" if held else "Priority",
