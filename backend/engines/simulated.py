@@ -273,12 +273,14 @@ def _with_allocation(
         job.restart_count,
         job.batch,
         job.required_nodes,
+        job.account,
     )
 
 
 _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
-    "submit_time start_time end_time work_dir comment held restart_count batch required_nodes"
+    "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
+    "account"
 )
 _STEP_ORDER = (
     "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network"
