@@ -22,7 +22,8 @@ is opened, so ``sckpt ls`` and the actions start fast and work on machines where
 command line is used (``tests/test_layering.py`` checks it).  This entry module reads argv
 and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
 (argv value types), ``historical`` (scontrol's ``checkpoint`` syntax), ``actions`` (one
-operation on each target, reported), ``listing`` (``sckpt ls``), ``output`` (what is printed)
+operation on each target, reported), ``listing`` (``sckpt ls``), ``squeue_format`` (its
+squeue -o/-O/-S), ``output`` (what is printed)
 and ``exit_codes``.
 """
 
