@@ -132,6 +132,8 @@ class Job:
     batch: bool = False
     """Whether the job has a batch script (and so a ``.batch`` step)."""
     required_nodes: str = ""
+    account: str = ""
+    """The job's account (``squeue -A``, ``%a``); empty when the controller has none."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -273,12 +273,14 @@ def _with_allocation(
         job.restart_count,
         job.batch,
         job.required_nodes,
+        job.account,
     )
 
 
 _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
-    "submit_time start_time end_time work_dir comment held restart_count batch required_nodes"
+    "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
+    "account"
 )
 _STEP_ORDER = (
     "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network"
@@ -1137,6 +1139,7 @@ class SimulatedCluster:
         work_dir: str = "",
         held: bool = False,
         comment: str = "",
+        account: str = "",
     ) -> Job:
         """Add one job in a given state (test hook); running jobs get their steps now."""
         with self._lock:
@@ -1155,6 +1158,7 @@ class SimulatedCluster:
                 submit_time=now,
                 work_dir=work_dir or f"/home/{user}/{name}",
                 comment=comment,
+                account=account,
                 batch=batch,
                 held=held,
                 state_reason="JobHeldUser" if held else "Priority",

@@ -112,6 +112,7 @@ _JOB_ORDER = (
     "restart_count",
     "batch",
     "required_nodes",
+    "account",
 )
 
 
@@ -469,13 +470,13 @@ class Binding:
         out = []
         k = 0
         for raw in _JOB_NUMS.iter_unpack(ffi.buffer(nums, _JOB_NUMS.size * n)):
-            texts = strings[k : k + 7]
-            k += 7
+            texts = strings[k : k + 8]
+            k += 8
             key = (*raw, *texts)
             job = previous.get(key)
             if job is None:
                 job_id, uid, base, n_nodes, n_cpus, n_tasks, prio, restarts, batch = raw[:9]
-                name, part, reason, nodes, work_dir, comment, req = texts
+                name, part, reason, nodes, work_dir, comment, req, account = texts
                 job = make(
                     job_id,
                     name,
@@ -497,6 +498,7 @@ class Binding:
                     restarts,
                     bool(batch),
                     req,
+                    account,
                 )
             memo[key] = job
             out.append(job)

@@ -242,8 +242,9 @@ static int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count,
 }
 
 /* Jobs leave as two flat buffers, so a 10,000-job cluster converts fast: numbers in a flat array of fixed-size records, strings
- * concatenated NUL-separated (7 per job, NULL as empty) so Python decodes them in one go.
- * Order of strings: name, partition, state_reason, nodes, work_dir, comment, req_nodes. */
+ * concatenated NUL-separated (8 per job, NULL as empty) so Python decodes them in one go.
+ * Order of strings: name, partition, state_reason, nodes, work_dir, comment, req_nodes,
+ * account. */
 typedef struct {
 	uint32_t job_id;
 	uint32_t user_id;
@@ -260,7 +261,7 @@ typedef struct {
 	int64_t end_time;
 } sckpt_job_nums_t;
 
-#define SCKPT_JOB_STRINGS 7
+#define SCKPT_JOB_STRINGS 8
 
 static size_t sckpt_jobs_strings_size(void *handle)
 {
@@ -276,7 +277,8 @@ static size_t sckpt_jobs_strings_size(void *handle)
 			+ (reason ? strlen(reason) : 0) + (j->nodes ? strlen(j->nodes) : 0)
 			+ (j->work_dir ? strlen(j->work_dir) : 0)
 			+ (j->comment ? strlen(j->comment) : 0)
-			+ (j->req_nodes ? strlen(j->req_nodes) : 0) + SCKPT_JOB_STRINGS;
+			+ (j->req_nodes ? strlen(j->req_nodes) : 0)
+			+ (j->account ? strlen(j->account) : 0) + SCKPT_JOB_STRINGS;
 	}
 	return total;
 }
@@ -328,6 +330,7 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		p = sckpt_put(p, j->work_dir);
 		p = sckpt_put(p, j->comment);
 		p = sckpt_put(p, j->req_nodes);
+		p = sckpt_put(p, j->account);
 	}
 	return (size_t) (p - buf);
 }

@@ -22,7 +22,8 @@ is opened, so ``sckpt ls`` and the actions start fast and work on machines where
 command line is used (``tests/test_layering.py`` checks it).  This entry module reads argv
 and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
 (argv value types), ``historical`` (scontrol's ``checkpoint`` syntax), ``actions`` (one
-operation on each target, reported), ``listing`` (``sckpt ls``), ``output`` (what is printed)
+operation on each target, reported), ``listing`` (``sckpt ls``), ``squeue_format`` (its
+squeue -o/-O/-S), ``output`` (what is printed)
 and ``exit_codes``.
 """
 
@@ -45,7 +46,7 @@ from . import arguments, output
 from .actions import report_unopened, run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
-from .listing import ListFilter
+from .listing import Layout, ListFilter
 from .parser import COMMANDS, ParserExit, build_parser, completion_script, unknown_command
 
 if TYPE_CHECKING:
@@ -74,10 +75,13 @@ def _rewrite(argv: list[str]) -> list[str]:
 
     ``sckpt JOB.STEP`` becomes ``sckpt --step JOB.STEP``; scontrol's abbreviated, any-case
     ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.  Any other word is
-    an unknown command, refused here with the nearest command's name.
+    an unknown command, refused here with the nearest command's name.  ``ls -S -t,i`` (a
+    value that starts with ``-``, as squeue's sort keys do) becomes ``ls --sort=-t,i``.
     """
     out = list(argv)
     index = _command_index(out)
+    if index is not None and out[index] == "ls":
+        return _join_dash_values(out, index + 1)
     if index is None or out[index] in COMMANDS:
         return out
     word = out[index]
@@ -87,6 +91,35 @@ def _rewrite(argv: list[str]) -> list[str]:
         out[index : index + 1] = ["--step", word]
     else:
         raise unknown_command(word)
+    return out
+
+
+_LS_WITH_VALUE = {
+    "-S": "--sort",
+    "--sort": "--sort",
+    "-o": "--format",
+    "--format": "--format",
+    "-O": "--Format",
+    "--Format": "--Format",
+}
+
+
+def _join_dash_values(argv: list[str], start: int) -> list[str]:
+    """Attach a value starting with ``-`` to its option (argparse would read it as an
+    option): squeue takes ``-S -t,i`` and ``-o -%i``, so ``sckpt ls`` does."""
+    out = argv[:start]
+    index = start
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return out + argv[index:]
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if word in _LS_WITH_VALUE and following.startswith("-"):
+            out.append(f"{_LS_WITH_VALUE[word]}={following}")
+            index += 2
+            continue
+        out.append(word)
+        index += 1
     return out
 
 
@@ -216,11 +249,22 @@ def _cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    from .listing import select
+    from .listing import layout_from, order, select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
         return frozenset().union(*values) if values else frozenset()
 
+    if args.json and (args.format is not None or args.long_format is not None or args.parsable):
+        raise UsageError(
+            "--json prints every field: it cannot be combined with -o, -O or --parsable"
+        )
+    layout = layout_from(
+        steps=args.steps,
+        fmt=args.format,
+        long_fmt=args.long_format,
+        sort=args.sort,
+        parsable=args.parsable,
+    )
     states = union(args.state)
     if not states and not args.all:
         states = arguments.ACTIVE_STATES
@@ -244,12 +288,16 @@ def _cmd_ls(args: argparse.Namespace) -> int:
             partitions=union(args.partition),
             checkpoint=union(args.ckpt),
             words=parse_filter(" ".join(args.filter)),
+            names=union(args.name),
+            nodes=union(args.nodelist),
+            accounts=frozenset(a.lower() for a in union(args.account)),
+            steps=args.steps,
         )
         snapshot = facade.snapshot()
-        views = select(snapshot.jobs, wanted)
+        views = order(select(snapshot.jobs, wanted), layout, snapshot.taken_at)
         # stale: the controller did not answer; asking it again would only wait again
         info = None if snapshot.stale or not args.json else _info_or_none(facade)
-        return _report_listing(args, views, wanted, snapshot, info)
+        return _report_listing(args, views, wanted, snapshot, info, layout)
     finally:
         facade.close()
 
@@ -260,6 +308,7 @@ def _report_listing(
     wanted: ListFilter,
     snapshot: Snapshot,
     info: ClusterInfo | None,
+    layout: Layout | None = None,
 ) -> int:
     """Print what ``ls`` found: the table or the JSON document, and why it may be stale."""
     from .listing import render_json, render_text
@@ -269,7 +318,9 @@ def _report_listing(
     elif not (snapshot.stale and not snapshot.taken_at):
         # No answer and no data: an empty table would read as "no jobs"; the error
         # line below comes alone.
-        text = render_text(views, snapshot, wanted, steps=args.steps, noheader=args.noheader)
+        text = render_text(
+            views, snapshot, wanted, steps=args.steps, noheader=args.noheader, layout=layout
+        )
         if not views and not snapshot.stale:
             # A bare header reads like a broken command; say what happened instead.
             output.to_stderr("sckpt: no jobs match")

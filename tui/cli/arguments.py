@@ -15,6 +15,7 @@ from datetime import datetime
 
 from sckpt.backend.errors import UsageError
 from sckpt.backend.filters import require_valid
+from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import CheckpointKind, JobState, StepId
 from sckpt.backend.targets import parse_target, validate_image_dir, validate_max_wait
 
@@ -79,6 +80,11 @@ def nodelist(text: str) -> str:
             f"invalid node list {_shown(text)}: expected a Slurm host list such as node[1-4],gpu7"
         )
     return text
+
+
+def node_names(text: str) -> frozenset[str]:
+    """``ls -w``: a host list (``node[1-4],gpu7``), expanded to its node names."""
+    return frozenset(expand_hostlist(nodelist(text)))
 
 
 def begin_time(text: str) -> int:

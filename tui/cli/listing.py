@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sckpt.backend.filters import Filter, matches
+from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import (
     CheckpointKind,
     ClusterInfo,
@@ -22,6 +23,7 @@ from sckpt.backend.model import (
 )
 
 from . import output
+from . import squeue_format as sf
 from .arguments import ACTIVE_STATES
 
 
@@ -40,10 +42,33 @@ class ListFilter:
     checkpoint: frozenset[CheckpointKind] = frozenset()
     words: Filter = field(default_factory=Filter)
     """The console's filter language (``sckpt ls user:bob state:R``), already valid."""
+    names: frozenset[str] = frozenset()
+    nodes: frozenset[str] = frozenset()
+    """Node names (``-w``'s host list, expanded): a row on any of them is kept."""
+    accounts: frozenset[str] = frozenset()
+    """Lower-cased: squeue compares accounts case-insensitively."""
+    steps: bool = False
+    """``ls -s``: ``-n`` and ``-w`` then select steps by their own name and nodes, as
+    ``squeue -s`` does; without it, jobs by theirs."""
 
     def keeps_step(self, step: StepView) -> bool:
-        """Whether a step's row is listed (``ls -s``): its checkpoint state is wanted."""
-        return not self.checkpoint or step.checkpoint.kind in self.checkpoint
+        """Whether a step's row is listed (``ls -s``): its checkpoint state is wanted and,
+        with ``-s``, its name and nodes are."""
+        if self.checkpoint and step.checkpoint.kind not in self.checkpoint:
+            return False
+        if self.steps:
+            return self.named(step.step.name) and self.on_nodes(step.step.nodes)
+        return True
+
+    def named(self, name: str) -> bool:
+        """``-n``: the name is one of those asked for (exactly, as squeue)."""
+        return not self.names or name in self.names
+
+    def on_nodes(self, nodelist: str) -> bool:
+        """``-w``: the host list shares a node with those asked for (none while pending)."""
+        if not self.nodes:
+            return True
+        return bool(nodelist) and not self.nodes.isdisjoint(expand_hostlist(nodelist))
 
 
 def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
@@ -65,13 +90,68 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
             continue
         if wanted.partitions and job.partition not in wanted.partitions:
             continue
-        if wanted.checkpoint and not any(wanted.keeps_step(s) for s in view.steps):
+        if wanted.accounts and job.account.lower() not in wanted.accounts:
+            continue
+        if not wanted.steps and not (wanted.named(job.name) and wanted.on_nodes(job.nodes)):
+            continue
+        by_step = wanted.steps and bool(wanted.names or wanted.nodes)
+        if (wanted.checkpoint or by_step) and not any(wanted.keeps_step(s) for s in view.steps):
             continue
         if not matches(wanted.words, view, output.job_checkpoint_summary(view)):
             continue
         kept.append(view)
     kept.sort(key=lambda v: v.job.job_id)
     return kept
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How ``ls`` prints: sckpt's table, or squeue's ``-o``/``-O`` columns; in ``-S`` order;
+    ``--parsable``.  Built (so validated) from argv before Slurm is asked anything."""
+
+    columns: tuple[sf.Column[JobView], ...] | None = None
+    step_columns: tuple[sf.Column[StepView], ...] | None = None
+    sort: tuple[tuple[sf.Field[JobView], bool], ...] = ()
+    step_sort: tuple[tuple[sf.Field[StepView], bool], ...] = ()
+    parsable: bool = False
+
+
+def layout_from(
+    *, steps: bool, fmt: str | None, long_fmt: str | None, sort: str | None, parsable: bool
+) -> Layout:
+    """Parse ``-o``/``-O``/``-S`` against the job fields, or with ``-s`` the step fields
+    (squeue's letters differ between the two: ``%A`` is a job id, a step's task count)."""
+    if steps:
+        if fmt is not None:
+            step_columns = sf.parse_format(fmt, sf.STEP_FIELDS)
+        elif long_fmt is not None or parsable:
+            spec = long_fmt if long_fmt is not None else sf.DEFAULT_STEP_FORMAT
+            step_columns = sf.parse_long_format(spec, sf.STEP_FIELDS)
+        else:
+            step_columns = None
+        keys = sf.parse_sort(sort, sf.STEP_FIELDS) if sort is not None else []
+        return Layout(
+            step_columns=None if step_columns is None else tuple(step_columns),
+            step_sort=tuple(keys),
+            parsable=parsable,
+        )
+    if long_fmt is not None:
+        columns = sf.parse_long_format(long_fmt, sf.JOB_FIELDS)
+    elif fmt is not None or parsable:
+        columns = sf.parse_format(fmt if fmt is not None else sf.DEFAULT_JOB_FORMAT, sf.JOB_FIELDS)
+    else:
+        columns = None
+    job_keys = sf.parse_sort(sort, sf.JOB_FIELDS) if sort is not None else []
+    return Layout(
+        columns=None if columns is None else tuple(columns),
+        sort=tuple(job_keys),
+        parsable=parsable,
+    )
+
+
+def order(views: list[JobView], layout: Layout, now: float) -> list[JobView]:
+    """The jobs in ``-S`` order (job id order without ``-S``: sckpt's default)."""
+    return sf.sort_rows(views, layout.sort, now) if layout.sort else views
 
 
 def render_text(
@@ -81,18 +161,24 @@ def render_text(
     *,
     steps: bool,
     noheader: bool,
+    layout: Layout | None = None,
 ) -> str:
     """squeue's table (jobs), or ``squeue -s``'s (the steps ``wanted`` keeps), with the
-    checkpoint columns."""
+    checkpoint columns; or the ``-o``/``-O`` columns, byte for byte as squeue prints them."""
+    layout = layout or Layout()
     now = snapshot.taken_at
     if steps:
-        rows = [
-            output.step_row(step, now)
-            for view in views
-            for step in view.steps
-            if wanted.keeps_step(step)
-        ]
+        kept = [step for view in views for step in view.steps if wanted.keeps_step(step)]
+        if layout.step_sort:
+            kept = sf.sort_rows(kept, layout.step_sort, now)
+        if layout.step_columns is not None:
+            draw = sf.render_parsable if layout.parsable else sf.render
+            return "\n".join(draw(layout.step_columns, kept, now, noheader=noheader))
+        rows = [output.step_row(step, now) for step in kept]
         return output.render_table(output.STEP_HEADER, rows, noheader=noheader)
+    if layout.columns is not None:
+        draw_jobs = sf.render_parsable if layout.parsable else sf.render
+        return "\n".join(draw_jobs(layout.columns, views, now, noheader=noheader))
     rows = [output.job_row(view, now) for view in views]
     return output.render_table(output.JOB_HEADER, rows, noheader=noheader)
 

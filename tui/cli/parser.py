@@ -320,10 +320,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="list jobs (or steps) with their checkpoint state, like squeue",
         description=(
             "List jobs (or, with --steps, steps) and their checkpoint state. Without --state "
-            "or --all, only pending, running and suspended jobs are listed, as squeue does."
+            "or --all, only pending, running and suspended jobs are listed, as squeue does. "
+            "-o/-O/-S/-h take squeue's field letters and names (%%= or Checkpoint is the "
+            "CKPT column)."
         ),
         allow_abbrev=False,
+        add_help=False,  # -h is squeue's --noheader; --help stays
     )
+    ls.add_argument("--help", action="help", help="show this help message and exit")
     ls.add_argument(
         "filter",
         nargs="*",
@@ -339,14 +343,51 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34")
     ls.add_argument("-p", "--partition", type=arguments.names, action="append", help="partition(s)")
     ls.add_argument(
+        "-n", "--name", type=arguments.names, action="append", help="job (with -s: step) name(s)"
+    )
+    ls.add_argument(
+        "-w",
+        "--nodelist",
+        type=arguments.node_names,
+        action="append",
+        help="jobs (with -s: steps) on any of these nodes: a host list such as node[1-4]",
+    )
+    ls.add_argument(
+        "-A", "--account", type=arguments.names, action="append", help="account(s), any case"
+    )
+    ls.add_argument(
         "--ckpt",
         type=arguments.checkpoint_kinds,
         action="append",
         help="steps whose checkpoint state is one of: able, disabled, in_progress, ...",
     )
-    ls.add_argument("--mine", action="store_true", help="only the acting user's jobs")
+    ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
     ls.add_argument("-a", "--all", action="store_true", help="include finished jobs")
-    ls.add_argument("-H", "--noheader", action="store_true", help="no header line")
+    ls.add_argument(
+        "-h", "-H", "--noheader", action="store_true", help="no header line (as squeue -h)"
+    )
+    layout = ls.add_mutually_exclusive_group()
+    layout.add_argument(
+        "-o",
+        "--format",
+        metavar="FORMAT",
+        help='squeue -o: "%%.18i %%.2t %%=" (%%[.][size]letter[suffix])',
+    )
+    layout.add_argument(
+        "-O",
+        "--Format",
+        dest="long_format",
+        metavar="FIELDS",
+        help="squeue -O: JobID:10,UserName,State,Checkpoint (Name[:[.][size][suffix]])",
+    )
+    ls.add_argument(
+        "-S", "--sort", metavar="KEYS", help="squeue -S: letters such as -t,i (- descending)"
+    )
+    ls.add_argument(
+        "--parsable",
+        action="store_true",
+        help="fields separated and ended by | (as sacct -p), no padding; header unless -h",
+    )
 
     sub.add_parser(
         "doctor",

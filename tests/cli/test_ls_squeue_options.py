@@ -1,0 +1,161 @@
+"""``sckpt ls`` with squeue's habits: -o/-O/-S/-h/-w/-n/-A/--me and --parsable (simulated).
+
+The real-cluster twin (``test_real_cluster_squeue.py``) compares the bytes with squeue's;
+here each rule is pinned on values known in advance.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.model import JobState
+
+from .conftest import CliEnv
+
+
+def _two(cluster: SimulatedCluster) -> tuple[int, int]:
+    run = cluster.submit("alice", name="md", n_steps=1, account="Proj").job_id
+    pend = cluster.submit("bob", name="queued", state=JobState.PENDING, partition="gpu").job_id
+    return run, pend
+
+
+def test_format_letters_widths_and_justification_as_squeue(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    run, pend = _two(cluster)
+    nodes = cluster.job(run).nodes
+    result = cli_env.run("ls", "-S", "i", "-o", "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R")
+    assert result.code == 0, result.err
+    assert result.out == (
+        "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+        f"{run:>18}     batch       md    alice  R       0:00      1 {nodes}\n"
+        f"{pend:>18}       gpu   queued      bob PD       0:00      0 (Priority)\n"
+    )
+    # prefix text, a cut right-justified header, suffixes, left-justified cut and pad
+    cut = cli_env.run("ls", "-j", str(run), "-o", "pre %.3i|%3P|%.1u%=")
+    assert cut.out == f"pre JOB|PAR|UCKPT\npre {str(run)[:3]}|bat|aable\n"
+
+
+def test_long_format_names_default_width_and_suffix(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    run, _pend = _two(cluster)
+    result = cli_env.run("ls", "-j", str(run), "-O", "jobid,USERNAME:.8|,State:,Checkpoint:6x")
+    assert result.code == 0, result.err
+    assert result.lines == [
+        f"{'JOBID':<20}    USER|STATECKPT  x",
+        f"{run:<20}   alice|RUNNINGable  x",
+    ]
+
+
+def test_h_is_no_header_and_help_stays(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, _pend = _two(cluster)
+    for flag in ("-h", "-H", "--noheader"):
+        assert cli_env.run("ls", "-j", str(run), flag, "-o", "%i").out == f"{run}\n"
+    shown = cli_env.run("ls", "--help")
+    assert shown.code == 0 and "--noheader" in shown.out and "--Format" in shown.out
+
+
+def test_sort_keys_as_squeue(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, pend = _two(cluster)
+    other = cluster.submit("alice", name="aaa", n_steps=1).job_id
+    order = {
+        "t,i": [pend, run, other],  # "PD" < "R" (strcmp), then the id
+        "-t,i": [run, other, pend],  # a '-' reverses only the key after it
+        "-ti": [run, other, pend],  # squeue reads letters, commas optional
+        "-t,-i": [other, run, pend],
+        "+j": [other, run, pend],
+        "-u,-i": [pend, other, run],
+    }
+    for keys, expected in order.items():
+        result = cli_env.run("ls", "-h", "-o", "%i", "-S", keys)
+        assert [int(x) for x in result.lines] == expected, keys
+
+
+def test_names_nodes_accounts_and_me_select(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, pend = _two(cluster)
+    nodes = cluster.job(run).nodes
+
+    def ids(*argv: str) -> list[int]:
+        result = cli_env.run("ls", "-h", "-o", "%i", *argv)
+        assert result.code == 0, result.err
+        return [int(x) for x in result.lines]
+
+    assert ids("-n", "queued,nothing") == [pend]
+    assert ids("-w", nodes) == [run]
+    assert ids("--nodelist", "zz[1-2]") == []
+    assert ids("-A", "proj") == [run]  # any case, as squeue
+    assert ids("--me", "--as-user", "bob") == [pend]
+    steps = cli_env.run("ls", "-s", "-h", "-o", "%i", "-n", "batch")
+    assert steps.lines == [f"{run}.batch"]
+
+
+def test_parsable_output(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, pend = _two(cluster)
+    nodes = cluster.job(run).nodes
+    result = cli_env.run("ls", "--parsable", "-S", "i")
+    assert result.lines == [
+        "JOBID|PARTITION|NAME|USER|ST|TIME|NODES|NODELIST(REASON)|CKPT|",
+        f"{run}|batch|md|alice|R|0:00|1|{nodes}|able|",
+        f"{pend}|gpu|queued|bob|PD|0:00|0|(Priority)|pending|",
+    ]
+    chosen = cli_env.run("ls", "--parsable", "-h", "-j", str(run), "-o", "x%.30i %a")
+    assert chosen.out == f"{run}|Proj|\n"
+    steps = cli_env.run("ls", "-s", "--parsable", "-j", str(run), "-O", "StepID,Checkpoint")
+    assert steps.lines[:2] == ["STEPID|CKPT|", f"{run}.batch|able|"]
+
+
+def test_step_format_letters(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, _pend = _two(cluster)
+    result = cli_env.run("ls", "-s", "-j", str(run), "-S", "-i", "-o", "%.14i %A %=")
+    assert result.lines[0] == "        STEPID TASKS CKPT"
+    assert [line.split()[0] for line in result.lines[1:]] == [
+        f"{run}.extern",
+        f"{run}.batch",
+        f"{run}.0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-o", "%i %Q"], "unknown or unsupported format field %Q"),
+        (["-o", "%-5j"], "format field %- (squeue has no '-'"),
+        (["-o", "plain"], "has no field"),
+        (["-o", "%all"], "%all is not supported"),
+        (["-O", "JobID,Bogus"], "unknown or unsupported format field 'Bogus'"),
+        (["-O", "JobID:-3"], "bad width in 'JobID:-3'"),
+        (["-o", "%99999i"], "bad width in '%99999i'"),
+        (["-S", "-t,p"], "unknown or unsupported sort key 'p'"),
+        (["-S", "jobid"], "unknown or unsupported sort key 'o' in 'jobid'"),
+        (["-s", "-o", "%t"], "unknown or unsupported format field %t"),
+        (["-o", "%i", "-O", "JobID"], "not allowed with argument"),
+        (["--json", "-o", "%i"], "--json prints every field"),
+        (["-w", "node[2-1]"], "invalid node list"),
+    ],
+)
+def test_bad_formats_and_sort_keys_are_one_line_exit_2(
+    cli_env: CliEnv, cluster: SimulatedCluster, argv: list[str], message: str
+) -> None:
+    _two(cluster)
+    result = cli_env.run("ls", *argv)
+    assert (result.code, result.out) == (2, ""), result.err
+    assert message in result.err and result.err.count("\n") == 1
+    assert "Traceback" not in result.err
+
+
+def test_defaults_unchanged_by_the_new_options(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, pend = _two(cluster)
+    lines = cli_env.run("ls").lines
+    assert lines[0].split() == [
+        "JOBID",
+        "PARTITION",
+        "NAME",
+        "USER",
+        "ST",
+        "TIME",
+        "NODES",
+        "NODELIST(REASON)",
+        "CKPT",
+    ]
+    assert [int(line.split()[0]) for line in lines[1:]] == [run, pend]
