@@ -125,7 +125,8 @@ class CooperativeEngine(LiveEngine):
 
     name = "cooperative"
     volatile_states = True
-    """State files change while Slurm's job list does not: rebuild views every snapshot."""
+    """State files change while Slurm's job list does not: the running jobs' views are
+    rebuilt on every snapshot (``states_due``)."""
 
     def __init__(
         self,
@@ -138,6 +139,20 @@ class CooperativeEngine(LiveEngine):
         self._clock = clock
         self._cache: dict[Path, tuple[bytes, StepRecord]] = {}
         """Parsed state files for the snapshot; records are never mutated once cached."""
+        self._due_for: tuple[Job, ...] | None = None
+        self._due_ids: set[int] = set()
+        """``states_due`` for the job listing ``_due_for``."""
+
+    def states_due(self) -> set[int] | None:
+        """The jobs whose steps' columns come from state files: those whose own state does
+        not decide the column (``rules.column_for_job``), i.e. running ones.  Worked out
+        once per job listing; a pending or finished job's column follows from the
+        listing alone."""
+        jobs = self._jobs
+        if self._due_for is not jobs:
+            self._due_ids = {j.job_id for j in jobs if rules.column_for_job(j) is None}
+            self._due_for = jobs
+        return self._due_ids
 
     def _store(self, job: Job, step: StepId) -> StepStore:
         return StepStore(state_dir_for(job.work_dir, self._state_dir), step, owner=job.uid)

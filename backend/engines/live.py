@@ -183,14 +183,14 @@ class LiveEngine(Engine):
 
     volatile_states = False
     """True when ``checkpoint_state`` can change while the job/step list does not (a state
-    store, the controller's able/error): views are then rebuilt on every snapshot and
-    ``changed`` says whether they differ."""
+    store, the controller's able/error): the views of the jobs ``states_due`` names are
+    then rebuilt on every snapshot and ``changed`` says whether they differ."""
 
     def states_due(self) -> set[int] | None:
         """Jobs whose checkpoint states may have changed while their listing did not.
 
-        None: any job (``volatile_states``: a state store is read for every step).  The
-        listing engine's states follow from the listing alone: no job.
+        None: any job.  The listing engine's states follow from the listing alone: no
+        job.  Engines with ``volatile_states`` name theirs (every job by default).
         """
         return None if self.volatile_states else set()
 
@@ -243,11 +243,37 @@ class LiveEngine(Engine):
     def snapshot(self) -> Snapshot:
         with self._lock:
             changed = self.refresh()
-            if changed or not self._views or self.volatile_states:
+            if changed or not self._views:
                 views = self.build_views()
                 changed = changed or views != self._views
                 self._views = views
+            elif self.volatile_states:
+                changed = self._rebuild_due()
             return Snapshot(jobs=self._views, taken_at=self.clock(), changed=changed)
+
+    def _rebuild_due(self) -> bool:
+        """The listing did not change: rebuild the views of the jobs whose states are due
+        only; True when one of them differs.
+
+        What ``build_views`` would do with an unchanged listing, without its pass over
+        every job: an idle console on a 10,000-job cluster with 50 running jobs looks at
+        50 jobs per refresh, not 10,000 (that pass was most of its idle CPU).
+        """
+        due = self.states_due()
+        by_id = self._views_by_id
+        replaced: dict[int, JobView] = {}
+        for job_id in by_id if due is None else due:
+            old = by_id.get(job_id)
+            if old is None:
+                continue
+            steps = self.step_views(old.job, self._steps_by_job.get(job_id, ()))
+            if steps != old.steps:
+                replaced[job_id] = JobView(old.job, steps)
+        if not replaced:
+            return False
+        by_id.update(replaced)
+        self._views = tuple(replaced.get(v.job.job_id, v) for v in self._views)
+        return True
 
     def ping(self) -> float:
         return self.binding.ping()
