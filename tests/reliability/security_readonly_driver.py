@@ -28,7 +28,6 @@ from sckpt.tui.app import SckptApp, build_app
 from sckpt.tui.dialogs.form import ActionParams
 from sckpt.tui.keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS
 from textual.command import CommandPalette
-from textual.keys import _character_to_key
 from textual.pilot import Pilot
 
 from tests.tui.conftest import notifications, screen_text, settle
@@ -62,7 +61,7 @@ async def _press_all(pilot: Pilot[Any], keys: list[str], report: dict[str, Any])
 
 
 async def _type(pilot: Pilot[Any], text: str) -> None:
-    await pilot.press(*(_character_to_key(ch) for ch in text))
+    await pilot.press(*text)  # Pilot turns characters into their keys
 
 
 async def _palette(pilot: Pilot[Any], report: dict[str, Any]) -> None:

@@ -24,7 +24,6 @@ from sckpt.tui.dialogs.help import HelpScreen
 from sckpt.tui.screens.console import ConsoleScreen
 from sckpt.tui.screens.step import StepScreen
 from sckpt.tui.widgets.header import StatusHeader
-from textual.keys import _character_to_key
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -34,7 +33,7 @@ SIZE = (120, 36)
 
 
 async def type_text(pilot: Pilot[Any], text: str) -> None:
-    await pilot.press(*(_character_to_key(ch) if len(ch) == 1 else ch for ch in text))
+    await pilot.press(*text)  # Pilot turns single characters into their keys
 
 
 def console_of(pilot: Pilot[Any]) -> ConsoleScreen:
