@@ -39,6 +39,12 @@ ESLURM_BATCH_ONLY = 2039
 """19.05's value: the simulated controller's answer to a requeue of a job without a script."""
 ESLURM_JOB_NOT_PENDING = 2073
 """19.05's value: updating a pending-only field of a job that is not pending."""
+ESLURM_TRANSITION_STATE_NO_UPDATE = 2020
+"""A signal other than SIGKILL to a job that is not running (scancel --signal on a pending job)."""
+ESLURM_JOB_HELD = 2042
+"""19.05's (and 22.05's) value: a priority change other than a release on a held job."""
+ESLURM_JOB_FINISHED = 2084
+"""19.05's (and 22.05's) value: scontrol hold/release of a job that has finished."""
 EPERM = _errno.EPERM
 ENOENT = _errno.ENOENT
 EINVAL = _errno.EINVAL
@@ -76,6 +82,12 @@ _FALLBACK: dict[int, tuple[str, str]] = {
     ESLURMD_STEP_SUSPENDED: ("ESLURMD_STEP_SUSPENDED", "Job step is suspended"),
     ESLURM_BATCH_ONLY: ("ESLURM_BATCH_ONLY", "Only batch jobs are accepted or processed"),
     ESLURM_JOB_NOT_PENDING: ("ESLURM_JOB_NOT_PENDING", "Job is no longer pending execution"),
+    ESLURM_TRANSITION_STATE_NO_UPDATE: (
+        "ESLURM_TRANSITION_STATE_NO_UPDATE",
+        "Job can not be altered now, try again later",
+    ),
+    ESLURM_JOB_HELD: ("ESLURM_JOB_HELD", "Job is in held state, pending scheduler release"),
+    ESLURM_JOB_FINISHED: ("ESLURM_JOB_FINISHED", "Job has already finished"),
 }
 
 _strerror_hook: Callable[[int], tuple[str, str] | None] | None = None

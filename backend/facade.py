@@ -1,7 +1,8 @@
 """The one door to the backend: validation, read-only guard, audit log, engine choice.
 
-The console and the command line call only this module.  It has one method per checkpoint
-operation of the table in ``operations.py``, named for it and taking exactly its
+The console and the command line call only this module.  It has one method per operation
+(the nine checkpoint operations and the four job-control verbs) of the table in
+``operations.py``, named for it and taking exactly its
 ``arguments``, so callers dispatch with ``getattr(facade, op.name)(target, **values)``.
 Each call:
 
@@ -76,6 +77,7 @@ from .model import (
     StepId,
     StepProcesses,
 )
+from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
 
 if TYPE_CHECKING:
@@ -85,8 +87,10 @@ from .targets import (
     MAX_STEP,
     TARGET_FORMS,
     parse_target,
+    require_whole_job,
     validate_image_dir,
     validate_max_wait,
+    validate_signal,
 )
 
 MAX_ERROR_CODE = 0xFFFFFFFF
@@ -456,6 +460,31 @@ class Facade:
             ),
         )
 
+    # The job-control verbs: the controller's rules, sckpt's guard and audit log.
+
+    def cancel(self, target: Target, signal: int | str | None = None) -> ActionResult:
+        """End the job or step as scancel does; ``signal`` (a name or number): only send
+        it, as ``scancel --signal``."""
+        return self._act(
+            "cancel",
+            target,
+            {"signal": signal},
+            lambda a: {"signal": validate_signal(a["signal"])},
+            lambda e, t, a: e.cancel(t, a["signal"]),
+        )
+
+    def hold(self, target: Target) -> ActionResult:
+        """Hold a job (whole job only), as scontrol hold."""
+        return self._act("hold", target, {}, lambda a: {}, lambda e, t, a: e.hold(t))
+
+    def release(self, target: Target) -> ActionResult:
+        """Release a held job (whole job only), as scontrol release."""
+        return self._act("release", target, {}, lambda a: {}, lambda e, t, a: e.release(t))
+
+    def requeue(self, target: Target) -> ActionResult:
+        """Requeue a batch job (whole job only), as scontrol requeue."""
+        return self._act("requeue", target, {}, lambda a: {}, lambda e, t, a: e.requeue(t))
+
     def close(self) -> None:
         """Release the engine (threads, libslurm); safe to call twice."""
         with self._lock:
@@ -495,6 +524,8 @@ class Facade:
         shown = str(raw_target) if isinstance(raw_target, StepId | str) else repr(raw_target)
         try:
             target = to_target(raw_target)
+            if find_operation(operation).whole_job:
+                require_whole_job(operation, target)
             args = validate(raw_args)
         except UsageError as exc:
             self._audit_refusal(operation, shown[:200], _printable(raw_args), exc, started)

@@ -1,4 +1,5 @@
-"""The nine checkpoint operations as data: one table that everything else reads.
+"""The nine checkpoint operations and the four job-control verbs as data: one table that
+everything else reads.
 
 The operations used to be listed in five places (the facade's ``OPERATIONS`` and
 ``MUTATING``, the command line's subcommands, its historical ``scontrol checkpoint`` form, the
@@ -12,7 +13,12 @@ drift.  Now each operation is one ``Operation`` row here, and the others derive 
   per argument; its historical form matches names by ``scontrol``;
 * the console binds ``key`` (``key_help`` in the footer tooltip, help and palette) and asks
   ``confirm`` first;
-* the libslurm binding looks up ``symbol`` for each row (Slurm <= 19.05).
+* the libslurm binding looks up ``symbol`` for each checkpoint row (Slurm <= 19.05).
+
+The job-control verbs (cancel, hold, release, requeue: scancel's and scontrol's) are rows
+too, of ``kind`` "job": they are offered, guarded, audited and dispatched exactly like the
+checkpoint operations, but no ``slurm_checkpoint_*`` symbol stands behind them (every
+release has the calls they use) and ``scontrol checkpoint`` never had them.
 
 Pure data: no I/O, no Slurm, nothing but the standard library imported.
 """
@@ -23,10 +29,24 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 Argument = Literal[
-    "max_wait", "image_dir", "stick", "force", "begin_time", "error_code", "error_msg", "nodelist"
+    "max_wait",
+    "image_dir",
+    "stick",
+    "force",
+    "begin_time",
+    "error_code",
+    "error_msg",
+    "nodelist",
+    "signal",
 ]
-"""An operation's keyword arguments, named as in the seed man page (``slurm_checkpoint_*``)."""
+"""An operation's keyword arguments, named as in the seed man page (``slurm_checkpoint_*``);
+``signal`` is ``scancel --signal``'s."""
 ARGUMENTS: tuple[Argument, ...] = get_args(Argument)
+
+Kind = Literal["checkpoint", "job"]
+"""A row's family: a checkpoint operation (``slurm_checkpoint_*`` on Slurm <= 19.05, the
+engine's own meaning after), or a job-control verb (scancel, scontrol hold/release/requeue)
+that every release has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +63,7 @@ class ScontrolName:
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """One checkpoint operation: what it is called, takes and changes, and how it is offered."""
+    """One operation: what it is called, takes and changes, and how it is offered."""
 
     name: str
     """The facade's and the engines' method, the command, the audit log's ``operation``."""
@@ -64,6 +84,12 @@ class Operation:
     disabled_is_answer: bool = False
     """ESLURM_DISABLED is this operation's answer (``No``, as scontrol printed), not a
     refusal: ``able`` asks exactly that question."""
+    kind: Kind = "checkpoint"
+    """``job`` for the job-control verbs: no checkpoint symbol, never in ``scontrol
+    checkpoint``."""
+    whole_job: bool = False
+    """Acts on a job, never on one step (hold, release, requeue, as scontrol's verbs): a
+    ``JOB.STEP`` target is refused as bad usage before Slurm is asked."""
 
     @property
     def description(self) -> str:
@@ -74,7 +100,10 @@ class Operation:
 
     @property
     def symbol(self) -> str:
-        """The libslurm function of Slurm <= 19.05 behind it (``slurm_checkpoint_able``)."""
+        """The libslurm function of Slurm <= 19.05 behind a checkpoint operation
+        (``slurm_checkpoint_able``); ``ValueError`` for a job-control verb, which has none."""
+        if self.kind != "checkpoint":
+            raise ValueError(f"{self.name} is a job-control verb: no slurm_checkpoint_ symbol")
         return f"slurm_checkpoint_{self.name}"
 
 
@@ -143,12 +172,52 @@ OPERATIONS: tuple[Operation, ...] = (
         "ask the step's tasks on the named nodes to checkpoint themselves",
         arguments=("begin_time", "image_dir", "max_wait", "nodelist"),
     ),
+    Operation(
+        "cancel",
+        "end a job or a step as scancel does (--signal: only send that signal)",
+        arguments=("signal",),
+        key="K",
+        key_help="cancel the selected job or step, as scancel (asks first)",
+        confirm="end it as scancel does (its tasks are killed; nothing is checkpointed)",
+        kind="job",
+    ),
+    Operation(
+        "hold",
+        "hold a job as scontrol hold does (a pending job stays pending)",
+        key="H",
+        key_help="hold the selected job, as scontrol hold (asks first)",
+        confirm="hold it: it will not start until released (a running job keeps running)",
+        kind="job",
+        whole_job=True,
+    ),
+    Operation(
+        "release",
+        "release a held job as scontrol release does",
+        key="L",
+        key_help="release the selected held job, as scontrol release (asks first)",
+        confirm="release it: it may start again",
+        kind="job",
+        whole_job=True,
+    ),
+    Operation(
+        "requeue",
+        "requeue a batch job as scontrol requeue does (it ends, then pends again)",
+        key="Q",
+        key_help="requeue the selected batch job, as scontrol requeue (asks first)",
+        confirm="requeue it: its tasks are killed and it goes back to pending, not checkpointed",
+        kind="job",
+        whole_job=True,
+    ),
 )
 """The nine operations of the seed man page, in its order of importance (the commands'
-order in ``sckpt --help``)."""
+order in ``sckpt --help``), then the four job-control verbs."""
 
 NAMES: tuple[str, ...] = tuple(op.name for op in OPERATIONS)
 """The operations' names, in the table's order."""
+CHECKPOINT_NAMES: tuple[str, ...] = tuple(op.name for op in OPERATIONS if op.kind == "checkpoint")
+"""The nine checkpoint operations (the ``slurm_checkpoint_*`` calls of Slurm <= 19.05)."""
+JOB_CONTROL_NAMES: tuple[str, ...] = tuple(op.name for op in OPERATIONS if op.kind == "job")
+"""The job-control verbs: cancel, hold, release, requeue."""
 MUTATING: frozenset[str] = frozenset(op.name for op in OPERATIONS if op.mutating)
 """The names of the operations that change something (refused in read-only mode, audited)."""
 _BY_NAME = {op.name: op for op in OPERATIONS}
@@ -160,5 +229,5 @@ def operation(name: str) -> Operation:
         return _BY_NAME[name]
     except KeyError:
         raise ValueError(
-            f"no checkpoint operation is called {name!r}: expected one of {', '.join(NAMES)}"
+            f"no operation is called {name!r}: expected one of {', '.join(NAMES)}"
         ) from None

@@ -88,5 +88,17 @@ class ReadOnlyEngine(Engine):
     ) -> ActionResult:
         raise refusal("tasks", target)
 
+    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
+        raise refusal("cancel", target)
+
+    def hold(self, target: StepId) -> ActionResult:
+        raise refusal("hold", target)
+
+    def release(self, target: StepId) -> ActionResult:
+        raise refusal("release", target)
+
+    def requeue(self, target: StepId) -> ActionResult:
+        raise refusal("requeue", target)
+
     def close(self) -> None:
         self.inner.close()

@@ -98,7 +98,13 @@ class SlurmAPI(Protocol):
 
     def kill_step(self, step: StepId, signal: int = 9) -> None: ...
 
+    def kill_job(self, job_id: int, signal: int = 9) -> None:
+        """``scancel JOB``: SIGKILL ends the whole job; another signal reaches its steps."""
+
     def requeue(self, job_id: int, hold: bool = False) -> None: ...
+
+    def hold(self, job_id: int) -> None:
+        """``scontrol hold``: priority 0 (a held job does not start)."""
 
     def release(self, job_id: int) -> None: ...
 

@@ -7,6 +7,7 @@ Each refusal is a ``UsageError`` whose message says what was expected.
 from __future__ import annotations
 
 import re
+import signal as signal_module
 
 from .errors import UsageError
 from .model import STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE, WHOLE_JOB, StepId
@@ -84,3 +85,43 @@ def validate_image_dir(value: object) -> str:
     if len(encoded) > MAX_PATH:
         raise UsageError(f"image_dir is {len(encoded)} bytes long: at most {MAX_PATH} allowed")
     return value
+
+
+def require_whole_job(operation: str, target: StepId) -> None:
+    """A verb that acts on jobs only (hold, release, requeue, as scontrol's) given a step is
+    bad usage, said before Slurm is asked (scontrol would read ``12.3`` as no job at all)."""
+    if not target.is_whole_job:
+        raise UsageError(
+            f"{operation} acts on a whole job: give JOB ({target.job_id}), not the step {target}"
+        )
+
+
+SIGNAL_FORMS = "a signal name or number, such as TERM, SIGUSR1 or 10"
+
+
+def validate_signal(value: object) -> int | None:
+    """``scancel --signal``'s value: a name (``USR1``, ``SIGUSR1``, any case) or a number
+    of a signal this system has; None stays None (scancel's default: end the job)."""
+    if value is None:
+        return None
+    if isinstance(value, signal_module.Signals):
+        return int(value)
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        text = value.strip().upper()
+        if text.isdigit() and len(text) <= 3:
+            number = int(text)
+        elif re.fullmatch(r"[A-Z0-9]{1,16}", text):
+            found = signal_module.Signals.__members__.get(
+                text if text.startswith("SIG") else f"SIG{text}"
+            )
+            number = int(found) if found is not None else None
+    valid = {int(s) for s in signal_module.valid_signals()}
+    if number is None or number not in valid:
+        shown = repr(
+            value if not isinstance(value, str) or len(value) <= 20 else value[:17] + "..."
+        )
+        raise UsageError(f"invalid signal {shown}: expected {SIGNAL_FORMS}")
+    return number

@@ -1,4 +1,5 @@
-"""The operations table (``backend/operations.py``) is the single source of the nine operations.
+"""The operations table (``backend/operations.py``) is the single source of the nine checkpoint
+operations and the four job-control verbs.
 
 Every place that offers or dispatches an operation must say what the table says: the facade's
 and the engines' methods and their keyword arguments, the binding's symbols, the command
@@ -17,7 +18,16 @@ from sckpt.backend.engines.base import Engine
 from sckpt.backend.errors import UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.libslurm import CHECKPOINT_SYMBOLS
-from sckpt.backend.operations import ARGUMENTS, MUTATING, NAMES, OPERATIONS, Operation, operation
+from sckpt.backend.operations import (
+    ARGUMENTS,
+    CHECKPOINT_NAMES,
+    JOB_CONTROL_NAMES,
+    MUTATING,
+    NAMES,
+    OPERATIONS,
+    Operation,
+    operation,
+)
 from sckpt.backend.readonly import ReadOnlyEngine
 
 
@@ -28,8 +38,8 @@ def _keywords(method: Callable[..., Any]) -> tuple[str, ...]:
     return names[2:]
 
 
-def test_the_table_holds_the_nine_operations_once() -> None:
-    assert NAMES == (
+def test_the_table_holds_the_nine_operations_and_the_four_verbs_once() -> None:
+    assert CHECKPOINT_NAMES == (
         "able",
         "error",
         "create",
@@ -40,11 +50,22 @@ def test_the_table_holds_the_nine_operations_once() -> None:
         "complete",
         "tasks",
     )
+    assert JOB_CONTROL_NAMES == ("cancel", "hold", "release", "requeue")
+    assert NAMES == CHECKPOINT_NAMES + JOB_CONTROL_NAMES
     assert frozenset(NAMES) - {"able", "error"} == MUTATING
     assert all(operation(op.name) is op for op in OPERATIONS)
     assert all(set(op.arguments) <= set(ARGUMENTS) for op in OPERATIONS)
-    with pytest.raises(ValueError, match="requeue"):
-        operation("requeue")
+    with pytest.raises(ValueError, match="checkpoint"):
+        operation("checkpoint")
+
+
+def test_job_control_verbs_have_no_checkpoint_symbol_and_ask_first() -> None:
+    for name in JOB_CONTROL_NAMES:
+        op = operation(name)
+        with pytest.raises(ValueError, match="no slurm_checkpoint_ symbol"):
+            _ = op.symbol
+        assert op.scontrol is None and op.confirm and op.key, name
+    assert [n for n in NAMES if operation(n).whole_job] == ["hold", "release", "requeue"]
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
@@ -56,9 +77,9 @@ def test_facade_and_engines_take_exactly_the_tables_arguments(
 
 
 def test_binding_checks_the_tables_symbols() -> None:
-    assert sorted(CHECKPOINT_SYMBOLS) == sorted(NAMES)
+    assert sorted(CHECKPOINT_SYMBOLS) == sorted(CHECKPOINT_NAMES)
     assert [operation(name).symbol for name in CHECKPOINT_SYMBOLS] == [
-        f"slurm_checkpoint_{name}" for name in sorted(NAMES)
+        f"slurm_checkpoint_{name}" for name in sorted(CHECKPOINT_NAMES)
     ]
 
 
@@ -94,12 +115,15 @@ def test_historical_form_matches_the_tables_scontrol_names(op: Operation) -> Non
 
 
 def test_operations_without_a_scontrol_name_are_not_in_the_historical_form() -> None:
-    from sckpt.tui.cli.historical import match_operation
+    from sckpt.tui.cli.historical import match_operation, parse_historical
 
     for op in OPERATIONS:
-        if op.scontrol is None:
+        if op.scontrol is None and op.name != "requeue":
             with pytest.raises(UsageError, match="invalid checkpoint operation"):
                 match_operation(op.name)
+    # scontrol's own "checkpoint requeue" is still refused, though sckpt has a requeue verb
+    with pytest.raises(UsageError, match="checkpoint requeue is not offered"):
+        parse_historical(["requeue", "12"])
 
 
 def test_console_binds_the_tables_keys_to_its_operations() -> None:

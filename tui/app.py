@@ -165,12 +165,15 @@ class SckptApp(App[int]):
         """Finished or vanished jobs still within their linger."""
         return self.pipeline.data.recently_finished(self.now())
 
-    def describe_target(self, target: StepId) -> str:
-        """``step 123.4 (name)`` or ``job 123 (name, every running step)``."""
+    def describe_target(self, target: StepId, *, every_step: bool = True) -> str:
+        """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
+        ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``."""
         job = self.job(target.job_id)
         name = f" ({job.job.name})" if job is not None else ""
         if target.is_whole_job:
-            return f"job {target}{name}, every running step"
+            return (
+                f"job {target}{name}, every running step" if every_step else f"job {target}{name}"
+            )
         return f"step {target}{name}"
 
     # ------------------------------------------------------------------ refresh

@@ -49,13 +49,19 @@ class KeySpec:
 
 
 def _operation_key(op: Operation, key: str) -> KeySpec:
-    """The key of a checkpoint operation, from its row in the operations table."""
+    """The key of an operation, from its row in the operations table.
+
+    The job-control verbs' keys (K, H, L, Q) are in the help and the palette but not in the
+    footer: at 80 columns they would push out ``x``, ``/`` and ``?``, and an operator
+    reaching for scancel's twin looks in ``?`` first.
+    """
     return KeySpec(
         op.name,
         key,
         op.name.capitalize(),
         op.key_help,
         op.mutating,
+        show=op.kind == "checkpoint",
         action=f"operation({op.name!r})",
     )
 

@@ -46,7 +46,8 @@ class EngineRequest:
 
 
 class Engine(ABC):
-    """Jobs, steps, and the nine checkpoint operations of one cluster."""
+    """Jobs, steps, the nine checkpoint operations and the four job-control verbs of one
+    cluster."""
 
     name: str
     """``native``, ``cooperative`` or ``simulated``: shown to the user, written to the audit log."""
@@ -129,6 +130,23 @@ class Engine(ABC):
         self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
     ) -> ActionResult:
         """Ask the step's tasks on ``nodelist`` to checkpoint themselves."""
+
+    # The four job-control verbs (scancel, scontrol hold/release/requeue).
+    @abstractmethod
+    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
+        """End the job or step as scancel does; with ``signal``, only send that signal."""
+
+    @abstractmethod
+    def hold(self, target: StepId) -> ActionResult:
+        """Hold the job (priority 0), as scontrol hold."""
+
+    @abstractmethod
+    def release(self, target: StepId) -> ActionResult:
+        """Release a held job, as scontrol release."""
+
+    @abstractmethod
+    def requeue(self, target: StepId) -> ActionResult:
+        """Requeue a batch job (it ends, then pends again), as scontrol requeue."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release threads and libraries; the default has nothing to release."""

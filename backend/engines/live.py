@@ -15,7 +15,8 @@ Subclassing (how the cooperative engine builds on it):
 * ``checkpoint_state(job, step)`` decides what the snapshot shows per step (override it
   to read a state store); it runs for every step on every changed snapshot, so keep it
   cheap;
-* override the nine operations and call ``check_target`` first;
+* override the nine operations and call ``check_target`` first (the four job-control
+  verbs, cancel, hold, release and requeue, are the controller's and defined here once);
 * ``caller_uid`` / ``caller_name`` are the real user running sckpt; ``slurm_user()`` is
   the cluster's SlurmUser; ``binding`` is the ``sckpt.backend.libslurm`` Binding.
 
@@ -24,6 +25,7 @@ Registered with the facade under the name ``live`` (``create_engine`` below).
 
 from __future__ import annotations
 
+import signal as signal_module
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -392,6 +394,52 @@ class LiveEngine(Engine):
     ) -> ActionResult:
         self.check_target(target)
         raise self.not_supported()
+
+    # ------------------------------------------------------------------ job control
+    # The same on every engine that talks to a controller (native, cooperative, live, the
+    # demo's simulated one): the controller applies its own rules and its refusal comes
+    # back as it is, code, name and message, as scancel and scontrol print it.  No check
+    # of sckpt's runs first, so the answer is always the controller's.
+
+    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
+        """scancel: the whole job (``slurm_kill_job``) or one step (``slurm_kill_job_step``)
+        ends; with ``signal``, only that signal is sent (``scancel --signal``: to the job's
+        steps, or to the one step with ``slurm_signal_job_step``)."""
+        if target.is_whole_job:
+            self.binding.kill_job(target.job_id, _SIGKILL if signal is None else signal)
+        elif signal is None:
+            self.binding.kill_step(target, _SIGKILL)
+        else:
+            self.binding.signal_step(target, signal)
+        detail = "" if signal is None else f"signal {_signal_name(signal)} sent"
+        return ActionResult(target, "cancel", detail=detail)
+
+    def hold(self, target: StepId) -> ActionResult:
+        """scontrol hold: priority 0 (JobHeldAdmin for an operator, JobHeldUser otherwise)."""
+        self.binding.hold(target.job_id)
+        return ActionResult(target, "hold")
+
+    def release(self, target: StepId) -> ActionResult:
+        """scontrol release: a held job's priority is computed again."""
+        self.binding.release(target.job_id)
+        return ActionResult(target, "release")
+
+    def requeue(self, target: StepId) -> ActionResult:
+        """scontrol requeue: a batch job ends and goes back to pending (not held)."""
+        self.binding.requeue(target.job_id, hold=False)
+        return ActionResult(target, "requeue")
+
+
+_SIGKILL = int(signal_module.SIGKILL)
+"""What scancel sends without ``--signal``: the controller then ends the job or step."""
+
+
+def _signal_name(number: int) -> str:
+    """``SIGUSR1`` for 10; the number itself for a signal Python has no name for (SIGRTMIN+n)."""
+    try:
+        return signal_module.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def create_engine(request: EngineRequest) -> Engine:

@@ -70,8 +70,10 @@ from ..errors import (
     ESLURM_ALREADY_DONE,
     ESLURM_BATCH_ONLY,
     ESLURM_DISABLED,
+    ESLURM_JOB_FINISHED,
     ESLURM_JOB_NOT_PENDING,
     ESLURM_NOT_SUPPORTED,
+    ESLURM_TRANSITION_STATE_NO_UPDATE,
     ESLURM_USER_ID_MISSING,
     ESLURMD_JOB_NOTRUNNING,
     ESLURMD_STEP_SUSPENDED,
@@ -118,6 +120,8 @@ CHECKPOINT_TYPES = ("checkpoint/blcr", "checkpoint/ompi", "checkpoint/none")
 SIMULATED_VERSION = f"{SIMULATED_RELEASE} (simulated)"
 REQUEUE_BEGIN_DELAY = 120
 """slurmctld holds a requeued job back this long (its begin time) before it may start."""
+_DEADLY = frozenset({_signal.SIGKILL, _signal.SIGTERM, _signal.SIGINT})
+"""The signals that end a simulated task (its programs install no handler for them)."""
 
 """2026-05-28 20:26:40 UTC: the start of ``ManualClock`` unless told otherwise."""
 DEFAULT_JOB_CHECKPOINT_DIR = "/var/slurm/checkpoint"
@@ -996,8 +1000,51 @@ class SimulatedCluster:
             srec = rec.steps.get(target.step)
             if srec is None:
                 raise InvalidJobId()
-            if end or signal in (_signal.SIGKILL, _signal.SIGTERM, _signal.SIGINT):
+            if end or signal in _DEADLY:
                 self._terminate_step(rec, srec, int(self._now))
+            self._version += 1
+
+    def kill_job(self, caller: Caller, job_id: int, signal: int) -> None:
+        """``slurm_kill_job`` (scancel JOB), slurmctld's ``job_signal`` without flags: SIGKILL
+        cancels a pending, suspended or running job (CANCELLED); another signal reaches a
+        running job's steps (a deadly one ends them, the batch step's end ends the job) and
+        cannot be sent to a job that is not running."""
+        with self._lock:
+            self._tick()
+            rec = self._owned(caller, job_id)
+            if rec.job.state.is_finished:
+                raise AlreadyDone()
+            now = int(self._now)
+            if signal == _signal.SIGKILL:
+                rec.requeue = False
+                self._end_job(rec, now, JobState.CANCELLED)
+            elif rec.job.state is not JobState.RUNNING:
+                raise error_for(ESLURM_TRANSITION_STATE_NO_UPDATE)
+            elif signal in _DEADLY:
+                for srec in list(rec.steps.values()):
+                    if rec.job.state is JobState.RUNNING:
+                        self._terminate_step(rec, srec, now)
+            self._version += 1
+
+    def hold_job(self, caller: Caller, job_id: int) -> None:
+        """``scontrol hold`` (priority 0), as slurmctld's ``update_job`` takes it: a pending
+        or running job is held (an operator's hold is JobHeldAdmin, an owner's JobHeldUser;
+        a running job keeps running); a finished one is refused."""
+        with self._lock:
+            self._tick()
+            rec = self._owned(caller, job_id)
+            if rec.job.state.is_finished:
+                raise error_for(ESLURM_JOB_FINISHED)
+            operator = caller.is_root or caller.is_slurm_user
+            if rec.job.held and not operator:
+                return  # "setting priority to current value": nothing changes
+            reason = "JobHeldAdmin" if operator else "JobHeldUser"
+            if rec.job.state is JobState.PENDING:
+                rec.token += 1  # the start it was waiting for is off
+                rec.job = replace(rec.job, held=True, state_reason=reason)
+            else:
+                rec.job = replace(rec.job, held=True)
+            self._dirty.add(job_id)
             self._version += 1
 
     def requeue_job(self, caller: Caller, job_id: int, hold: bool) -> None:
@@ -1046,10 +1093,25 @@ class SimulatedCluster:
         self._version += 1
 
     def release(self, caller: Caller, job_id: int) -> None:
-        """``scontrol release``: a held job may start again."""
+        """``scontrol release`` (priority INFINITE), as slurmctld's ``update_job`` takes it:
+        a held job may start again; an admin hold only an operator releases (the owner is
+        refused, as slurmctld refuses a priority change it does not allow); a job that is
+        not held is left as it is; a finished one is refused."""
         with self._lock:
             self._tick()
-            rec = self._pending(caller, job_id)
+            rec = self._owned(caller, job_id)
+            if rec.job.state.is_finished:
+                raise error_for(ESLURM_JOB_FINISHED)
+            if not rec.job.held:
+                return  # "already released, ignoring request"
+            operator = caller.is_root or caller.is_slurm_user
+            if not operator and rec.job.state_reason == "JobHeldAdmin":
+                raise AccessDenied()
+            if rec.job.state is not JobState.PENDING:
+                rec.job = replace(rec.job, held=False)
+                self._dirty.add(job_id)
+                self._version += 1
+                return
             reason = "BeginTime" if rec.begin_at > self._now else "Priority"
             rec.job = replace(rec.job, held=False, state_reason=reason)
             self._reschedule(rec)
@@ -1689,7 +1751,7 @@ class SimulatedSlurm:
         return self.cluster.controller_config()
 
     def checkpoint_symbols(self) -> dict[str, bool]:
-        return dict.fromkeys(operations.NAMES, True)
+        return dict.fromkeys(operations.CHECKPOINT_NAMES, True)
 
     def ping(self) -> float:
         return 0.0
@@ -1701,8 +1763,14 @@ class SimulatedSlurm:
     def kill_step(self, step: StepId, signal: int = 9) -> None:
         self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=True))
 
+    def kill_job(self, job_id: int, signal: int = 9) -> None:
+        self._answer(lambda: self.cluster.kill_job(self.caller, job_id, signal))
+
     def requeue(self, job_id: int, hold: bool = False) -> None:
         self._answer(lambda: self.cluster.requeue_job(self.caller, job_id, hold))
+
+    def hold(self, job_id: int) -> None:
+        self._answer(lambda: self.cluster.hold_job(self.caller, job_id))
 
     def release(self, job_id: int) -> None:
         self._answer(lambda: self.cluster.release(self.caller, job_id))

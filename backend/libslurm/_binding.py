@@ -39,7 +39,7 @@ from ..errors import (
     SlurmError,
 )
 from ..model import Job, JobState, NodePids, Step, StepId, StepProcesses
-from ..operations import OPERATIONS, operation
+from ..operations import CHECKPOINT_NAMES, operation
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from . import _build
 
@@ -50,7 +50,7 @@ DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
 CONFIGLESS_CACHE = Path("/run/slurm/conf/slurm.conf")
 """Where slurmd (configless mode, 21.08+) keeps the configuration it fetched."""
 
-CHECKPOINT_SYMBOLS = tuple(sorted(op.name for op in OPERATIONS))
+CHECKPOINT_SYMBOLS = tuple(sorted(CHECKPOINT_NAMES))
 """The nine historical calls by operation name (``operation(name).symbol`` is the function),
 sorted: ``sckpt doctor`` lists a partial API in this order."""
 
@@ -652,6 +652,15 @@ class Binding:
     def kill_step(self, step: StepId, signal: int = 9) -> None:
         """``scancel --signal`` for one step (the step is ended by the controller)."""
         self._action(self._lib.sckpt_kill_step, step.job_id, step.step, signal)
+
+    def kill_job(self, job_id: int, signal: int = 9) -> None:
+        """``scancel [--signal]`` for a whole job: SIGKILL ends it, another signal reaches
+        its steps (flags 0, as scancel sends without ``--batch``/``--full``)."""
+        self._action(self._lib.sckpt_kill_job, job_id, signal, 0)
+
+    def hold(self, job_id: int) -> None:
+        """Hold a job (priority 0), as ``scontrol hold``."""
+        self._action(self._lib.sckpt_hold, job_id)
 
     def requeue(self, job_id: int, hold: bool = False) -> None:
         """Requeue a job; with ``hold`` it stays pending and held (``scontrol requeuehold``)."""

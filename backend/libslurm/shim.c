@@ -600,6 +600,22 @@ static int sckpt_kill_step(uint32_t job_id, uint32_t step_id, uint32_t sig, int 
 	return rc;
 }
 
+/* scancel JOB: slurm_kill_job(job, signal, flags), flags 0 as scancel sends without --batch
+ * or --full (the controller ends the whole job for SIGKILL, and sends any other signal to
+ * the job's steps).  26.05 takes the job as a slurm_step_id_t, by value. */
+static int sckpt_kill_job(uint32_t job_id, uint32_t sig, uint32_t flags, int *err)
+{
+	int rc;
+	errno = 0;
+#if SCKPT_AT_LEAST(26, 5)
+	rc = slurm_kill_job(sckpt_step_id(job_id, NO_VAL, NO_VAL), (uint16_t) sig, (uint16_t) flags);
+#else
+	rc = slurm_kill_job(job_id, (uint16_t) sig, (uint16_t) flags);
+#endif
+	*err = errno;
+	return rc;
+}
+
 static int sckpt_requeue(uint32_t job_id, int hold, int *err)
 {
 	int rc;
@@ -621,6 +637,22 @@ static void sckpt_desc_set_job(job_desc_msg_t *desc, uint32_t job_id)
 #else
 	desc->job_id = job_id;
 #endif
+}
+
+/* scontrol hold JOB: priority 0 and alloc_sid 0, as scontrol sends it (the controller makes
+ * it an admin hold, JobHeldAdmin, for an operator, a user hold, JobHeldUser, otherwise). */
+static int sckpt_hold(uint32_t job_id, int *err)
+{
+	job_desc_msg_t desc;
+	int rc;
+	slurm_init_job_desc_msg(&desc);
+	sckpt_desc_set_job(&desc, job_id);
+	desc.priority = 0;
+	desc.alloc_sid = 0;
+	errno = 0;
+	rc = slurm_update_job(&desc);
+	*err = errno;
+	return rc;
 }
 
 static int sckpt_release(uint32_t job_id, int *err)

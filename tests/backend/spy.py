@@ -78,6 +78,22 @@ class SpyEngine(Engine):
         self.calls.append(("disable", target))
         return ActionResult(target, "disable")
 
+    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
+        self.calls.append(("cancel", target, signal))
+        return ActionResult(target, "cancel")
+
+    def hold(self, target: StepId) -> ActionResult:
+        self.calls.append(("hold", target))
+        return ActionResult(target, "hold")
+
+    def release(self, target: StepId) -> ActionResult:
+        self.calls.append(("release", target))
+        return ActionResult(target, "release")
+
+    def requeue(self, target: StepId) -> ActionResult:
+        self.calls.append(("requeue", target))
+        return ActionResult(target, "requeue")
+
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:

@@ -22,6 +22,7 @@ from sckpt.backend.engines.live import LiveEngine
 from sckpt.backend.facade import Facade, load_binding, open_facade
 from sckpt.backend.model import STEP_BATCH, STEP_PENDING, ActionResult, CheckpointKind, StepId
 from sckpt.backend.operations import MUTATING
+from sckpt.backend.operations import operation as find_operation
 
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
@@ -290,12 +291,25 @@ class RpcProbeEngine(LiveEngine):
     ) -> ActionResult:
         return self._poke(target, "tasks")
 
+    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
+        return self._poke(target, "cancel")
+
+    def hold(self, target: StepId) -> ActionResult:
+        return self._poke(target, "hold")
+
+    def release(self, target: StepId) -> ActionResult:
+        return self._poke(target, "release")
+
+    def requeue(self, target: StepId) -> ActionResult:
+        return self._poke(target, "requeue")
+
 
 def _every_mutation(facade: Facade, job: int) -> list[str]:
     """Run each mutating operation once on ``job``; return the error names (or "ok")."""
     outcomes = []
     for operation in sorted(MUTATING):
-        target = f"{job}" if operation == "restart" else f"{job}.0"
+        whole = operation == "restart" or find_operation(operation).whole_job
+        target = f"{job}" if whole else f"{job}.0"
         try:
             getattr(facade, operation)(target)
             outcomes.append("ok")

@@ -459,7 +459,7 @@ async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> N
         await pilot.press("n")
         await settle(pilot)
         assert c.cluster.step_state(step).kind is CheckpointKind.ABLE
-        assert any("cancelled" in m for m in notifications(c.app))
+        assert any("not done (answered No)" in m for m in notifications(c.app))
         await pilot.press("v")
         await pilot.pause()
         await pilot.press("enter")

@@ -41,6 +41,7 @@ from sckpt.backend.errors import ConfigError, SckptError, UsageError
 from sckpt.backend.filters import parse_filter
 from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from sckpt.backend.operations import NAMES, Operation, operation
+from sckpt.backend.targets import require_whole_job
 
 from . import arguments, output
 from .actions import report_unopened, run_actions
@@ -231,6 +232,9 @@ def _cmd_operation(args: argparse.Namespace) -> int:
     """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
     op = operation(args.command)
     values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
+    if op.whole_job:  # every target is checked before any is acted on
+        for target in args.targets:
+            require_whole_job(op.name, target)
     return _cmd_actions(args, op, args.targets, values)
 
 

@@ -17,7 +17,12 @@ from sckpt.backend.errors import UsageError
 from sckpt.backend.filters import require_valid
 from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import CheckpointKind, JobState, StepId
-from sckpt.backend.targets import parse_target, validate_image_dir, validate_max_wait
+from sckpt.backend.targets import (
+    parse_target,
+    validate_image_dir,
+    validate_max_wait,
+    validate_signal,
+)
 
 MAX_ERROR_CODE = 0xFFFFFFFF
 """error_code is a uint32_t in slurm_checkpoint_complete."""
@@ -39,6 +44,13 @@ def target(text: str) -> StepId:
 def max_wait(text: str) -> int:
     """Seconds, 0..65535 (a uint16_t in the checkpoint API)."""
     return validate_max_wait(text)
+
+
+def signal(text: str) -> int:
+    """``--signal``: a signal name (``TERM``, ``SIGUSR1``, any case) or number, as scancel."""
+    number = validate_signal(text)
+    assert number is not None  # only None maps to None
+    return number
 
 
 def image_dir(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import UsageError
-from sckpt.backend.operations import NAMES, OPERATIONS, Argument
+from sckpt.backend.operations import NAMES, OPERATIONS, Argument, Operation
 
 from sckpt import __version__
 
@@ -247,6 +247,16 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
             },
             None,
         ),
+        "signal": (
+            "--signal",
+            {
+                "metavar": "NAME|NUM",
+                "type": arguments.signal,
+                "help": "only send this signal (TERM, USR1, 10 ...), as scancel --signal; "
+                "default: end it",
+            },
+            None,
+        ),
         "nodelist": (
             "--nodelist",
             {
@@ -258,6 +268,17 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
             None,
         ),
     }
+
+
+def _target_help(op: Operation) -> str:
+    """What a TARGET is for ``op``: a job-control verb acts on the job itself (hold, release
+    and requeue on nothing else), a checkpoint operation on every running step of it."""
+    steps = "JOB.STEP, JOB.batch, JOB.extern, JOB.interactive"
+    if op.whole_job:
+        return "JOB (a job id; steps are refused)"
+    if op.kind == "job":
+        return f"JOB (the whole job), {steps}"
+    return f"JOB (every running step), {steps}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -304,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar="TARGET",
                 nargs="+",
                 type=arguments.target,
-                help="JOB (every running step), JOB.STEP, JOB.batch, JOB.extern, JOB.interactive",
+                help=_target_help(op),
             ),
             _TARGET_COMPLETION,
         )

@@ -32,6 +32,9 @@ class ActionParams:
     stick: bool = False
     force: bool = False
     """Vacate even where tasks have no image: set only by the second confirmation."""
+    signal: int | None = None
+    """cancel's signal: the console sends none (scancel's default, end it); a script
+    wanting one uses ``sckpt cancel --signal``."""
 
     def values_for(self, op: operations.Operation) -> dict[str, Any]:
         """The facade's keyword arguments for ``op``: those of its ``arguments`` held here."""

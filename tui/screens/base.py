@@ -4,8 +4,9 @@ An action key works on ``selected_target()`` (a step, or the whole job where the
 allows it).  Every operation key runs one action, ``operation(NAME)``, driven by the
 operations table (``backend/operations.py``): an operation that takes arguments
 (create/vacate/restart) opens the parameter form, and one with a ``confirm`` text (vacate,
-restart) then asks for confirmation naming the target and what will happen; the others
-(enable/disable) act at once.
+restart, and the job-control verbs cancel/hold/release/requeue, which have no form) asks
+for confirmation naming the target and what will happen; the others (enable/disable) act
+at once.
 The call itself runs in a worker thread on the app (``SckptApp.run_operation``), because
 the facade may block on libslurm.  In read-only mode the keys stay bound but hidden, and
 say "read-only" instead of acting (the backend guard would refuse anyway).
@@ -98,16 +99,26 @@ class TargetScreen(Screen[None]):
         return target
 
     def action_operation(self, name: str) -> None:
-        """An operation's key: the form first when it takes arguments, else act at once.
+        """An operation's key: the form first when it takes what the form asks (max wait,
+        image dir, stick), then the confirmation when the operation has one; else act at once.
 
         One action for every operation (its binding runs ``operation('create')`` ...), so a
-        key given to an operation in the operations table needs no method here.
+        key given to an operation in the operations table needs no method here.  The
+        job-control verbs (cancel, hold, release, requeue) ask no form: the confirmation
+        names the target, and cancel ends it as scancel does (no signal is chosen here).
         """
-        if operations.operation(name).arguments:
+        op = operations.operation(name)
+        if set(op.arguments) & FORM_ARGUMENTS:
             self._with_form(name)
             return
         target = self._target_or_warn(name)
-        if target is not None:
+        if target is None:
+            return
+        if op.whole_job:
+            target = StepId(target.job_id)
+        if op.confirm:
+            self._confirm_then_run(name, target, None)
+        else:
             self.sckpt.run_operation(name, target, None)
 
     def action_check(self) -> None:
@@ -133,23 +144,7 @@ class TargetScreen(Screen[None]):
             if not what:
                 self.sckpt.run_operation(operation, target, params)
                 return
-            question = Text()
-            question.append(f"{operation.capitalize()} ", style="bold")
-            question.append_text(literal(self.sckpt.describe_target(target), style="bold"))
-            question.append(f"?\n\nThis will {what}.")
-            if params.image_dir:
-                question.append("\nImage dir: ")
-                question.append_text(literal(params.image_dir))
-            if params.stick:
-                question.append("\nIt will stick to the nodes it used before.")
-
-            def confirmed(answer: bool | None) -> None:
-                if answer:
-                    self.sckpt.run_operation(operation, target, params)
-                else:
-                    self.notify(f"{operation} {target} cancelled", markup=False)
-
-            self.app.push_screen(Confirm(question), confirmed)
+            self._confirm_then_run(operation, target, params)
 
         self.app.push_screen(
             ActionForm(
@@ -158,6 +153,34 @@ class TargetScreen(Screen[None]):
             formed,
         )
 
+    def _confirm_then_run(
+        self, operation: str, target: StepId, params: ActionParams | None
+    ) -> None:
+        """Ask whether to run ``operation`` on ``target`` (named, with what will happen and
+        what the form set); run it on Yes, say it was not done on No."""
+        op = operations.operation(operation)
+        question = Text()
+        question.append(f"{operation.capitalize()} ", style="bold")
+        described = self.sckpt.describe_target(target, every_step=op.kind == "checkpoint")
+        question.append_text(literal(described, style="bold"))
+        question.append(f"?\n\nThis will {op.confirm}.")
+        if params is not None and params.image_dir:
+            question.append("\nImage dir: ")
+            question.append_text(literal(params.image_dir))
+        if params is not None and params.stick:
+            question.append("\nIt will stick to the nodes it used before.")
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.sckpt.run_operation(operation, target, params)
+            else:
+                self.notify(f"{operation} {target}: not done (answered No)", markup=False)
+
+        self.app.push_screen(Confirm(question), confirmed)
+
+
+FORM_ARGUMENTS = frozenset({"max_wait", "image_dir", "stick"})
+"""The arguments the parameter form asks for; an operation taking none of them has no form."""
 
 S = TypeVar("S", bound=TargetScreen)
 
