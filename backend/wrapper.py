@@ -576,9 +576,12 @@ class Wrapper:
                 rec.log("late", f"task{self.procid}", code, message, image)
 
         try:
-            self.store.update(change)
+            # The index first: the step record's report is what a waiting create or vacate
+            # returns on, so once it says "completed" the image is findable by name too
+            # (recorded the other way round, create returned before the index existed).
             if image:
                 self.index.remember(self.name, {str(self.procid): image})
+            self.store.update(change)
         except StoreError as exc:
             _note(f"could not record the checkpoint outcome: {exc}")
 
