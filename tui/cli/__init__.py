@@ -203,6 +203,8 @@ def _cmd_actions(
     op: Operation,
     targets: Sequence[StepId],
     values: Mapping[str, Any],
+    *,
+    wait: bool = False,
 ) -> int:
     try:
         facade, _settings = _open(args)
@@ -222,6 +224,7 @@ def _cmd_actions(
             as_json=args.json,
             historical=args.command == "checkpoint",
             debug=args.debug,
+            wait=wait,
         )
     finally:
         facade.close()
@@ -231,7 +234,15 @@ def _cmd_operation(args: argparse.Namespace) -> int:
     """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
     op = operation(args.command)
     values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
-    return _cmd_actions(args, op, args.targets, values)
+    wait = bool(getattr(args, "wait", False))
+    if wait:
+        if values["max_wait"] is not None:
+            raise UsageError(
+                f"--wait waits with no MaxWait bound and --max-wait sets one: give one of "
+                f"them ('sckpt {op.name} --help')"
+            )
+        values["max_wait"] = 0  # Slurm's "no limit": the checkpoint may take what it needs
+    return _cmd_actions(args, op, args.targets, values, wait=wait)
 
 
 def _cmd_checkpoint(args: argparse.Namespace) -> int:

@@ -25,6 +25,9 @@ from .historical import prefix_rule
 
 COMMANDS = (*NAMES, "ls", "doctor", "completion", "checkpoint", "run")
 """Every command: one per checkpoint operation (the table's order), then the others."""
+WAITS = ("create", "vacate")
+"""The commands that take ``--wait``: those that start a checkpoint whose outcome is worth
+waiting for (``tasks`` asks slurmd, which reports no outcome to the controller)."""
 
 
 class ParserExit(Exception):
@@ -313,6 +316,14 @@ def build_parser() -> argparse.ArgumentParser:
                 added = action.add_argument(flag, **spec)
                 if completion is not None:
                     _complete_with(added, completion)
+        if op.name in WAITS:
+            action.add_argument(
+                "--wait",
+                action="store_true",
+                help="return when the checkpoint has ended (no MaxWait bound): exit 0 when "
+                "it completed, 1 with its recorded error; Ctrl-C stops waiting (exit 130), "
+                "not the checkpoint",
+            )
 
     ls = sub.add_parser(
         "ls",
