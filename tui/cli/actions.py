@@ -245,6 +245,8 @@ def run_actions(
             try:
                 outcome = _call(facade, op, target, values, wait=wait)
             except KeyboardInterrupt:
+                if not wait:
+                    raise  # main's "sckpt: interrupted", exit 130
                 outcome = Outcome(target, operation, error=Interrupted(operation, target))
                 outcome.progress = progress.IN_PROGRESS
                 stopped = outcome.error
