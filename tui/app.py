@@ -25,7 +25,7 @@ from functools import partial
 from importlib.resources import files
 
 from rich.text import Text
-from sckpt.backend import operations
+from sckpt.backend import operations, progress
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
@@ -255,7 +255,10 @@ class SckptApp(App[int]):
         else:
             detail = f": {printable(result.detail)}" if result.detail else ""
             self.call_from_thread(
-                self.notify, f"{operation} {target}: done{detail}", title=operation, markup=False
+                self.notify,
+                f"{operation} {target}: {progress.REQUESTED}{detail}",
+                title=operation,
+                markup=False,
             )
         self.call_from_thread(self.refresh_now)
 

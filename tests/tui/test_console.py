@@ -370,7 +370,7 @@ async def test_disable_then_enable_a_step(console: Any) -> None:
         assert c.cluster.step_state(step).disable_count == 1
         con = console_of(pilot)
         assert con.steps_table.cells_of(str(step))["checkpoint"].plain == "disabled"  # type: ignore[index]
-        assert any(f"disable {step}: done" in m for m in notifications(c.app))
+        assert any(f"disable {step}: requested" in m for m in notifications(c.app))
         await pilot.press("d")
         await settle(pilot)
         assert c.cluster.step_state(step).disable_count == 2
@@ -420,6 +420,11 @@ async def test_create_opens_a_prefilled_form_then_checkpoints(console: Any) -> N
         assert con.steps_table.cells_of(str(step))["checkpoint"].plain.startswith(
             "in progress since"
         )  # type: ignore[index]
+        # progress.py's words: the toast says what is known (requested), the job's
+        # summary counts the step as in progress.
+        assert any(f"create {step}: requested" in m for m in notifications(c.app))
+        summary = con.jobs_table.cells_of(str(job_id))["checkpoint"].plain  # type: ignore[index]
+        assert "1 in progress" in summary and "busy" not in summary
         # A second create while one runs: EALREADY, shown as a notification.
         await pilot.press("c")
         await pilot.pause()

@@ -146,7 +146,7 @@ _SUMMARY_ORDER = (
     CheckpointKind.NOT_SUPPORTED,
     CheckpointKind.UNKNOWN,
     CheckpointKind.PENDING,
-    CheckpointKind.DONE,
+    CheckpointKind.ENDED,
 )
 
 
@@ -163,7 +163,7 @@ def job_checkpoint_summary(view: JobView) -> str:
         if view.job.state is JobState.PENDING:
             return CheckpointKind.PENDING.value
         if view.job.state.is_finished:
-            return CheckpointKind.DONE.value
+            return CheckpointKind.ENDED.value
         return "-"
     counts: dict[CheckpointKind, int] = {}
     for step in view.steps:
