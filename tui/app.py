@@ -36,6 +36,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from .cli.exit_codes import EXIT_INTERRUPTED
 from .commands import ActionsProvider
 from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
@@ -60,7 +61,10 @@ class SckptApp(App[int]):
     CSS_PATH = _stylesheet()
     TITLE = "sckpt"
     COMMANDS = App.COMMANDS | {ActionsProvider}
-    BINDINGS = [*bindings(GLOBAL_KEYS), Binding("ctrl+c", "quit", show=False, priority=True)]
+    BINDINGS = [
+        *bindings(GLOBAL_KEYS),
+        Binding("ctrl+c", "interrupt", show=False, priority=True),
+    ]
 
     def __init__(
         self,
@@ -108,6 +112,14 @@ class SckptApp(App[int]):
         """
         self.pipeline.stop()
         self.exit(0)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl-C: leave as ``q`` does, with exit status 130 (the shell's convention for
+        SIGINT, as the README promises), so a wrapper script can tell an interrupted
+        console from a finished one.  The terminal is in raw mode, so Ctrl-C arrives as
+        this key, not as SIGINT."""
+        self.pipeline.stop()
+        self.exit(EXIT_INTERRUPTED, return_code=EXIT_INTERRUPTED)
 
     def action_help(self) -> None:
         """``?``: the keys of the current screen (without the read-only-hidden ones)."""
@@ -423,7 +435,8 @@ def _trust_the_terminal() -> None:
 
 
 def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = None) -> int:
-    """Run the console until the operator quits; return the exit code (0 on ``q``)."""
+    """Run the console until the operator quits; return the exit code (0 on ``q``, 130 on
+    Ctrl-C)."""
     _trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
     code = app.run()

@@ -711,6 +711,16 @@ async def test_q_quits_cleanly(console: Any) -> None:
     assert not any(w.is_running for w in c.app.workers)
 
 
+async def test_ctrl_c_quits_with_status_130(console: Any) -> None:
+    c = console()
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert c.app.return_code == 130
+    assert not any(w.is_running for w in c.app.workers)
+
+
 # ------------------------------------------------------------------ read-only
 
 
