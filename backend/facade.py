@@ -49,11 +49,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import progress
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
 from .engines.base import Engine, EngineRequest
 from .errors import (
+    AlreadyDone,
     AuditLogError,
+    Disabled,
+    InvalidJobId,
     NoConfig,
     SckptError,
     SetupError,
@@ -70,6 +74,7 @@ from .model import (
     AbleResult,
     ActionResult,
     CheckpointError,
+    CheckpointKind,
     ClusterInfo,
     Interconnect,
     Snapshot,
@@ -352,6 +357,32 @@ class Facade:
     def error(self, target: Target) -> CheckpointError:
         """The step's last checkpoint error (code 0 when none); not audited."""
         return self._engine.error(to_target(target))
+
+    def checkpoint_progress(self, target: Target) -> str:
+        """Where ``target``'s checkpoint stands, in ``progress.py``'s words: ``in
+        progress``, ``completed`` or ``failed (<code>)``; ``ended`` when the step is gone
+        (a vacate ends it, and Slurm keeps checkpoint state on the step's record).
+
+        One look, for whoever watches a checkpoint it requested (``--wait``, the console's
+        toast).  ``able`` says whether one runs (``Began at``); once none does, ``error``
+        holds its result (Slurm resets it when a checkpoint starts).  While checkpoints are
+        disabled ``able`` cannot tell, so it is ``in progress`` unless ``error`` already
+        shows a failure.  Other refusals (no answer) are raised.
+        """
+        step = to_target(target)
+        try:
+            running = bool(self._engine.able(step).in_progress_since)
+        except Disabled:
+            running = not self._engine.error(step).code
+        except (InvalidJobId, AlreadyDone):
+            return CheckpointKind.ENDED.value
+        if running:
+            return progress.IN_PROGRESS
+        try:
+            code = self._engine.error(step).code
+        except (InvalidJobId, AlreadyDone):
+            return CheckpointKind.ENDED.value
+        return progress.COMPLETED if not code else progress.failed(code)
 
     # ---------------------------------------------------------- acting
 

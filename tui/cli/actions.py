@@ -20,14 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import progress
-from sckpt.backend.errors import (
-    AlreadyDone,
-    CheckpointFailed,
-    Disabled,
-    InvalidJobId,
-    SckptError,
-)
-from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, StepId
+from sckpt.backend.errors import CheckpointFailed, Disabled, SckptError
+from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, CheckpointKind, StepId
 from sckpt.backend.operations import Operation
 
 from . import output
@@ -66,9 +60,9 @@ WAIT_POLL_SECONDS = 1.0
 """How often ``--wait`` asks for the checkpoint's state: once a second is two small
 requests a second to slurmctld per target, and a person waiting sees the outcome soon."""
 
-ENDED = "ended"
+ENDED = CheckpointKind.ENDED.value
 """``--wait``'s outcome when the step itself is gone (a vacate ends it): the code of its
-checkpoint went with it, as Slurm keeps checkpoint state on the step's record."""
+checkpoint went with it (``Facade.checkpoint_progress``)."""
 
 
 @dataclass
@@ -123,27 +117,11 @@ def _call(
 
 
 def _wait_for_outcome(facade: Facade, target: StepId) -> str:
-    """Watch ``target``'s checkpoint until it is no longer in progress; its outcome's word.
-
-    ``able`` says whether it runs (``Began at``); once it does not, ``error`` holds its
-    result (Slurm resets it when a checkpoint starts).  While checkpoints are disabled
-    ``able`` cannot tell, so the wait goes on unless ``error`` already shows a failure.
-    A step that is gone (a vacate ended it) is ``ended``: its code went with its record.
-    Slurm's other refusals (no answer) end the wait as the outcome's error.
-    """
+    """Ask where ``target``'s checkpoint stands until it is no longer in progress."""
     while True:
-        try:
-            running = bool(facade.able(target).in_progress_since)
-        except Disabled:
-            running = not facade.error(target).code
-        except (InvalidJobId, AlreadyDone):
-            return ENDED
-        if not running:
-            try:
-                code = facade.error(target).code
-            except (InvalidJobId, AlreadyDone):
-                return ENDED
-            return progress.COMPLETED if not code else progress.failed(code)
+        word = facade.checkpoint_progress(target)
+        if word != progress.IN_PROGRESS:
+            return word
         time.sleep(WAIT_POLL_SECONDS)
 
 
