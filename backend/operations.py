@@ -64,6 +64,9 @@ class Operation:
     disabled_is_answer: bool = False
     """ESLURM_DISABLED is this operation's answer (``No``, as scontrol printed), not a
     refusal: ``able`` asks exactly that question."""
+    starts_checkpoint: bool = False
+    """Starts a checkpoint whose outcome is worth watching: the command line's ``--wait``
+    and the console's outcome toast (``tasks`` asks slurmd, which reports no outcome)."""
 
     @property
     def description(self) -> str:
@@ -99,6 +102,7 @@ OPERATIONS: tuple[Operation, ...] = (
         key="c",
         key_help="checkpoint the selected step (or job) and let it continue",
         scontrol=ScontrolName(prefix=2, rank=4),
+        starts_checkpoint=True,
     ),
     Operation(
         "vacate",
@@ -108,6 +112,7 @@ OPERATIONS: tuple[Operation, ...] = (
         key_help="checkpoint, then terminate the step (asks first)",
         confirm="checkpoint it, then terminate it (its tasks are killed after the checkpoint)",
         scontrol=ScontrolName(prefix=2, rank=6),
+        starts_checkpoint=True,
     ),
     Operation(
         "restart",

@@ -433,6 +433,34 @@ async def test_create_opens_a_prefilled_form_then_checkpoints(console: Any) -> N
         assert any("EALREADY (114)" in m and "refused" in m for m in notifications(c.app))
 
 
+@pytest.mark.parametrize(("code", "word"), [(0, "completed"), (28, "failed (28)")])
+async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
+    console: Any, code: int, word: str
+) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    c.cluster.script_checkpoint(step, duration=5, code=code)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert any(f"create {step}: requested" in m for m in notifications(c.app))
+        assert not any(f"create {step}: {word}" in m for m in notifications(c.app))
+        c.cluster.advance(6)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert any(m == f"create {step}: {word}" for m in notifications(c.app))
+        # Said once: the next refreshes do not repeat it.
+        c.cluster.advance(1)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert sum(m == f"create {step}: {word}" for m in notifications(c.app)) == 1
+
+
 async def test_create_form_escape_cancels(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster)

@@ -25,9 +25,6 @@ from .historical import prefix_rule
 
 COMMANDS = (*NAMES, "ls", "doctor", "completion", "checkpoint", "run")
 """Every command: one per checkpoint operation (the table's order), then the others."""
-WAITS = ("create", "vacate")
-"""The commands that take ``--wait``: those that start a checkpoint whose outcome is worth
-waiting for (``tasks`` asks slurmd, which reports no outcome to the controller)."""
 
 
 class ParserExit(Exception):
@@ -316,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
                 added = action.add_argument(flag, **spec)
                 if completion is not None:
                     _complete_with(added, completion)
-        if op.name in WAITS:
+        if op.starts_checkpoint:
             action.add_argument(
                 "--wait",
                 action="store_true",
