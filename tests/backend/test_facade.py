@@ -321,3 +321,23 @@ def test_audit_names_the_simulated_acting_user(settings: Settings) -> None:
         f.disable("1.0")  # no such job: refused, still audited
     (line,) = read_records(settings.audit_log)
     assert line["acting_user"] == "bob" and line["result"]["code"] == 2017
+
+
+def test_checkpoint_progress_follows_a_checkpoint_to_its_outcome(
+    settings: Settings, sim: SimulatedCluster
+) -> None:
+    """progress.py's words, read with able and error; disabling meanwhile does not end it."""
+    f = open_facade(settings, as_user="alice", cluster=sim)
+    job = sim.submit("alice", n_steps=2).job_id
+    failing, vacated = StepId(job, 0), StepId(job, 1)
+    sim.script_checkpoint(failing, duration=5, code=28)
+    sim.script_checkpoint(vacated, duration=5)
+    assert f.checkpoint_progress(failing) == "completed"  # none ever ran: nothing failed
+    f.create(failing, max_wait=0)
+    f.vacate(vacated, max_wait=0)
+    f.disable(failing)  # able answers No now: the checkpoint still runs
+    assert f.checkpoint_progress(failing) == "in progress"
+    assert f.checkpoint_progress(vacated) == "in progress"
+    sim.advance(6)
+    assert f.checkpoint_progress(failing) == "failed (28)"  # told by error, while disabled
+    assert f.checkpoint_progress(vacated) == "ended"  # the vacate ended the step
