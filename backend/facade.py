@@ -542,7 +542,8 @@ class Facade:
             if problem:
                 exc.hint = f"{exc.hint}; {problem}" if exc.hint else problem
             raise
-        except Exception as exc:
+        except BaseException as exc:  # Ctrl-C too: the request may have gone out (a
+            # cooperative create waits for its outcome here), so it must be in the log
             self._write(reservation, operation, target, args, exc, started)
             raise
         problem = self._write(reservation, operation, target, args, None, started)
@@ -639,6 +640,8 @@ def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]
     if outcome is None:
         return 0, "SLURM_SUCCESS", "accepted"
     code, name = identify(outcome)
+    if isinstance(outcome, KeyboardInterrupt):
+        return code, name, "interrupted (Ctrl-C) while Slurm was asked; it may have acted"
     return code, name, outcome.message if isinstance(outcome, SckptError) else str(outcome)
 
 

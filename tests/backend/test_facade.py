@@ -14,7 +14,7 @@ from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import Facade, open_facade, register_engine
-from sckpt.backend.model import CheckpointKind, JobState, Snapshot, StepId
+from sckpt.backend.model import ActionResult, CheckpointKind, JobState, Snapshot, StepId
 from sckpt.backend.operations import MUTATING, NAMES
 
 from .spy import FailingEngine, SpyEngine
@@ -341,3 +341,19 @@ def test_checkpoint_progress_follows_a_checkpoint_to_its_outcome(
     sim.advance(6)
     assert f.checkpoint_progress(failing) == "failed (28)"  # told by error, while disabled
     assert f.checkpoint_progress(vacated) == "ended"  # the vacate ended the step
+
+
+def test_ctrl_c_during_an_action_is_still_audited(settings: Settings) -> None:
+    """A cooperative create waits for its outcome inside the engine: Ctrl-C there comes
+    after the request went out, so the attempt must be in the audit log."""
+
+    class Interrupted(SpyEngine):
+        def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+            raise KeyboardInterrupt
+
+    f = Facade(Interrupted(), settings)
+    with pytest.raises(KeyboardInterrupt):
+        f.create("12.3", max_wait=0)
+    (line,) = read_records(settings.audit_log)
+    assert line["operation"] == "create" and line["result"]["name"] == "KeyboardInterrupt"
+    assert "may have acted" in line["result"]["message"]
