@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sckpt.backend import facade as facade_module
@@ -156,3 +161,48 @@ def test_wait_in_a_bad_combination_is_exit_2_and_does_nothing(
     assert says in result.err and result.err.count("\n") == 1 and result.out == ""
     assert cli_env.audit() == []
     assert not live_cluster.step_state(step).in_progress_since
+
+
+def test_sigint_to_the_installed_command_while_it_waits(cli_env: CliEnv) -> None:
+    """The real thing: ``sckpt --demo create STEP --wait`` in its own process, SIGINT once
+    the request is in the audit log (the demo's checkpoints take 2 s or more): exit 130,
+    one line on stderr, no traceback."""
+    sckpt = Path(sys.executable).with_name("sckpt")
+    env = {**os.environ, "SCKPT_CONFIG": str(cli_env.config), "TZ": "UTC"}
+    env.pop("SLURM_CONF", None)
+    listing = subprocess.run(
+        [str(sckpt), "--demo", "ls", "--json", "--steps"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    able = [
+        f"{job['job_id']}.{step['step']}"
+        for job in json.loads(listing.stdout)["jobs"]
+        if job["state"] == "RUNNING"
+        for step in job["steps"]
+        if step["checkpoint"]["kind"] == "able" and str(step["step"]).isdigit()
+    ]
+    assert able, "the demo has no numbered step the acting user may checkpoint"
+    target = able[0]
+    process = subprocess.Popen(
+        [str(sckpt), "--demo", "create", target, "--wait"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not cli_env.audit() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cli_env.audit(), "the create was never requested"
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert out == ""
+    assert err == (
+        f"sckpt: interrupted: stopped waiting; the create of {target} goes on "
+        f"(see 'sckpt error {target}')\n"
+    )
