@@ -130,6 +130,26 @@ def test_ctrl_c_during_the_wait_exits_130_and_the_checkpoint_goes_on(
     assert live_cluster.step_state(step).in_progress_since  # nothing was cancelled
 
 
+def test_ctrl_c_during_the_wait_with_json_still_prints_the_document(
+    cli_env: CliEnv, live_cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = _step(live_cluster, duration=60), _step(live_cluster, duration=60)
+
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(actions.time, "sleep", interrupted)
+    result = cli_env.run("--json", "create", str(first), str(second), "--wait")
+    document = json.loads(result.out)
+    assert result.code == 130 and document["exit_code"] == 130
+    waited, skipped = document["results"]
+    assert (waited["ok"], waited["outcome"]) == (False, "in progress")
+    assert waited["error"]["name"] == "Interrupted" and waited["error"]["exit_code"] == 130
+    assert skipped["error"]["message"].startswith("not attempted")
+    assert not live_cluster.step_state(second).in_progress_since  # never asked
+    assert result.err.count("\n") == 1
+
+
 def test_wait_in_read_only_mode_is_refused_and_audited(
     cli_env: CliEnv, live_cluster: SimulatedCluster
 ) -> None:

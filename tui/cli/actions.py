@@ -56,6 +56,18 @@ class Interrupted(SckptError):
         )
 
 
+class NotAttemptedInterrupted(SckptError):
+    """A target after the one whose wait Ctrl-C stopped: nothing was asked for it.
+
+    Not a line of its own on stderr (Ctrl-C's one line says it all); ``--json`` lists it.
+    """
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("not attempted: interrupted (Ctrl-C) before this target")
+
+
 WAIT_POLL_SECONDS = 1.0
 """How often ``--wait`` asks for the checkpoint's state: once a second is two small
 requests a second to slurmctld per target, and a person waiting sees the outcome soon."""
@@ -213,12 +225,15 @@ def run_actions(
     """
     operation = op.name
     outcomes = []
-    stopped: SckptError | None = None
+    unreachable: SckptError | None = None
+    interrupted = False
     for target in targets:
-        if stopped is not None:
-            # Slurm did not answer the previous target (or Ctrl-C): do not make the user
-            # wait out the same timeout once per remaining target.
-            outcome = Outcome(target, operation, error=NotAttempted(stopped))
+        if interrupted:
+            outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
+        elif unreachable is not None:
+            # Slurm did not answer the previous target: do not make the user wait out the
+            # same timeout once per remaining target.
+            outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
             try:
                 outcome = _call(facade, op, target, values, wait=wait)
@@ -227,9 +242,9 @@ def run_actions(
                     raise  # main's "sckpt: interrupted", exit 130
                 outcome = Outcome(target, operation, error=Interrupted(operation, target))
                 outcome.progress = progress.IN_PROGRESS
-                stopped = outcome.error
+                interrupted = True
             if outcome.exit_code == EXIT_UNREACHABLE:
-                stopped = outcome.error
+                unreachable = outcome.error
         outcomes.append(outcome)
         _report(
             outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
@@ -274,6 +289,8 @@ def _report(
             traceback.print_exception(outcome.error)
         if isinstance(outcome.error, Interrupted):
             output.to_stderr(output.failure_line("", outcome.error))
+            return
+        if isinstance(outcome.error, NotAttemptedInterrupted):
             return
         if not as_json and outcome.progress is not None:
             output.to_stdout(
