@@ -81,8 +81,9 @@ checkpoint went with it (``Facade.checkpoint_progress``)."""
 class Outcome:
     """What one target answered: a value, "disabled" (able's No), or an error.
 
-    ``progress`` is where the checkpoint stands in ``backend/progress.py``'s words for a
-    create or vacate (``requested``, or with ``--wait`` its outcome); None for the others.
+    ``progress`` is where the request stands in ``backend/progress.py``'s words:
+    ``requested`` for any mutating operation Slurm accepted, or with ``--wait`` the
+    checkpoint's outcome; None for the others (``able``, ``error``, a refusal).
     """
 
     target: StepId
@@ -114,7 +115,7 @@ def _call(
         if wait:
             outcome.progress = _wait_for_outcome(facade, target)
             if outcome.progress not in (progress.COMPLETED, ENDED):
-                outcome.error = _failure(facade, op.name, target)
+                outcome.error = _failure(facade, target)
     except Disabled as refused:
         if op.disabled_is_answer:
             outcome.disabled = refused
@@ -137,7 +138,7 @@ def _wait_for_outcome(facade: Facade, target: StepId) -> str:
         time.sleep(WAIT_POLL_SECONDS)
 
 
-def _failure(facade: Facade, operation: str, target: StepId) -> CheckpointFailed:
+def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
     """The recorded error of a checkpoint that ended with one, as ``CheckpointFailed``."""
     recorded = facade.error(target)
     return CheckpointFailed(
