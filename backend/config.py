@@ -23,7 +23,9 @@ The file, with every key and its default::
     jobs = 48
 
 Any mistake raises ``ConfigError`` naming the file, the key and the form expected; the
-command line turns it into exit status 2.
+command line turns it into exit status 2.  README's "Configuration" table documents every
+key; ``tests/backend/test_config_readme.py`` holds it equal to ``SCALAR_KEYS``,
+``[keys]`` and ``DEMO_KEYS`` and checks each documented default loads as the default.
 """
 
 from __future__ import annotations
@@ -49,19 +51,22 @@ ENGINES = ("auto", "native", "cooperative", "live", "simulated")
 """Accepted values of ``engine``; ``live`` is the listing-only engine for modern Slurm."""
 
 _KEY_ACTION = re.compile(r"[a-z][a-z0-9_]{0,39}")
-_KNOWN = frozenset(
-    {
-        "refresh_interval",
-        "engine",
-        "read_only",
-        "max_wait",
-        "image_dir",
-        "audit_log",
-        "audit_required",
-        "keys",
-        "demo",
-    }
+SCALAR_KEYS: tuple[str, ...] = (
+    "refresh_interval",
+    "engine",
+    "read_only",
+    "max_wait",
+    "image_dir",
+    "audit_log",
+    "audit_required",
 )
+"""The top-level keys that take one value (README's table lists each)."""
+KEYS_TABLE = "keys"
+"""``[keys]``: any action name of ``keymap.ACTIONS`` to a key."""
+DEMO_TABLE = "demo"
+DEMO_KEYS: tuple[str, ...] = ("seed", "jobs")
+"""``[demo]``'s keys."""
+_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE})
 
 
 def default_config_path() -> Path:
@@ -211,7 +216,7 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
         table = data["demo"]
         if not isinstance(table, dict):
             raise bad("demo", "a table such as [demo] seed = 42", table)
-        extra = sorted(set(table) - {"seed", "jobs"})
+        extra = sorted(set(table) - set(DEMO_KEYS))
         if extra:
             raise ConfigError(f"{where}unknown key 'demo.{extra[0]}': expected seed or jobs")
         if "seed" in table:

@@ -50,11 +50,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import progress
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
 from .engines.base import Engine, EngineRequest
 from .errors import (
+    AlreadyDone,
     AuditLogError,
+    Disabled,
+    InvalidJobId,
     NoConfig,
     SckptError,
     SetupError,
@@ -71,6 +75,7 @@ from .model import (
     AbleResult,
     ActionResult,
     CheckpointError,
+    CheckpointKind,
     ClusterInfo,
     Interconnect,
     Snapshot,
@@ -357,6 +362,32 @@ class Facade:
         """The step's last checkpoint error (code 0 when none); not audited."""
         return self._engine.error(to_target(target))
 
+    def checkpoint_progress(self, target: Target) -> str:
+        """Where ``target``'s checkpoint stands, in ``progress.py``'s words: ``in
+        progress``, ``completed`` or ``failed (<code>)``; ``ended`` when the step is gone
+        (a vacate ends it, and Slurm keeps checkpoint state on the step's record).
+
+        One look, for whoever watches a checkpoint it requested (``--wait``, the console's
+        toast).  ``able`` says whether one runs (``Began at``); once none does, ``error``
+        holds its result (Slurm resets it when a checkpoint starts).  While checkpoints are
+        disabled ``able`` cannot tell, so it is ``in progress`` unless ``error`` already
+        shows a failure.  Other refusals (no answer) are raised.
+        """
+        step = to_target(target)
+        try:
+            running = bool(self._engine.able(step).in_progress_since)
+        except Disabled:
+            running = not self._engine.error(step).code
+        except (InvalidJobId, AlreadyDone):
+            return CheckpointKind.ENDED.value
+        if running:
+            return progress.IN_PROGRESS
+        try:
+            code = self._engine.error(step).code
+        except (InvalidJobId, AlreadyDone):
+            return CheckpointKind.ENDED.value
+        return progress.COMPLETED if not code else progress.failed(code)
+
     # ---------------------------------------------------------- acting
 
     def create(
@@ -542,7 +573,8 @@ class Facade:
             if problem:
                 exc.hint = f"{exc.hint}; {problem}" if exc.hint else problem
             raise
-        except Exception as exc:
+        except BaseException as exc:  # Ctrl-C too: the request may have gone out (a
+            # cooperative create waits for its outcome here), so it must be in the log
             self._write(reservation, operation, target, args, exc, started)
             raise
         problem = self._write(reservation, operation, target, args, None, started)
@@ -639,6 +671,8 @@ def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]
     if outcome is None:
         return 0, "SLURM_SUCCESS", "accepted"
     code, name = identify(outcome)
+    if isinstance(outcome, KeyboardInterrupt):
+        return code, name, "interrupted (Ctrl-C) while Slurm was asked; it may have acted"
     return code, name, outcome.message if isinstance(outcome, SckptError) else str(outcome)
 
 

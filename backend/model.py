@@ -165,8 +165,9 @@ class CheckpointKind(enum.StrEnum):
     NOT_SUPPORTED = "not_supported"
     PENDING = "pending"
     """Not applicable: the job has not started."""
-    DONE = "done"
-    """Not applicable: the job or step has finished."""
+    ENDED = "ended"
+    """Not applicable: the job or step has finished ("ended", not "done": a checkpoint's
+    outcome is ``completed`` in ``progress.py``'s words, and "done" read as that)."""
     UNKNOWN = "unknown"
     """Not asked yet (for instance: too many steps to ask in one refresh)."""
 

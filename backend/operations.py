@@ -90,6 +90,9 @@ class Operation:
     whole_job: bool = False
     """Acts on a job, never on one step (hold, release, requeue, as scontrol's verbs): a
     ``JOB.STEP`` target is refused as bad usage before Slurm is asked."""
+    starts_checkpoint: bool = False
+    """Starts a checkpoint whose outcome is worth watching: the command line's ``--wait``
+    and the console's outcome toast (``tasks`` asks slurmd, which reports no outcome)."""
 
     @property
     def description(self) -> str:
@@ -128,6 +131,7 @@ OPERATIONS: tuple[Operation, ...] = (
         key="c",
         key_help="checkpoint the selected step (or job) and let it continue",
         scontrol=ScontrolName(prefix=2, rank=4),
+        starts_checkpoint=True,
     ),
     Operation(
         "vacate",
@@ -137,6 +141,7 @@ OPERATIONS: tuple[Operation, ...] = (
         key_help="checkpoint, then terminate the step (asks first)",
         confirm="checkpoint it, then terminate it (its tasks are killed after the checkpoint)",
         scontrol=ScontrolName(prefix=2, rank=6),
+        starts_checkpoint=True,
     ),
     Operation(
         "restart",

@@ -344,7 +344,7 @@ def column_for_job(job: Job) -> tuple[CheckpointKind, str] | None:
         return CheckpointKind.PENDING, "the job has not started"
     if job.state is JobState.SUSPENDED:
         return CheckpointKind.DISABLED, "job suspended"
-    return CheckpointKind.DONE, f"job {job.state.value.lower()}"
+    return CheckpointKind.ENDED, f"job {job.state.value.lower()}"
 
 
 def column_for_step(

@@ -20,22 +20,23 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from importlib.resources import files
 
 from rich.text import Text
-from sckpt.backend import operations
+from sckpt.backend import operations, progress
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ActionResult, ClusterInfo, JobView, StepId
+from sckpt.backend.model import ActionResult, CheckpointKind, ClusterInfo, JobView, StepId
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from .cli.exit_codes import EXIT_INTERRUPTED
 from .commands import ActionsProvider
 from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
@@ -54,13 +55,26 @@ def _stylesheet() -> str:
     return str(files("sckpt.styles").joinpath("app.tcss"))
 
 
+@dataclass
+class _Watch:
+    """A checkpoint the operator requested, whose outcome the console will toast."""
+
+    operation: str
+    requested_at: float
+    """The app's clock when Slurm accepted it: data older than that cannot tell."""
+    seen_running: bool = False
+
+
 class SckptApp(App[int]):
     """Jobs, steps and their checkpoint state, with one-key actions."""
 
     CSS_PATH = _stylesheet()
     TITLE = "sckpt"
     COMMANDS = App.COMMANDS | {ActionsProvider}
-    BINDINGS = [*bindings(GLOBAL_KEYS), Binding("ctrl+c", "quit", show=False, priority=True)]
+    BINDINGS = [
+        *bindings(GLOBAL_KEYS),
+        Binding("ctrl+c", "interrupt", show=False, priority=True),
+    ]
 
     def __init__(
         self,
@@ -75,6 +89,8 @@ class SckptApp(App[int]):
         self.settings = settings
         self.read_only = facade.read_only
         self.focus_target = focus
+        self._watched: dict[StepId, _Watch] = {}
+        """Checkpoints requested from this console, until the data shows their outcome."""
         self.now: Callable[[], float] = clock if clock is not None else time.time
         """The app's clock: ``time.time``, or a fixed one in tests and screenshots."""
         self.interval = settings.refresh_interval
@@ -108,6 +124,14 @@ class SckptApp(App[int]):
         """
         self.pipeline.stop()
         self.exit(0)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl-C: leave as ``q`` does, with exit status 130 (the shell's convention for
+        SIGINT, as the README promises), so a wrapper script can tell an interrupted
+        console from a finished one.  The terminal is in raw mode, so Ctrl-C arrives as
+        this key, not as SIGINT."""
+        self.pipeline.stop()
+        self.exit(EXIT_INTERRUPTED, return_code=EXIT_INTERRUPTED)
 
     def action_help(self) -> None:
         """``?``: the keys of the current screen (without the read-only-hidden ones)."""
@@ -195,6 +219,8 @@ class SckptApp(App[int]):
         message is handled once), a screen under a dialog too: it must show the new data
         when the dialog closes."""
         message = make()
+        if isinstance(message, DataReady) and self._watched:
+            self._report_outcomes()
         if isinstance(message, DataReady) and message.first:
             if self.focus_target is not None:
                 self.call_after_refresh(self._select, self.focus_target)
@@ -203,6 +229,50 @@ class SckptApp(App[int]):
             if isinstance(screen, TargetScreen):
                 screen.post_message(message)
                 message = make()
+
+    def _report_outcomes(self) -> None:
+        """Toast how each checkpoint requested here ended, once the data shows it.
+
+        From the refreshes the console makes anyway (no request of its own): a step no
+        longer ``in progress`` has ``completed`` or ``failed (<code>)`` (its last error);
+        a step or job gone is ``ended``.  Data taken before the request could show the
+        state from before it, so it counts only once the checkpoint was seen running or
+        the data is newer than the request.
+        """
+        fresh = self.freshness.last_fresh
+        for target, watch in list(self._watched.items()):
+            word = self._progress_shown(target)
+            if word == progress.IN_PROGRESS:
+                watch.seen_running = True
+                continue
+            if not watch.seen_running and fresh <= watch.requested_at:
+                continue
+            del self._watched[target]
+            failed = word not in (progress.COMPLETED, CheckpointKind.ENDED.value)
+            self.notify(
+                f"{watch.operation} {target}: {word}",
+                title=watch.operation,
+                severity="error" if failed else "information",
+                markup=False,
+            )
+
+    def _progress_shown(self, target: StepId) -> str:
+        """What the data says of ``target``'s checkpoint, in ``progress.py``'s words
+        (``in progress`` also while a step was not asked yet: it cannot tell)."""
+        view = self.job(target.job_id)
+        if view is None or view.job.state.is_finished:
+            return CheckpointKind.ENDED.value
+        states = [
+            s.checkpoint
+            for s in view.steps
+            if target.is_whole_job or s.step.step_id.step == target.step
+        ]
+        if not states:
+            return CheckpointKind.ENDED.value
+        if any(s.kind in (CheckpointKind.IN_PROGRESS, CheckpointKind.UNKNOWN) for s in states):
+            return progress.IN_PROGRESS
+        code = max((s.last_error.code for s in states if s.last_error is not None), default=0)
+        return progress.failed(code) if code else progress.COMPLETED
 
     # ------------------------------------------------------------------ navigation
 
@@ -258,9 +328,18 @@ class SckptApp(App[int]):
         else:
             detail = f": {printable(result.detail)}" if result.detail else ""
             self.call_from_thread(
-                self.notify, f"{operation} {target}: done{detail}", title=operation, markup=False
+                self.notify,
+                f"{operation} {target}: {progress.REQUESTED}{detail}",
+                title=operation,
+                markup=False,
             )
+            if operations.operation(operation).starts_checkpoint:
+                self.call_from_thread(self._watch, operation, target)
         self.call_from_thread(self.refresh_now)
+
+    def _watch(self, operation: str, target: StepId) -> None:
+        """Remember a requested checkpoint: ``_report_outcomes`` toasts how it ended."""
+        self._watched[target] = _Watch(operation, self.now())
 
     def _offer_force(self, target: StepId, params: ActionParams, exc: UnsafeVacate) -> None:
         """A vacate refused for lack of images: say what would be lost, ask once more.
@@ -423,7 +502,8 @@ def _trust_the_terminal() -> None:
 
 
 def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = None) -> int:
-    """Run the console until the operator quits; return the exit code (0 on ``q``)."""
+    """Run the console until the operator quits; return the exit code (0 on ``q``, 130 on
+    Ctrl-C)."""
     _trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
     code = app.run()

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from sckpt.backend import progress
 from sckpt.backend.filters import FILTER_FIELDS as FILTER_FIELDS  # re-exported
 from sckpt.backend.filters import Filter as Filter  # re-exported
 from sckpt.backend.filters import matches as match_filter
@@ -119,11 +120,11 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
     if kind is CheckpointKind.IN_PROGRESS:
         since = state.in_progress_since
         if since:
+            took = compact_duration(now - since)
             return Text(
-                f"in progress since {clock_time(since)} ({compact_duration(now - since)})",
-                style="bold cyan",
+                f"{progress.IN_PROGRESS} since {clock_time(since)} ({took})", style="bold cyan"
             )
-        return Text("in progress", style="bold cyan")
+        return Text(progress.IN_PROGRESS, style="bold cyan")
     if kind is CheckpointKind.NOT_SUPPORTED:
         text = Text("not supported", style="dim")
         if state.reason:
@@ -132,8 +133,8 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
         return text
     if kind is CheckpointKind.PENDING:
         return Text("pending", style="dim")
-    if kind is CheckpointKind.DONE:
-        return Text("done", style="dim")
+    if kind is CheckpointKind.ENDED:
+        return Text(CheckpointKind.ENDED.value, style="dim")
     return Text("?", style="dim")
 
 
@@ -154,7 +155,7 @@ def job_summary(job: JobView) -> Text:
     if state is JobState.PENDING:
         return Text("pending", style="dim")
     if state.is_finished:
-        return Text("done", style="dim")
+        return Text(CheckpointKind.ENDED.value, style="dim")
     if not job.steps:
         return Text("no steps", style="dim")
     counts: dict[CheckpointKind, int] = {}
@@ -162,11 +163,11 @@ def job_summary(job: JobView) -> Text:
         counts[step.checkpoint.kind] = counts.get(step.checkpoint.kind, 0) + 1
     parts: list[tuple[str, str]] = []
     labels = (
-        (CheckpointKind.IN_PROGRESS, "busy", "bold cyan"),
+        (CheckpointKind.IN_PROGRESS, progress.IN_PROGRESS, "bold cyan"),
         (CheckpointKind.ABLE, "able", "green"),
         (CheckpointKind.DISABLED, "dis", "yellow"),
         (CheckpointKind.NOT_SUPPORTED, "n/s", "dim"),
-        (CheckpointKind.DONE, "done", "dim"),
+        (CheckpointKind.ENDED, "ended", "dim"),
         (CheckpointKind.PENDING, "pend", "dim"),
         (CheckpointKind.UNKNOWN, "?", "dim"),
     )

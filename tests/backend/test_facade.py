@@ -14,7 +14,7 @@ from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import Facade, open_facade, register_engine
-from sckpt.backend.model import CheckpointKind, JobState, Snapshot, StepId
+from sckpt.backend.model import ActionResult, CheckpointKind, JobState, Snapshot, StepId
 from sckpt.backend.operations import MUTATING, NAMES
 from sckpt.backend.operations import operation as find_operation
 
@@ -323,3 +323,39 @@ def test_audit_names_the_simulated_acting_user(settings: Settings) -> None:
         f.disable("1.0")  # no such job: refused, still audited
     (line,) = read_records(settings.audit_log)
     assert line["acting_user"] == "bob" and line["result"]["code"] == 2017
+
+
+def test_checkpoint_progress_follows_a_checkpoint_to_its_outcome(
+    settings: Settings, sim: SimulatedCluster
+) -> None:
+    """progress.py's words, read with able and error; disabling meanwhile does not end it."""
+    f = open_facade(settings, as_user="alice", cluster=sim)
+    job = sim.submit("alice", n_steps=2).job_id
+    failing, vacated = StepId(job, 0), StepId(job, 1)
+    sim.script_checkpoint(failing, duration=5, code=28)
+    sim.script_checkpoint(vacated, duration=5)
+    assert f.checkpoint_progress(failing) == "completed"  # none ever ran: nothing failed
+    f.create(failing, max_wait=0)
+    f.vacate(vacated, max_wait=0)
+    f.disable(failing)  # able answers No now: the checkpoint still runs
+    assert f.checkpoint_progress(failing) == "in progress"
+    assert f.checkpoint_progress(vacated) == "in progress"
+    sim.advance(6)
+    assert f.checkpoint_progress(failing) == "failed (28)"  # told by error, while disabled
+    assert f.checkpoint_progress(vacated) == "ended"  # the vacate ended the step
+
+
+def test_ctrl_c_during_an_action_is_still_audited(settings: Settings) -> None:
+    """A cooperative create waits for its outcome inside the engine: Ctrl-C there comes
+    after the request went out, so the attempt must be in the audit log."""
+
+    class Interrupted(SpyEngine):
+        def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+            raise KeyboardInterrupt
+
+    f = Facade(Interrupted(), settings)
+    with pytest.raises(KeyboardInterrupt):
+        f.create("12.3", max_wait=0)
+    (line,) = read_records(settings.audit_log)
+    assert line["operation"] == "create" and line["result"]["name"] == "KeyboardInterrupt"
+    assert "may have acted" in line["result"]["message"]

@@ -198,9 +198,9 @@ def test_restart_record_checks_come_in_the_references_order() -> None:
 COLUMN = [
     (JobState.PENDING, CheckpointKind.PENDING),
     (JobState.SUSPENDED, CheckpointKind.DISABLED),
-    (JobState.COMPLETED, CheckpointKind.DONE),
-    (JobState.CANCELLED, CheckpointKind.DONE),
-    (JobState.TIMEOUT, CheckpointKind.DONE),
+    (JobState.COMPLETED, CheckpointKind.ENDED),
+    (JobState.CANCELLED, CheckpointKind.ENDED),
+    (JobState.TIMEOUT, CheckpointKind.ENDED),
 ]
 
 

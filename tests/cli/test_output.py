@@ -117,7 +117,7 @@ def test_job_summary_is_one_kind_or_a_tally() -> None:
     )
     assert cli_output.job_checkpoint_summary(mixed) == "1 disabled, 2 able"
     assert cli_output.job_checkpoint_summary(JobView(_job(JobState.PENDING))) == "pending"
-    assert cli_output.job_checkpoint_summary(JobView(_job(JobState.COMPLETED))) == "done"
+    assert cli_output.job_checkpoint_summary(JobView(_job(JobState.COMPLETED))) == "ended"
 
 
 def test_json_of_records_uses_step_id_text_and_enum_values() -> None:

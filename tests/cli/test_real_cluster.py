@@ -520,3 +520,46 @@ def test_every_real_engine_lists_and_answers(
     able = sckpt(slurm_cluster, config, "--engine", engine, "able", f"{job}.0")
     assert able.returncode == 1 and "ESLURM_NOT_SUPPORTED (2036)" in able.stderr
     assert able.stderr.count("\n") == 1
+
+
+def test_create_wait_on_a_step_under_sckpt_run(
+    slurm_cluster: SlurmCluster, config: Path, wrapped_job: tuple[int, Path]
+) -> None:
+    """``--wait`` on the cooperative engine: MaxWait 0 (no bound), the outcome's words."""
+    job, _work = wrapped_job
+    step = f"{job}.0"
+    if _engine(slurm_cluster, config) != "cooperative":
+        pytest.skip("the cooperative engine is not installed here")
+    wait_for(lambda: sckpt(slurm_cluster, config, "able", step).stdout == "Yes\n", timeout=90)
+    created = sckpt(slurm_cluster, config, "create", step, "--wait")
+    assert (created.returncode, created.stdout) == (0, f"{step}: create completed\n")
+    assert created.stderr == ""
+    (line,) = [a for a in audit_lines(config) if a["operation"] == "create"][-1:]
+    assert line["arguments"]["max_wait"] == 0
+    assert squeue_state(slurm_cluster, job) == "RUNNING"
+
+
+def test_create_wait_reports_a_failed_checkpoint_with_its_error(
+    slurm_cluster: SlurmCluster, config: Path
+) -> None:
+    """The program answers ``28 disk full``: ``failed (28)`` on stdout, the recorded error
+    on stderr, exit 1 (the cooperative engine waited itself and raised)."""
+    work = Path(tempfile.mkdtemp(prefix="sckpt-cli-fail-"))
+    work.chmod(0o755)
+    run = (
+        f"srun --overlap -n1 {SCKPT} run --name counter -- "
+        f"python3 {COUNTER} --log {work}/log --interval 0.1 --fail '28 disk full'"
+    )
+    job = submit(slurm_cluster, "-J", "cli-fail", "-D", str(work), "--wrap", run)
+    try:
+        if _engine(slurm_cluster, config) != "cooperative":
+            pytest.skip("the cooperative engine is not installed here")
+        step = f"{job}.0"
+        wait_for(lambda: sckpt(slurm_cluster, config, "able", step).stdout == "Yes\n", timeout=90)
+        failed = sckpt(slurm_cluster, config, "create", step, "--wait")
+        assert (failed.returncode, failed.stdout) == (1, f"{step}: create failed (28)\n")
+        assert failed.stderr.count("\n") == 1 and "error(28): disk full" in failed.stderr
+        assert "Traceback" not in failed.stderr
+    finally:
+        slurm_cluster.run("scancel", str(job), check=False)
+        subprocess.run(["rm", "-rf", str(work)], check=False)

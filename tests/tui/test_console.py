@@ -369,7 +369,7 @@ async def test_disable_then_enable_a_step(console: Any) -> None:
         assert c.cluster.step_state(step).disable_count == 1
         con = console_of(pilot)
         assert con.steps_table.cells_of(str(step))["checkpoint"].plain == "disabled"  # type: ignore[index]
-        assert any(f"disable {step}: done" in m for m in notifications(c.app))
+        assert any(f"disable {step}: requested" in m for m in notifications(c.app))
         await pilot.press("d")
         await settle(pilot)
         assert c.cluster.step_state(step).disable_count == 2
@@ -419,12 +419,45 @@ async def test_create_opens_a_prefilled_form_then_checkpoints(console: Any) -> N
         assert con.steps_table.cells_of(str(step))["checkpoint"].plain.startswith(
             "in progress since"
         )  # type: ignore[index]
+        # progress.py's words: the toast says what is known (requested), the job's
+        # summary counts the step as in progress.
+        assert any(f"create {step}: requested" in m for m in notifications(c.app))
+        summary = con.jobs_table.cells_of(str(job_id))["checkpoint"].plain  # type: ignore[index]
+        assert "1 in progress" in summary and "busy" not in summary
         # A second create while one runs: EALREADY, shown as a notification.
         await pilot.press("c")
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
         assert any("EALREADY (114)" in m and "refused" in m for m in notifications(c.app))
+
+
+@pytest.mark.parametrize(("code", "word"), [(0, "completed"), (28, "failed (28)")])
+async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
+    console: Any, code: int, word: str
+) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    c.cluster.script_checkpoint(step, duration=5, code=code)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert any(f"create {step}: requested" in m for m in notifications(c.app))
+        assert not any(f"create {step}: {word}" in m for m in notifications(c.app))
+        c.cluster.advance(6)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert any(m == f"create {step}: {word}" for m in notifications(c.app))
+        # Said once: the next refreshes do not repeat it.
+        c.cluster.advance(1)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert sum(m == f"create {step}: {word}" for m in notifications(c.app)) == 1
 
 
 async def test_create_form_escape_cancels(console: Any) -> None:
@@ -702,6 +735,16 @@ async def test_q_quits_cleanly(console: Any) -> None:
         await pilot.press("q")
         await pilot.pause()
     assert c.app.return_code == 0
+    assert not any(w.is_running for w in c.app.workers)
+
+
+async def test_ctrl_c_quits_with_status_130(console: Any) -> None:
+    c = console()
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert c.app.return_code == 130
     assert not any(w.is_running for w in c.app.workers)
 
 

@@ -104,3 +104,23 @@ def _drive(term: Tmux, audit: Path, jid: str, step_index: int, step_id: str) -> 
     screen = term.wait(lambda s: "SCKPT-EXIT=" in s)
     assert "SCKPT-EXIT=0" in screen
     assert "Traceback" not in screen
+
+
+@pytest.mark.parametrize(("key", "status"), [("C-c", 130), ("q", 0)])
+def test_ctrl_c_exits_130_and_q_exits_0(
+    setup: tuple[Path, dict[str, str]], tmp_path: Path, key: str, status: int
+) -> None:
+    """The shell sees 130 after Ctrl-C (README's promise), 0 after ``q``."""
+    _audit, env = setup
+    status_file = tmp_path / "status"
+    command = f"{SCKPT} --demo; echo rc=$? > {status_file}; sleep 30"
+    passed = [f"{k}={v}" for k, v in env.items() if k in ("SCKPT_CONFIG", "TERM", "TZ", "HOME")]
+    with Tmux(command, 80, 24, env=passed) as term:
+        term.wait(lambda s: "updated" in s and "JobID" in s)
+        term.keys(key)
+        deadline = time.monotonic() + 20
+        while not status_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        screen = term.screen()
+    assert status_file.read_text() == f"rc={status}\n", screen
+    assert "Traceback" not in screen

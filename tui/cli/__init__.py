@@ -204,6 +204,8 @@ def _cmd_actions(
     op: Operation,
     targets: Sequence[StepId],
     values: Mapping[str, Any],
+    *,
+    wait: bool = False,
 ) -> int:
     try:
         facade, _settings = _open(args)
@@ -223,6 +225,7 @@ def _cmd_actions(
             as_json=args.json,
             historical=args.command == "checkpoint",
             debug=args.debug,
+            wait=wait,
         )
     finally:
         facade.close()
@@ -235,7 +238,15 @@ def _cmd_operation(args: argparse.Namespace) -> int:
     if op.whole_job:  # every target is checked before any is acted on
         for target in args.targets:
             require_whole_job(op.name, target)
-    return _cmd_actions(args, op, args.targets, values)
+    wait = bool(getattr(args, "wait", False))
+    if wait:
+        if values["max_wait"] is not None:
+            raise UsageError(
+                f"--wait waits with no MaxWait bound and --max-wait sets one: give one of "
+                f"them ('sckpt {op.name} --help')"
+            )
+        values["max_wait"] = 0  # Slurm's "no limit": the checkpoint may take what it needs
+    return _cmd_actions(args, op, args.targets, values, wait=wait)
 
 
 def _cmd_checkpoint(args: argparse.Namespace) -> int:

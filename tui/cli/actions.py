@@ -4,21 +4,28 @@ Slurm's refusals are outcomes, not exceptions: every target is reported (one lin
 or stderr, or one JSON document for all), and the worst exit code wins.  Once Slurm does not
 answer for one target, the remaining ones are reported ``not attempted`` instead of each
 waiting out the same timeout.
+
+``--wait`` (create, vacate) then watches each target's checkpoint through the facade until
+it is no longer in progress and reports its outcome in ``backend/progress.py``'s words
+(``completed``, ``failed (28)``); Ctrl-C during the wait stops watching, never the
+checkpoint.
 """
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sckpt.backend.errors import Disabled, SckptError
-from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, StepId
+from sckpt.backend import progress
+from sckpt.backend.errors import CheckpointFailed, Disabled, SckptError
+from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, CheckpointKind, StepId
 from sckpt.backend.operations import Operation
 
 from . import output
-from .exit_codes import EXIT_OK, EXIT_UNREACHABLE
+from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
@@ -33,38 +40,112 @@ class NotAttempted(SckptError):
         super().__init__(f"not attempted: Slurm did not answer for an earlier target ({cause})")
 
 
+class Interrupted(SckptError):
+    """Ctrl-C while waiting for a checkpoint's outcome (exit code 130).
+
+    Only the watching stopped: the checkpoint goes on, and the message says how to look
+    at it later.
+    """
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, operation: str, target: StepId) -> None:
+        super().__init__(
+            f"interrupted: stopped waiting; the {operation} of {target} goes on "
+            f"(see 'sckpt error {target}')"
+        )
+
+
+class NotAttemptedInterrupted(SckptError):
+    """A target after the one whose wait Ctrl-C stopped: nothing was asked for it.
+
+    Not a line of its own on stderr (Ctrl-C's one line says it all); ``--json`` lists it.
+    """
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("not attempted: interrupted (Ctrl-C) before this target")
+
+
+WAIT_POLL_SECONDS = 1.0
+"""How often ``--wait`` asks for the checkpoint's state: once a second is two small
+requests a second to slurmctld per target, and a person waiting sees the outcome soon."""
+
+ENDED = CheckpointKind.ENDED.value
+"""``--wait``'s outcome when the step itself is gone (a vacate ends it): the code of its
+checkpoint went with it (``Facade.checkpoint_progress``)."""
+
+
 @dataclass
 class Outcome:
-    """What one target answered: a value, "disabled" (able's No), or an error."""
+    """What one target answered: a value, "disabled" (able's No), or an error.
+
+    ``progress`` is where the request stands in ``backend/progress.py``'s words:
+    ``requested`` for any mutating operation Slurm accepted, or with ``--wait`` the
+    checkpoint's outcome; None for the others (``able``, ``error``, a refusal).
+    """
 
     target: StepId
     operation: str
     value: AbleResult | CheckpointError | ActionResult | None = None
     disabled: Disabled | None = None
     error: SckptError | None = None
+    progress: str | None = None
 
     @property
     def exit_code(self) -> int:
         return self.error.exit_code if self.error is not None else EXIT_OK
 
 
-def _call(facade: Facade, op: Operation, target: StepId, values: Mapping[str, Any]) -> Outcome:
+def _call(
+    facade: Facade, op: Operation, target: StepId, values: Mapping[str, Any], *, wait: bool
+) -> Outcome:
     """One facade call for one target; Slurm's refusals become the outcome, not an exception.
 
     The facade has one method per operation, named for it and taking exactly the table's
-    ``arguments`` (``backend/operations.py``), so the call is found by name.
+    ``arguments`` (``backend/operations.py``), so the call is found by name.  With
+    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``).
     """
     outcome = Outcome(target, op.name)
     try:
         outcome.value = getattr(facade, op.name)(target, **values)
+        if isinstance(outcome.value, ActionResult):
+            outcome.progress = progress.REQUESTED
+        if wait:
+            outcome.progress = _wait_for_outcome(facade, target)
+            if outcome.progress not in (progress.COMPLETED, ENDED):
+                outcome.error = _failure(facade, target)
     except Disabled as refused:
         if op.disabled_is_answer:
             outcome.disabled = refused
         else:
             outcome.error = refused
+    except CheckpointFailed as failed:  # an engine that waited itself (cooperative)
+        outcome.error = failed
+        outcome.progress = progress.failed(failed.code) if wait else None
     except SckptError as refused:
         outcome.error = refused
     return outcome
+
+
+def _wait_for_outcome(facade: Facade, target: StepId) -> str:
+    """Ask where ``target``'s checkpoint stands until it is no longer in progress."""
+    while True:
+        word = facade.checkpoint_progress(target)
+        if word != progress.IN_PROGRESS:
+            return word
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
+    """The recorded error of a checkpoint that ended with one, as ``CheckpointFailed``."""
+    recorded = facade.error(target)
+    return CheckpointFailed(
+        recorded.code,
+        recorded.message or None,
+        hint=f"the checkpoint did not complete: {output.error_line(recorded)}",
+    )
 
 
 def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | None:
@@ -76,7 +157,11 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
     if isinstance(value, CheckpointError):
         return lead + output.error_line(value)
     if isinstance(value, ActionResult):
-        return None if historical else output.action_line(value)
+        if historical:
+            return None
+        if outcome.progress is None or outcome.progress == progress.REQUESTED:
+            return output.action_line(value)
+        return output.outcome_line(value.target, value.operation, outcome.progress)
     return None
 
 
@@ -86,6 +171,8 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
         "operation": outcome.operation,
         "ok": outcome.error is None,
     }
+    if outcome.progress is not None:
+        data["outcome"] = outcome.progress
     value = outcome.value
     if outcome.error is not None:
         data["error"] = output.error_json(outcome.error)
@@ -112,7 +199,9 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
         data.update(
             detail=value.detail,
             per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
-            text=output.action_line(value),
+            text=output.action_line(value)
+            if outcome.progress in (None, progress.REQUESTED)
+            else output.outcome_line(value.target, value.operation, outcome.progress),
         )
     return data
 
@@ -126,22 +215,35 @@ def run_actions(
     as_json: bool,
     historical: bool,
     debug: bool,
+    wait: bool = False,
 ) -> int:
     """Act on each target in turn, report each, and return the worst exit code.
 
     ``values`` are the operation's keyword arguments (those of ``op.arguments`` given; the
-    facade's defaults stand for the others).
+    facade's defaults stand for the others).  ``wait``: watch each checkpoint until it
+    ends and report its outcome; Ctrl-C then stops the watching (exit 130), not the
+    checkpoint, and the targets not reached yet are reported ``not attempted``.
     """
     operation = op.name
     outcomes = []
     unreachable: SckptError | None = None
+    interrupted = False
     for target in targets:
-        if unreachable is not None:
+        if interrupted:
+            outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
+        elif unreachable is not None:
             # Slurm did not answer the previous target: do not make the user wait out the
             # same timeout once per remaining target.
             outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
-            outcome = _call(facade, op, target, values)
+            try:
+                outcome = _call(facade, op, target, values, wait=wait)
+            except KeyboardInterrupt:
+                if not wait:
+                    raise  # main's "sckpt: interrupted", exit 130
+                outcome = Outcome(target, operation, error=Interrupted(operation, target))
+                outcome.progress = progress.IN_PROGRESS
+                interrupted = True
             if outcome.exit_code == EXIT_UNREACHABLE:
                 unreachable = outcome.error
         outcomes.append(outcome)
@@ -178,10 +280,23 @@ def report_unopened(
 def _report(
     outcome: Outcome, *, several: bool, as_json: bool, historical: bool, debug: bool
 ) -> None:
-    """One target's line: the failure on stderr, else (without ``--json``) the answer."""
+    """One target's line: the failure on stderr, else (without ``--json``) the answer.
+
+    A request Slurm accepted whose checkpoint then failed (or whose wait did not end) has
+    both: where it stands on stdout (``failed (28)``, ``requested``), the error on stderr.
+    """
     if outcome.error is not None:
         if debug:
             traceback.print_exception(outcome.error)
+        if isinstance(outcome.error, Interrupted):
+            output.to_stderr(output.failure_line("", outcome.error))
+            return
+        if isinstance(outcome.error, NotAttemptedInterrupted):
+            return
+        if not as_json and outcome.progress is not None:
+            output.to_stdout(
+                output.outcome_line(outcome.target, outcome.operation, outcome.progress)
+            )
         named = str(outcome.error).startswith(f"{outcome.operation} {outcome.target}")
         prefix = "" if named else f"{outcome.operation} {outcome.target}: "
         output.to_stderr(output.failure_line(prefix, outcome.error))

@@ -103,6 +103,12 @@ def action_line(result: ActionResult) -> str:
     return text
 
 
+def outcome_line(target: StepId, operation: str, outcome: str) -> str:
+    """``--wait``'s line once a checkpoint is no longer in progress: ``42.0: create
+    completed``, ``42.0: create failed (28)``, or ``42.0: vacate ended`` (the step is gone)."""
+    return f"{target}: {operation} {outcome}"
+
+
 def failure_line(prefix: str, error: object) -> str:
     """The one line written to stderr for a refusal or a failure."""
     return clean(f"sckpt: {prefix}{error}" if prefix else f"sckpt: {error}")
@@ -140,7 +146,7 @@ _SUMMARY_ORDER = (
     CheckpointKind.NOT_SUPPORTED,
     CheckpointKind.UNKNOWN,
     CheckpointKind.PENDING,
-    CheckpointKind.DONE,
+    CheckpointKind.ENDED,
 )
 
 
@@ -157,7 +163,7 @@ def job_checkpoint_summary(view: JobView) -> str:
         if view.job.state is JobState.PENDING:
             return CheckpointKind.PENDING.value
         if view.job.state.is_finished:
-            return CheckpointKind.DONE.value
+            return CheckpointKind.ENDED.value
         return "-"
     counts: dict[CheckpointKind, int] = {}
     for step in view.steps:

@@ -334,6 +334,14 @@ def build_parser() -> argparse.ArgumentParser:
                 added = action.add_argument(flag, **spec)
                 if completion is not None:
                     _complete_with(added, completion)
+        if op.starts_checkpoint:
+            action.add_argument(
+                "--wait",
+                action="store_true",
+                help="return when the checkpoint has ended (no MaxWait bound): exit 0 when "
+                "it completed, 1 with its recorded error; Ctrl-C stops waiting (exit 130), "
+                "not the checkpoint",
+            )
 
     ls = sub.add_parser(
         "ls",

@@ -1,0 +1,47 @@
+"""The console's checkpoint words are ``backend/progress.py``'s, as the command line's are.
+
+"busy" (the job summary) and "done" (a finished job or step) read as checkpoint outcomes
+next to the command line's ``in progress`` and ``completed``; they are now ``in progress``
+and ``ended``.
+"""
+
+from __future__ import annotations
+
+from sckpt.backend import progress
+from sckpt.backend.model import (
+    CheckpointKind,
+    CheckpointState,
+    Job,
+    JobState,
+    JobView,
+    Step,
+    StepId,
+    StepView,
+)
+from sckpt.tui.console_text import checkpoint_text, job_summary
+
+
+def _job(state: JobState = JobState.RUNNING) -> Job:
+    return Job(7, "n", "alice", 1000, "debug", state, nodes="node1", num_nodes=1, start_time=100)
+
+
+def _step(number: int, kind: CheckpointKind, since: int = 0) -> StepView:
+    step = Step(StepId(7, number), "s", "alice", 1000, "debug", "RUNNING", nodes="node1")
+    return StepView(step, CheckpointState(kind, in_progress_since=since))
+
+
+def test_the_job_summary_counts_steps_in_progress_in_progress_words() -> None:
+    view = JobView(
+        _job(), (_step(0, CheckpointKind.IN_PROGRESS, 150), _step(1, CheckpointKind.ABLE))
+    )
+    assert job_summary(view).plain == f"1 {progress.IN_PROGRESS} 1 able"
+
+
+def test_a_finished_job_and_step_are_ended_not_done() -> None:
+    assert job_summary(JobView(_job(JobState.COMPLETED))).plain == "ended"
+    assert checkpoint_text(CheckpointState(CheckpointKind.ENDED), now=200).plain == "ended"
+
+
+def test_the_checkpoint_column_says_in_progress_since() -> None:
+    text = checkpoint_text(CheckpointState(CheckpointKind.IN_PROGRESS, in_progress_since=100), 160)
+    assert text.plain.startswith(f"{progress.IN_PROGRESS} since ")
