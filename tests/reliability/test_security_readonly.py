@@ -236,4 +236,4 @@ def test_read_only_console_and_cli_send_no_mutating_rpc(
             assert name not in offered, f"the read-only palette offers {name}"
     notes = report["notifications"]
     assert sum("read-only mode" in n for n in notes) == 10
-    assert not any(": done" in n for n in notes)
+    assert not any(": requested" in n or ": done" in n for n in notes)

@@ -48,7 +48,7 @@ async def test_cancel_key_asks_naming_the_job_and_cancels_on_yes(console: Any) -
         await pilot.press("y")
         await settle(pilot)
         assert c.cluster.job(job_id).state is JobState.CANCELLED
-        assert any(f"cancel {job_id}: done" in m for m in notifications(c.app))
+        assert any(f"cancel {job_id}: requested" in m for m in notifications(c.app))
     lines = [line for line in audit_lines(c) if line["operation"] == "cancel"]
     assert [(line["target"], line["result"]["name"]) for line in lines] == [
         (str(job_id), "SLURM_SUCCESS")
