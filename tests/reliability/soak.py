@@ -19,6 +19,7 @@ import os
 import random
 import statistics
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -184,9 +185,12 @@ async def soak(
             if now >= warmup and refreshes_at_warmup is None:
                 refreshes_at_warmup = app.pipeline.refresh_count
             # Sample between refreshes: a refresh's thread may be short-lived (it would
-            # count as a thread only by the luck of the moment), so wait until none runs.
-            for _ in range(50):
-                if not app.pipeline.running:
+            # count as a thread only by the luck of the moment), so wait until none runs
+            # and its thread has ended (on a loaded machine a refresh takes seconds).
+            for _ in range(250):
+                if not app.pipeline.running and not any(
+                    t.name == "sckpt-refresh" for t in threading.enumerate()
+                ):
                     break
                 await asyncio.sleep(0.02)
             gc.collect()

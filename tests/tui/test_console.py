@@ -233,7 +233,11 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
             if not pipeline.stale:
                 break
         assert [name for name, _ in calls][:2] in (["ping", "snapshot"], ["snapshot"])
-        text = screen_text(c.app)
+        for _ in range(40):  # the header hears of it through a message: let it repaint
+            text = screen_text(c.app)
+            if "STALE" not in text:
+                break
+            await pilot.pause(0.05)
         assert "STALE" not in text and "updated every 0.5 s" in text
         assert pipeline.next_delay == c.app.interval
 
