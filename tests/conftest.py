@@ -326,6 +326,18 @@ def accounting_script(
     )
 
 
+def accounting_logs(setup: AccountingSetup, lines: int = 15) -> str:
+    """The ends of slurmdbd's and mariadbd's logs, for a failure's message."""
+    found = []
+    for log in (
+        setup.directory / "log" / "slurmdbd.log",
+        setup.directory / "mariadb" / "mariadbd.log",
+    ):
+        with contextlib.suppress(OSError):
+            found.append(f"--- {log}:\n" + "\n".join(log.read_text().splitlines()[-lines:]))
+    return "\n".join(found)
+
+
 @pytest.fixture(scope="session")
 def slurm_accounting(slurm_cluster: SlurmCluster) -> Iterator[AccountingSetup]:
     """The accounting setup, up once per session (a running one is reused and left up).
@@ -346,9 +358,11 @@ def slurm_accounting(slurm_cluster: SlurmCluster) -> Iterator[AccountingSetup]:
             if not already_up:
                 up = accounting_script(setup, "up", timeout=900)
                 if up.returncode != 0:
+                    logs = accounting_logs(setup)  # before down removes them
                     accounting_script(setup, "down", timeout=120)
                     _unavailable(
                         f"scripts/slurm-cluster up --accounting failed: {up.stderr.strip()[-2000:]}"
+                        f"\n{logs}"
                     )
             using = stack.enter_context(_flock(use_lock, fcntl.LOCK_SH))
         try:

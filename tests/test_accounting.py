@@ -18,6 +18,7 @@ from .conftest import (
     ACCOUNTING_CLUSTERS,
     AccountingSetup,
     SlurmCluster,
+    accounting_logs,
     accounting_script,
     accounting_setup,
 )
@@ -169,7 +170,7 @@ def test_status_and_down_of_a_second_setup_leave_the_others_running(
     assert accounting_script(setup, "status").returncode == 1
     up = accounting_script(setup, "up")
     try:
-        assert up.returncode == 0, up.stderr
+        assert up.returncode == 0, up.stderr + accounting_logs(setup)
         assert (
             up.stdout.splitlines()[0] == f"export SLURM_CONF={setup.directory}/sckpt-a/slurm.conf"
         )
@@ -223,13 +224,13 @@ def test_a_taken_port_fails_up_in_one_line_and_starts_nothing(
     setup = accounting_setup(Path(f"/tmp/sckpt-acct-test-{os.getpid()}"), 46890)
     with socket.socket() as taken:
         taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        taken.bind(("127.0.0.1", 46891))  # where its slurmdbd would listen
+        taken.bind(("127.0.0.1", 46890))  # its mariadbd's, the first port checked
         taken.listen()
         up = accounting_script(setup, "up", timeout=120)
     try:
         assert up.returncode == 1
         last = up.stderr.strip().splitlines()[-1]
-        assert last.startswith("slurm-cluster: port 46891 (for slurmdbd) is in use"), up.stderr
+        assert last.startswith("slurm-cluster: port 46890 (for mariadbd) is in use"), up.stderr
         assert not (setup.directory / "run" / "munged.pid").exists()
         assert not (setup.directory / "mariadb" / "mariadbd.pid").exists()
     finally:
