@@ -6,11 +6,14 @@ and that the script's status/down answer with the right exit codes and stop only
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -24,6 +27,8 @@ from .conftest import (
 )
 
 pytestmark = pytest.mark.slurm
+
+T = TypeVar("T")
 
 
 def _by_cluster(output: str) -> dict[str, list[str]]:
@@ -46,7 +51,7 @@ def _sacct(cluster: SlurmCluster, *argv: str) -> list[list[str]]:
     return [line.split("|") for line in done.stdout.splitlines() if line]
 
 
-def _wait(what: str, check, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+def _wait(what: str, check: Callable[[], T], timeout: float = 60.0) -> T:
     """Poll ``check()`` until it returns something truthy; fail saying ``what`` otherwise."""
     deadline = time.monotonic() + timeout
     while True:
@@ -118,7 +123,7 @@ def test_a_job_on_each_cluster_shows_in_squeue_all_and_then_in_sacct(
     for name, user in (("sckpt-a", "sckpt-alice"), ("sckpt-b", "sckpt-bob")):
         rows = _wait(
             f"{name} job {jobs[name]} completed in sacct -M {name}",
-            lambda name=name: _completed(a, name, jobs[name]),
+            functools.partial(_completed, a, name, jobs[name]),
         )
         assert rows == [[jobs[name], name, f"{name}-{tag}", user, "sckpt", "COMPLETED"]]
 
@@ -147,7 +152,7 @@ def test_a_job_requeued_twice_has_three_records_with_duplicates(
     rows = _wait(
         f"three records for job {job} in sacct --duplicates",
         lambda: (
-            r if len(r := _sacct(b, "--duplicates", "-j", job, "-o", "jobid,state")) == 3 else None
+            r if len(r := _sacct(b, "--duplicates", "-j", job, "-o", "jobid,state")) == 3 else []
         ),
     )
     assert [r[1] for r in rows] == ["REQUEUED", "REQUEUED", "CANCELLED by 0"]
