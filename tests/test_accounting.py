@@ -223,19 +223,35 @@ def test_status_and_down_of_a_second_setup_leave_the_others_running(
     )
 
 
+def _listening(candidates: tuple[int, ...]) -> socket.socket:
+    """A socket listening on the first of ``candidates`` that is free.
+
+    46870-46899 lies in Linux's ephemeral range: srun's own listening sockets may hold one.
+    """
+    for port in candidates:
+        taken = socket.socket()
+        try:
+            taken.bind(("127.0.0.1", port))
+        except OSError:
+            taken.close()
+            continue
+        taken.listen()
+        return taken
+    pytest.fail(f"none of the ports {candidates} is free to take")
+
+
 def test_a_taken_port_fails_up_in_one_line_and_starts_nothing(
     slurm_accounting: AccountingSetup,
 ) -> None:
-    setup = accounting_setup(Path(f"/tmp/sckpt-acct-test-{os.getpid()}"), 46890)
-    with socket.socket() as taken:
-        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        taken.bind(("127.0.0.1", 46890))  # its mariadbd's, the first port checked
-        taken.listen()
+    with _listening((46890, 46892, 46894, 46888, 46886)) as taken:
+        port = taken.getsockname()[1]
+        # The port of its mariadbd, the first one checked.
+        setup = accounting_setup(Path(f"/tmp/sckpt-acct-test-{os.getpid()}"), port)
         up = accounting_script(setup, "up", timeout=120)
     try:
         assert up.returncode == 1
         last = up.stderr.strip().splitlines()[-1]
-        assert last.startswith("slurm-cluster: port 46890 (for mariadbd) is in use"), up.stderr
+        assert last.startswith(f"slurm-cluster: port {port} (for mariadbd) is in use"), up.stderr
         assert not (setup.directory / "run" / "munged.pid").exists()
         assert not (setup.directory / "mariadb" / "mariadbd.pid").exists()
     finally:
