@@ -278,3 +278,101 @@ def slurm1905(slurm_cluster: SlurmCluster) -> Iterator[Slurm1905]:
             subprocess.run(
                 [str(CLUSTER_SCRIPT), "down", *RELEASE_1905], capture_output=True, timeout=120
             )
+
+
+@dataclass(frozen=True)
+class AccountingSetup:
+    """``scripts/slurm-cluster up --accounting``: MariaDB, slurmdbd and two clusters in it.
+
+    ``clusters`` maps each ClusterName (``sckpt-a``, ``sckpt-b``) to its own cluster, whose
+    ``run`` uses that cluster's slurm.conf; ``-M`` reaches the other one through slurmdbd.
+    """
+
+    directory: Path
+    clusters: dict[str, SlurmCluster]
+    port: int = 46870
+
+    @property
+    def dbd_port(self) -> int:
+        return self.port + 1
+
+
+ACCOUNTING = ("--accounting",)
+ACCOUNTING_CLUSTERS = ("sckpt-a", "sckpt-b")
+
+
+def accounting_setup(directory: Path, port: int) -> AccountingSetup:
+    """The setup the script runs (or would run) under ``directory`` from ``port`` on."""
+    clusters = {
+        name: SlurmCluster(
+            conf=directory / name / "slurm.conf", directory=directory / name, node=f"{name}-node"
+        )
+        for name in ACCOUNTING_CLUSTERS
+    }
+    return AccountingSetup(directory=directory, clusters=clusters, port=port)
+
+
+def accounting_script(
+    setup: AccountingSetup, *argv: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """Run ``scripts/slurm-cluster ARGV --accounting`` on ``setup``'s directory and ports."""
+    env = {**os.environ, "SCKPT_ACCT_DIR": str(setup.directory), "SCKPT_ACCT_PORT": str(setup.port)}
+    return subprocess.run(
+        [str(CLUSTER_SCRIPT), *argv, *ACCOUNTING],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def accounting_logs(setup: AccountingSetup, lines: int = 15) -> str:
+    """The ends of slurmdbd's and mariadbd's logs, for a failure's message."""
+    found = []
+    for log in (
+        setup.directory / "log" / "slurmdbd.log",
+        setup.directory / "mariadb" / "mariadbd.log",
+    ):
+        with contextlib.suppress(OSError):
+            found.append(f"--- {log}:\n" + "\n".join(log.read_text().splitlines()[-lines:]))
+    return "\n".join(found)
+
+
+@pytest.fixture(scope="session")
+def slurm_accounting(slurm_cluster: SlurmCluster) -> Iterator[AccountingSetup]:
+    """The accounting setup, up once per session (a running one is reused and left up).
+
+    Locked like ``slurm_cluster`` (``<dir>.start.lock``, shared ``<dir>.use.lock``): the
+    session that started it stops it at its end when no other session uses it.  When it
+    cannot start, the tests skip outside CI and fail under CI=true.
+    """
+    setup = accounting_setup(
+        Path(os.environ.get("SCKPT_ACCT_DIR", "/tmp/sckpt-acct")),
+        int(os.environ.get("SCKPT_ACCT_PORT", "46870")),
+    )
+    start_lock = setup.directory.with_name(setup.directory.name + ".start.lock")
+    use_lock = setup.directory.with_name(setup.directory.name + ".use.lock")
+    with contextlib.ExitStack() as stack:
+        with _flock(start_lock, fcntl.LOCK_EX):
+            already_up = accounting_script(setup, "status", timeout=120).returncode == 0
+            if not already_up:
+                up = accounting_script(setup, "up", timeout=900)
+                if up.returncode != 0:
+                    logs = accounting_logs(setup)  # before down removes them
+                    accounting_script(setup, "down", timeout=120)
+                    _unavailable(
+                        f"scripts/slurm-cluster up --accounting failed: {up.stderr.strip()[-2000:]}"
+                        f"\n{logs}"
+                    )
+            using = stack.enter_context(_flock(use_lock, fcntl.LOCK_SH))
+        try:
+            yield setup
+        finally:
+            if not already_up:
+                with _flock(start_lock, fcntl.LOCK_EX):
+                    try:
+                        fcntl.flock(using, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        pass  # another session still uses it: leave it up
+                    else:
+                        accounting_script(setup, "down", timeout=120)
