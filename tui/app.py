@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import termios
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -36,7 +37,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from .cli.exit_codes import EXIT_INTERRUPTED
+from .cli.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
 from .commands import ActionsProvider
 from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
@@ -89,6 +90,8 @@ class SckptApp(App[int]):
         self.settings = settings
         self.read_only = facade.read_only
         self.focus_target = focus
+        self.terminal_fd: int | None = None
+        """The terminal to watch for a hangup (``run_console`` sets it; tests do not)."""
         self._watched: dict[StepId, _Watch] = {}
         """Checkpoints requested from this console, until the data shows their outcome."""
         self.now: Callable[[], float] = clock if clock is not None else time.time
@@ -110,11 +113,29 @@ class SckptApp(App[int]):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
+        if self.terminal_fd is not None:
+            self.set_interval(TERMINAL_CHECK, self._check_terminal)
         self.push_screen(in_mode(ConsoleScreen, read_only=self.read_only)())
         focus = self.focus_target
         if focus is not None and not focus.is_whole_job:
             self.push_screen(in_mode(StepScreen, read_only=self.read_only)(focus))
         self.refresh_now()
+
+    def _check_terminal(self) -> None:
+        """Leave when the terminal has hung up (exit 129).
+
+        A console whose terminal went away without a SIGHUP reaching it (an SSH session
+        dropped while a ``su`` or a wrapper was the session leader) kept running: Textual's
+        input thread reads end-of-file from the hung-up terminal in a loop, 30 % of a core
+        each, and the refreshes went on asking the controller for nobody.  A hung-up
+        terminal answers ``tcgetattr`` with EIO.
+        """
+        assert self.terminal_fd is not None
+        try:
+            termios.tcgetattr(self.terminal_fd)
+        except (termios.error, OSError):
+            self.pipeline.stop()
+            self.exit(return_code=EXIT_HANGUP)
 
     async def action_quit(self) -> None:
         """``q``: stop scheduling refreshes and leave.
@@ -473,6 +494,10 @@ def _key_label(key: str, spec: KeySpec) -> str:
     }.get(key, key)
 
 
+TERMINAL_CHECK = 2.0
+"""Seconds between two looks at whether the console's terminal is still there."""
+
+
 def build_app(
     facade: Facade,
     settings: Settings,
@@ -506,6 +531,9 @@ def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = No
     Ctrl-C)."""
     _trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
+    stdin = sys.__stdin__
+    if stdin is not None and stdin.isatty():
+        app.terminal_fd = stdin.fileno()
     code = app.run()
     if app.return_code not in (None, 0):
         return int(app.return_code)
