@@ -229,11 +229,7 @@ class LiveEngine(Engine):
             ):
                 view = old
             else:
-                steps = self.step_views(job, listed)
-                if same_job and old is not None and old.steps == steps:
-                    view = old
-                else:
-                    view = JobView(job, steps)
+                view = self._restated(job, listed, old if same_job else None)
             assert view is not None
             views.append(view)
             by_id[job_id] = view
@@ -241,6 +237,15 @@ class LiveEngine(Engine):
         self._views_by_id = by_id
         self._listed_by_id = listed_by_id
         return tuple(views)
+
+    def _restated(self, job: Job, listed: Sequence[Step], old: JobView | None) -> JobView:
+        """The job's view with its steps' states asked again: ``old`` (the view of this
+        same job record) when they are what it shows, so the console skips it by
+        identity; else a new view."""
+        steps = self.step_views(job, listed)
+        if old is not None and old.steps == steps:
+            return old
+        return JobView(job, steps)
 
     def snapshot(self) -> Snapshot:
         with self._lock:
@@ -268,9 +273,9 @@ class LiveEngine(Engine):
             old = by_id.get(job_id)
             if old is None:
                 continue
-            steps = self.step_views(old.job, self._steps_by_job.get(job_id, ()))
-            if steps != old.steps:
-                replaced[job_id] = JobView(old.job, steps)
+            view = self._restated(old.job, self._steps_by_job.get(job_id, ()), old)
+            if view is not old:
+                replaced[job_id] = view
         if not replaced:
             return False
         by_id.update(replaced)
