@@ -86,8 +86,14 @@ class JobState(enum.StrEnum):
 
     @property
     def is_finished(self) -> bool:
-        return self not in (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)
+        # A frozenset of members: a StrEnum hashes as its (cached) str, where a tuple
+        # of class attributes costs three lookups and compares.  The console asks this
+        # for every job of every changed listing (10,000 times per refresh at scale).
+        return self not in _ACTIVE
 
+
+_ACTIVE = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
+"""States of a job that has not finished."""
 
 _SHORT = {
     JobState.PENDING: "PD",

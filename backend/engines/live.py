@@ -480,14 +480,17 @@ def _group_steps(
     """
     if STEP_PENDING in map(_STEP_OF, steps):
         steps = [s for s in steps if s.step_id.step != STEP_PENDING]
-    raw: dict[int, tuple[Step, ...]] = {}
-    for job_id, group in groupby(steps, _JOB_OF):
-        listed = tuple(group)
-        earlier = raw.get(job_id)
-        raw[job_id] = listed if earlier is None else earlier + listed
+    groups = [(job_id, tuple(group)) for job_id, group in groupby(steps, _JOB_OF)]
+    raw = dict(groups)
+    if len(raw) != len(groups):  # a job listed in two places: join its groups
+        raw = {}
+        for job_id, listed in groups:
+            earlier = raw.get(job_id)
+            raw[job_id] = listed if earlier is None else earlier + listed
     ordered: dict[int, tuple[Step, ...]] = {}
+    before = raw_before.get
     for job_id, listed in raw.items():
-        old = raw_before.get(job_id)
+        old = before(job_id)
         if old is not None and old[0] is listed[0] and old == listed:
             # The last listing's tuples: the new ones die at once, so a changed listing
             # leaves no new objects for the cyclic GC to walk (each survivor was one).

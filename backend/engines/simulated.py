@@ -63,6 +63,8 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
+from itertools import chain
+from operator import attrgetter
 from typing import TypeVar
 
 from .. import operations, rules
@@ -364,6 +366,7 @@ class _JobRec:
 
 
 _ABLE = CheckpointState(kind=CheckpointKind.ABLE)
+_JOB_OF_VIEW = attrgetter("job")
 
 
 class SimulatedCluster:
@@ -425,6 +428,8 @@ class SimulatedCluster:
         self._rng = random.Random(seed)
         self._jobs: dict[int, _JobRec] = {}
         self._views: dict[int, JobView] = {}
+        self._step_records: dict[int, tuple[Step, ...]] = {}
+        """Each job's step records as listed (kept with its view: see ``listing``)."""
         self._dirty: set[int] = set()
         self._events: list[tuple[float, int, str, int, int, int]] = []
         self._seq = 0
@@ -905,6 +910,7 @@ class SimulatedCluster:
             rec = self._jobs.get(job_id)
             if rec is None:
                 views.pop(job_id, None)
+                self._step_records.pop(job_id, None)
                 continue
             # Steps are stored in squeue's order (batch, extern, 0, 1 ...).
             # A plain running step (no history, counter 0, no error) shares one state
@@ -917,6 +923,7 @@ class SimulatedCluster:
                 )
                 for srec in rec.steps.values()
             )
+            self._step_records[job_id] = tuple(srec.step for srec in rec.steps.values())
             if job_id not in views and views and job_id < next(reversed(views)):
                 # A job id older than the newest (never happens for new submissions): resort.
                 views[job_id] = JobView(rec.job, steps)
@@ -950,10 +957,11 @@ class SimulatedCluster:
             self._tick()
             self._rebuild_dirty()
             if self._listed_version != self._version:
-                views = self._views.values()
+                # C-level passes over kept per-job tuples: the demo lists its 100,000
+                # steps on every changed refresh, in the console's own process.
                 self._listed = (
-                    tuple(v.job for v in views),
-                    tuple(sv.step for v in views for sv in v.steps),
+                    tuple(map(_JOB_OF_VIEW, self._views.values())),
+                    tuple(chain.from_iterable(map(self._step_records.__getitem__, self._views))),
                 )
                 self._listed_version = self._version
             return self._version + 1, self._listed[0], self._listed[1]
