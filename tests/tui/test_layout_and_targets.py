@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sckpt.backend.model import StepId
+from sckpt.backend.model import ClusterInfo, StepId
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
 from sckpt.tui.dialogs.help import HelpScreen
 from sckpt.tui.screens.console import ConsoleScreen
 from sckpt.tui.screens.step import StepScreen
+from sckpt.tui.widgets.header import StatusHeader
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -339,3 +340,20 @@ async def test_a_missing_step_of_a_known_job_lists_the_jobs_steps(
         text = screen_text(c.app)
         assert f"Step {job_id}.7 not found" in text
         assert f"{job_id}.batch" in text and f"{job_id}.1" in text
+
+
+def test_an_outages_long_reason_is_cut_not_left_out() -> None:
+    info = ClusterInfo("cluster-with-a-long-name", "22.05.11", "native", "alice")
+    header = StatusHeader(info, interval=2.0)
+    header.note = "sort id↑  filter: user:alice"
+    reason = "Munge encode failed: Failed to access socket: No such file or directory " * 2
+    header.updated_at = header.stale_since = 1000.0  # fresh once, then the outage
+    header.stale_error = reason.strip()
+    for width in (80, 160):
+        line = header.line_text(1010.0, width).plain
+        assert len(line) <= width, line
+        assert "STALE since" in line and "Munge encod" in line, line
+        assert "sort id↑" in line and "sckpt cluster-wit" in line, line
+    wide = header.line_text(1010.0, 160).plain
+    assert "Munge encode failed: Failed to access" in wide, wide
+    assert "filter: user:alice" in wide, wide  # the reason was cut first

@@ -87,9 +87,11 @@ class StatusHeader(Static):
         reason, the engine, the acting user, Slurm's version, and (on the right) the
         console's note -- the sort, the toggles and the filter.  When it is too long the
         least needed parts go first (``_Part.rank``: the version, then the engine, then
-        the user); the cluster, READ-ONLY, the freshness and the note are never left out,
-        so the line cannot end in "…" where the sort and filter state should be.  Only then
-        is the note's end (the filter's text) cut.
+        the user); the cluster, READ-ONLY, the freshness, the outage's reason and the note
+        are never left out, so the line cannot end in "…" where the sort and filter state
+        should be.  Only then are the long ones cut (``_Part.keep``): the reason's end
+        first, down to its first words, then the cluster's name, then the note's end (the
+        filter's text).
         """
         parts = self._parts(now)
         if width is None or width <= 0:
@@ -99,12 +101,10 @@ class StatusHeader(Static):
             if not droppable:
                 break
             parts.remove(max(droppable, key=lambda p: p.rank))
-        note = next((p for p in parts if p.note), None)
-        over = _length(parts) - width
-        if note is not None and over > 0:
-            kept = Text(self.note.split(SEPARATOR)[0]).cell_len + 1  # the sort, and "…"
-            keep = max(kept, note.text.cell_len - over)
-            note.text.truncate(keep, overflow="ellipsis")
+        for part in sorted((p for p in parts if p.keep), key=lambda p: p.cut_order):
+            over = _length(parts) - width
+            if over > 0 and part.text.cell_len > part.keep:
+                part.text.truncate(max(part.keep, part.text.cell_len - over), overflow="ellipsis")
         return _joined(parts, width)
 
     def _parts(self, now: float) -> list[_Part]:
@@ -113,7 +113,7 @@ class StatusHeader(Static):
         parts: list[_Part] = []
         title = Text("sckpt ", style="bold")
         title.append_text(literal(info.cluster_name, style="bold"))
-        parts.append(_Part(title))
+        parts.append(_Part(title, keep=len("sckpt ") + KEPT, cut_order=2))
         if info.read_only:
             parts.append(_Part(Text(" READ-ONLY ", style="bold reverse yellow")))
         # Freshness comes early: it is never left out, and the reason of an outage next.
@@ -137,14 +137,15 @@ class StatusHeader(Static):
         else:
             parts.append(_Part(Text(f"updated every {_interval_text(self.interval)}")))
         if self.stale_since is not None and reason is not None:
-            parts.append(_Part(reason, rank=1))
+            parts.append(_Part(reason, keep=KEPT, cut_order=1))
         parts.append(_Part(Text(info.engine, style="italic"), rank=3))
         user = Text("user ")
         user.append_text(literal(info.acting_user))
         parts.append(_Part(user, rank=2))
         parts.append(_Part(Text(f"Slurm {info.slurm_version}", style="dim"), rank=4))
         if self.note:
-            parts.append(_Part(literal(self.note, style="dim"), note=True))
+            sort = Text(self.note.split(SEPARATOR)[0]).cell_len + 1  # the sort, and "…"
+            parts.append(_Part(literal(self.note, style="dim"), keep=sort, cut_order=3, note=True))
         return parts
 
     def on_resize(self) -> None:
@@ -154,6 +155,9 @@ class StatusHeader(Static):
 
 
 SEPARATOR = "  "
+KEPT = 12
+"""The first cells of an outage's reason and of the cluster's name, kept however short
+the line (the freshness and the sort are never cut)."""
 
 
 @dataclass(slots=True)
@@ -163,6 +167,10 @@ class _Part:
     text: Text
     rank: int = 0
     """0: always shown; otherwise the highest rank is left out first on a short line."""
+    keep: int = 0
+    """A part never left out may be cut down to this many cells (0: never cut)."""
+    cut_order: int = 0
+    """Which cuttable part is cut first: the reason, then the cluster, then the note."""
     note: bool = False
     """The console's note: shown at the right end of the line."""
 
