@@ -21,7 +21,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from importlib.resources import files
 
@@ -30,7 +30,7 @@ from sckpt.backend import operations, progress
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ActionResult, CheckpointKind, ClusterInfo, JobView, StepId
+from sckpt.backend.model import ActionResult, ClusterInfo, JobView, StepId, StepView
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -45,6 +45,7 @@ from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
 from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
+from .outcomes import Outcomes, Shown
 from .refresh import Planner, RefreshPipeline
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
@@ -54,16 +55,6 @@ from .screens.step import StepScreen
 def _stylesheet() -> str:
     """The console's CSS, found inside the installed package (works from the wheel)."""
     return str(files("sckpt.styles").joinpath("app.tcss"))
-
-
-@dataclass
-class _Watch:
-    """A checkpoint the operator requested, whose outcome the console will toast."""
-
-    operation: str
-    requested_at: float
-    """The app's clock when Slurm accepted it: data older than that cannot tell."""
-    seen_running: bool = False
 
 
 class SckptApp(App[int]):
@@ -92,8 +83,8 @@ class SckptApp(App[int]):
         self.focus_target = focus
         self.terminal_fd: int | None = None
         """The terminal to watch for a hangup (``run_console`` sets it; tests do not)."""
-        self._watched: dict[StepId, _Watch] = {}
-        """Checkpoints requested from this console, until the data shows their outcome."""
+        self.outcomes = Outcomes()
+        """Checkpoints requested from this console: their progress and outcome."""
         self.now: Callable[[], float] = clock if clock is not None else time.time
         """The app's clock: ``time.time``, or a fixed one in tests and screenshots."""
         self.interval = settings.refresh_interval
@@ -164,7 +155,7 @@ class SckptApp(App[int]):
         def entries(specs: tuple[KeySpec, ...]) -> list[tuple[str, KeySpec]]:
             out = []
             for spec in specs:
-                if self.read_only and spec.mutating:
+                if (self.read_only and spec.mutating) or not screen.offers(spec.id):
                     continue
                 key = active.get(spec.id, spec.key) if spec.bound else spec.key
                 out.append((_key_label(key, spec), spec))
@@ -175,8 +166,7 @@ class SckptApp(App[int]):
             sections.append(("Console", entries(CONSOLE_KEYS)))
         if isinstance(screen, StepScreen):
             sections.append(("Step", entries(STEP_KEYS)))
-        sections.append(("Everywhere", entries(GLOBAL_KEYS)))
-        self.push_screen(HelpScreen(sections, self.read_only))
+        self.push_screen(HelpScreen(sections, self.read_only, entries(GLOBAL_KEYS)))
 
     # ------------------------------------------------------------------ data access
     # What screens read (``context.Console``): the pipeline's latest data.
@@ -240,7 +230,7 @@ class SckptApp(App[int]):
         message is handled once), a screen under a dialog too: it must show the new data
         when the dialog closes."""
         message = make()
-        if isinstance(message, DataReady) and self._watched:
+        if isinstance(message, DataReady):
             self._report_outcomes()
         if isinstance(message, DataReady) and message.first:
             if self.focus_target is not None:
@@ -252,48 +242,20 @@ class SckptApp(App[int]):
                 message = make()
 
     def _report_outcomes(self) -> None:
-        """Toast how each checkpoint requested here ended, once the data shows it.
-
-        From the refreshes the console makes anyway (no request of its own): a step no
-        longer ``in progress`` has ``completed`` or ``failed (<code>)`` (its last error);
-        a step or job gone is ``ended``.  Data taken before the request could show the
-        state from before it, so it counts only once the checkpoint was seen running or
-        the data is newer than the request.
-        """
-        fresh = self.freshness.last_fresh
-        for target, watch in list(self._watched.items()):
-            word = self._progress_shown(target)
-            if word == progress.IN_PROGRESS:
-                watch.seen_running = True
-                continue
-            if not watch.seen_running and fresh <= watch.requested_at:
-                continue
-            del self._watched[target]
-            failed = word not in (progress.COMPLETED, CheckpointKind.ENDED.value)
+        """Toast how each checkpoint requested here ended, once the data shows it (the
+        row keeps saying it: ``outcomes.py``)."""
+        for done in self.outcomes.update(self.job, self.freshness.last_fresh, self.now()):
             self.notify(
-                f"{watch.operation} {target}: {word}",
-                title=watch.operation,
-                severity="error" if failed else "information",
+                f"{done.operation} {done.target}: {done.word}",
+                title=done.operation,
+                severity="error" if done.failed else "information",
                 markup=False,
             )
 
-    def _progress_shown(self, target: StepId) -> str:
-        """What the data says of ``target``'s checkpoint, in ``progress.py``'s words
-        (``in progress`` also while a step was not asked yet: it cannot tell)."""
-        view = self.job(target.job_id)
-        if view is None or view.job.state.is_finished:
-            return CheckpointKind.ENDED.value
-        states = [
-            s.checkpoint
-            for s in view.steps
-            if target.is_whole_job or s.step.step_id.step == target.step
-        ]
-        if not states:
-            return CheckpointKind.ENDED.value
-        if any(s.kind in (CheckpointKind.IN_PROGRESS, CheckpointKind.UNKNOWN) for s in states):
-            return progress.IN_PROGRESS
-        code = max((s.last_error.code for s in states if s.last_error is not None), default=0)
-        return progress.failed(code) if code else progress.COMPLETED
+    def checkpoint_shown(self, view: StepView) -> Shown | None:
+        """What ``view``'s row says of a checkpoint requested here (``requested``, then
+        its outcome) instead of the step's state; None: its state."""
+        return self.outcomes.shown(view)
 
     # ------------------------------------------------------------------ navigation
 
@@ -359,8 +321,12 @@ class SckptApp(App[int]):
         self.call_from_thread(self.refresh_now)
 
     def _watch(self, operation: str, target: StepId) -> None:
-        """Remember a requested checkpoint: ``_report_outcomes`` toasts how it ended."""
-        self._watched[target] = _Watch(operation, self.now())
+        """Remember a requested checkpoint: its rows say ``requested`` at once, and
+        ``_report_outcomes`` follows it to its outcome."""
+        self.outcomes.watch(operation, target, self.now())
+        for screen in self.screen_stack:
+            if isinstance(screen, TargetScreen) and screen.is_mounted:
+                screen.refresh_outcomes()
 
     def _offer_force(self, target: StepId, params: ActionParams, exc: UnsafeVacate) -> None:
         """A vacate refused for lack of images: say what would be lost, ask once more.

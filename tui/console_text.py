@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -77,6 +77,16 @@ def compact_duration(seconds: float) -> str:
     return f"{d}d{h:02d}h"
 
 
+def stopwatch(seconds: float) -> str:
+    """A running time that visibly counts up: ``45s``, ``1m05s``, ``1h02m``, ``2d04h``."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return compact_duration(s)
+
+
 def ago(seconds: float) -> str:
     """``updated 2 s ago`` style: seconds below a minute, then the compact form."""
     s = max(0, int(seconds))
@@ -90,9 +100,35 @@ def clock_time(stamp: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(stamp))
 
 
-def date_time(stamp: float) -> str:
-    """A Unix time as local ``YYYY-MM-DD HH:MM:SS``."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+def zoned_time(stamp: float) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM:SS ZONE`` (``UTC``, ``CET``, or ``+0530``
+    where the zone has no abbreviation)."""
+    local = time.localtime(stamp)
+    zone = time.strftime("%Z", local)
+    if not zone or zone[0] in "+-":
+        zone = time.strftime("%z", local)
+    return f"{time.strftime('%Y-%m-%d %H:%M:%S', local)} {zone}"
+
+
+def relative(seconds: float) -> str:
+    """How long ago (``seconds`` > 0) or how far ahead: ``45 s ago``, ``12 min ago``,
+    ``3 h 05 min ago``, ``2 d 4 h ago``, ``in 5 min``."""
+    s = int(abs(seconds))
+    if s < 60:
+        amount = f"{s} s"
+    elif s < 3600:
+        amount = f"{s // 60} min"
+    elif s < 86_400:
+        amount = f"{s // 3600} h {s % 3600 // 60:02d} min"
+    else:
+        amount = f"{s // 86_400} d {s % 86_400 // 3600} h"
+    return f"in {amount}" if seconds < 0 and s else f"{amount} ago"
+
+
+def moment(stamp: float, now: float) -> str:
+    """A time in the detail screens, relative and absolute with its zone:
+    ``12 min ago (2026-11-24 17:03:12 UTC)``."""
+    return f"{relative(now - stamp)} ({zoned_time(stamp)})"
 
 
 def job_elapsed(job: JobView, now: float) -> str:
@@ -120,9 +156,10 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
     if kind is CheckpointKind.IN_PROGRESS:
         since = state.in_progress_since
         if since:
-            took = compact_duration(now - since)
+            # The time counting up first: at 80 columns the clock time is what is cut.
             return Text(
-                f"{progress.IN_PROGRESS} since {clock_time(since)} ({took})", style="bold cyan"
+                f"{progress.IN_PROGRESS} {stopwatch(now - since)} since {clock_time(since)}",
+                style="bold cyan",
             )
         return Text(progress.IN_PROGRESS, style="bold cyan")
     if kind is CheckpointKind.NOT_SUPPORTED:
@@ -136,6 +173,18 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
     if kind is CheckpointKind.ENDED:
         return Text(CheckpointKind.ENDED.value, style="dim")
     return Text("?", style="dim")
+
+
+def outcome_text(word: str) -> Text:
+    """A checkpoint requested from this console, in ``progress.py``'s words: ``requested``
+    until the data shows it, then ``completed`` or ``failed (<code>)``."""
+    if word == progress.COMPLETED:
+        return Text(word, style="green")
+    if word == progress.REQUESTED:
+        return Text(word, style="cyan")
+    if word == CheckpointKind.ENDED.value:
+        return Text(word, style="dim")
+    return Text(word, style="bold red")
 
 
 def error_text(error: CheckpointError | None) -> Text:
@@ -202,15 +251,18 @@ def state_text(state: JobState, *, gone: bool = False) -> Text:
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One table column: key, header label, width (None = the rest of the line: every
-    column has a fixed width, because DataTable re-measures every cell of an auto-width
-    column when one changes, which costs seconds at 10,000 rows) and the minimum table width
-    (terminal columns) at which it is shown, so narrow terminals drop the least useful."""
+    """One table column: key, header label, width (None = the rest of the line: rows are
+    rendered on screen only, so a column cannot be sized to every row of the queue) and
+    the minimum table width (terminal columns) at which it is shown, so narrow terminals
+    drop the least useful."""
 
     key: str
     label: str
     width: int | None
     min_width: int = 0
+    room: int = 0
+    """The flexible column's (width None) own share of the line: what is left beyond it
+    widens the columns whose text is cut (``columns_for``)."""
 
 
 JOB_COLUMNS: tuple[Column, ...] = (
@@ -222,7 +274,7 @@ JOB_COLUMNS: tuple[Column, ...] = (
     Column("elapsed", "Elapsed", 7),
     Column("nodes", "Nodes", 12, 120),
     Column("steps", "Stp", 3),
-    Column("checkpoint", "Checkpoint", None),
+    Column("checkpoint", "Checkpoint", None, room=24),
 )
 
 STEP_COLUMNS: tuple[Column, ...] = (
@@ -232,18 +284,56 @@ STEP_COLUMNS: tuple[Column, ...] = (
     Column("tasks", "Tasks", 5, 110),
     Column("nodes", "Nodes", 12, 130),
     Column("checkpoint", "Checkpoint", 26),
-    Column("error", "Last error", None),
+    Column("error", "Last error", None, room=30),
 )
 
 
-def columns_for(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
-    """The columns shown at a terminal ``width``, the flexible one sized to what is left."""
+def columns_for(
+    columns: Sequence[Column], width: int, wanted: Mapping[str, int] | None = None
+) -> tuple[Column, ...]:
+    """The columns shown at a terminal ``width``, the flexible one sized to what is left.
+
+    ``wanted``: the widest text seen in each column (the rows painted so far).  A fixed
+    column whose text is wider than it is widened into what the flexible column leaves
+    beyond its ``room``, fairly when that is not enough for all: at 160 columns a job name
+    or a pending reason was cut next to sixty blank columns.
+    """
     shown = [c for c in columns if width >= c.min_width]
     fixed = sum((c.width or 0) + 2 for c in shown)
     rest = max(10, width - fixed - 2 - 2)  # cell padding, vertical scrollbar
+    flexible = [c for c in shown if c.width is None]
+    spare = max(0, rest - sum(c.room for c in flexible))
+    needs = {
+        c.key: wanted.get(c.key, 0) - c.width
+        for c in shown
+        if c.width is not None and wanted and wanted.get(c.key, 0) > c.width
+    }
+    grants = share(spare, needs)
+    rest -= sum(grants.values())
     return tuple(
-        c if c.width is not None else Column(c.key, c.label, rest, c.min_width) for c in shown
+        Column(
+            c.key,
+            c.label,
+            rest if c.width is None else c.width + grants.get(c.key, 0),
+            c.min_width,
+            c.room,
+        )
+        for c in shown
     )
+
+
+def share(spare: int, needs: Mapping[str, int]) -> dict[str, int]:
+    """``spare`` cells given to ``needs`` (key → cells wanted): all of each need when there
+    is enough, else the smallest needs met first and the rest split evenly."""
+    grants: dict[str, int] = {}
+    left = spare
+    pending = sorted(needs.items(), key=lambda item: item[1])
+    for index, (key, need) in enumerate(pending):
+        grant = min(need, left // (len(pending) - index))
+        if grant > 0:
+            grants[key] = grant
+            left -= grant
+    return grants
 
 
 def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Text]:
@@ -262,8 +352,9 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
     }
 
 
-def step_cells(view: StepView, now: float) -> dict[str, Text]:
-    """Every step column's cell, keyed by column key."""
+def step_cells(view: StepView, now: float, outcome: str | None = None) -> dict[str, Text]:
+    """Every step column's cell, keyed by column key; ``outcome``: what became of a
+    checkpoint requested from this console, said instead of the step's state."""
     s = view.step
     return {
         "id": Text(str(s.step_id)),
@@ -271,7 +362,7 @@ def step_cells(view: StepView, now: float) -> dict[str, Text]:
         "state": literal(s.state),
         "tasks": Text(str(s.num_tasks), justify="right"),
         "nodes": literal(s.nodes),
-        "checkpoint": checkpoint_text(view.checkpoint, now),
+        "checkpoint": outcome_text(outcome) if outcome else checkpoint_text(view.checkpoint, now),
         "error": error_text(view.checkpoint.last_error),
     }
 

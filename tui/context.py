@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from sckpt.backend.config import Settings
-from sckpt.backend.model import ClusterInfo, JobView, StepId
+from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
 
 from .dialogs.form import ActionParams
 from .messages import Freshness
+from .outcomes import Shown
 
 
 class Console(Protocol):
@@ -40,6 +41,8 @@ class Console(Protocol):
     def gone_jobs(self) -> list[JobView]: ...
 
     def recently_finished(self) -> frozenset[int]: ...
+
+    def checkpoint_shown(self, view: StepView) -> Shown | None: ...
 
     def describe_target(self, target: StepId, *, every_step: bool = True) -> str: ...
 

@@ -25,6 +25,7 @@ from rich.text import Text
 from sckpt.backend.model import CheckpointKind, JobState, JobView, StepView
 
 from .console_text import Filter, job_cells, job_sort_key, matches, step_cells
+from .outcomes import Shown
 
 TIME_SORTED = frozenset({"elapsed"})
 """Columns whose order changes with the clock alone (a running job's elapsed time grows
@@ -181,9 +182,26 @@ def render_job(data: object, now: float) -> tuple[dict[str, Text], float]:
     return cells, now + elapsed_steady(job_view, now)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class StepRow:
+    """A step's row that says what became of a checkpoint requested from this console
+    (``requested``, ``completed``, ``failed (<code>)``) instead of the step's state."""
+
+    view: StepView
+    shown: Shown
+
+
+def step_row(view: StepView, shown: Shown | None) -> StepView | StepRow:
+    """What the steps table holds for ``view``: the view itself (the same object from
+    refresh to refresh while it does not change), or a ``StepRow`` when ``shown``."""
+    return view if shown is None else StepRow(view, shown)
+
+
 def render_step(data: object, now: float) -> tuple[dict[str, Text], float]:
     """A step row's cells; a checkpoint in progress counts its time up, so those cells
     hold for a second only."""
-    assert isinstance(data, StepView)
+    assert isinstance(data, StepView | StepRow)
+    if isinstance(data, StepRow):
+        return step_cells(data.view, now, data.shown.word), float("inf")
     steady = 1.0 if data.checkpoint.kind is CheckpointKind.IN_PROGRESS else float("inf")
     return step_cells(data, now), now + steady

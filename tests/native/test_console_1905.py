@@ -6,10 +6,10 @@ that step without navigating to it.
 ``d`` moves the step's disable counter up: ``scontrol checkpoint able`` answers ``No``.
 ``c`` while disabled is refused (ESLURM_DISABLED, shown in the console).  ``e``: the real
 controller then answers ``Began at <time of the refused create>``, and the console shows
-"in progress since" that same time: ``checkpoint/ompi`` stamps the attempt before it checks
-the counter, and nothing completes it (the semantics would say ``Yes``; the controller
-wins).  ``c`` again is accepted: srun reports the attempt back, ``able`` is ``Yes`` again
-and ``scontrol checkpoint error`` carries srun's pid.
+"in progress, began N s ago (<that same time> <zone>)": ``checkpoint/ompi`` stamps the
+attempt before it checks the counter, and nothing completes it (the semantics would say
+``Yes``; the controller wins).  ``c`` again is accepted: srun reports the attempt back,
+``able`` is ``Yes`` again and ``scontrol checkpoint error`` carries srun's pid.
 """
 
 from __future__ import annotations
@@ -75,7 +75,12 @@ def test_console_keys_change_what_scontrol_answers(native: Native) -> None:
                 time.sleep(0.2)
             assert began.startswith("Began at "), began
             clock = began.rsplit("T", 1)[-1]  # 2026-11-23T18:54:34 -> 18:54:34
-            term.wait(lambda s: _checkpoint(s).startswith(f"in progress since {clock}"))
+            term.wait(
+                lambda s: (
+                    _checkpoint(s).startswith("in progress, began ")
+                    and f" {clock} " in _checkpoint(s)
+                )
+            )
 
             term.keys("c")
             term.wait(lambda s: f"Create {step}" in s)

@@ -103,10 +103,16 @@ def test_demo_over_ssh_filter_select_create_quit(server: SshServer, shared_dir: 
         form = term.wait(lambda s: "Max wait" in s)
         assert f"Create {step_id}" in form
         term.keys("Enter")  # confirm the form
-        # The row shows the checkpoint running, or the toast says it was requested.
-        screen = term.wait(lambda s: "in progress since" in s or ": requested" in s)
-        row = next(ln for ln in screen.splitlines() if ln.strip().startswith(step_id + " "))
-        assert "in progress" in row or "able" in row  # (at 80 columns "since ..." is cut)
+        # The row says the checkpoint was requested, then runs (its time counting up),
+        # then how it ended: progress.py's words, as --wait says them.
+        words = ("requested", "in progress", "completed")
+
+        def row_of(screen: str) -> str:
+            lines = screen.splitlines()
+            return next((ln for ln in lines if ln.strip().startswith(step_id + " ")), "")
+
+        screen = term.wait(lambda s: any(w in row_of(s) for w in words))
+        assert any(w in row_of(screen) for w in words), row_of(screen)
         term.keys("q")
         final = term.wait(lambda s: "SSH-EXIT=" in s)
     assert "SSH-EXIT=0" in final

@@ -421,7 +421,7 @@ async def test_create_opens_a_prefilled_form_then_checkpoints(console: Any) -> N
         assert state.in_progress_since == int(c.clock())
         con = console_of(pilot)
         assert con.steps_table.cells_of(str(step))["checkpoint"].plain.startswith(
-            "in progress since"
+            "in progress 0s since"
         )  # type: ignore[index]
         # progress.py's words: the toast says what is known (requested), the job's
         # summary counts the step as in progress.
@@ -462,6 +462,38 @@ async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
         c.app.refresh_now()
         await settle(pilot)
         assert sum(m == f"create {step}: {word}" for m in notifications(c.app)) == 1
+        # The row keeps saying it (not only the toast), until the step's state changes.
+        con = console_of(pilot)
+        assert con.steps_table.cells_of(str(step))["checkpoint"].plain == word  # type: ignore[index]
+        await pilot.press("d")  # disable: a change
+        await settle(pilot)
+        cell = con.steps_table.cells_of(str(step))["checkpoint"].plain  # type: ignore[index]
+        assert cell.startswith("disabled"), cell
+
+
+async def test_the_rows_checkpoint_time_counts_up_while_in_progress(console: Any) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    c.cluster.script_checkpoint(step, duration=600)
+    async with c.app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        await pilot.press("c", "enter")
+        await settle(pilot)
+        con = console_of(pilot)
+
+        def row() -> str:
+            line = next(x for x in screen_text(c.app).splitlines() if f" {step} " in x)
+            return line
+
+        assert "in progress 0s" in row()
+        # No refresh between (an hour's interval): the console's own second tick.
+        for seconds, shown in ((5, "5s"), (70, "1m15s")):
+            c.clock.advance(seconds)
+            con.tick_headers()
+            await pilot.pause()
+            assert f"in progress {shown}" in row(), row()
 
 
 async def test_create_form_escape_cancels(console: Any) -> None:

@@ -18,7 +18,7 @@ from sckpt.backend.model import (
     StepId,
     StepView,
 )
-from sckpt.tui.console_text import checkpoint_text, job_summary
+from sckpt.tui.console_text import checkpoint_text, job_summary, step_cells
 
 
 def _job(state: JobState = JobState.RUNNING) -> Job:
@@ -42,6 +42,16 @@ def test_a_finished_job_and_step_are_ended_not_done() -> None:
     assert checkpoint_text(CheckpointState(CheckpointKind.ENDED), now=200).plain == "ended"
 
 
-def test_the_checkpoint_column_says_in_progress_since() -> None:
-    text = checkpoint_text(CheckpointState(CheckpointKind.IN_PROGRESS, in_progress_since=100), 160)
-    assert text.plain.startswith(f"{progress.IN_PROGRESS} since ")
+def test_the_checkpoint_column_says_in_progress_counting_up_then_since() -> None:
+    # The count first: at 80 columns the column is 26 wide and the clock time is cut.
+    state = CheckpointState(CheckpointKind.IN_PROGRESS, in_progress_since=100)
+    assert checkpoint_text(state, 160).plain == f"{progress.IN_PROGRESS} 1m00s since 00:01:40"
+    assert checkpoint_text(state, 161).plain.startswith(f"{progress.IN_PROGRESS} 1m01s ")
+    assert checkpoint_text(state, 145).plain[:26].startswith(f"{progress.IN_PROGRESS} 45s ")
+
+
+def test_requested_and_outcomes_are_progress_words() -> None:
+    view = _step(0, CheckpointKind.ABLE)
+    for word in (progress.REQUESTED, progress.COMPLETED, progress.failed(28)):
+        assert step_cells(view, 0, word)["checkpoint"].plain == word
+    assert step_cells(view, 0)["checkpoint"].plain == "able"

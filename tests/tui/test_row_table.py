@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from sckpt.tui.console_text import Column
+from sckpt.tui.console_text import Column, columns_for
 from sckpt.tui.widgets.row_table import RowTable
 from textual.app import App, ComposeResult
 from textual.strip import Strip
@@ -21,6 +21,8 @@ class Row:
 
 
 class TableApp(App[None]):
+    COLUMNS: tuple[Column, ...] = COLUMNS
+
     def __init__(self, rows: int) -> None:
         super().__init__()
         self.rendered: list[str] = []
@@ -33,7 +35,7 @@ class TableApp(App[None]):
         return {"id": Text(data.name.split()[0]), "name": Text(data.name)}, float("inf")
 
     def compose(self) -> ComposeResult:
-        yield RowTable(COLUMNS, render=self.render_row, clock=lambda: 0.0, id="t")
+        yield RowTable(self.COLUMNS, render=self.render_row, clock=lambda: 0.0, id="t")
 
     def on_mount(self) -> None:
         table = self.query_one(RowTable)
@@ -217,3 +219,45 @@ async def test_no_color_renders(monkeypatch: Any) -> None:
         await pilot.press("down", "down")
         await pilot.pause()
         assert "2 row" in lines(table)[3] and "NoneType" not in str(app.return_value)
+
+
+def test_columns_for_widens_cut_columns_into_the_spare_width() -> None:
+    columns = (
+        Column("id", "Id", 6),
+        Column("name", "Name", 8),
+        Column("where", "Where", 8),
+        Column("rest", "Rest", None, room=20),
+    )
+    # Nothing to spare at 60 columns: the flexible column is below its room.
+    narrow = {c.key: c.width for c in columns_for(columns, 50, {"name": 18})}
+    assert narrow["name"] == 8
+    wide = {c.key: c.width for c in columns_for(columns, 120, {"name": 18, "where": 11})}
+    assert wide["name"] == 18 and wide["where"] == 11 and wide["id"] == 6
+    assert wide["rest"] == 120 - (6 + 18 + 11 + 3 * 2) - 4 - 2  # what is left, padded
+    # Not enough for both: the smaller need is met, the rest shared.
+    tight = {c.key: c.width for c in columns_for(columns, 70, {"name": 40, "where": 10})}
+    assert tight["where"] == 10 and tight["rest"] == 20
+    assert sum(tight[k] or 0 for k in ("id", "name", "where", "rest")) + 8 + 4 <= 70
+
+
+class LongNames(TableApp):
+    COLUMNS = (Column("id", "Id", 8), Column("name", "Name", 4), Column("x", "X", None, room=5))
+
+    def render_row(self, data: object, now: float) -> tuple[dict[str, Text], float]:
+        assert isinstance(data, Row)
+        return {"id": Text(data.name.split()[0]), "name": Text(f"{data.name} is long")}, 1e18
+
+
+async def test_a_cut_column_widens_into_spare_width_once_painted() -> None:
+    app = LongNames(3)
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(RowTable)
+        await pilot.pause()
+        await pilot.pause()
+        assert "0 row is long" in lines(table)[1]
+        widths = {c.key: c.width for c in table.shown}
+        assert widths["name"] == len("0 row is long")
+        await pilot.resize_terminal(20, 8)
+        table.fit_columns(20)
+        await pilot.pause()
+        assert "0 row is long" not in lines(table)[1]  # no room: cut

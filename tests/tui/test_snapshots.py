@@ -84,9 +84,30 @@ def test_vacate_form_and_confirmation(
     assert snap_compare(c.app, terminal_size=size, run_before=select, press=["v", "enter"])
 
 
-def test_help(snap_compare: Any, console: Callable[..., Console]) -> None:
+@pytest.mark.parametrize("size", SIZES)
+def test_help(snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]) -> None:
     c = demo(console)
-    assert snap_compare(c.app, terminal_size=(80, 24), run_before=settle, press=["question_mark"])
+    assert snap_compare(c.app, terminal_size=size, run_before=settle, press=["question_mark"])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_missing_step(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    """``sckpt 999999.0``: the step is named as not found, no action is offered."""
+    c = demo(console, focus=StepId(999999, 0))
+    assert snap_compare(c.app, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_console_steps_focused(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    """The steps table focused, its cursor moved with End then Home (defect 10)."""
+    c = demo(console)
+    assert snap_compare(
+        c.app, terminal_size=size, run_before=settle, press=["enter", "end", "home", "down"]
+    )
 
 
 def test_create_form(snap_compare: Any, console: Callable[..., Console]) -> None:

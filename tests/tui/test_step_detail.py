@@ -1,4 +1,5 @@
-"""The step detail shows the job's ``sbatch --comment`` (simulated cluster).
+"""The step detail shows the job's ``sbatch --comment``, and its times relative and absolute
+with the zone (simulated cluster).
 
 Sites put the project, a ticket or "ask me before cancelling" in the comment: the operator
 reads it where the actions are.  Hostile comments on a real job are in
@@ -7,12 +8,13 @@ tests/reliability/test_security_display.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from sckpt.backend.model import JobState, StepId
 from sckpt.tui.screens.step import StepScreen
 
-from .conftest import ME, Console, screen_text, settle
+from .conftest import ME, Console, screen_text, settle, submit_mine
 
 
 def _comment_lines(text: str) -> list[str]:
@@ -43,3 +45,51 @@ def test_one_demo_job_in_three_has_a_comment(console: Callable[..., Console]) ->
     c = console(n_jobs=48, seed=42)
     comments = [view.job.comment for view in c.facade.snapshot().jobs]
     assert 10 <= sum(1 for text in comments if text) <= 20
+
+
+async def test_detail_times_are_relative_and_absolute_with_the_zone(
+    console: Callable[..., Console],
+) -> None:
+    c = console()
+    job_id = submit_mine(c.cluster, name="timed")
+    step = next(
+        v.step.step_id
+        for j in c.cluster.snapshot().jobs
+        if j.job.job_id == job_id
+        for v in j.steps
+        if v.step.step_id.step_text.isdigit()
+    )
+    c.cluster.script_checkpoint(step, duration=5)
+    c.clock.advance(12 * 60)
+    async with c.app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        c.app.open_step(step)
+        await settle(pilot)
+        view = c.app.job(job_id)
+        assert view is not None
+        start = next(v.step.start_time for v in view.steps if v.step.step_id == step)
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(start))
+        minutes = int(c.clock() - start) // 60
+        assert _line(c, "Started") == f"{minutes} min ago ({started} UTC)"
+        await pilot.press("c", "enter")
+        await settle(pilot)
+        began = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(c.clock()))
+        assert _line(c, "Checkpoint") == f"in progress, began 0 s ago ({began} UTC)"
+        # The relative part moves with the clock, with no refresh in between.
+        c.clock.advance(3)
+        pilot.app.screen.tick_headers()  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert _line(c, "Checkpoint") == f"in progress, began 3 s ago ({began} UTC)"
+        c.cluster.advance(10)
+        c.app.refresh_now()
+        await settle(pilot)
+        assert _line(c, "Requested here").startswith("create: completed, seen 0 s ago (")
+        assert _line(c, "Requested here").endswith(" UTC)")
+
+
+def _line(c: Console, label: str) -> str:
+    """The detail's line for ``label``, without the label."""
+    for line in screen_text(c.app).splitlines():
+        if line.strip().startswith(label + " "):
+            return line.strip().removeprefix(label).strip()
+    raise AssertionError(f"no {label!r} line:\n{screen_text(c.app)}")

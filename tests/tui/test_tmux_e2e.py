@@ -124,3 +124,48 @@ def test_ctrl_c_exits_130_and_q_exits_0(
         screen = term.screen()
     assert status_file.read_text() == f"rc={status}\n", screen
     assert "Traceback" not in screen
+
+
+def test_80x24_footer_keys_and_header_state_in_a_real_terminal(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    """Issue 13's first defect, as an operator saw it in tmux: at 80x24 the footer lost
+    ``? Help`` and ``q Quit`` (``p Pids`` on the step screen) and showed ``^p palettep``;
+    the header ended in "…" where the sort and the filter should be."""
+    _audit, env = setup
+    command = f"{SCKPT} --demo; echo SCKPT-EXIT=$?; sleep 30"
+    passed = [f"{k}={v}" for k, v in env.items() if k in ("SCKPT_CONFIG", "TERM", "TZ", "HOME")]
+
+    def header(screen: str) -> str:
+        return screen.splitlines()[0] if screen.strip() else ""
+
+    def footer(screen: str) -> str:
+        lines = screen.rstrip("\n").splitlines()
+        return lines[-1] if len(lines) == 24 else ""
+
+    with Tmux(command, 80, 24, env=passed) as term:
+        screen = term.wait(lambda s: "JobID" in s and "sort id↑" in header(s))
+        assert not header(screen).rstrip().endswith("…"), header(screen)
+        screen = term.wait(lambda s: "q Quit" in footer(s))
+        for key in ("c Create", "v Vacate", "/ Filter", "? Help", "q Quit"):
+            assert key in footer(screen), footer(screen)
+        assert "palettep" not in footer(screen), footer(screen)
+        # A filter and a reversed sort: both stay on the header line.
+        term.press_until("/", lambda s: "field:value" in s)
+        term.type("user:alice")
+        term.keys("Enter")
+        term.wait(lambda s: "filter: user:alice" in header(s))
+        time.sleep(0.3)  # the jobs table has the focus again
+        screen = term.press_until("S", lambda s: "sort id↓" in header(s))
+        assert "filter: user:alice" in header(screen), header(screen)
+        # The step screen: its own keys, and still help and quit.
+        term.keys("Tab")
+        time.sleep(0.3)
+        term.keys("Enter")
+        screen = term.wait(lambda s: "p Pids" in footer(s))
+        for key in ("esc Console", "p Pids", "? Help", "q Quit"):
+            assert key in footer(screen), footer(screen)
+        assert "palettep" not in footer(screen), footer(screen)
+        term.keys("q")
+        screen = term.wait(lambda s: "SCKPT-EXIT=" in s)
+        assert "SCKPT-EXIT=0" in screen and "Traceback" not in screen

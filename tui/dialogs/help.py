@@ -3,10 +3,17 @@
 Built from the same key table as the footer and the palette (``keys.py``) and from the
 bindings actually in force, so remapped keys show their new key and read-only mode
 leaves the mutating actions out.
+
+It fits an 80x24 terminal: each key takes one line (the key column is as narrow as the
+longest key, not as the section titles, so no description wraps at 80 columns), the
+title is on the border, and the keys that work everywhere (help, palette, quit) share
+one line at the bottom -- they used to be a section below the fold.  A smaller terminal
+scrolls it, with its scrollbar showing.
 """
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,6 +24,9 @@ from textual.widgets import Static
 
 from ..keys import ACTION_KEYS, KeySpec
 
+Entries = list[tuple[str, KeySpec]]
+"""(key as written, its spec) of one section."""
+
 
 class HelpScreen(ModalScreen[None]):
     """A table of keys; any of Escape, q or ? closes it."""
@@ -24,31 +34,48 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
     def __init__(
-        self, sections: list[tuple[str, list[tuple[str, KeySpec]]]], read_only: bool
+        self,
+        sections: list[tuple[str, Entries]],
+        read_only: bool,
+        everywhere: Entries | None = None,
     ) -> None:
+        """``sections``: titled tables of keys; ``everywhere``: the keys of every screen,
+        shown on one line after them."""
         super().__init__()
         self.sections = sections
         self.read_only = read_only
+        self.everywhere = everywhere or []
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, show_header=False, padding=(0, 1), expand=False)
-        table.add_column("key", style="bold", no_wrap=True)
-        table.add_column("what")
+        width = max((len(key) for _, entries in self.sections for key, _ in entries), default=1)
+        parts: list[RenderableType] = []
         for title, entries in self.sections:
             if not entries:
                 continue
-            table.add_row(Text(title, style="underline"), "")
+            parts.append(Text(title, style="underline"))
+            table = Table(box=None, show_header=False, padding=(0, 1), expand=False)
+            table.add_column("key", style="bold", no_wrap=True, min_width=width, max_width=width)
+            table.add_column("what")
             for key, spec in entries:
                 table.add_row(Text(key), Text(spec.help))
+            parts.append(table)
         if self.read_only:
             off = [spec.id for spec in ACTION_KEYS if spec.mutating]
-            table.add_row(
-                "",
-                Text(f"READ-ONLY: {', '.join(off[:-1])} and {off[-1]} are off", style="yellow"),
+            parts.append(
+                Text(f"READ-ONLY: {', '.join(off[:-1])} and {off[-1]} are off", style="yellow")
             )
-        with VerticalScroll(id="help", classes="dialog"):
-            yield Static(Text("Keys", style="bold"))
-            yield Static(table, id="help-table")
+        if self.everywhere:
+            line = Text("Everywhere", style="underline")
+            for key, spec in self.everywhere:
+                line.append("  ")
+                line.append(key, style="bold")
+                line.append(f" {spec.help}")
+            parts.append(line)
+        box = VerticalScroll(id="help", classes="dialog")
+        box.border_title = "Keys"
+        box.border_subtitle = "Esc closes"
+        with box:
+            yield Static(Group(*parts), id="help-table")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -78,8 +78,21 @@ class TargetScreen(Screen[None]):
         """The step (or whole job) the action keys act on; None when nothing is selected."""
         raise NotImplementedError
 
+    def no_target(self) -> str:
+        """Why an action key found nothing to act on."""
+        return "select a job or a step first"
+
+    def offers(self, binding_id: str) -> bool:
+        """Whether the key ``binding_id`` is offered now (in the footer): every key, on a
+        screen whose target exists."""
+        return True
+
     def refresh_view(self) -> None:
         """Show the app's latest data (called after every refresh that changed something)."""
+
+    def refresh_outcomes(self) -> None:
+        """A checkpoint was requested here: show its rows' new words (``outcomes.py``)."""
+        self.refresh_view()
 
     # ------------------------------------------------------------------ actions
 
@@ -95,7 +108,7 @@ class TargetScreen(Screen[None]):
             return None
         target = self.selected_target()
         if target is None:
-            self.notify("select a job or a step first", severity="warning", markup=False)
+            self.notify(self.no_target(), severity="warning", markup=False)
         return target
 
     def action_operation(self, name: str) -> None:
@@ -125,7 +138,7 @@ class TargetScreen(Screen[None]):
         """``x``: ask able and error again for the selected row (read-only allowed)."""
         target = self.selected_target()
         if target is None:
-            self.notify("select a job or a step first", severity="warning", markup=False)
+            self.notify(self.no_target(), severity="warning", markup=False)
             return
         self.sckpt.run_check(target)
 

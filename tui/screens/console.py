@@ -23,7 +23,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Resize
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from .. import rows
 from ..console_text import (
@@ -39,6 +39,7 @@ from ..messages import CheckDone, DataReady
 from ..refresh import JobData, Planner
 from ..rows import RowData, RowPlan, ViewState
 from ..widgets.header import StatusHeader
+from ..widgets.key_footer import KeyFooter
 from ..widgets.row_table import RowTable
 from .base import TargetScreen
 
@@ -72,12 +73,17 @@ class ConsoleScreen(TargetScreen):
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
-        yield Input(placeholder="filter: text or field:value (user:alice state:R)", id="filter")
+        # Not selected on focus: Tab then a letter replaced the typed filter.
+        yield Input(
+            placeholder="filter: text or field:value (user:alice state:R)",
+            id="filter",
+            select_on_focus=False,
+        )
         now = self.sckpt.now
         yield RowTable(JOB_COLUMNS, render=rows.render_job, clock=now, id="jobs")
         yield Static("", id="steps-title", markup=False)
         yield RowTable(STEP_COLUMNS, render=rows.render_step, clock=now, id="steps")
-        yield Footer(compact=True)
+        yield KeyFooter(offered=self.offers)
 
     @property
     def jobs_table(self) -> RowTable:
@@ -97,6 +103,13 @@ class ConsoleScreen(TargetScreen):
         self.jobs_table.focus()
         self.update_note()
         self.refresh_view()
+
+    def tick_headers(self) -> None:
+        """Every second: the headers, and the rows whose times turned over (a checkpoint
+        in progress counts up second by second, between refreshes too)."""
+        super().tick_headers()
+        self.jobs_table.refresh_expired()
+        self.steps_table.refresh_expired()
 
     def on_resize(self, event: Resize) -> None:
         self.jobs_table.fit_columns(event.size.width)
@@ -201,7 +214,8 @@ class ConsoleScreen(TargetScreen):
         if job.job.job_id != self.steps_job:
             self.steps_job = job.job.job_id
             self.steps_table.sync([])
-        self.steps_table.sync((str(s.step.step_id), s) for s in job.steps)
+        shown = self.sckpt.checkpoint_shown
+        self.steps_table.sync((str(s.step.step_id), rows.step_row(s, shown(s))) for s in job.steps)
         self.steps_table.refresh_expired()
         heading = Text(f"Steps of {job.job.job_id} ", style="bold")
         heading.append(printable(job.job.name))
@@ -209,6 +223,10 @@ class ConsoleScreen(TargetScreen):
         if job.job.state_reason and not job.steps:
             heading.append(f"  {printable(job.job.state_reason)}", style="dim")
         self._set_steps_title(heading)
+
+    def refresh_outcomes(self) -> None:
+        """Only the steps' rows say what was requested (not the jobs table)."""
+        self.refresh_steps()
 
     def _set_steps_title(self, heading: Text) -> None:
         """Repaint the steps title only when it changed, without a layout pass (one line)."""
@@ -268,16 +286,16 @@ class ConsoleScreen(TargetScreen):
     # ------------------------------------------------------------------ view keys
 
     def update_note(self) -> None:
-        """Show the view state (filter, toggles, sort) in the header."""
-        parts = []
-        if self.filter_text:
-            parts.append(f"filter: {self.filter_text}")
+        """Show the view state (sort, toggles, filter) in the header."""
+        arrow = "↓" if self.sort_reverse else "↑"
+        parts = [f"sort {self.sort_column}{arrow}"]
         if self.mine_only:
             parts.append("mine")
         if self.show_finished:
             parts.append("+finished")
-        arrow = "↓" if self.sort_reverse else "↑"
-        parts.append(f"sort {self.sort_column}{arrow}")
+        # The filter last: on a short header line its end is what is cut.
+        if self.filter_text:
+            parts.append(f"filter: {self.filter_text}")
         header = self.query_one("#header", StatusHeader)
         header.note = "  ".join(parts)
         header.tick(self.sckpt.now())

@@ -3,6 +3,11 @@
 Opening it loads the step's processes and interconnect in a worker (they cost a slurmd
 round trip each); ``p`` reloads them.  Escape goes back to the full console (in
 single-step mode the console is already underneath, so Escape simply reveals it).
+
+A step the controller does not list (``sckpt 999999.0``, or a step that ended while
+shown) is *missing*: the screen says so, naming it, and offers no action -- the keys
+leave the footer and the help, and pressing one says why nothing is done (the screen
+used to name nothing and offer every action on a step that does not exist).
 """
 
 from __future__ import annotations
@@ -10,11 +15,11 @@ from __future__ import annotations
 from sckpt.backend.model import StepId
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer
 
-from ..keys import STEP_KEYS, bindings
+from ..keys import ACTION_KEYS, STEP_KEYS, bindings
 from ..messages import DataReady, ExtrasLoaded
 from ..widgets.header import StatusHeader
+from ..widgets.key_footer import KeyFooter
 from ..widgets.step_detail import StepDetail
 from .base import TargetScreen
 
@@ -27,16 +32,21 @@ class StepScreen(TargetScreen):
     def __init__(self, target: StepId) -> None:
         super().__init__(id="step-screen")
         self.target = target
+        self.missing = False
+        """The data is loaded and has no such step: nothing to act on."""
+        self.seen = False
+        """The step was in the data once (then missing means it ended)."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
         with VerticalScroll(id="detail-scroll"):
             yield StepDetail(id="detail")
-        yield Footer(compact=True)
+        yield KeyFooter(offered=self.offers)
 
     def on_mount(self) -> None:
         self.refresh_view()
-        self.action_pids()
+        if not self.missing:
+            self._load_extras()
 
     def on_data_ready(self, message: DataReady) -> None:
         self.refresh_view()
@@ -45,8 +55,17 @@ class StepScreen(TargetScreen):
         if message.target == self.target:
             self.show_extras(message.processes, message.interconnect)
 
-    def selected_target(self) -> StepId:
-        return self.target
+    def selected_target(self) -> StepId | None:
+        return None if self.missing else self.target
+
+    def no_target(self) -> str:
+        if self.missing:
+            return f"step {self.target} {'has ended' if self.seen else 'not found'}: no action"
+        return super().no_target()
+
+    def offers(self, binding_id: str) -> bool:
+        """A missing step offers no action (nor its processes)."""
+        return not (self.missing and binding_id in UNOFFERED_WHEN_MISSING)
 
     def refresh_view(self) -> None:
         app = self.sckpt
@@ -54,8 +73,27 @@ class StepScreen(TargetScreen):
         view = None
         if job is not None:
             view = next((s for s in job.steps if s.step.step_id == self.target), None)
-        self.query_one(StepDetail).show_step(job, view, app.now())
+        self.seen = self.seen or view is not None
+        missing = view is None and app.freshness.loaded
+        if missing != self.missing:
+            self.missing = missing
+            self.query_one(KeyFooter).update_keys()
+        detail = self.query_one(StepDetail)
+        detail.show_step(
+            job,
+            view,
+            app.now(),
+            target=self.target,
+            missing=missing,
+            seen=self.seen,
+            shown=app.checkpoint_shown(view) if view is not None else None,
+        )
         self.query_one(StatusHeader).tick(app.now())
+
+    def tick_headers(self) -> None:
+        """The header and the detail's relative times move with the clock."""
+        super().tick_headers()
+        self.query_one(StepDetail).tick(self.sckpt.now())
 
     def action_back(self) -> None:
         """Escape: the full console, with this step selected."""
@@ -63,6 +101,12 @@ class StepScreen(TargetScreen):
 
     def action_pids(self) -> None:
         """``p``: (re)load processes and interconnect."""
+        if self.missing:
+            self.notify(self.no_target(), severity="warning", markup=False)
+            return
+        self._load_extras()
+
+    def _load_extras(self) -> None:
         detail = self.query_one(StepDetail)
         detail.processes = None
         detail.interconnect = None
@@ -75,3 +119,7 @@ class StepScreen(TargetScreen):
         detail.processes = processes  # type: ignore[assignment]
         detail.interconnect = interconnect  # type: ignore[assignment]
         self.refresh_view()
+
+
+UNOFFERED_WHEN_MISSING = frozenset({*(spec.id for spec in ACTION_KEYS), "pids"})
+"""The keys a missing step does not offer: every action, and reloading its processes."""

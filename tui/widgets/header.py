@@ -14,6 +14,8 @@ when its text changes, and without a layout pass (its size is fixed by the style
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from sckpt.backend.model import ClusterInfo
 from textual.widgets import Static
@@ -39,7 +41,10 @@ class StatusHeader(Static):
         self.no_data = False
         """Stale with nothing ever loaded: the console started during an outage."""
         self.note: str = ""
-        """A short state note (``filter: user:alice``, ``mine``), set by the console."""
+        """A short state note (``sort id↑  mine  filter: user:alice``), set by the console:
+        never left out of the line (only its end is cut, when nothing else can go)."""
+        self._now = 0.0
+        """The time of the last tick (a resize fits the line again at that time)."""
 
     def show_fresh(self, taken_at: float, now: float) -> None:
         """The latest refresh succeeded at ``taken_at``."""
@@ -64,7 +69,8 @@ class StatusHeader(Static):
 
     def tick(self, now: float) -> None:
         """Re-render when the text changed (the "N s ago" parts move with the clock)."""
-        text = self.line_text(now)
+        self._now = now
+        text = self.line_text(now, self.size.width)
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)
@@ -74,45 +80,116 @@ class StatusHeader(Static):
         a second, for the refresh's own time and the once-a-second tick)."""
         return age > self.interval + max(1.0, self.interval / 2)
 
-    def line_text(self, now: float) -> Text:
-        """The header's text at time ``now``."""
+    def line_text(self, now: float, width: int | None = None) -> Text:
+        """The header's text at time ``now``, fitted to ``width`` cells when given.
+
+        The line holds, left to right: the cluster, READ-ONLY, the freshness, the stale
+        reason, the engine, the acting user, Slurm's version, and (on the right) the
+        console's note -- the sort, the toggles and the filter.  When it is too long the
+        least needed parts go first (``_Part.rank``: the version, then the engine, then
+        the user); the cluster, READ-ONLY, the freshness, the outage's reason and the note
+        are never left out, so the line cannot end in "…" where the sort and filter state
+        should be.  Only then are the long ones cut (``_Part.keep``): the reason's end
+        first, down to its first words, then the cluster's name, then the note's end (the
+        filter's text).
+        """
+        parts = self._parts(now)
+        if width is None or width <= 0:
+            return _joined(parts, 0)
+        while _length(parts) > width:
+            droppable = [p for p in parts if p.rank]
+            if not droppable:
+                break
+            parts.remove(max(droppable, key=lambda p: p.rank))
+        for part in sorted((p for p in parts if p.keep), key=lambda p: p.cut_order):
+            over = _length(parts) - width
+            if over > 0 and part.text.cell_len > part.keep:
+                part.text.truncate(max(part.keep, part.text.cell_len - over), overflow="ellipsis")
+        return _joined(parts, width)
+
+    def _parts(self, now: float) -> list[_Part]:
+        """The line's parts in their order, each with its rank (0: never left out)."""
         info = self.info
-        text = Text()
-        text.append("sckpt ", style="bold")
-        text.append_text(literal(info.cluster_name, style="bold"))
-        text.append("  ")
+        parts: list[_Part] = []
+        title = Text("sckpt ", style="bold")
+        title.append_text(literal(info.cluster_name, style="bold"))
+        parts.append(_Part(title, keep=len("sckpt ") + KEPT, cut_order=2))
         if info.read_only:
-            text.append(" READ-ONLY ", style="bold reverse yellow")
-            text.append("  ")
-        # Freshness comes early: on a narrow terminal the end of the line is cut off.
+            parts.append(_Part(Text(" READ-ONLY ", style="bold reverse yellow")))
+        # Freshness comes early: it is never left out, and the reason of an outage next.
+        reason = literal(self.stale_error, style="red") if self.stale_error else None
         if self.stale_since is not None and self.no_data:
-            text.append(" NO DATA YET ", style="bold reverse red")
-            if self.stale_error:  # the reason first: nothing else on the line is known yet
-                text.append("  ")
-                text.append_text(literal(self.stale_error, style="red"))
+            parts.append(_Part(Text(" NO DATA YET ", style="bold reverse red")))
         elif self.stale_since is not None:
-            text.append(
-                f" STALE since {clock_time(self.stale_since)} ({ago(now - self.stale_since)}) ",
-                style="bold reverse red",
+            parts.append(
+                _Part(
+                    Text(
+                        f" STALE since {clock_time(self.stale_since)} "
+                        f"({ago(now - self.stale_since)}) ",
+                        style="bold reverse red",
+                    )
+                )
             )
         elif self.updated_at is None:
-            text.append("loading…", style="dim")
+            parts.append(_Part(Text("loading…", style="dim")))
         elif self.overdue(now - self.updated_at):
-            text.append(f"updated {ago(now - self.updated_at)}", style="yellow")
+            parts.append(_Part(Text(f"updated {ago(now - self.updated_at)}", style="yellow")))
         else:
-            text.append(f"updated every {_interval_text(self.interval)}")
-        text.append("  ")
-        text.append(info.engine, style="italic")
-        text.append("  user ")
-        text.append_text(literal(info.acting_user))
-        text.append(f"  Slurm {info.slurm_version}", style="dim")
-        if self.stale_since is not None and self.stale_error and not self.no_data:
-            text.append("  ")
-            text.append_text(literal(self.stale_error, style="red"))
+            parts.append(_Part(Text(f"updated every {_interval_text(self.interval)}")))
+        if self.stale_since is not None and reason is not None:
+            parts.append(_Part(reason, keep=KEPT, cut_order=1))
+        parts.append(_Part(Text(info.engine, style="italic"), rank=3))
+        user = Text("user ")
+        user.append_text(literal(info.acting_user))
+        parts.append(_Part(user, rank=2))
+        parts.append(_Part(Text(f"Slurm {info.slurm_version}", style="dim"), rank=4))
         if self.note:
-            text.append("  ")
-            text.append_text(literal(self.note, style="dim"))
-        return text
+            sort = Text(self.note.split(SEPARATOR)[0]).cell_len + 1  # the sort, and "…"
+            parts.append(_Part(literal(self.note, style="dim"), keep=sort, cut_order=3, note=True))
+        return parts
+
+    def on_resize(self) -> None:
+        """Fit the line to the new width at once (not at the next tick)."""
+        self._shown = None
+        self.tick(self._now)
+
+
+SEPARATOR = "  "
+KEPT = 12
+"""The first cells of an outage's reason and of the cluster's name, kept however short
+the line (the freshness and the sort are never cut)."""
+
+
+@dataclass(slots=True)
+class _Part:
+    """A piece of the header line."""
+
+    text: Text
+    rank: int = 0
+    """0: always shown; otherwise the highest rank is left out first on a short line."""
+    keep: int = 0
+    """A part never left out may be cut down to this many cells (0: never cut)."""
+    cut_order: int = 0
+    """Which cuttable part is cut first: the reason, then the cluster, then the note."""
+    note: bool = False
+    """The console's note: shown at the right end of the line."""
+
+
+def _length(parts: list[_Part]) -> int:
+    return sum(p.text.cell_len for p in parts) + len(SEPARATOR) * max(0, len(parts) - 1)
+
+
+def _joined(parts: list[_Part], width: int) -> Text:
+    """The parts with two spaces between them, the note pushed to the right end."""
+    text = Text(no_wrap=True, end="")
+    for index, part in enumerate(parts):
+        if index:
+            gap = len(SEPARATOR)
+            if part.note:
+                gap = max(gap, width - _length(parts) + gap)
+            text.append(" " * gap)
+        text.append_text(part.text)
+    return text
 
 
 def _interval_text(seconds: float) -> str:

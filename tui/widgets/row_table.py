@@ -166,6 +166,12 @@ class RowTable(ScrollView, can_focus=True):
         self.all_columns: tuple[Column, ...] = tuple(columns)
         """Every column this table can show; ``shown`` is the subset that fits."""
         self.shown: tuple[Column, ...] = columns_for(self.all_columns, 80)
+        self._shown_widths = {c.key: c.width or 0 for c in self.shown}
+        self._fit_width = 80
+        """The width ``fit_columns`` was last given (the terminal's)."""
+        self._wanted: dict[str, int] = {}
+        """The widest cell painted in each column: a cut column widens into spare room."""
+        self._refit_pending = False
         self.model = RowModel()
         self._render_row = render
         self._clock = clock
@@ -279,6 +285,10 @@ class RowTable(ScrollView, can_focus=True):
             self._cursor_index = index
             return
         if not len(model):
+            # Rows that come after an empty table (another job's steps) are new: the
+            # cursor starts on the first, not on the line the old cursor was on (it put
+            # the next action on ``JOB.extern`` of a job never looked at).
+            self._cursor_index = 0
             if key is not None:
                 self._cursor_key = None
                 self.post_message(self.RowHighlighted(self, None))
@@ -327,15 +337,39 @@ class RowTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.max_scroll_y, animate=False)
 
     def fit_columns(self, width: int) -> bool:
-        """Show the columns that fit ``width``; repaint only when that set changes."""
-        wanted = columns_for(self.all_columns, width)
+        """Show the columns that fit ``width``, a column whose text was cut widened when
+        the line has room to spare; repaint only when that changes anything."""
+        self._fit_width = width
+        wanted = columns_for(self.all_columns, width, self._wanted)
         if wanted == self.shown:
             return False
         self.shown = wanted
+        self._shown_widths = {c.key: c.width or 0 for c in wanted}
         self._strips.clear()
         self._update_size()
         self.refresh()
         return True
+
+    def _note_widths(self, cells: Cells) -> None:
+        """Remember how wide ``cells`` are; a cell wider than its shown column asks for the
+        columns to be fitted again (after this paint: never in the middle of one)."""
+        wanted = self._wanted
+        cut = False
+        for column in self.all_columns:
+            cell = cells.get(column.key)
+            if cell is None or column.width is None:
+                continue
+            width = cell.cell_len
+            if width > wanted.get(column.key, 0):
+                wanted[column.key] = width
+                cut = cut or width > self._shown_widths.get(column.key, width)
+        if cut and not self._refit_pending:
+            self._refit_pending = True
+            self.call_later(self._refit)
+
+    def _refit(self) -> None:
+        self._refit_pending = False
+        self.fit_columns(self._fit_width)
 
     def on_resize(self, event: events.Resize) -> None:
         self._strips.clear()
@@ -351,7 +385,7 @@ class RowTable(ScrollView, can_focus=True):
         painted = self._painted.get(key)
         now = self._clock()
         if painted is None or painted.data is not data or now >= painted.valid_until:
-            cells, valid_until = self._render_row(data, now)
+            cells, valid_until = self._rendered(data, now)
             painted = self._remember(key, _Painted(data, cells, valid_until))
         override = self._overrides.get(key)
         if override is None:
@@ -360,6 +394,12 @@ class RowTable(ScrollView, can_focus=True):
             del self._overrides[key]
             return painted, None
         return painted, override
+
+    def _rendered(self, data: object, now: float) -> tuple[Cells, float]:
+        """The ``render`` callback's cells for ``data``, their widths noted."""
+        cells, valid_until = self._render_row(data, now)
+        self._note_widths(cells)
+        return cells, valid_until
 
     def _cells(self, key: str) -> Cells:
         painted, override = self._paint(key)
@@ -445,7 +485,7 @@ class RowTable(ScrollView, can_focus=True):
                 repaint.append(key)
                 continue
             data = self.model.data_of(key)
-            cells, valid_until = self._render_row(data, now)
+            cells, valid_until = self._rendered(data, now)
             if cells == painted.cells:
                 painted.data = data
                 painted.valid_until = valid_until

@@ -3,15 +3,29 @@ processes and interconnect.
 
 Processes and interconnect come from extra controller/slurmd calls, so they are loaded on
 demand (when the detail opens, or on ``p``) by a worker and shown here when they arrive.
+
+Times are relative and absolute, with the zone (``12 min ago (2026-11-24 17:03:12 UTC)``):
+an operator over SSH may not know the cluster's zone, and "17:03" alone does not say how
+long ago that was.  The relative parts move with the clock (``tick``).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from sckpt.backend.model import Interconnect, JobView, StepProcesses, StepView
+from sckpt.backend import progress
+from sckpt.backend.model import (
+    CheckpointKind,
+    CheckpointState,
+    Interconnect,
+    JobView,
+    StepId,
+    StepProcesses,
+    StepView,
+)
 from textual.widgets import Static
 
-from ..console_text import bounded, checkpoint_text, date_time, error_text, literal
+from ..console_text import bounded, checkpoint_text, error_text, literal, moment, outcome_text
+from ..outcomes import Shown
 
 
 class StepDetail(Static):
@@ -21,23 +35,50 @@ class StepDetail(Static):
         super().__init__(id=id, markup=False)
         self.job: JobView | None = None
         self.view: StepView | None = None
+        self.target: StepId | None = None
+        self.missing = False
+        self.seen = False
+        self.shown: Shown | None = None
+        """What this console requested of the step's checkpoint, and what became of it."""
         self.processes: StepProcesses | str | None = None
         """Loaded processes, an error text, or None while not loaded."""
         self.interconnect: Interconnect | str | None = None
+        self._text: Text | None = None
 
-    def show_step(self, job: JobView | None, view: StepView | None, now: float) -> None:
-        """Show ``view`` (None: the step is gone from the controller's answer)."""
+    def show_step(
+        self,
+        job: JobView | None,
+        view: StepView | None,
+        now: float,
+        *,
+        target: StepId | None = None,
+        missing: bool = False,
+        seen: bool = False,
+        shown: Shown | None = None,
+    ) -> None:
+        """Show ``view`` of ``target``; None: not in the data (``missing``: the data is
+        loaded, so the step does not exist -- or has ended, when it was ``seen``)."""
         self.job = job
         self.view = view
-        self.update(self.render_detail(now))
+        self.target = target
+        self.missing = missing
+        self.seen = seen
+        self.shown = shown
+        self.tick(now)
+
+    def tick(self, now: float) -> None:
+        """Repaint when the text changed (its relative times move with the clock)."""
+        text = self.render_detail(now)
+        if text != self._text:
+            self._text = text
+            self.update(text)
 
     def render_detail(self, now: float) -> Text:
         """The detail text at time ``now``."""
         text = Text()
         view = self.view
         if view is None:
-            text.append("The step is not in the controller's latest answer.", style="yellow")
-            return text
+            return self._absent()
         step, ckpt = view.step, view.checkpoint
 
         def line(label: str, value: Text | str) -> None:
@@ -58,7 +99,16 @@ class StepDetail(Static):
             # before cancelling" -- what an operator wants to read before acting.
             comment = self.job.job.comment
             line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
-        line("Checkpoint", checkpoint_text(ckpt, now))
+        if step.start_time:
+            line("Started", moment(step.start_time, now))
+        line("Checkpoint", _state_text(ckpt, now))
+        if self.shown is not None:
+            # What this console requested, and what became of it (until the state changes).
+            requested = Text(f"{self.shown.operation}: ")
+            requested.append_text(outcome_text(self.shown.word))
+            when = "requested" if self.shown.word == progress.REQUESTED else "seen"
+            requested.append(f", {when} {moment(self.shown.at, now)}")
+            line("Requested here", requested)
         err = error_text(ckpt.last_error)
         line("Last error", err if err.plain else Text("none", style="dim"))
         line(
@@ -67,14 +117,14 @@ class StepDetail(Static):
         )
         line(
             "Last checkpoint",
-            date_time(ckpt.last_checkpoint_time)
+            moment(ckpt.last_checkpoint_time, now)
             if ckpt.last_checkpoint_time
             else Text("never", style="dim"),
         )
         if ckpt.history:
             text.append("History\n", style="bold")
             for event in ckpt.history[-10:]:
-                text.append(f"  {date_time(event.time)}  ")
+                text.append(f"  {moment(event.time, now)}  ")
                 text.append_text(literal(f"{event.operation:<8} by {event.by}  code {event.code}"))
                 if event.message:
                     text.append("  ")
@@ -111,3 +161,44 @@ class StepDetail(Static):
             text.append("  network ")
             text.append_text(literal(net.network) if net.network else Text("(none)", style="dim"))
         return text
+
+    def _absent(self) -> Text:
+        """The step is not in the data: loading, not found, or ended -- named, and why
+        no key acts on it."""
+        text = Text()
+        name = f"step {self.target}" if self.target is not None else "the step"
+        if not self.missing:
+            text.append(f"Loading {name}…", style="dim")
+            return text
+        title = f"{name.capitalize()} {'has ended' if self.seen else 'not found'}"
+        text.append(title, style="bold yellow")
+        text.append("\n\n")
+        job = self.job
+        if self.seen:
+            text.append("It is no longer in the controller's answer.")
+        elif job is None:
+            job_id = self.target.job_id if self.target is not None else "?"
+            text.append(f"The controller lists no job {job_id}: the number may be wrong, ")
+            text.append("or the job ended and was purged.")
+        else:
+            text.append_text(literal(f"Job {job.job.job_id} ({job.job.name}, "))
+            text.append(f"{job.job.state.short}) ")
+            steps = [str(s.step.step_id) for s in job.steps]
+            if steps:
+                text.append("has the steps ")
+                text.append_text(literal(", ".join(steps)))
+                text.append(".")
+            else:
+                text.append("has no steps.")
+        text.append("\n\nNo action applies here.  Esc goes back to the console.")
+        return text
+
+
+def _state_text(state: CheckpointState, now: float) -> Text:
+    """The checkpoint line: the column's words, and for one in progress since when."""
+    if state.kind is CheckpointKind.IN_PROGRESS and state.in_progress_since:
+        return Text(
+            f"{progress.IN_PROGRESS}, began {moment(state.in_progress_since, now)}",
+            style="bold cyan",
+        )
+    return checkpoint_text(state, now)
