@@ -895,9 +895,12 @@ class Binding:
         try:
             if rc != 0:
                 code = err[0] or int(lib.ESLURM_DB_CONNECTION)
+                why = errors.describe(code)[1]
                 raise AccountingUnavailable(
                     code,
-                    hint="slurmdbd did not answer the query; sacct would fail the same way",
+                    message=f"slurmdbd did not answer the accounting query ({why})",
+                    hint="check that slurmdbd runs where this host's slurm.conf says "
+                    "(AccountingStorageHost/Port); sacct would fail the same way",
                 )
             n = count[0]
             records = ffi.new("sckpt_acct_job_t[]", max(n, 1))
