@@ -13,7 +13,7 @@ import re
 import time
 
 from .errors import UsageError
-from .model import JobRecord
+from .model import Job, JobRecord, JobState, JobView
 
 HISTORY_SINCE = 30 * 86400
 """How far back ``sckpt history`` looks by default (seconds): job ids are reused once Slurm's
@@ -102,3 +102,31 @@ def date_text(when: int) -> str:
     if not when:
         return "Unknown"
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when))
+
+
+def finished_view(record: JobRecord) -> JobView | None:
+    """A finished job known only to accounting, as a job row of the console (no steps);
+    None when the record did not end the job (a requeue: the job runs on)."""
+    try:
+        state = JobState(record.state)
+    except ValueError:
+        return None
+    if not state.is_finished:
+        return None
+    job = Job(
+        job_id=record.job_id,
+        name=record.name,
+        user=record.user,
+        uid=record.uid,
+        partition=record.partition,
+        state=state,
+        nodes="" if record.nodes == "None assigned" else record.nodes,
+        num_nodes=0,
+        submit_time=record.submit_time,
+        start_time=record.start_time,
+        end_time=record.end_time,
+        work_dir=record.work_dir,
+        restart_count=record.restart_count or 0,
+        account=record.account,
+    )
+    return JobView(job)

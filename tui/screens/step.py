@@ -1,8 +1,10 @@
 """One step's detail with the action keys: Enter on a step, or ``sckpt JOB.STEP``.
 
 Opening it loads the step's processes and interconnect in a worker (they cost a slurmd
-round trip each); ``p`` reloads them.  Escape goes back to the full console (in
-single-step mode the console is already underneath, so Escape simply reveals it).
+round trip each); ``p`` reloads them.  It also asks Slurm's accounting, once, in a worker,
+for the job's records across requeues and restarts (``Job history``).  Escape goes back to
+the full console (in single-step mode the console is already underneath, so Escape simply
+reveals it).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer
 
 from ..keys import STEP_KEYS, bindings
-from ..messages import DataReady, ExtrasLoaded
+from ..messages import DataReady, ExtrasLoaded, HistoryLoaded
 from ..widgets.header import StatusHeader
 from ..widgets.step_detail import StepDetail
 from .base import TargetScreen
@@ -37,6 +39,8 @@ class StepScreen(TargetScreen):
     def on_mount(self) -> None:
         self.refresh_view()
         self.action_pids()
+        # The job's records from accounting: asked once, as the detail opens.
+        self.sckpt.load_job_history(self.target.job_id)
 
     def on_data_ready(self, message: DataReady) -> None:
         self.refresh_view()
@@ -44,6 +48,12 @@ class StepScreen(TargetScreen):
     def on_extras_loaded(self, message: ExtrasLoaded) -> None:
         if message.target == self.target:
             self.show_extras(message.processes, message.interconnect)
+
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        if message.job_id == self.target.job_id:
+            detail = self.query_one(StepDetail)
+            detail.job_history = message.history if message.history else message.error
+            self.refresh_view()
 
     def selected_target(self) -> StepId:
         return self.target

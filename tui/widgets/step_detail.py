@@ -8,10 +8,18 @@ demand (when the detail opens, or on ``p``) by a worker and shown here when they
 from __future__ import annotations
 
 from rich.text import Text
-from sckpt.backend.model import Interconnect, JobView, StepProcesses, StepView
+from sckpt.backend import history as records
+from sckpt.backend.model import Interconnect, JobHistory, JobView, StepProcesses, StepView
 from textual.widgets import Static
 
-from ..console_text import bounded, checkpoint_text, date_time, error_text, literal
+from ..console_text import (
+    bounded,
+    checkpoint_text,
+    clock_time,
+    date_time,
+    error_text,
+    literal,
+)
 
 
 class StepDetail(Static):
@@ -24,6 +32,9 @@ class StepDetail(Static):
         self.processes: StepProcesses | str | None = None
         """Loaded processes, an error text, or None while not loaded."""
         self.interconnect: Interconnect | str | None = None
+        self.job_history: JobHistory | str | None = None
+        """The job's records from accounting, why they are not available, or None while
+        being asked."""
 
     def show_step(self, job: JobView | None, view: StepView | None, now: float) -> None:
         """Show ``view`` (None: the step is gone from the controller's answer)."""
@@ -110,4 +121,45 @@ class StepDetail(Static):
             text.append_text(literal(net.switch_type or "none"))
             text.append("  network ")
             text.append_text(literal(net.network) if net.network else Text("(none)", style="dim"))
+        text.append("\n")
+        text.append_text(self.render_history())
         return text
+
+    def render_history(self) -> Text:
+        """``Job history``: one line per accounting record (run, state, exit code, start,
+        end, nodes), oldest first; its absence in one dim line."""
+        text = Text()
+        text.append("Job history       ", style="bold")
+        found = self.job_history
+        if found is None:
+            text.append("loading…", style="dim")
+            return text
+        if isinstance(found, str):
+            text.append_text(literal(found, style="dim"))
+            return text
+        count = len(found.records)
+        text.append(f"{count} record{'s' if count != 1 else ''} in accounting", style="dim")
+        offset = 0
+        if found.truncated:
+            text.append(f" (the newest {found.limit})", style="dim")
+            offset = -1  # the first shown is not the first run
+        for index, r in enumerate(found.records):
+            label = records.run_label(index, r) if offset == 0 or r.restart_count else "earlier"
+            text.append(f"\n  {label:<10} ")
+            text.append_text(literal(f"{records.state_text(r):<15} {records.exit_text(r):<5} "))
+            text.append(date_time(r.start_time) if r.start_time else "-")
+            text.append(" → ")
+            text.append(_end_text(r.start_time, r.end_time))
+            text.append("  ")
+            text.append_text(literal(r.nodes, style="dim"))
+        return text
+
+
+def _end_text(start: int, end: int) -> str:
+    """A record's end: the time alone when it is the start's day, else date and time;
+    ``running`` while it has none."""
+    if not end:
+        return "running"
+    if start and date_time(start)[:10] == date_time(end)[:10]:
+        return clock_time(end)
+    return date_time(end)
