@@ -196,11 +196,15 @@ def job_id(text: str) -> int:
     return step.job_id
 
 
-def since(text: str) -> int:
-    """``--since``: a span back from now (``7d``, ``12h``) or a local date (and time)."""
+def since(text: str) -> str:
+    """``--since``: a span back from now (``7d``, ``12h``) or a local date (and time).
+
+    Checked here, kept as text: the facade measures a span back from its engine's clock
+    (the simulated controller's in the demo), not this host's."""
     from sckpt.backend.history import parse_since
 
-    return parse_since(text)
+    parse_since(text)
+    return text
 
 
 def limit(text: str) -> int:

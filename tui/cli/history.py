@@ -73,7 +73,7 @@ def render_json(found: JobHistory) -> dict[str, Any]:
 
 
 def run_history(
-    facade: Facade, job_id: int, since: int | None, limit: int | None, *, as_json: bool
+    facade: Facade, job_id: int, since: str | None, limit: int | None, *, as_json: bool
 ) -> int:
     """Ask, print, and return the exit code (the error's own, on failure)."""
     try:
