@@ -33,10 +33,13 @@ def sckpt(conf: Path, *argv: str, timeout: float = 60) -> subprocess.CompletedPr
 
 
 def _sacct(cluster: SlurmCluster, name: str, job: str) -> list[list[str]]:
+    """sacct's records of the job; a time not set (sacct: ``None`` for NO_VAL, ``Unknown``
+    for 0) reads as ``Unknown``, sckpt's one word for it."""
     out = cluster.run(
         "sacct", "-M", name, "-j", job, "--duplicates", "--parsable2", "-n", "-X", "-o", FIELDS
     ).stdout
-    return [line.split("|") for line in out.splitlines() if line]
+    rows = [line.split("|") for line in out.splitlines() if line]
+    return [[*r[:3], *("Unknown" if t == "None" else t for t in r[3:5]), *r[5:]] for r in rows]
 
 
 def _wait(what: str, check, timeout: float = 90.0):  # type: ignore[no-untyped-def]

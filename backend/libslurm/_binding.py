@@ -158,6 +158,12 @@ def _job_factory() -> Callable[..., Job]:
 _make_job = _job_factory()
 
 
+def _set_time(value: int) -> int:
+    """An accounting time, 0 when not set: slurmdbd also answers NO_VAL (a record cancelled
+    before it started) and INFINITE for that, which sacct prints as None and Unknown."""
+    return 0 if value >= 0xFFFFFFFE or value < 0 else int(value)
+
+
 def find_config_source() -> ConfigSource:
     """Find libslurm's configuration *before* ``slurm_init`` (which exits when it finds none).
 
@@ -933,10 +939,10 @@ class Binding:
             state=state,
             exit_code=(status >> 8) & 0xFF,
             signal=signal,
-            submit_time=r.submit_time,
-            eligible_time=r.eligible_time,
-            start_time=r.start_time,
-            end_time=r.end_time,
+            submit_time=_set_time(r.submit_time),
+            eligible_time=_set_time(r.eligible_time),
+            start_time=_set_time(r.start_time),
+            end_time=_set_time(r.end_time),
             nodes=s(r.nodes),
             account=s(r.account),
             work_dir=s(r.work_dir),
