@@ -229,7 +229,7 @@ def _doctor(conf: Path) -> tuple[int, dict[str, object], str]:
 
 def test_doctor_without_accounting_says_what_it_would_add(slurm_cluster: SlurmCluster) -> None:
     code, report, text = _doctor(slurm_cluster.conf)
-    assert (code, report["accounting"]) == (0, "none")
+    assert (code, report["accounting"]) == (0, "none"), text
     line = next(line for line in text.splitlines() if "accounting:" in line)
     assert line.startswith("info  accounting: not configured (AccountingStorageType=")
     for words in ("sckpt history JOB", "f in the console", "-M"):
@@ -239,7 +239,7 @@ def test_doctor_without_accounting_says_what_it_would_add(slurm_cluster: SlurmCl
 
 def test_doctor_with_slurmdbd_says_it_answers(slurm_accounting: AccountingSetup) -> None:
     code, report, text = _doctor(slurm_accounting.clusters["sckpt-b"].conf)
-    assert (code, report["accounting"]) == (0, "slurmdbd")
+    assert (code, report["accounting"]) == (0, "slurmdbd"), text
     where = f"127.0.0.1:{slurm_accounting.dbd_port}"
     assert f"  ok  accounting: slurmdbd at {where} answered in " in text
 
@@ -254,6 +254,6 @@ def test_doctor_names_a_slurmdbd_that_does_not_answer(
     conf.chmod(0o644)
     code, report, shown = _doctor(conf)
     # The controller still answers: sckpt is usable, only accounting fails.
-    assert (code, report["accounting"], report["usable"]) == (0, "unreachable", True)
+    assert (code, report["accounting"], report["usable"]) == (0, "unreachable", True), shown
     assert "FAIL  accounting: slurmdbd does not answer: " in shown
     assert "sckpt can talk to Slurm." in shown
