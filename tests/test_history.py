@@ -257,3 +257,57 @@ def test_doctor_names_a_slurmdbd_that_does_not_answer(
     assert (code, report["accounting"], report["usable"]) == (0, "unreachable", True), shown
     assert "FAIL  accounting: slurmdbd does not answer: " in shown
     assert "sckpt can talk to Slurm." in shown
+
+
+FINISHED = "CD,CA,F,TO,NF,PR,BF,DL,OOM"
+
+
+def _sacct_finished(cluster: SlurmCluster, since: str) -> set[tuple[str, str]]:
+    out = cluster.run(
+        "sacct", "-M", "sckpt-a", "-X", "-n", "-P", "-o", "jobid,state", "-S", since, "-E",
+        "now", "-s", FINISHED,
+    ).stdout  # fmt: skip
+    return {(r.split("|")[0], r.split("|")[1].split()[0]) for r in out.splitlines() if r}
+
+
+def _sckpt_finished(conf: Path, since: str) -> set[tuple[str, str]]:
+    code = (
+        "import json\n"
+        "from sckpt.backend.facade import open_facade\n"
+        "f = open_facade(engine='live')\n"
+        f"found = f.finished_jobs(since={since!r})\n"
+        "print(json.dumps([[str(r.job_id), r.state] for r in found.records]))\n"
+    )
+    done = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "-c", code],
+        env={**os.environ, "SLURM_CONF": str(conf)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return {(job, state) for job, state in json.loads(done.stdout)}
+
+
+def test_finished_jobs_are_the_ones_sacct_lists_for_the_window(
+    slurm_accounting: AccountingSetup,
+) -> None:
+    """What ``f`` asks: the jobs that ended in the window, each once with its last state."""
+    a = slurm_accounting.clusters["sckpt-a"]
+    made = [
+        a.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", wrap).stdout.strip()
+        for wrap in ("true", "exit 3")
+    ]
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3600))
+    _wait(
+        "both jobs ended in sacct",
+        lambda: {j for j, _ in _sacct_finished(a, since)} >= set(made),
+    )
+
+    def agreed() -> set[tuple[str, str]]:
+        before = _sacct_finished(a, since)
+        ours = _sckpt_finished(a.conf, since)
+        return ours if ours == before == _sacct_finished(a, since) else set()
+
+    found = _wait("sckpt's finished jobs equal to sacct's, twice in a row", agreed, timeout=60)
+    assert {(made[0], "COMPLETED"), (made[1], "FAILED")} <= found
