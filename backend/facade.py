@@ -433,6 +433,7 @@ class Facade:
             since=start,
             limit=most,
             truncated=len(found) > most,
+            skipped=len(found) - len(kept),
         )
 
     def finished_jobs(

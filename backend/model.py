@@ -363,6 +363,8 @@ class JobHistory:
     since: int = 0
     limit: int = 0
     truncated: bool = False
+    skipped: int = 0
+    """How many older records ``limit`` left out (so the first shown is run ``skipped``)."""
 
 
 @dataclass(frozen=True, slots=True)

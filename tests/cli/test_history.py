@@ -54,7 +54,7 @@ def test_limit_keeps_the_newest_and_says_so(cli_env: CliEnv, cluster: SimulatedC
     job = _requeued(cluster, 2)
     done = json.loads(cli_env.run("history", str(job), "--json", "--limit", "2").out)
     assert [r["state"] for r in done["records"]] == ["REQUEUED", "RUNNING"]
-    assert done["truncated"] is True
+    assert (done["truncated"], done["skipped"]) == (True, 1)
     table = cli_env.run("history", str(job), "--limit", "2")
     assert table.lines[-1] == "(only the newest 2 records: more with --limit)"
     assert table.lines[1].split()[:2] == ["restart", "1"]
@@ -93,3 +93,20 @@ def test_an_unknown_job_is_one_line_and_exit_1(cli_env: CliEnv, cluster: Simulat
     done = cli_env.run("history", "99999")
     assert (done.code, done.out) == (1, "")
     assert done.err.startswith("sckpt: ESLURM_INVALID_JOB_ID (2017): accounting has no record")
+
+
+def test_runs_are_counted_from_the_left_out_records_when_slurm_has_no_restart_count() -> None:
+    """Before 24.11 slurmdbd records no restart count: the run is the record's position,
+    counting the older records ``--limit`` left out."""
+    from sckpt.backend.model import JobHistory, JobRecord
+    from sckpt.tui.cli.history import render_text
+
+    def record(state: str, start: int) -> JobRecord:
+        return JobRecord(7, "c", "md", "alice", 1001, "debug", state, start_time=start)
+
+    shown = JobHistory(
+        7, "c", (record("REQUEUED", 10), record("RUNNING", 20)), limit=2, truncated=True, skipped=1
+    )
+    lines = render_text(shown).splitlines()
+    assert [line.split()[:2] for line in lines[1:3]] == [["restart", "1"], ["restart", "2"]]
+    assert lines[-1] == "(only the newest 2 records: more with --limit)"

@@ -28,10 +28,9 @@ EVENT_HEADER = ("TIME", "STEP", "OPERATION", "BY", "RESULT")
 def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     """One line per record (sacct's words for state, exit code and times), then the
     checkpoint events, and a note when the limit cut older records off."""
-    first = len(found.records) if not found.truncated else 0
     rows = [
         [
-            rules.run_label(index if not found.truncated else first + index, r),
+            rules.run_label(found.skipped + index, r),
             str(r.job_id),
             rules.state_text(r),
             rules.exit_text(r),

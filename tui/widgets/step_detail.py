@@ -139,12 +139,10 @@ class StepDetail(Static):
             return text
         count = len(found.records)
         text.append(f"{count} record{'s' if count != 1 else ''} in accounting", style="dim")
-        offset = 0
         if found.truncated:
             text.append(f" (the newest {found.limit})", style="dim")
-            offset = -1  # the first shown is not the first run
         for index, r in enumerate(found.records):
-            label = records.run_label(index, r) if offset == 0 or r.restart_count else "earlier"
+            label = records.run_label(found.skipped + index, r)
             text.append(f"\n  {label:<10} ")
             text.append_text(literal(f"{records.state_text(r):<15} {records.exit_text(r):<5} "))
             text.append(date_time(r.start_time) if r.start_time else "-")
