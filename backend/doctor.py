@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import SckptError
 from .libslurm import _build, find_config_source, get_binding
@@ -54,6 +55,9 @@ class DoctorReport:
     """The ``slurm_checkpoint_*`` symbols found (all nine on Slurm <= 19.05)."""
     switch_type: str = ""
     proctrack_type: str = ""
+    accounting: str = ""
+    """``slurmdbd`` (it answered), ``unreachable`` (configured, no answer), ``none`` (not
+    configured), or empty when the controller could not say."""
 
 
 def _api_text(value: int) -> str:
@@ -172,6 +176,8 @@ def run_doctor() -> tuple[DoctorReport, int]:
                 else "start slurmctld or check SlurmctldHost/Port in the configuration"
             )
             checks.append(DoctorCheck("controller", False, str(exc), fix))
+        if facts.get("controller_reachable"):
+            checks.append(_accounting_check(binding, facts))
         symbols = binding.checkpoint_symbols()
         found = tuple(name for name, present in symbols.items() if present)
         facts["checkpoint_symbols"] = found
@@ -190,6 +196,54 @@ def run_doctor() -> tuple[DoctorReport, int]:
     usable = binding is not None and bool(facts.get("controller_reachable"))
     report = DoctorReport(usable=usable, checks=tuple(checks), **facts)  # type: ignore[arg-type]
     return report, EXIT_USABLE if usable else EXIT_UNUSABLE
+
+
+ACCOUNTING_ADDS = (
+    "job history across requeues and restarts (sckpt history JOB), finished jobs after "
+    "MinJobAge (f in the console) and several clusters (-M)"
+)
+"""What Slurm's accounting (slurmdbd) would add, in the words doctor uses."""
+
+
+def _accounting_check(binding: Any, facts: dict[str, object]) -> DoctorCheck:
+    """Whether slurmdbd keeps the jobs, and answers: one real, bounded query when it is
+    configured (the jobs that ended in the last minute)."""
+    try:
+        conf = binding.accounting_config()
+    except SckptError as exc:
+        return DoctorCheck("accounting", False, str(exc), informational=True)
+    if not conf.uses_slurmdbd:
+        facts["accounting"] = "none"
+        return DoctorCheck(
+            "accounting",
+            True,
+            f"not configured (AccountingStorageType={conf.storage_type or 'none'}); "
+            f"with slurmdbd sckpt adds {ACCOUNTING_ADDS}",
+            "run slurmdbd and set AccountingStorageType=accounting_storage/slurmdbd and "
+            "AccountingStorageHost in slurm.conf (Slurm's accounting guide)",
+            informational=True,
+        )
+    start = time.perf_counter()
+    try:
+        binding.finished_jobs(int(time.time()) - 60)
+    except SckptError as exc:
+        facts["accounting"] = "unreachable"
+        return DoctorCheck(
+            "accounting",
+            False,
+            f"slurmdbd does not answer: {exc.message}",
+            f"start slurmdbd (the controller names {conf.where}; this host's slurm.conf "
+            "must agree), or fix AccountingStorageHost/Port; until then sckpt works "
+            f"without {ACCOUNTING_ADDS}",
+        )
+    facts["accounting"] = "slurmdbd"
+    ms = (time.perf_counter() - start) * 1000
+    return DoctorCheck(
+        "accounting",
+        True,
+        f"slurmdbd at {conf.where} answered in {ms:.1f} ms: sckpt history, finished jobs (f) "
+        "and -M are available",
+    )
 
 
 def format_report(report: DoctorReport) -> str:

@@ -45,6 +45,8 @@ ESLURM_JOB_HELD = 2042
 """19.05's (and 22.05's) value: a priority change other than a release on a held job."""
 ESLURM_JOB_FINISHED = 2084
 """19.05's (and 22.05's) value: scontrol hold/release of a job that has finished."""
+ESLURM_DB_CONNECTION = 7000
+"""Accounting (slurmdbd) is not configured or does not answer (19.05 to 26.05 alike)."""
 EPERM = _errno.EPERM
 ENOENT = _errno.ENOENT
 EINVAL = _errno.EINVAL
@@ -88,6 +90,7 @@ _FALLBACK: dict[int, tuple[str, str]] = {
     ),
     ESLURM_JOB_HELD: ("ESLURM_JOB_HELD", "Job is in held state, pending scheduler release"),
     ESLURM_JOB_FINISHED: ("ESLURM_JOB_FINISHED", "Job has already finished"),
+    ESLURM_DB_CONNECTION: ("ESLURM_DB_CONNECTION", "Unable to connect to database"),
 }
 
 _strerror_hook: Callable[[int], tuple[str, str] | None] | None = None
@@ -258,6 +261,17 @@ class ControllerUnreachable(SlurmError):
 
     exit_code = 3
     expected_code = SLURM_COMMUNICATIONS_CONNECTION_ERROR
+
+
+class AccountingUnavailable(SlurmError):
+    """Slurm's accounting (slurmdbd) is not configured here, or does not answer.
+
+    Job history and finished jobs come only from it; everything else works without it.
+    The message says which of the two it is, the hint how to get it.
+    """
+
+    exit_code = 3
+    expected_code = ESLURM_DB_CONNECTION
 
 
 class SetupError(SckptError):

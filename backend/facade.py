@@ -50,6 +50,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import history as history_rules
 from . import progress
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
@@ -77,8 +78,11 @@ from .model import (
     CheckpointError,
     CheckpointKind,
     ClusterInfo,
+    FinishedJobs,
     Interconnect,
+    JobHistory,
     Snapshot,
+    StepCheckpointEvent,
     StepId,
     StepProcesses,
 )
@@ -387,6 +391,90 @@ class Facade:
         except (InvalidJobId, AlreadyDone):
             return CheckpointKind.ENDED.value
         return progress.COMPLETED if not code else progress.failed(code)
+
+    # ---------------------------------------------------------- accounting
+
+    def history(
+        self,
+        target: Target,
+        since: int | str | None = None,
+        limit: int | str | None = None,
+    ) -> JobHistory:
+        """Every accounting record of a job (one per requeue or restart), oldest first, and
+        its steps' checkpoint events where the engine keeps them; not audited.
+
+        Bounded: records since ``since`` (Unix seconds or ``parse_since`` text; default
+        ``HISTORY_SINCE`` ago), at most ``limit`` (the newest).  Only a person's question
+        calls this: never the refresh.  ``AccountingUnavailable`` without slurmdbd;
+        ``InvalidJobId`` when accounting has no record of the job in the window.
+        """
+        step = to_target(target)
+        if not step.is_whole_job:
+            raise UsageError(f"history of {step}: name the job (JOB), not a step")
+        start = self._since(since, history_rules.HISTORY_SINCE)
+        most = history_rules.check_limit(history_rules.HISTORY_LIMIT if limit is None else limit)
+        found = history_rules.oldest_first(self._engine.job_records(step.job_id, start))
+        if not found:
+            raise InvalidJobId(
+                message=f"accounting has no record of job {step.job_id} since "
+                + history_rules.date_text(start),
+                hint="look further back with --since, or check the job id",
+            )
+        kept = found[-most:]
+        last = found[-1]
+        events = self._engine.checkpoint_events(step.job_id, last.work_dir, last.uid)
+        if not events:
+            events = self._snapshot_events(step.job_id)
+        return JobHistory(
+            job_id=step.job_id,
+            cluster=last.cluster,
+            records=kept,
+            checkpoints=events,
+            since=start,
+            limit=most,
+            truncated=len(found) > most,
+            skipped=len(found) - len(kept),
+        )
+
+    def finished_jobs(
+        self, since: int | str | None = None, limit: int | str | None = None
+    ) -> FinishedJobs:
+        """Jobs that ended since ``since`` (default ``FINISHED_SINCE`` ago), newest first,
+        at most ``limit``, from accounting; the console asks when a person presses ``f``."""
+        start = self._since(since, history_rules.FINISHED_SINCE)
+        most = history_rules.check_limit(history_rules.FINISHED_LIMIT if limit is None else limit)
+        found = history_rules.newest_ended_first(self._engine.finished_jobs(start))
+        return FinishedJobs(
+            records=found[:most],
+            since=start,
+            limit=most,
+            truncated=len(found) > most,
+            taken_at=self._engine.now(),
+        )
+
+    def _since(self, value: int | str | None, default_span: int) -> int:
+        if value is None:
+            return max(0, int(self._engine.now()) - default_span)
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                raise UsageError(f"invalid since {value}: Unix seconds from 0")
+            return value
+        return history_rules.parse_since(value, now=self._engine.now())
+
+    def _snapshot_events(self, job_id: int) -> tuple[StepCheckpointEvent, ...]:
+        """The job's steps' checkpoint events in the last snapshot (engines that keep them
+        on the step, as the simulated controller does), oldest first."""
+        last = self._last
+        if last is None:
+            return ()
+        found = [
+            StepCheckpointEvent(view.step.step_id, event)
+            for job in last.jobs
+            if job.job.job_id == job_id
+            for view in job.steps
+            for event in view.checkpoint.history
+        ]
+        return tuple(sorted(found, key=lambda e: (e.event.time, e.step_id)))
 
     # ---------------------------------------------------------- acting
 

@@ -306,3 +306,79 @@ class ActionResult:
     detail: str = ""
     per_step: tuple[tuple[StepId, int], ...] = field(default=())
     """Whole-job requests: the code each running step answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One accounting record of a job, as slurmdbd keeps it (``sacct --duplicates``).
+
+    Each requeue or restart of a job leaves a record of its own under the same job id, so a
+    job's history is a list of these.  Times are Unix seconds (0: not set, e.g. ``end_time``
+    of a record still running); ``state`` is Slurm's name with its flags folded in, as sacct
+    prints it (``REQUEUED``, ``CANCELLED``, ``NODE_FAIL`` ...).
+    """
+
+    job_id: int
+    cluster: str
+    name: str
+    user: str
+    uid: int
+    partition: str
+    state: str
+    exit_code: int = 0
+    """The batch script's (or job's) exit status, sacct's ``ExitCode`` before the colon."""
+    signal: int = 0
+    """The signal that ended it, sacct's ``ExitCode`` after the colon (0: none)."""
+    submit_time: int = 0
+    eligible_time: int = 0
+    start_time: int = 0
+    end_time: int = 0
+    nodes: str = ""
+    account: str = ""
+    work_dir: str = ""
+    restart_count: int | None = None
+    """Slurm's own restart count of the record (24.11 and later); None when not recorded."""
+    cancelled_by: int | None = None
+    """The uid that cancelled it (sacct's ``CANCELLED by UID``); None when not cancelled."""
+    array_job_id: int = 0
+    array_task_id: int | None = None
+    het_job_id: int = 0
+    het_job_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepCheckpointEvent:
+    """A checkpoint event of one of the job's steps (the cooperative store's history)."""
+
+    step_id: StepId
+    event: CheckpointEvent
+
+
+@dataclass(frozen=True, slots=True)
+class JobHistory:
+    """A job's records from accounting, oldest first, with its steps' checkpoint events.
+
+    ``since``/``limit`` are the bounds the query ran with; ``truncated`` says that more
+    records matched than ``limit`` (the newest ``limit`` are kept).
+    """
+
+    job_id: int
+    cluster: str
+    records: tuple[JobRecord, ...]
+    checkpoints: tuple[StepCheckpointEvent, ...] = ()
+    since: int = 0
+    limit: int = 0
+    truncated: bool = False
+    skipped: int = 0
+    """How many older records ``limit`` left out (so the first shown is run ``skipped``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedJobs:
+    """Jobs that ended in a window, from accounting (newest first, at most ``limit``)."""
+
+    records: tuple[JobRecord, ...]
+    since: int
+    limit: int
+    truncated: bool = False
+    taken_at: float = 0.0

@@ -17,7 +17,9 @@ from .model import (
     CheckpointError,
     ClusterInfo,
     Interconnect,
+    JobRecord,
     Snapshot,
+    StepCheckpointEvent,
     StepId,
     StepProcesses,
 )
@@ -60,6 +62,20 @@ class ReadOnlyEngine(Engine):
 
     def error(self, target: StepId) -> CheckpointError:
         return self.inner.error(target)
+
+    def now(self) -> float:
+        return self.inner.now()
+
+    def job_records(self, job_id: int, since: int, until: int = 0) -> tuple[JobRecord, ...]:
+        return self.inner.job_records(job_id, since, until)
+
+    def finished_jobs(self, since: int, until: int = 0) -> tuple[JobRecord, ...]:
+        return self.inner.finished_jobs(since, until)
+
+    def checkpoint_events(
+        self, job_id: int, work_dir: str, uid: int
+    ) -> tuple[StepCheckpointEvent, ...]:
+        return self.inner.checkpoint_events(job_id, work_dir, uid)
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
         raise refusal("create", target)

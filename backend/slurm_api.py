@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .model import Job, Step, StepId, StepProcesses
+from .model import Job, JobRecord, Step, StepId, StepProcesses
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,30 @@ class ControllerConfig:
     last_update: int
 
 
+@dataclass(frozen=True, slots=True)
+class AccountingConfig:
+    """Where the controller sends accounting (``AccountingStorage*`` of slurm.conf)."""
+
+    storage_type: str
+    """``accounting_storage/slurmdbd`` when slurmdbd keeps the jobs; else none (or empty)."""
+    host: str = ""
+    backup_host: str = ""
+    port: int = 0
+
+    @property
+    def uses_slurmdbd(self) -> bool:
+        return self.storage_type.endswith("/slurmdbd")
+
+    @property
+    def where(self) -> str:
+        """``host:port`` of slurmdbd, as the controller names it."""
+        return f"{self.host or 'localhost'}:{self.port or DEFAULT_SLURMDBD_PORT}"
+
+
+DEFAULT_SLURMDBD_PORT = 6819
+"""Slurm's default AccountingStoragePort (slurmdbd's DbdPort)."""
+
+
 @runtime_checkable
 class SlurmAPI(Protocol):
     """The calls of libslurm sckpt uses, as one user of one cluster."""
@@ -92,6 +116,21 @@ class SlurmAPI(Protocol):
         ...
 
     def checkpoint_symbols(self) -> dict[str, bool]: ...
+
+    # -- accounting (slurmdbd): only when a person asks, never on the refresh path
+    def job_records(
+        self, job_id: int, since: int, until: int = 0, cluster: str = ""
+    ) -> tuple[JobRecord, ...]:
+        """Every record of a job (each requeue is one), as ``sacct --duplicates -j JOB``.
+
+        ``since``/``until`` bound the window (Unix seconds; ``until`` 0: now); ``cluster``
+        "" is the controller's own.  Raises ``AccountingUnavailable`` without slurmdbd.
+        """
+        ...
+
+    def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
+        """The jobs that ended in the window (their latest record each), without steps."""
+        ...
 
     # -- job control (today's primitives)
     def signal_step(self, step: StepId, signal: int) -> None: ...

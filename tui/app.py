@@ -26,7 +26,7 @@ from functools import partial
 from importlib.resources import files
 
 from rich.text import Text
-from sckpt.backend import operations, progress
+from sckpt.backend import history, operations, progress
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
@@ -44,7 +44,14 @@ from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
-from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
+from .messages import (
+    CheckDone,
+    DataReady,
+    ExtrasLoaded,
+    FinishedLoaded,
+    Freshness,
+    HistoryLoaded,
+)
 from .outcomes import Outcomes, Shown
 from .refresh import Planner, RefreshPipeline
 from .screens.base import TargetScreen, in_mode
@@ -416,6 +423,27 @@ class SckptApp(App[int]):
         self.call_from_thread(
             self.broadcast, partial(ExtrasLoaded, target, processes, interconnect)
         )
+
+    @work(thread=True, exit_on_error=False, group="accounting", exclusive=True)
+    def load_finished(self) -> None:
+        """Finished jobs from accounting (``f``): asked once per press, never by a refresh."""
+        try:
+            found = self.facade.finished_jobs()
+        except SckptError as exc:
+            self.call_from_thread(self.broadcast, partial(FinishedLoaded, (), str(exc)))
+            return
+        views = tuple(v for r in found.records if (v := history.finished_view(r)) is not None)
+        self.call_from_thread(self.broadcast, partial(FinishedLoaded, views))
+
+    @work(thread=True, exit_on_error=False, group="history")
+    def load_job_history(self, job_id: int) -> None:
+        """A job's records from accounting, for the step detail (asked when it opens)."""
+        try:
+            found = self.facade.history(str(job_id))
+        except SckptError as exc:
+            self.call_from_thread(self.broadcast, partial(HistoryLoaded, job_id, None, str(exc)))
+            return
+        self.call_from_thread(self.broadcast, partial(HistoryLoaded, job_id, found))
 
 
 GC_THRESHOLDS = (10_000, 20, 50)

@@ -59,3 +59,9 @@ class Console(Protocol):
     def run_check(self, target: StepId) -> object: ...
 
     def load_step_extras(self, target: StepId) -> object: ...
+
+    def load_finished(self) -> object:
+        """Ask accounting for the finished jobs (``f``); answered by ``FinishedLoaded``."""
+
+    def load_job_history(self, job_id: int) -> object:
+        """Ask accounting for a job's records; answered by ``HistoryLoaded``."""

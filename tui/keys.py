@@ -101,7 +101,7 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         "finished",
         CONSOLE_DEFAULTS["finished"],
         "Finished",
-        "toggle: show finished jobs",
+        "toggle: finished jobs, from accounting too (the last day)",
         show=False,
     ),
     KeySpec(

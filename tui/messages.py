@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from sckpt.backend.model import ClusterInfo, StepId
+from sckpt.backend.model import ClusterInfo, JobHistory, JobView, StepId
 from textual.message import Message
 
 
@@ -76,3 +76,22 @@ class ExtrasLoaded(Message):
         self.target = target
         self.processes = processes
         self.interconnect = interconnect
+
+
+class FinishedLoaded(Message):
+    """Finished jobs from accounting (``f``), as job rows; or why there are none."""
+
+    def __init__(self, views: tuple[JobView, ...], error: str = "") -> None:
+        super().__init__()
+        self.views = views
+        self.error = error
+
+
+class HistoryLoaded(Message):
+    """A job's history from accounting (the step detail), or why it could not be had."""
+
+    def __init__(self, job_id: int, history: JobHistory | None, error: str = "") -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.history = history
+        self.error = error

@@ -11,18 +11,21 @@ beside ``Engine``, so that engines never import the facade that chooses them.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from ..config import Settings
-from ..errors import SetupError
+from ..errors import AccountingUnavailable, SetupError
 from ..model import (
     AbleResult,
     ActionResult,
     CheckpointError,
     ClusterInfo,
     Interconnect,
+    JobRecord,
     Snapshot,
+    StepCheckpointEvent,
     StepId,
     StepProcesses,
 )
@@ -147,6 +150,27 @@ class Engine(ABC):
     @abstractmethod
     def requeue(self, target: StepId) -> ActionResult:
         """Requeue a batch job (it ends, then pends again), as scontrol requeue."""
+
+    def now(self) -> float:
+        """The engine's clock (the simulated controller's in the demo and tests): accounting
+        windows are measured back from it."""
+        return time.time()
+
+    # Accounting (slurmdbd): asked only when a person asks, never by ``snapshot``.
+    def job_records(self, job_id: int, since: int, until: int = 0) -> tuple[JobRecord, ...]:
+        """Every accounting record of a job (each requeue is one); engines without a
+        Slurm to ask raise ``AccountingUnavailable``."""
+        raise AccountingUnavailable(message=f"the {self.name} engine has no accounting")
+
+    def finished_jobs(self, since: int, until: int = 0) -> tuple[JobRecord, ...]:
+        """The jobs that ended in the window, from accounting."""
+        raise AccountingUnavailable(message=f"the {self.name} engine has no accounting")
+
+    def checkpoint_events(
+        self, job_id: int, work_dir: str, uid: int
+    ) -> tuple[StepCheckpointEvent, ...]:
+        """The checkpoint history the engine keeps of a job's steps (none by default)."""
+        return ()
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release threads and libraries; the default has nothing to release."""

@@ -77,6 +77,7 @@ from ..model import (
     Job,
     JobState,
     Step,
+    StepCheckpointEvent,
     StepId,
 )
 from ..slurm_api import SlurmAPI
@@ -153,6 +154,23 @@ class CooperativeEngine(LiveEngine):
             self._due_ids = {j.job_id for j in jobs if rules.column_for_job(j) is None}
             self._due_for = jobs
         return self._due_ids
+
+    def checkpoint_events(
+        self, job_id: int, work_dir: str, uid: int
+    ) -> tuple[StepCheckpointEvent, ...]:
+        """Each step's checkpoint history from its state file (the store outlives the job:
+        a finished or requeued job's files stay next to its working directory)."""
+        if not work_dir and not self._state_dir:
+            return ()
+        found: list[StepCheckpointEvent] = []
+        for store in job_stores(state_dir_for(work_dir, self._state_dir), job_id, owner=uid):
+            try:
+                rec = store.read()
+            except StoreError:
+                continue  # unreadable or untrusted: the history shows what can be believed
+            if rec is not None:
+                found.extend(StepCheckpointEvent(store.step, e) for e in rec.events())
+        return tuple(sorted(found, key=lambda e: (e.event.time, e.step_id)))
 
     def _store(self, job: Job, step: StepId) -> StepStore:
         return StepStore(state_dir_for(job.work_dir, self._state_dir), step, owner=job.uid)

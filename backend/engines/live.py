@@ -47,6 +47,7 @@ from ..model import (
     ClusterInfo,
     Interconnect,
     Job,
+    JobRecord,
     JobView,
     NodePids,
     Snapshot,
@@ -135,6 +136,25 @@ class LiveEngine(Engine):
             switch_type=conf.switch_type,
             proctrack_type=conf.proctrack_type,
         )
+
+    # ------------------------------------------------------------------ accounting
+
+    def _own_cluster(self) -> str:
+        """The controller's ClusterName for accounting queries ("": let slurmdbd's client
+        use the local one, when the controller does not answer)."""
+        try:
+            return str(self.controller_config().cluster_name)
+        except SlurmError:
+            return ""
+
+    def now(self) -> float:
+        return self.clock()
+
+    def job_records(self, job_id: int, since: int, until: int = 0) -> tuple[JobRecord, ...]:
+        return self.binding.job_records(job_id, since, until, cluster=self._own_cluster())
+
+    def finished_jobs(self, since: int, until: int = 0) -> tuple[JobRecord, ...]:
+        return self.binding.finished_jobs(since, until, cluster=self._own_cluster())
 
     # ------------------------------------------------------------------ listing
 

@@ -103,6 +103,7 @@ from ..model import (
     CheckpointState,
     Interconnect,
     Job,
+    JobRecord,
     JobState,
     JobView,
     NodePids,
@@ -156,6 +157,8 @@ _APPS: tuple[tuple[str, str, str], ...] = (
     ("velvet-assembly", "velvetg", "bigmem"),
 )
 _CPU_PARTITIONS = ("batch", "batch", "batch", "debug", "long")
+_UNFINISHED = frozenset({"PENDING", "RUNNING", "SUSPENDED", "REQUEUED"})
+"""Record states of runs that did not end the job (the finished-jobs window skips them)."""
 _CPU_NODES = (1, 1, 1, 2, 2, 4, 8)
 _NUMBERED = (1, 2, 3, 3, 4, 5)
 _COMMENTS = (
@@ -442,6 +445,9 @@ class SimulatedCluster:
         self._scripts: dict[StepId, CheckpointScript] = {}
         self._pending_codes: dict[tuple[StepId, int], int] = {}
         self._next_job_id = first_job_id
+        self._first_job_id = first_job_id
+        self._acct: dict[int, list[JobRecord]] = {}
+        """Accounting: each job's closed runs (requeued or ended), as slurmdbd keeps them."""
         # Node families: (prefix, width, count, partitions)
         cpu = max(32, n_jobs // 3)
         width = max(3, len(str(cpu)))
@@ -467,6 +473,7 @@ class SimulatedCluster:
         gc.disable()
         try:
             self._generate(n_jobs)
+            self._seed_accounting(n_jobs)
             if demo_touches:
                 self._demo_touches()
             self._rebuild_dirty()
@@ -783,6 +790,7 @@ class SimulatedCluster:
         elif kind == "purge":
             if rec.token != token or not rec.job.state.is_finished:
                 return
+            self._keep_final_record(rec.job)
             del self._jobs[job_id]
             self._dirty.add(job_id)
         elif kind == "ckpt_done":
@@ -831,6 +839,7 @@ class SimulatedCluster:
         self._dirty.add(rec.job.job_id)
         if rec.requeue:
             rec.requeue = False
+            self._account(rec.job, t, "REQUEUED")
             rec.job = replace(
                 rec.job,
                 state=JobState.PENDING,
@@ -846,9 +855,129 @@ class SimulatedCluster:
         if state is JobState.FAILED and not reason:
             reason = "NonZeroExitCode"
         rec.job = replace(rec.job, state=state, end_time=t, state_reason=reason)
+        self._account(rec.job, t, state.value, exit_code=1 if state is JobState.FAILED else 0)
         # Like MinJobAge: the controller forgets finished jobs after a while (and a
         # restart then recreates the job from its saved record).
         self._push(float(t + self.min_job_age), "purge", rec.job.job_id, token=rec.token)
+
+    # ------------------------------------------------------------------ accounting
+
+    def _record(self, job: Job, end: int, state: str, exit_code: int = 0) -> JobRecord:
+        return JobRecord(
+            job_id=job.job_id,
+            cluster=self.cluster_name,
+            name=job.name,
+            user=job.user,
+            uid=job.uid,
+            partition=job.partition,
+            state=state,
+            exit_code=exit_code,
+            submit_time=job.submit_time,
+            eligible_time=job.submit_time,
+            start_time=job.start_time,
+            end_time=end,
+            nodes=job.nodes or "None assigned",
+            account=job.account,
+            work_dir=job.work_dir,
+            restart_count=job.restart_count,
+        )
+
+    def _account(self, job: Job, end: int, state: str, exit_code: int = 0) -> None:
+        """Close the job's current run in accounting, as slurmctld reports it to slurmdbd."""
+        self._acct.setdefault(job.job_id, []).append(self._record(job, end, state, exit_code))
+
+    def _keep_final_record(self, job: Job) -> None:
+        """A finished job the controller forgets (MinJobAge) stays in accounting."""
+        closed = self._acct.get(job.job_id, [])
+        if not any(r.end_time == job.end_time and r.submit_time == job.submit_time for r in closed):
+            exit_code = 1 if job.state is JobState.FAILED else 0
+            self._account(job, job.end_time, job.state.value, exit_code)
+
+    def _seed_accounting(self, n_jobs: int) -> None:
+        """A past for the demo: some running jobs were requeued before (a requeue, then a
+        node failure), and jobs that ended during the last day are known only to
+        accounting (the controller forgot them).  Drawn from ``_h`` of the job ids, not
+        from the generator's random stream, so the listing is what it was without them."""
+        now = int(self._now)
+        for job_id, rec in sorted(self._jobs.items()):
+            job = rec.job
+            if job.state is not JobState.RUNNING or _h(job_id, 7) % 4:
+                continue
+            runs = 1 + _h(job_id, 8) % 2
+            first_submit = job.submit_time - runs * 1800 - 600
+            for k in range(runs):
+                start = first_submit + 60 + k * 1800
+                earlier = replace(
+                    job,
+                    submit_time=first_submit if k == 0 else start - 120,
+                    start_time=start,
+                    restart_count=k,
+                )
+                state = "REQUEUED" if k == 0 else "NODE_FAIL"
+                self._account(earlier, start + 900 + _h(job_id, k) % 600, state)
+            rec.job = replace(job, restart_count=runs)
+        states = (JobState.COMPLETED,) * 6 + (
+            JobState.FAILED,
+            JobState.TIMEOUT,
+            JobState.CANCELLED,
+            JobState.OUT_OF_MEMORY,
+        )
+        for k in range(max(4, n_jobs // 4) if n_jobs else 0):
+            job_id = self._first_job_id - 1 - k
+            if job_id <= 0:
+                break
+            user = self.users[_h(job_id, 1) % len(self.users)]
+            name = _APPS[_h(job_id, 2) % len(_APPS)][0]
+            state = states[_h(job_id, 3) % len(states)]
+            end = now - 600 - _h(job_id, 4) % (20 * 3600)
+            start = end - 120 - _h(job_id, 5) % (6 * 3600)
+            node = f"cn{1 + _h(job_id, 6) % 32:03d}"
+            job = Job(
+                job_id=job_id,
+                name=name,
+                user=user.name,
+                uid=user.uid,
+                partition=_CPU_PARTITIONS[_h(job_id, 9) % len(_CPU_PARTITIONS)],
+                state=state,
+                nodes=node,
+                num_nodes=1,
+                submit_time=start - 30 - _h(job_id, 10) % 900,
+                start_time=start,
+                end_time=end,
+                work_dir=f"/home/{user.name}/{name}",
+                batch=True,
+            )
+            exit_code = 1 if state is JobState.FAILED else 0
+            self._account(job, end, state.value, exit_code)
+
+    def accounting(
+        self, job_id: int, since: int, until: int = 0, finished: bool = False
+    ) -> tuple[JobRecord, ...]:
+        """What slurmdbd answers: a job's records (``job_id``), or the jobs that ended in
+        the window (``finished``), closed runs and each known job's current run."""
+        with self._lock:
+            self._tick()
+            end_of_window = until or int(self._now)
+            ids = [job_id] if job_id else sorted(set(self._acct) | set(self._jobs))
+            out: list[JobRecord] = []
+            for jid in ids:
+                records = list(self._acct.get(jid, ()))
+                rec = self._jobs.get(jid)
+                if rec is not None and not rec.job.state.is_finished:
+                    records.append(self._record(rec.job, 0, rec.job.state.value))
+                elif rec is not None:
+                    final = rec.job
+                    if not any(r.end_time == final.end_time for r in records):
+                        code = 1 if final.state is JobState.FAILED else 0
+                        records.append(self._record(final, final.end_time, final.state.value, code))
+                for r in records:
+                    if finished:
+                        if r.state in _UNFINISHED or not since <= r.end_time <= end_of_window:
+                            continue
+                    elif r.submit_time > end_of_window or (r.end_time and r.end_time < since):
+                        continue
+                    out.append(r)
+            return tuple(out)
 
     # ------------------------------------------------------------------ views
 
@@ -1066,6 +1195,8 @@ class SimulatedCluster:
             if rec.job.state is JobState.PENDING:
                 raise JobPending()
             now = int(self._now)
+            if not rec.job.state.is_finished:
+                self._account(rec.job, now, "REQUEUED")
             rec.token += 1
             rec.steps = {}
             rec.job = replace(
@@ -1763,6 +1894,15 @@ class SimulatedSlurm:
 
     def ping(self) -> float:
         return 0.0
+
+    # -- accounting (the simulated slurmdbd)
+    def job_records(
+        self, job_id: int, since: int, until: int = 0, cluster: str = ""
+    ) -> tuple[JobRecord, ...]:
+        return self.cluster.accounting(job_id, since, until)
+
+    def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
+        return self.cluster.accounting(0, since, until, finished=True)
 
     # -- job control
     def signal_step(self, step: StepId, signal: int) -> None:

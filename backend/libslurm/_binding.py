@@ -16,6 +16,7 @@ import os
 import pwd
 import queue
 import re
+import socket
 import struct
 import subprocess
 import sys
@@ -32,15 +33,16 @@ from ..errors import (
     ESLURM_NOT_SUPPORTED,
     SLURM_ERROR,
     AccessDenied,
+    AccountingUnavailable,
     ControllerUnreachable,
     NoConfig,
     NotSupported,
     ShimUnavailable,
     SlurmError,
 )
-from ..model import Job, JobState, NodePids, Step, StepId, StepProcesses
+from ..model import Job, JobRecord, JobState, NodePids, Step, StepId, StepProcesses
 from ..operations import CHECKPOINT_NAMES, operation
-from ..slurm_api import ControllerConfig, JobsResult, StepsResult
+from ..slurm_api import AccountingConfig, ControllerConfig, JobsResult, StepsResult
 from . import _build
 
 T = TypeVar("T")
@@ -72,6 +74,12 @@ _COMM_ERRNOS = frozenset(
     }
 )
 _ERROR_MSG_BUF = 1024
+ACCOUNTING_CONNECT_TIMEOUT = 3.0
+"""Seconds to wait for slurmdbd's port before saying it does not answer.  libslurm would
+wait MessageTimeout (10 s by default) per attempt on an unreachable host, on the binding's
+one thread, where the console's refresh waits behind it."""
+JOB_REQUEUE_FLAG = 0x400
+"""JOB_REQUEUE, the state flag of a record ended by a requeue (sacct: REQUEUED)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +156,12 @@ def _job_factory() -> Callable[..., Job]:
 
 
 _make_job = _job_factory()
+
+
+def _set_time(value: int) -> int:
+    """An accounting time, 0 when not set: slurmdbd also answers NO_VAL (a record cancelled
+    before it started) and INFINITE for that, which sacct prints as None and Unknown."""
+    return 0 if value >= 0xFFFFFFFE or value < 0 else int(value)
 
 
 def find_config_source() -> ConfigSource:
@@ -806,6 +820,139 @@ class Binding:
             self._ck("tasks", rc, err[0])
 
         self._run(call)
+
+    # -- accounting (slurmdbd) -------------------------------------------------------------
+    def accounting_config(self) -> AccountingConfig:
+        """The controller's AccountingStorageType/Host/Port (one ``slurm_load_ctl_conf``)."""
+        return self._run(self._accounting_config)
+
+    def _accounting_config(self) -> AccountingConfig:
+        ffi, lib = self._ffi, self._lib
+        handle = ffi.new("void **")
+        err = ffi.new("int *")
+        rc = lib.sckpt_load_conf(handle, err)
+        try:
+            self._check(rc, err[0])
+            r = ffi.new("sckpt_acct_conf_t *")
+            lib.sckpt_acct_conf_fill(handle[0], r)
+            return AccountingConfig(
+                storage_type=self._s(r.storage_type),
+                host=self._s(r.storage_host),
+                backup_host=self._s(r.storage_backup_host),
+                port=int(r.storage_port),
+            )
+        finally:
+            lib.sckpt_conf_free(handle[0])
+
+    def require_accounting(self) -> AccountingConfig:
+        """The accounting configuration, once slurmdbd is known to listen; else
+        ``AccountingUnavailable`` saying which of "not configured" and "not answering".
+
+        The port is tried from the calling thread with a short timeout first, so a query to a
+        slurmdbd that is down fails in seconds and never holds the binding's thread.
+        """
+        conf = self.accounting_config()
+        if not conf.uses_slurmdbd:
+            raise AccountingUnavailable(
+                message="Slurm accounting is not configured on this cluster "
+                f"(AccountingStorageType={conf.storage_type or 'none'})",
+                hint="job history and finished jobs come from slurmdbd: set "
+                "AccountingStorageType=accounting_storage/slurmdbd and run slurmdbd",
+            )
+        tried = []
+        for host in (conf.host or "localhost", conf.backup_host):
+            if not host:
+                continue
+            port = conf.port or 6819
+            try:
+                with socket.create_connection((host, port), timeout=ACCOUNTING_CONNECT_TIMEOUT):
+                    return conf
+            except OSError as exc:
+                why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+                tried.append(f"{host}:{port} ({why})")
+        raise AccountingUnavailable(
+            message=f"slurmdbd does not answer at {', '.join(tried)}",
+            hint="start slurmdbd (and its database), or check AccountingStorageHost/Port",
+        )
+
+    def job_records(
+        self, job_id: int, since: int, until: int = 0, cluster: str = ""
+    ) -> tuple[JobRecord, ...]:
+        """Every record of ``job_id`` in the window (``sacct --duplicates -j JOB -S``)."""
+        self.require_accounting()
+        return self._run(self._acct_jobs, cluster, job_id, since, until, False)
+
+    def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
+        """Jobs that ended in the window (``sacct -X -s CD,CA,F,TO,... -S -E``)."""
+        self.require_accounting()
+        return self._run(self._acct_jobs, cluster, 0, since, until, True)
+
+    def _acct_jobs(
+        self, cluster: str, job_id: int, since: int, until: int, finished: bool
+    ) -> tuple[JobRecord, ...]:
+        ffi, lib = self._ffi, self._lib
+        handle = ffi.new("void **")
+        count = ffi.new("uint32_t *")
+        err = ffi.new("int *")
+        name = cluster.encode() if cluster else ffi.NULL
+        rc = lib.sckpt_acct_jobs(
+            name, job_id, since, until, 1 if finished else 0, handle, count, err
+        )
+        try:
+            if rc != 0:
+                code = err[0] or int(lib.ESLURM_DB_CONNECTION)
+                why = errors.describe(code)[1]
+                raise AccountingUnavailable(
+                    code,
+                    message=f"slurmdbd did not answer the accounting query ({why})",
+                    hint="check that slurmdbd runs where this host's slurm.conf says "
+                    "(AccountingStorageHost/Port); sacct would fail the same way",
+                )
+            n = count[0]
+            records = ffi.new("sckpt_acct_job_t[]", max(n, 1))
+            lib.sckpt_acct_fill(handle[0], records, n)
+            return tuple(self._record_from(records[i]) for i in range(n))
+        finally:
+            lib.sckpt_acct_free(handle[0])
+
+    def _record_from(self, r: Any) -> JobRecord:
+        s, lib, no_val = self._s, self._lib, self._lib.NO_VAL
+        state_p = lib.sckpt_job_state_string(r.state)
+        state = self._ffi.string(state_p).decode() if state_p else ""
+        if r.state & JOB_REQUEUE_FLAG:
+            state = "REQUEUED"
+        elif not state:
+            state = self._state_names.get(r.state & lib.sckpt_job_state_base(), str(r.state))
+        status = int(r.exit_code)
+        if status == no_val:
+            status = 0
+        signal = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+        base = r.state & lib.sckpt_job_state_base()
+        cancelled = base == lib.JOB_CANCELLED and r.requid not in (no_val, 0xFFFFFFFF)
+        return JobRecord(
+            job_id=r.job_id,
+            cluster=s(r.cluster),
+            name=s(r.name),
+            user=s(r.user) or self._user(r.uid),
+            uid=r.uid,
+            partition=s(r.partition),
+            state=state,
+            exit_code=(status >> 8) & 0xFF,
+            signal=signal,
+            submit_time=_set_time(r.submit_time),
+            eligible_time=_set_time(r.eligible_time),
+            start_time=_set_time(r.start_time),
+            end_time=_set_time(r.end_time),
+            nodes=s(r.nodes),
+            account=s(r.account),
+            work_dir=s(r.work_dir),
+            restart_count=None if r.restart_cnt == no_val else int(r.restart_cnt),
+            cancelled_by=int(r.requid) if cancelled else None,
+            array_job_id=r.array_job_id,
+            array_task_id=None if r.array_task_id == no_val else int(r.array_task_id),
+            het_job_id=r.het_job_id,
+            het_job_offset=None if r.het_job_offset == no_val else int(r.het_job_offset),
+        )
 
     # -- facts -----------------------------------------------------------------------------
     @property

@@ -145,3 +145,41 @@ int sckpt_ck_tasks(uint32_t job, uint32_t step, int64_t begin_time, const char *
 int sckpt_errname_count(void);
 const char *sckpt_errname_name(int i);
 int sckpt_errname_code(int i);
+
+/* Accounting (slurmdbd): a job's records across requeues, finished jobs in a window. */
+static const int HAS_ACCT_RESTART_CNT;
+static const int ESLURM_DB_CONNECTION;
+typedef struct {
+	uint32_t job_id;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t het_job_id;
+	uint32_t het_job_offset;
+	uint32_t state;
+	uint32_t exit_code;
+	uint32_t uid;
+	uint32_t requid;
+	uint32_t restart_cnt;
+	int64_t submit_time;
+	int64_t eligible_time;
+	int64_t start_time;
+	int64_t end_time;
+	const char *cluster;
+	const char *name;
+	const char *user;
+	const char *partition;
+	const char *nodes;
+	const char *account;
+	const char *work_dir;
+} sckpt_acct_job_t;
+typedef struct {
+	const char *storage_type;
+	const char *storage_host;
+	const char *storage_backup_host;
+	uint32_t storage_port;
+} sckpt_acct_conf_t;
+void sckpt_acct_conf_fill(void *handle, sckpt_acct_conf_t *r);
+int sckpt_acct_jobs(const char *cluster, uint32_t job_id, int64_t since, int64_t until,
+		    int finished, void **out, uint32_t *count, int *err);
+void sckpt_acct_fill(void *handle, sckpt_acct_job_t *out, uint32_t n);
+void sckpt_acct_free(void *handle);

@@ -84,7 +84,8 @@ def foreign_headers(include_dir: Path) -> list[str]:
 
 
 def _stub_library(module: Path, work: Path) -> Path:
-    """A shared object defining every ``slurm_*`` symbol the module needs, as ``abort()``."""
+    """A shared object defining every ``slurm_*`` and ``slurmdb_*`` symbol the module needs,
+    as ``abort()``."""
     nm = shutil.which("nm")
     if nm is None:
         raise ShimUnavailable("nm (binutils) is needed to load the module without libslurm")
@@ -99,7 +100,7 @@ def _stub_library(module: Path, work: Path) -> Path:
         {
             line.split()[-1].split("@")[0]
             for line in out.stdout.splitlines()
-            if line.split() and line.split()[-1].startswith("slurm_")
+            if line.split() and line.split()[-1].startswith(("slurm_", "slurmdb_"))
         }
     )
     source = work / "stub.c"

@@ -16,7 +16,8 @@
  * here: sckpt names jobs by job id, and a zero sluid is what Slurm's own initializer and its
  * uint32_t compatibility wrappers send.
  *
- * Only <slurm/slurm.h> and <slurm/slurm_errno.h> are included: releases before 21.08 have no
+ * Only <slurm/slurm.h>, <slurm/slurm_errno.h> and <slurm/slurmdb.h> (the accounting calls,
+ * inside libslurm since 17.11) are included: releases before 21.08 have no
  * slurm_version.h (SLURM_VERSION_NUMBER is in slurm.h), and later slurm.h includes it.
  * Including it here found this machine's copy when compiling against an older release.
  *
@@ -24,6 +25,7 @@
  * freeing the response.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 
 #ifndef SLURM_VERSION_NUM
 #define SLURM_VERSION_NUM(a, b, c) (((a) << 16) + ((b) << 8) + (c))
@@ -817,6 +820,237 @@ static int sckpt_ck_tasks(uint32_t job, uint32_t step, int64_t begin_time,
 	       (char *) image_dir, max_wait, (char *) nodelist);
 	*err = errno;
 	return rc;
+}
+
+/* ---- accounting (slurmdbd): a job's records across requeues ---------------------------- */
+/* What slurmdb_jobs_get answers, one flat record per job record (each requeue is its own
+ * record when JOBCOND_FLAG_DUP is set, as `sacct --duplicates` asks).  The record's
+ * heterogeneous-job fields were pack_job_* in 19.05; restart_cnt exists from 24.11 (NO_VAL
+ * before: the caller counts the records instead). */
+typedef struct {
+	uint32_t job_id;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t het_job_id;
+	uint32_t het_job_offset;
+	uint32_t state;
+	uint32_t exit_code;
+	uint32_t uid;
+	uint32_t requid;
+	uint32_t restart_cnt;
+	int64_t submit_time;
+	int64_t eligible_time;
+	int64_t start_time;
+	int64_t end_time;
+	const char *cluster;
+	const char *name;
+	const char *user;
+	const char *partition;
+	const char *nodes;
+	const char *account;
+	const char *work_dir;
+} sckpt_acct_job_t;
+
+typedef struct {
+	const char *storage_type;
+	const char *storage_host;
+	const char *storage_backup_host;
+	uint32_t storage_port;
+} sckpt_acct_conf_t;
+
+#if SCKPT_AT_LEAST(24, 11)
+static const int HAS_ACCT_RESTART_CNT = 1;
+#else
+static const int HAS_ACCT_RESTART_CNT = 0;
+#endif
+
+/* The controller's view of where accounting goes (from a sckpt_load_conf handle). */
+static void sckpt_acct_conf_fill(void *handle, sckpt_acct_conf_t *r)
+{
+	sckpt_slurm_conf_t *c = handle;
+
+	r->storage_type = c->accounting_storage_type;
+	r->storage_host = c->accounting_storage_host;
+	r->storage_backup_host = c->accounting_storage_backup_host;
+	r->storage_port = c->accounting_storage_port;
+}
+
+typedef struct {
+	void *list;          /* slurmdb_job_rec_t records, freed with the list */
+	void **records;      /* the list's records in its order */
+	uint32_t count;
+} sckpt_acct_handle_t;
+
+/* The finished base states, as sacct --state asks for them (numbers as text, in static
+ * storage: the list has no destructor). */
+static void sckpt_acct_finished_states(void *state_list)
+{
+	static char text[10][12];
+	static const uint32_t states[] = { JOB_COMPLETE, JOB_CANCELLED, JOB_FAILED, JOB_TIMEOUT,
+					   JOB_NODE_FAIL, JOB_PREEMPTED, JOB_BOOT_FAIL,
+					   JOB_DEADLINE, JOB_OOM };
+	size_t i;
+
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		snprintf(text[i], sizeof(text[i]), "%u", states[i]);
+		slurm_list_append(state_list, text[i]);
+	}
+}
+
+/* A job's records (job_id != 0: every record of that job, requeues included) or the jobs
+ * that ended (finished != 0) in [since, until] on `cluster`, without steps.  One connection
+ * to slurmdbd per query, closed before returning: nothing stays open between a person's
+ * questions.  The lists of the condition hold sckpt's own memory and have no destructor;
+ * they are destroyed here, never by slurmdb_destroy_job_cond. */
+static int sckpt_acct_jobs(const char *cluster, uint32_t job_id, int64_t since, int64_t until,
+			   int finished, void **out, uint32_t *count, int *err)
+{
+	slurmdb_job_cond_t cond;
+	sckpt_acct_handle_t *h;
+	void *db = NULL;
+	void *list = NULL;
+	void *itr;
+	void *rec;
+	uint32_t n = 0, cap;
+#if SCKPT_AT_LEAST(20, 11)
+	slurm_selected_step_t sel;
+	uint16_t conn_flags = 0;
+#else
+	slurmdb_selected_step_t sel;
+#endif
+
+	*out = NULL;
+	*count = 0;
+	memset(&cond, 0, sizeof(cond));
+	memset(&sel, 0, sizeof(sel));
+	/* As sacct asks: whole records (NO_TRUNC: times not clipped to the window), any job
+	 * flags (db_flags NOTSET; 0 would ask for jobs whose flags are 0), and an end of the
+	 * window always set (slurmdbd compares a job list's submit times with it). */
+	cond.flags = JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC | (job_id ? JOBCOND_FLAG_DUP : 0);
+	cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+	cond.usage_start = (time_t) since;
+	cond.usage_end = until > 0 ? (time_t) until : time(NULL);
+	cond.cluster_list = slurm_list_create(NULL);
+	if (cluster && *cluster)
+		slurm_list_append(cond.cluster_list, (void *) cluster);
+	if (job_id) {
+		sel.array_task_id = NO_VAL;
+#if SCKPT_AT_LEAST(20, 11)
+		sel.het_job_offset = NO_VAL;
+		sel.step_id = sckpt_step_id(job_id, NO_VAL, NO_VAL);
+#elif SCKPT_AT_LEAST(20, 2)
+		sel.het_job_offset = NO_VAL;
+		sel.jobid = job_id;
+		sel.stepid = NO_VAL;
+#else
+		sel.pack_job_offset = NO_VAL;
+		sel.jobid = job_id;
+		sel.stepid = NO_VAL;
+#endif
+		cond.step_list = slurm_list_create(NULL);
+		slurm_list_append(cond.step_list, &sel);
+	}
+	if (finished) {
+		cond.state_list = slurm_list_create(NULL);
+		sckpt_acct_finished_states(cond.state_list);
+	}
+
+	errno = 0;
+#if SCKPT_AT_LEAST(20, 11)
+	db = slurmdb_connection_get(&conn_flags);
+#else
+	db = slurmdb_connection_get();
+#endif
+	*err = errno;
+	if (db) {
+		errno = 0;
+		list = slurmdb_jobs_get(db, &cond);
+		*err = errno;
+		slurmdb_connection_close(&db);
+	}
+	slurm_list_destroy(cond.cluster_list);
+	if (cond.step_list)
+		slurm_list_destroy(cond.step_list);
+	if (cond.state_list)
+		slurm_list_destroy(cond.state_list);
+	if (!list) {
+		if (!*err)
+			*err = ESLURM_DB_CONNECTION;
+		return SLURM_ERROR;
+	}
+
+	h = calloc(1, sizeof(*h));
+	cap = (uint32_t) slurm_list_count(list);
+	if (h)
+		h->records = calloc(cap ? cap : 1, sizeof(void *));
+	if (!h || !h->records) {
+		free(h);
+		slurm_list_destroy(list);
+		*err = ENOMEM;
+		return SLURM_ERROR;
+	}
+	h->list = list;
+	itr = slurm_list_iterator_create(list);
+	while ((rec = slurm_list_next(itr)) && n < cap)
+		h->records[n++] = rec;
+	slurm_list_iterator_destroy(itr);
+	h->count = n;
+	*out = h;
+	*count = n;
+	return SLURM_SUCCESS;
+}
+
+static void sckpt_acct_fill(void *handle, sckpt_acct_job_t *out, uint32_t n)
+{
+	sckpt_acct_handle_t *h = handle;
+	uint32_t i;
+
+	for (i = 0; i < n && i < h->count; i++) {
+		slurmdb_job_rec_t *j = h->records[i];
+		sckpt_acct_job_t *r = &out[i];
+
+		r->job_id = j->jobid;
+		r->array_job_id = j->array_job_id;
+		r->array_task_id = j->array_task_id;
+#if SCKPT_AT_LEAST(20, 2)
+		r->het_job_id = j->het_job_id;
+		r->het_job_offset = j->het_job_offset;
+#else
+		r->het_job_id = j->pack_job_id;
+		r->het_job_offset = j->pack_job_offset;
+#endif
+		r->state = j->state;
+		r->exit_code = j->exitcode;
+		r->uid = j->uid;
+		r->requid = j->requid;
+#if SCKPT_AT_LEAST(24, 11)
+		r->restart_cnt = j->restart_cnt;
+#else
+		r->restart_cnt = NO_VAL;
+#endif
+		r->submit_time = (int64_t) j->submit;
+		r->eligible_time = (int64_t) j->eligible;
+		r->start_time = (int64_t) j->start;
+		r->end_time = (int64_t) j->end;
+		r->cluster = j->cluster;
+		r->name = j->jobname;
+		r->user = j->user;
+		r->partition = j->partition;
+		r->nodes = j->nodes;
+		r->account = j->account;
+		r->work_dir = j->work_dir;
+	}
+}
+
+static void sckpt_acct_free(void *handle)
+{
+	sckpt_acct_handle_t *h = handle;
+	if (!h)
+		return;
+	if (h->list)
+		slurm_list_destroy(h->list);
+	free(h->records);
+	free(h);
 }
 
 /* ---- error names (table generated at build time from slurm_errno.h) -------------------- */

@@ -713,7 +713,7 @@ async def test_help_lists_every_key(console: Any) -> None:
             "filter jobs",
             "sort by the next column",
             "only my jobs",
-            "show finished jobs",
+            "finished jobs, from accounting too",
             "quit the console",
             "search every action",
         ):

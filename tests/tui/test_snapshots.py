@@ -122,3 +122,28 @@ def test_create_form(snap_compare: Any, console: Callable[..., Console]) -> None
         await settle(pilot)
 
     assert snap_compare(c.app, terminal_size=(80, 24), run_before=select, press=["c"])
+
+
+def test_step_detail_job_history(snap_compare: Any, console: Callable[..., Console]) -> None:
+    """A job the demo requeued once and that then lost a node: three records, 80x24."""
+    c = demo(console)
+    job = next(j for j in c.facade.snapshot().jobs if j.job.restart_count == 2 and j.steps)
+    step = next(v.step.step_id for v in job.steps if v.step.step_id.step_text.isdigit())
+
+    async def open_detail(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SckptApp)
+        app.open_step(step)
+        await settle(pilot)
+        await pilot.press("end")  # the history is at the bottom of the detail
+
+    assert snap_compare(c.app, terminal_size=(80, 24), run_before=open_detail)
+
+
+def test_console_finished_from_accounting(
+    snap_compare: Any, console: Callable[..., Console]
+) -> None:
+    """``f``: the finished jobs only accounting knows join the table (sorted by id: first)."""
+    c = demo(console)
+    assert snap_compare(c.app, terminal_size=(80, 24), run_before=settle, press=["f"])

@@ -7,6 +7,7 @@ and audit log::
     sckpt able|error|create|vacate|restart|enable|disable|complete|tasks TARGET... [options]
     sckpt checkpoint <op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]
     sckpt ls [--json] [--steps] [filters]
+    sckpt history JOB [--json] [--since WHEN] [--limit N]
     sckpt doctor
     sckpt completion bash|zsh
     sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper, sckpt.backend.wrapper)
@@ -23,7 +24,7 @@ command line is used (``tests/test_layering.py`` checks it).  This entry module 
 and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
 (argv value types), ``historical`` (scontrol's ``checkpoint`` syntax), ``actions`` (one
 operation on each target, reported), ``listing`` (``sckpt ls``), ``squeue_format`` (its
-squeue -o/-O/-S), ``output`` (what is printed)
+squeue -o/-O/-S), ``history`` (``sckpt history``), ``output`` (what is printed)
 and ``exit_codes``.
 """
 
@@ -355,6 +356,23 @@ def _info_or_none(facade: Facade) -> ClusterInfo | None:
         return None
 
 
+def _cmd_history(args: argparse.Namespace) -> int:
+    """``sckpt history JOB``: the job's accounting records (``history.py``)."""
+    from .history import failure_json, run_history
+
+    try:
+        facade, _settings = _open(args)
+    except SckptError as failure:
+        if not args.json:
+            raise
+        output.to_stdout(output.dumps(failure_json(args.job_id, failure)))
+        return failure.exit_code
+    try:
+        return run_history(facade, args.job_id, args.since, args.limit, as_json=args.json)
+    finally:
+        facade.close()
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
     from sckpt.backend.doctor import format_report, run_doctor
@@ -399,6 +417,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         "checkpoint": _cmd_checkpoint,
         "ls": _cmd_ls,
         "doctor": _cmd_doctor,
+        "history": _cmd_history,
         "completion": _cmd_completion,
     }
     return handlers[command](args)

@@ -186,3 +186,29 @@ def filter_words(text: str) -> str:
     unknown field is refused here, naming it and the known ones (``filters.py``)."""
     require_valid(plain_text(text, "filter"))
     return text
+
+
+def job_id(text: str) -> int:
+    """One job id without a step (``sckpt history JOB``)."""
+    step = parse_target(text)
+    if not step.is_whole_job:
+        raise UsageError(f"invalid job id {_shown(text)}: expected a job id without a step")
+    return step.job_id
+
+
+def since(text: str) -> str:
+    """``--since``: a span back from now (``7d``, ``12h``) or a local date (and time).
+
+    Checked here, kept as text: the facade measures a span back from its engine's clock
+    (the simulated controller's in the demo), not this host's."""
+    from sckpt.backend.history import parse_since
+
+    parse_since(text)
+    return text
+
+
+def limit(text: str) -> int:
+    """``--limit``: how many records at most (1 to ``history.MAX_LIMIT``)."""
+    from sckpt.backend.history import check_limit
+
+    return check_limit(text)

@@ -23,7 +23,7 @@ from sckpt import __version__
 from . import arguments
 from .historical import prefix_rule
 
-COMMANDS = (*NAMES, "ls", "doctor", "completion", "checkpoint", "run")
+COMMANDS = (*NAMES, "ls", "history", "doctor", "completion", "checkpoint", "run")
 """Every command: one per checkpoint operation (the table's order), then the others."""
 
 
@@ -416,6 +416,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--parsable",
         action="store_true",
         help="fields separated and ended by | (as sacct -p), no padding; header unless -h",
+    )
+
+    history = sub.add_parser(
+        "history",
+        parents=[common],
+        help="a job's records from Slurm's accounting (each requeue and restart), like "
+        "sacct --duplicates",
+        description=(
+            "Every accounting record of JOB (slurmdbd keeps one per requeue or restart), "
+            "oldest first, with start, end, state, exit code and nodes, and the checkpoint "
+            "events of its steps. Needs Slurm accounting (slurmdbd): without it, exit 3."
+        ),
+        allow_abbrev=False,
+    )
+    history.add_argument("job_id", metavar="JOB", type=arguments.job_id, help="a job id")
+    history.add_argument(
+        "--since",
+        metavar="WHEN",
+        type=arguments.since,
+        default=None,
+        help="records since: 90m, 12h, 7d, 2w back, or a date such as 2026-11-20 "
+        "(default: 30 days)",
+    )
+    history.add_argument(
+        "--limit",
+        metavar="N",
+        type=arguments.limit,
+        default=None,
+        help="at most N records, the newest (default: 100)",
     )
 
     sub.add_parser(

@@ -35,7 +35,7 @@ from ..console_text import (
     printable,
 )
 from ..keys import CONSOLE_KEYS, bindings
-from ..messages import CheckDone, DataReady
+from ..messages import CheckDone, DataReady, FinishedLoaded
 from ..refresh import JobData, Planner
 from ..rows import RowData, RowPlan, ViewState
 from ..widgets.header import StatusHeader
@@ -70,6 +70,9 @@ class ConsoleScreen(TargetScreen):
         self._shown_view: ViewState | None = None
         """The view state the jobs table's rows were planned for."""
         self._steps_heading: Text | None = None
+        self.accounted: tuple[JobView, ...] = ()
+        """Finished jobs only accounting still knows (``f`` asked for them), shown like
+        jobs the controller forgot; replaced, never changed in place."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
@@ -132,10 +135,15 @@ class ConsoleScreen(TargetScreen):
         """A plan maker for the data a refresh will bring, with the view state of now (made
         on the UI thread, called on the refresh worker's)."""
         view = self.view_state()
+        accounted = self.accounted if self.show_finished else ()
 
         def plan(data: JobData, now: float) -> RowPlan:
             return self.plan_rows(
-                view, data.jobs.values(), data.gone_jobs(), data.recently_finished(now), now
+                view,
+                data.jobs.values(),
+                [*data.gone_jobs(), *accounted],
+                data.recently_finished(now),
+                now,
             )
 
         return plan
@@ -189,8 +197,13 @@ class ConsoleScreen(TargetScreen):
         view = self.view_state()
         if planned is None or planned.view != view or planned.base is not self._shown:
             app = self.sckpt
+            accounted = self.accounted if self.show_finished else ()
             planned = self.plan_rows(
-                view, app.jobs(), app.gone_jobs(), app.recently_finished(), app.now()
+                view,
+                app.jobs(),
+                [*app.gone_jobs(), *accounted],
+                app.recently_finished(),
+                app.now(),
             )
         with self.app.batch_update():
             if planned.reset:
@@ -356,16 +369,35 @@ class ConsoleScreen(TargetScreen):
         )
 
     def action_finished(self) -> None:
-        """``f``: show finished jobs, or only the recently finished ones."""
+        """``f``: show finished jobs, or only the recently finished ones.
+
+        Showing them also asks Slurm's accounting (in a worker, once per press) for the
+        jobs that ended in the last day, which the controller forgets after MinJobAge.
+        """
         self.show_finished = not self.show_finished
         self.update_note()
         self.refresh_view()
         self.notify(
-            "showing finished jobs"
+            "showing finished jobs (asking accounting for the last day's)"
             if self.show_finished
             else "hiding finished jobs (recent ones stay a while)",
             markup=False,
         )
+        if self.show_finished:
+            self.sckpt.load_finished()
+
+    def on_finished_loaded(self, message: FinishedLoaded) -> None:
+        """Accounting answered ``f``: its finished jobs join the table while ``f`` is on."""
+        if message.error:
+            self.notify(
+                printable(f"finished jobs from accounting: {message.error}"),
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.accounted = message.views
+        if self.show_finished:
+            self.refresh_view()
 
     def action_refresh(self) -> None:
         """``ctrl+r``: refresh now."""

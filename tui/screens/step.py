@@ -8,6 +8,9 @@ A step the controller does not list (``sckpt 999999.0``, or a step that ended wh
 shown) is *missing*: the screen says so, naming it, and offers no action -- the keys
 leave the footer and the help, and pressing one says why nothing is done (the screen
 used to name nothing and offer every action on a step that does not exist).
+
+It also asks Slurm's accounting, once, in a worker, for the job's records across requeues
+and restarts (``Job history``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
 from ..keys import ACTION_KEYS, STEP_KEYS, bindings
-from ..messages import DataReady, ExtrasLoaded
+from ..messages import DataReady, ExtrasLoaded, HistoryLoaded
 from ..widgets.header import StatusHeader
 from ..widgets.key_footer import KeyFooter
 from ..widgets.step_detail import StepDetail
@@ -47,6 +50,8 @@ class StepScreen(TargetScreen):
         self.refresh_view()
         if not self.missing:
             self._load_extras()
+            # The job's records from accounting: asked once, as the detail opens.
+            self.sckpt.load_job_history(self.target.job_id)
 
     def on_data_ready(self, message: DataReady) -> None:
         self.refresh_view()
@@ -66,6 +71,12 @@ class StepScreen(TargetScreen):
     def offers(self, binding_id: str) -> bool:
         """A missing step offers no action (nor its processes)."""
         return not (self.missing and binding_id in UNOFFERED_WHEN_MISSING)
+
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        if message.job_id == self.target.job_id:
+            detail = self.query_one(StepDetail)
+            detail.job_history = message.history if message.history else message.error
+            self.refresh_view()
 
     def refresh_view(self) -> None:
         app = self.sckpt

@@ -12,11 +12,13 @@ long ago that was.  The relative parts move with the clock (``tick``).
 from __future__ import annotations
 
 from rich.text import Text
+from sckpt.backend import history as records
 from sckpt.backend import progress
 from sckpt.backend.model import (
     CheckpointKind,
     CheckpointState,
     Interconnect,
+    JobHistory,
     JobView,
     StepId,
     StepProcesses,
@@ -24,7 +26,16 @@ from sckpt.backend.model import (
 )
 from textual.widgets import Static
 
-from ..console_text import bounded, checkpoint_text, error_text, literal, moment, outcome_text
+from ..console_text import (
+    bounded,
+    checkpoint_text,
+    clock_time,
+    date_time,
+    error_text,
+    literal,
+    moment,
+    outcome_text,
+)
 from ..outcomes import Shown
 
 
@@ -44,6 +55,9 @@ class StepDetail(Static):
         """Loaded processes, an error text, or None while not loaded."""
         self.interconnect: Interconnect | str | None = None
         self._text: Text | None = None
+        self.job_history: JobHistory | str | None = None
+        """The job's records from accounting, why they are not available, or None while
+        being asked."""
 
     def show_step(
         self,
@@ -160,6 +174,8 @@ class StepDetail(Static):
             text.append_text(literal(net.switch_type or "none"))
             text.append("  network ")
             text.append_text(literal(net.network) if net.network else Text("(none)", style="dim"))
+        text.append("\n")
+        text.append_text(self.render_history())
         return text
 
     def _absent(self) -> Text:
@@ -193,6 +209,33 @@ class StepDetail(Static):
         text.append("\n\nNo action applies here.  Esc goes back to the console.")
         return text
 
+    def render_history(self) -> Text:
+        """``Job history``: one line per accounting record (run, state, exit code, start,
+        end, nodes), oldest first; its absence in one dim line."""
+        text = Text()
+        text.append("Job history       ", style="bold")
+        found = self.job_history
+        if found is None:
+            text.append("loading…", style="dim")
+            return text
+        if isinstance(found, str):
+            text.append_text(literal(found, style="dim"))
+            return text
+        count = len(found.records)
+        text.append(f"{count} record{'s' if count != 1 else ''} in accounting", style="dim")
+        if found.truncated:
+            text.append(f" (the newest {found.limit})", style="dim")
+        for index, r in enumerate(found.records):
+            label = records.run_label(found.skipped + index, r)
+            text.append(f"\n  {label:<10} ")
+            text.append_text(literal(f"{records.state_text(r):<15} {records.exit_text(r):<5} "))
+            text.append(date_time(r.start_time) if r.start_time else "-")
+            text.append(" → ")
+            text.append(_end_text(r.start_time, r.end_time))
+            text.append("  ")
+            text.append_text(literal(r.nodes, style="dim"))
+        return text
+
 
 def _state_text(state: CheckpointState, now: float) -> Text:
     """The checkpoint line: the column's words, and for one in progress since when."""
@@ -202,3 +245,13 @@ def _state_text(state: CheckpointState, now: float) -> Text:
             style="bold cyan",
         )
     return checkpoint_text(state, now)
+
+
+def _end_text(start: int, end: int) -> str:
+    """A record's end: the time alone when it is the start's day, else date and time;
+    ``running`` while it has none."""
+    if not end:
+        return "running"
+    if start and date_time(start)[:10] == date_time(end)[:10]:
+        return clock_time(end)
+    return date_time(end)

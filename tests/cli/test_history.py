@@ -1,0 +1,112 @@
+"""``sckpt history JOB`` on the simulated cluster: its accounting, table and ``--json``.
+
+The simulated controller records each run of a job when it ends (requeue, node failure,
+end) as slurmdbd does; these tests requeue jobs through ``sckpt``'s own facade's cluster
+and read the records back through the command line.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sckpt.backend.engines.simulated import SimulatedCluster
+
+from .conftest import CliEnv
+
+
+def _requeued(cluster: SimulatedCluster, times: int) -> int:
+    job = cluster.submit("alice", name="md", n_steps=1, duration=36000).job_id
+    for _ in range(times):
+        cluster.requeue_job(cluster.user("alice"), job, hold=False)
+        cluster.advance(200)  # past the requeue's begin time: it runs again
+    return job
+
+
+def test_a_job_requeued_twice_has_three_records_oldest_first(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    job = _requeued(cluster, 2)
+    done = cli_env.run("history", str(job), "--json")
+    assert (done.code, done.err) == (0, "")
+    document = json.loads(done.out)
+    records = document["records"]
+    assert [r["state"] for r in records] == ["REQUEUED", "REQUEUED", "RUNNING"]
+    assert [r["restart_count"] for r in records] == [0, 1, 2]
+    assert all(r["job_id"] == job for r in records)
+    assert records[0]["end_time"] <= records[1]["start_time"]
+    assert records[2]["end_time"] == 0 and records[2]["exit_text"] == "0:0"
+    assert (document["exit_code"], document["truncated"], document["limit"]) == (0, False, 100)
+    table = cli_env.run("history", str(job))
+    assert table.code == 0
+    lines = table.lines
+    assert lines[0].split() == [
+        "RUN", "JOBID", "STATE", "EXITCODE", "SUBMIT", "START", "END", "NODELIST", "PARTITION"
+    ]  # fmt: skip
+    assert [line.split()[:4] for line in lines[1:]] == [
+        ["first", "run", str(job), "REQUEUED"],
+        ["restart", "1", str(job), "REQUEUED"],
+        ["restart", "2", str(job), "RUNNING"],
+    ]
+    assert lines[3].split()[7] == "Unknown"  # still running: no end, as sacct says
+
+
+def test_limit_keeps_the_newest_and_says_so(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _requeued(cluster, 2)
+    done = json.loads(cli_env.run("history", str(job), "--json", "--limit", "2").out)
+    assert [r["state"] for r in done["records"]] == ["REQUEUED", "RUNNING"]
+    assert (done["truncated"], done["skipped"]) == (True, 1)
+    table = cli_env.run("history", str(job), "--limit", "2")
+    assert table.lines[-1] == "(only the newest 2 records: more with --limit)"
+    assert table.lines[1].split()[:2] == ["restart", "1"]
+
+
+def test_since_bounds_the_window(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    job = _requeued(cluster, 1)
+    cluster.advance(3 * 3600)
+    assert cli_env.run("history", str(job), "--since", "1h").code == 0  # the run goes on
+    cluster.kill_job(cluster.user("alice"), job, 9)
+    cluster.advance(2 * 3600)
+    gone = cli_env.run("history", str(job), "--since", "1h", "--json")
+    assert gone.code == 1
+    error = json.loads(gone.out)["error"]
+    assert error["name"] == "ESLURM_INVALID_JOB_ID"
+    assert error["message"].startswith(f"accounting has no record of job {job} since ")
+    assert error["hint"] == "look further back with --since, or check the job id"
+    whole = json.loads(cli_env.run("history", str(job), "--json").out)
+    assert [r["state"] for r in whole["records"]] == ["REQUEUED", "CANCELLED"]
+
+
+def test_bad_input_is_refused_before_anything_is_asked(cli_env: CliEnv) -> None:
+    for argv, words in (
+        (["history", "12.3"], "invalid job id '12.3': expected a job id without a step"),
+        (["history", "x"], "invalid"),
+        (["history", "12", "--since", "soon"], "invalid --since 'soon'"),
+        (["history", "12", "--limit", "0"], "invalid --limit '0'"),
+        (["history", "12", "--limit", "many"], "invalid --limit 'many'"),
+    ):
+        done = cli_env.run(*argv)
+        assert done.code == 2, argv
+        assert done.out == "" and len(done.err.splitlines()) == 1 and words in done.err, argv
+
+
+def test_an_unknown_job_is_one_line_and_exit_1(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    done = cli_env.run("history", "99999")
+    assert (done.code, done.out) == (1, "")
+    assert done.err.startswith("sckpt: ESLURM_INVALID_JOB_ID (2017): accounting has no record")
+
+
+def test_runs_are_counted_from_the_left_out_records_when_slurm_has_no_restart_count() -> None:
+    """Before 24.11 slurmdbd records no restart count: the run is the record's position,
+    counting the older records ``--limit`` left out."""
+    from sckpt.backend.model import JobHistory, JobRecord
+    from sckpt.tui.cli.history import render_text
+
+    def record(state: str, start: int) -> JobRecord:
+        return JobRecord(7, "c", "md", "alice", 1001, "debug", state, start_time=start)
+
+    shown = JobHistory(
+        7, "c", (record("REQUEUED", 10), record("RUNNING", 20)), limit=2, truncated=True, skipped=1
+    )
+    lines = render_text(shown).splitlines()
+    assert [line.split()[:2] for line in lines[1:3]] == [["restart", "1"], ["restart", "2"]]
+    assert lines[-1] == "(only the newest 2 records: more with --limit)"
