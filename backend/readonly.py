@@ -17,6 +17,7 @@ from .model import (
     CheckpointError,
     ClusterInfo,
     Interconnect,
+    JobStdio,
     Snapshot,
     StepId,
     StepProcesses,
@@ -48,6 +49,9 @@ class ReadOnlyEngine(Engine):
 
     def ping(self) -> float:
         return self.inner.ping()
+
+    def job_stdio(self, target: StepId) -> JobStdio:
+        return self.inner.job_stdio(target)
 
     def step_processes(self, target: StepId) -> StepProcesses:
         return self.inner.step_processes(target)

@@ -22,6 +22,7 @@ from ..model import (
     CheckpointError,
     ClusterInfo,
     Interconnect,
+    JobStdio,
     Snapshot,
     StepId,
     StepProcesses,
@@ -80,6 +81,10 @@ class Engine(ABC):
     @abstractmethod
     def interconnect(self, target: StepId) -> Interconnect:
         """The switch type and the step's network request."""
+
+    @abstractmethod
+    def job_stdio(self, target: StepId) -> JobStdio:
+        """The job's output and error paths as ``scontrol show job`` gives them."""
 
     # The nine checkpoint operations, with the seed man page's arguments.
     @abstractmethod

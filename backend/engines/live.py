@@ -47,6 +47,7 @@ from ..model import (
     ClusterInfo,
     Interconnect,
     Job,
+    JobStdio,
     JobView,
     NodePids,
     Snapshot,
@@ -284,6 +285,9 @@ class LiveEngine(Engine):
 
     def ping(self) -> float:
         return self.binding.ping()
+
+    def job_stdio(self, target: StepId) -> JobStdio:
+        return self.binding.job_stdio(target.job_id)
 
     def step_processes(self, target: StepId) -> StepProcesses:
         if target.is_whole_job:

@@ -38,7 +38,7 @@ from ..errors import (
     ShimUnavailable,
     SlurmError,
 )
-from ..model import Job, JobState, NodePids, Step, StepId, StepProcesses
+from ..model import Job, JobState, JobStdio, NodePids, Step, StepId, StepProcesses
 from ..operations import CHECKPOINT_NAMES, operation
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from . import _build
@@ -72,6 +72,10 @@ _COMM_ERRNOS = frozenset(
     }
 )
 _ERROR_MSG_BUF = 1024
+
+
+_PATH_MAX = 4096
+"""Room for one expanded output path (Linux's PATH_MAX; Slurm cuts a longer one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -549,6 +553,28 @@ class Binding:
             return JobsResult(True, last[0], self._jobs_from(handle[0], count[0]))
         finally:
             lib.sckpt_jobs_free(handle[0])
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        """One job's StdOut/StdErr paths as scontrol shows them (``slurm_get_job_stdout``)."""
+        return self._run(self._job_stdio, job_id)
+
+    def _job_stdio(self, job_id: int) -> JobStdio:
+        ffi, lib = self._ffi, self._lib
+        out = ffi.new("char[]", _PATH_MAX)
+        err_path = ffi.new("char[]", _PATH_MAX)
+        state, uid, batch = ffi.new("uint32_t *"), ffi.new("uint32_t *"), ffi.new("uint32_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_job_stdio(job_id, out, err_path, _PATH_MAX, state, uid, batch, err)
+        self._check(rc, err[0])
+        return JobStdio(
+            job_id=job_id,
+            std_out=self._s(out),
+            std_err=self._s(err_path),
+            state=self._states.get(state[0], JobState.FAILED),
+            uid=uid[0],
+            user=self._user(uid[0]),
+            batch=bool(batch[0]),
+        )
 
     def get_steps(self, prev_update: int = 0) -> StepsResult:
         """All steps of all jobs, or ``changed=False`` when nothing changed."""
