@@ -48,6 +48,7 @@ from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
 from .refresh import Planner, RefreshPipeline
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
+from .screens.output import OutputScreen
 from .screens.step import StepScreen
 
 
@@ -312,6 +313,10 @@ class SckptApp(App[int]):
     def open_step(self, target: StepId) -> None:
         """Open the step detail screen (Enter on a step)."""
         self.push_screen(in_mode(StepScreen, read_only=self.read_only)(target))
+
+    def open_output(self, target: StepId) -> None:
+        """``o``: the job's output file, over the current screen (Escape comes back)."""
+        self.push_screen(OutputScreen(target))
 
     def close_step(self, target: StepId) -> None:
         """Escape on the step screen: back to the console, with that step selected."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from sckpt.backend.config import Settings
+from sckpt.backend.facade import Facade
 from sckpt.backend.model import ClusterInfo, JobView, StepId
 
 from .dialogs.form import ActionParams
@@ -23,6 +24,7 @@ class Console(Protocol):
     """The app as its screens see it."""
 
     settings: Settings
+    facade: Facade
     interval: float
     read_only: bool
     now: Callable[[], float]
@@ -48,6 +50,8 @@ class Console(Protocol):
     def open_step(self, target: StepId) -> None: ...
 
     def close_step(self, target: StepId) -> None: ...
+
+    def open_output(self, target: StepId) -> None: ...
 
     def run_operation(
         self, operation: str, target: StepId, params: ActionParams | None

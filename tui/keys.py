@@ -74,9 +74,18 @@ ACTION_KEYS: tuple[KeySpec, ...] = (
         "Check",
         "ask Slurm again whether the row can checkpoint, and its last error",
     ),
+    KeySpec(
+        "output",
+        ACTION_DEFAULTS["output"],
+        "Output",
+        "the job's output file: its tail, followed while it runs (e: error file)",
+        show=False,
+    ),
 )
 """Actions on the selected step or job (on the console and on the step screen): the
-operations that have a key, then ``check`` (able and error again, for one row)."""
+operations that have a key, then ``check`` (able and error again, for one row) and
+``output`` (the job's output file; in the help and the palette, not the footer, which has
+no room for it at 80 columns)."""
 
 CONSOLE_KEYS: tuple[KeySpec, ...] = (
     KeySpec(

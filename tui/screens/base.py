@@ -129,6 +129,14 @@ class TargetScreen(Screen[None]):
             return
         self.sckpt.run_check(target)
 
+    def action_output(self) -> None:
+        """``o``: the selected job's output file (read-only allowed: it changes nothing)."""
+        target = self.selected_target()
+        if target is None:
+            self.notify("select a job or a step first", severity="warning", markup=False)
+            return
+        self.sckpt.open_output(target)
+
     def _with_form(self, operation: str) -> None:
         target = self._target_or_warn(operation)
         if target is None:
