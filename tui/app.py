@@ -28,6 +28,7 @@ from importlib.resources import files
 from rich.text import Text
 from sckpt.backend import operations, progress
 from sckpt.backend.config import Settings
+from sckpt.backend.config_edit import config_path_to_write, set_top_level_string
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ActionResult, CheckpointKind, ClusterInfo, JobView, StepId
@@ -35,6 +36,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
 from .cli.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
@@ -114,6 +116,7 @@ class SckptApp(App[int]):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
+        self._apply_saved_theme()
         if self.terminal_fd is not None:
             self.set_interval(TERMINAL_CHECK, self._check_terminal)
         self.push_screen(in_mode(ConsoleScreen, read_only=self.read_only)())
@@ -121,6 +124,46 @@ class SckptApp(App[int]):
         if focus is not None and not focus.is_whole_job:
             self.push_screen(in_mode(StepScreen, read_only=self.read_only)(focus))
         self.refresh_now()
+
+    def _apply_saved_theme(self) -> None:
+        """Start with the config's theme, then save every theme the operator picks.
+
+        Subscribed after the config's theme is applied, so starting writes nothing.
+        """
+        wanted = self.settings.theme
+        if wanted:
+            if wanted in self.available_themes:
+                self.theme = wanted
+            else:
+                self.notify(
+                    f"theme {wanted!r} from the config is not known: using the default "
+                    f"({', '.join(sorted(self.available_themes)[:6])}, ...; ctrl+p, theme)",
+                    severity="warning",
+                    markup=False,
+                )
+        self.theme_changed_signal.subscribe(self, self._theme_chosen)
+
+    def _theme_chosen(self, theme: Theme) -> None:
+        if theme.name != self.settings.theme:
+            self.save_theme(theme.name)
+
+    @work(thread=True, exit_on_error=False, group="theme")
+    def save_theme(self, name: str) -> None:
+        """Write the chosen theme into the config file (off the UI thread: a home on NFS
+        may be slow), and say where, or why not."""
+        try:
+            path = config_path_to_write(self.settings.source)
+            set_top_level_string(path, "theme", name)
+        except SckptError as exc:
+            self.call_from_thread(
+                self.notify,
+                f"theme {name} is used now but not saved: {exc}",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.settings = replace(self.settings, theme=name, source=path)
+        self.call_from_thread(self.notify, f"theme {name} saved in {path}", markup=False)
 
     def _check_terminal(self) -> None:
         """Leave when the terminal has hung up (exit 129).
