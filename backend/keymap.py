@@ -31,6 +31,7 @@ CONSOLE_DEFAULTS: Mapping[str, str] = {
     "details": "enter",
     "switch": "tab",
     "refresh": "ctrl+r",
+    "mark": "space",
 }
 """Keys of the full console only."""
 STEP_DEFAULTS: Mapping[str, str] = {"back": "escape", "pids": "p"}

@@ -47,6 +47,7 @@ from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
 from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
+from .multi_target import Outcome, summary
 from .refresh import Planner, RefreshPipeline
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
@@ -433,18 +434,38 @@ class SckptApp(App[int]):
         self.push_screen(Confirm(question), confirmed)
 
     def _report_refusal(self, operation: str, target: StepId, exc: SckptError) -> None:
-        # A controller that did not answer refused nothing: the action failed (perhaps
-        # half-way; the error's hint then says what was done), so it is not called refused.
-        verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
-        if isinstance(exc, SlurmError):
-            message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
-            if exc.hint:
-                message += f"; {exc.hint}"
-        elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
-            message = str(exc)
-        else:
-            message = f"{operation} {target} {verb}: {exc}"
+        verb, message = refusal_message(operation, target, exc)
         self.notify(printable(message), title=verb, severity="error", markup=False, timeout=8)
+
+    @work(thread=True, exit_on_error=False, group="actions")
+    def run_operation_many(
+        self, operation: str, targets: list[StepId], params: ActionParams | None
+    ) -> None:
+        """One operation on several marked targets, one facade call each (each refused
+        or audited on its own); one notification lists every target's outcome."""
+        op = operations.operation(operation)
+        values = params.values_for(op) if params is not None else {}
+        outcomes: list[Outcome] = []
+        for target in targets:
+            try:
+                result: ActionResult = getattr(self.facade, operation)(target, **values)
+            except SckptError as exc:
+                outcomes.append(Outcome(target, False, refusal_message(operation, target, exc)[1]))
+            else:
+                detail = f": {result.detail}" if result.detail else ""
+                outcomes.append(Outcome(target, True, f"{progress.REQUESTED}{detail}"))
+                if op.starts_checkpoint:
+                    self.call_from_thread(self._watch, operation, target)
+        text, failed = summary(operation, outcomes)
+        self.call_from_thread(
+            self.notify,
+            text,
+            title=operation,
+            severity="error" if failed else "information",
+            markup=False,
+            timeout=12 if failed else 6,
+        )
+        self.call_from_thread(self.refresh_now)
 
     @work(thread=True, exit_on_error=False, group="actions")
     def run_check(self, target: StepId) -> None:
@@ -498,6 +519,24 @@ class SckptApp(App[int]):
         self.call_from_thread(
             self.broadcast, partial(ExtrasLoaded, target, processes, interconnect)
         )
+
+
+def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[str, str]:
+    """``("refused" | "failed", the sentence)`` for an action Slurm or sckpt did not do.
+
+    A controller that did not answer refused nothing: the action failed (perhaps half-way;
+    the error's hint then says what was done), so it is not called refused.
+    """
+    verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
+    if isinstance(exc, SlurmError):
+        message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
+        if exc.hint:
+            message += f"; {exc.hint}"
+    elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
+        message = str(exc)
+    else:
+        message = f"{operation} {target} {verb}: {exc}"
+    return verb, message
 
 
 GC_THRESHOLDS = (10_000, 20, 50)

@@ -128,6 +128,14 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         bound=False,
     ),
     KeySpec("refresh", CONSOLE_DEFAULTS["refresh"], "Refresh", "refresh now", show=False),
+    KeySpec(
+        "mark",
+        CONSOLE_DEFAULTS["mark"],
+        "Mark",
+        "mark or unmark the row: an action key then acts on every marked row (Esc unmarks)",
+        show=False,
+        key_display="space",
+    ),
 )
 """Keys of the full console only."""
 

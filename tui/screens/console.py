@@ -69,6 +69,8 @@ class ConsoleScreen(TargetScreen):
         self._shown_view: ViewState | None = None
         """The view state the jobs table's rows were planned for."""
         self._steps_heading: Text | None = None
+        self.marks: dict[StepId, None] = {}
+        """Targets marked with space, in marking order (jobs and steps alike)."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
@@ -276,11 +278,39 @@ class ConsoleScreen(TargetScreen):
             parts.append("mine")
         if self.show_finished:
             parts.append("+finished")
+        if self.marks:
+            parts.append(f"{len(self.marks)} marked")
         arrow = "↓" if self.sort_reverse else "↑"
         parts.append(f"sort {self.sort_column}{arrow}")
         header = self.query_one("#header", StatusHeader)
         header.note = "  ".join(parts)
         header.tick(self.sckpt.now())
+
+    # ------------------------------------------------------------------ marks
+
+    def action_mark(self) -> None:
+        """Space: mark the row under the cursor (the job, or the step in the steps
+        table) for an action on several rows, or unmark it."""
+        target = self.selected_target()
+        if target is None:
+            return
+        if target in self.marks:
+            del self.marks[target]
+        else:
+            self.marks[target] = None
+        self._show_marks()
+
+    def marked_targets(self) -> list[StepId]:
+        return list(self.marks)
+
+    def clear_marks(self) -> None:
+        self.marks.clear()
+        self._show_marks()
+
+    def _show_marks(self) -> None:
+        self.jobs_table.set_marked(str(t) for t in self.marks if t.is_whole_job)
+        self.steps_table.set_marked(str(t) for t in self.marks if not t.is_whole_job)
+        self.update_note()
 
     def action_filter(self) -> None:
         """``/``: open the filter box."""
@@ -289,8 +319,14 @@ class ConsoleScreen(TargetScreen):
         box.focus()
 
     def action_clear_filter(self) -> None:
-        """Escape: clear the filter (in the filter box) or leave it."""
+        """Escape: clear the filter (in the filter box) or leave it; in a table, unmark
+        the marked rows first."""
         box = self.query_one("#filter", Input)
+        if self.marks and not box.has_focus:
+            count = len(self.marks)
+            self.clear_marks()
+            self.notify(f"{count} marked rows unmarked", markup=False)
+            return
         if box.has_focus and box.value:
             box.value = ""
             return
