@@ -101,13 +101,14 @@ def read_output(
         return OutputRead(path, problem=f"cannot read {path}: {exc.strerror or exc}")
     finally:
         os.close(fd)
+    end = start + len(data)
     if skipped and offset is None:
         # A tail starts at a line: drop the part of a line cut by the bound.
         cut = data.find(b"\n")
         if 0 <= cut < len(data) - 1:
             skipped += cut + 1
             data = data[cut + 1 :]
-    return OutputRead(path, data, start + len(data), skipped, reset or (offset is None))
+    return OutputRead(path, data, end, skipped, reset or (offset is None))
 
 
 def _missing(path: str, state: JobState | None) -> str:
