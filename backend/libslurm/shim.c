@@ -359,7 +359,12 @@ static int sckpt_job_stdio(uint32_t job_id, char *out, char *errf, int len, uint
 
 	out[0] = errf[0] = '\0';
 	errno = 0;
+#if SCKPT_AT_LEAST(26, 5)
+	/* 26.05 names the job by a slurm_step_id_t, by value, as slurm_kill_job */
+	rc = slurm_load_job(&msg, sckpt_step_id(job_id, NO_VAL, NO_VAL), SHOW_ALL | SHOW_LOCAL);
+#else
 	rc = slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_LOCAL);
+#endif
 	*err = errno;
 	if (rc != SLURM_SUCCESS || !msg)
 		return rc == SLURM_SUCCESS ? SLURM_ERROR : rc;
