@@ -45,7 +45,16 @@ from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
-from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
+from .keys import (
+    ACTION_KEYS,
+    CONSOLE_KEYS,
+    GLOBAL_KEYS,
+    OUTPUT_KEYS,
+    STEP_KEYS,
+    KeySpec,
+    bindings,
+    keymap,
+)
 from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
 from .multi_target import Outcome, summary
 from .refresh import Planner, RefreshPipeline
@@ -202,6 +211,11 @@ class SckptApp(App[int]):
     def action_help(self) -> None:
         """``?``: the keys of the current screen (without the read-only-hidden ones)."""
         screen = self.screen
+        if isinstance(screen, OutputScreen):
+            own = [(_key_label(s.key, s), s) for s in OUTPUT_KEYS]
+            everywhere = [(_key_label(s.key, s), s) for s in GLOBAL_KEYS]
+            self.push_screen(HelpScreen([("Output", own), ("Everywhere", everywhere)], False))
+            return
         if not isinstance(screen, TargetScreen):
             return
         active = {b.binding.id: key for key, b in screen.active_bindings.items() if b.binding.id}

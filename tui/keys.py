@@ -145,6 +145,13 @@ STEP_KEYS: tuple[KeySpec, ...] = (
 )
 """Keys of the step detail screen only."""
 
+OUTPUT_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("output_back", "escape", "Back", "back to where o was pressed"),
+    KeySpec("output_stream", "e", "Stderr/out", "show the error file, or the output file again"),
+    KeySpec("output_follow", "f", "Follow", "stop following the file (to read), or follow again"),
+)
+"""Keys of the job output screen (``o``)."""
+
 GLOBAL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("help", GLOBAL_DEFAULTS["help"], "Help", "list every key", key_display="?"),
     KeySpec(

@@ -69,6 +69,12 @@ async def test_o_shows_the_tail_and_follows_appended_lines(
         await settle(pilot)
         assert "appended later" in screen_text(c.app)
         assert "line 40" in screen_text(c.app)
+        await pilot.press("question_mark")  # the footer offers it: it must answer
+        await settle(pilot)
+        assert "show the error file, or the output file again" in screen_text(c.app)
+        await pilot.press("escape")  # the help
+        await settle(pilot)
+        assert isinstance(c.app.screen, OutputScreen)
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(c.app.screen, OutputScreen)

@@ -24,12 +24,12 @@ from sckpt.backend.job_output import OutputRead
 from sckpt.backend.model import JobStdio, StepId
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
 from ..console_text import printable
 from ..context import Console
+from ..keys import OUTPUT_KEYS, bindings
 
 POLL = 1.0
 """Seconds between two looks at the file while following."""
@@ -71,11 +71,7 @@ class OutputScreen(Screen[None]):
     line wraps (up to three lines): a long path cut at 80 columns would hide the file's
     name, the part an operator needs."""
 
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="output_back"),
-        Binding("e", "stream", "Stderr/out", id="output_stream"),
-        Binding("f", "follow", "Follow", id="output_follow"),
-    ]
+    BINDINGS = bindings(OUTPUT_KEYS)
 
     def __init__(self, job: StepId) -> None:
         super().__init__(id="output-screen")
@@ -201,11 +197,11 @@ class OutputScreen(Screen[None]):
 
     # ------------------------------------------------------------------ keys
 
-    def action_back(self) -> None:
+    def action_output_back(self) -> None:
         """Escape: back to where ``o`` was pressed."""
         self.app.pop_screen()
 
-    def action_stream(self) -> None:
+    def action_output_stream(self) -> None:
         """``e``: the error file instead of the output file (or back)."""
         self.stream = "stderr" if self.stream == "stdout" else "stdout"
         self.read_offset = None
@@ -215,7 +211,7 @@ class OutputScreen(Screen[None]):
         self.show_title()
         self._start(fresh=True)
 
-    def action_follow(self) -> None:
+    def action_output_follow(self) -> None:
         """``f``: stop following (to read at leisure) or follow again."""
         self.following = not self.following
         self.show_title()
