@@ -116,3 +116,24 @@ def test_job_text_cannot_drive_the_terminal() -> None:
     assert shown_text(b"\x1b[2Jred\ttab\r\nprogress 1\rprogress 2\n\xff") == (
         "\\x1b[2Jred\ttab\nprogress 1\nprogress 2\n\ufffd"
     )
+
+
+async def test_leaving_while_a_read_is_under_way_is_harmless(
+    console: Callable[..., Console], outdir: Path
+) -> None:
+    """The answer of a read that comes after Escape is dropped, not shown on a gone
+    screen (which would raise in the app)."""
+    c = console()
+    job_id, _out = _job_writing(c, outdir, b"x\n")
+    async with c.app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_output(c, job_id, pilot)
+        stdio, read = screen.stdio, None
+        assert stdio is not None
+        read = c.facade.read_output(stdio, "stdout")
+        await pilot.press("escape")
+        await settle(pilot)
+        screen._show(stdio, "stdout", read, True)
+        screen._failed("late")
+        await settle(pilot)
+        assert not isinstance(c.app.screen, OutputScreen)
+        assert c.app.is_running

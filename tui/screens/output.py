@@ -131,12 +131,20 @@ class OutputScreen(Screen[None]):
         read = facade.read_output(stdio, stream, offset)
         self.app.call_from_thread(self._show, stdio, stream, read, fresh)
 
+    def _gone(self) -> bool:
+        """The operator left the screen while a read was under way: drop its answer."""
+        return self not in self.app.screen_stack
+
     def _failed(self, why: str) -> None:
+        if self._gone():
+            return
         self._busy = False
         self.problem = f"cannot ask the controller: {why}"
         self.show_title()
 
     def _show(self, stdio: JobStdio, stream: str, read: OutputRead, fresh: bool) -> None:
+        if self._gone():
+            return
         self._busy = False
         if stream != self.stream:
             return  # the operator switched streams meanwhile: that read is for the other
