@@ -20,6 +20,8 @@ from .console_text import literal, printable
 
 LISTED = 8
 """Targets named one per line in the confirmation (the dialog must fit 80x24)."""
+REPORTED = 10
+"""Targets reported one per line in the notification after the action."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,12 @@ def summary(operation: str, outcomes: Sequence[Outcome]) -> tuple[str, bool]:
         f"{len(outcomes) - len(failed)} {progress.REQUESTED}, {len(failed)} refused or failed"
     )
     lines = [head]
-    for outcome in outcomes:
+    # Failures first: with many targets the notification shows REPORTED lines, and what
+    # went wrong is what the operator must read.
+    ordered = failed + [o for o in outcomes if o.ok]
+    for outcome in ordered[:REPORTED]:
         mark = "ok  " if outcome.ok else "FAIL"
         lines.append(printable(f"{mark} {outcome.target}: {outcome.text}"))
+    if len(ordered) > REPORTED:
+        lines.append(f"… and {len(ordered) - REPORTED} more (each is in the audit log)")
     return "\n".join(lines), bool(failed)
