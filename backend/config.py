@@ -14,6 +14,8 @@ The file, with every key and its default::
     image_dir = ""                # default ImageDir (absolute), "" = the step's own dir
     audit_log = ""                # audit log path, "" = <user state dir>/sckpt/audit.log
     audit_required = true         # refuse an action when its audit line cannot be written
+    theme = ""                    # the console's theme, "" = Textual's default; the
+                                  # palette's theme command writes it here
 
     [keys]                        # console key overrides: action name -> key
     create = "c"                  # names and defaults: keymap.py; unknown or taken: error
@@ -59,6 +61,7 @@ SCALAR_KEYS: tuple[str, ...] = (
     "image_dir",
     "audit_log",
     "audit_required",
+    "theme",
 )
 """The top-level keys that take one value (README's table lists each)."""
 KEYS_TABLE = "keys"
@@ -99,6 +102,9 @@ class Settings:
     """Console key overrides: action name (``create``, ``vacate`` ...) to a key (``ctrl+k``)."""
     demo_seed: int = 42
     demo_jobs: int = 48
+    theme: str = ""
+    """The console's theme ("" = Textual's default); the console checks the name, since
+    only Textual knows its themes."""
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -194,6 +200,11 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             if not path.is_absolute():
                 raise bad("audit_log", "an absolute path (or ~/...)", value)
             kwargs["audit_log"] = path
+    if "theme" in data:
+        value = data["theme"]
+        if not isinstance(value, str) or len(value) > 60 or not value.isprintable():
+            raise bad("theme", 'a theme name such as "nord" (ctrl+p, then "theme")', value)
+        kwargs["theme"] = value
     if "keys" in data:
         table = data["keys"]
         if not isinstance(table, dict):

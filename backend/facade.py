@@ -67,6 +67,7 @@ from .errors import (
     UsageError,
     identify,
 )
+from .job_output import OutputRead, acting_uid_to_check, read_output, stream_path
 from .model import (
     MAX_TEXT,
     STEP_BATCH,
@@ -81,6 +82,7 @@ from .model import (
     FinishedJobs,
     Interconnect,
     JobHistory,
+    JobStdio,
     Snapshot,
     StepCheckpointEvent,
     StepId,
@@ -353,6 +355,24 @@ class Facade:
     def step_processes(self, target: Target) -> StepProcesses:
         """The step's processes per node (its proctrack container)."""
         return self._engine.step_processes(to_target(target))
+
+    def job_stdio(self, target: Target) -> JobStdio:
+        """Where the job's output and error go, as ``scontrol show job`` says (a step
+        names its job: steps of a batch job write to the job's files)."""
+        return self._engine.job_stdio(StepId(to_target(target).job_id))
+
+    def read_output(
+        self, stdio: JobStdio, stream: str = "stdout", offset: int | None = None
+    ) -> OutputRead:
+        """The tail of the job's ``stream`` (None ``offset``) or what was appended after
+        ``offset``, read as the acting user would (never raises: ``problem`` says why not)."""
+        uid = getattr(getattr(self._raw_engine, "binding", None), "caller_uid", None)
+        return read_output(
+            stream_path(stdio, stream),
+            offset,
+            state=stdio.state,
+            as_uid=acting_uid_to_check(uid) if isinstance(uid, int) else None,
+        )
 
     def interconnect(self, target: Target) -> Interconnect:
         """The switch plugin in use and the step's network request."""

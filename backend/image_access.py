@@ -84,3 +84,33 @@ def image_dir_problem(path: str, uid: int, *, write: bool) -> tuple[int, str]:
     elif directory == chain[-1] and not _allows(st, uid, groups, _READ | _SEARCH):
         return errno.EACCES, f"user {name} cannot {doing} {directory}"
     return 0, ""
+
+
+def file_read_problem(path: str, uid: int) -> tuple[int, str]:
+    """``(0, "")`` when user ``uid`` may read the file ``path`` by its permission bits; else
+    an errno code and why not.  A missing file or directory is ``ENOENT`` with no words:
+    the caller knows what a missing file means (a job's output "not written yet").
+
+    For sckpt running as root on behalf of another user (``--as-user``): root could read
+    the file, but the console must show what that user would see.
+    """
+    name, groups = _user(uid)
+    target = Path(path)
+    for directory in [*target.parents][::-1]:
+        try:
+            st = directory.stat()
+        except FileNotFoundError:
+            return errno.ENOENT, ""
+        except OSError as exc:
+            return exc.errno or errno.EIO, f"{directory}: {exc.strerror}"
+        if not _allows(st, uid, groups, _SEARCH):
+            return errno.EACCES, f"user {name} cannot enter {directory}"
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return errno.ENOENT, ""
+    except OSError as exc:
+        return exc.errno or errno.EIO, f"{target}: {exc.strerror}"
+    if not _allows(st, uid, groups, _READ):
+        return errno.EACCES, f"user {name} cannot read it"
+    return 0, ""

@@ -19,6 +19,7 @@ from .operations import OPERATIONS
 ACTION_DEFAULTS: Mapping[str, str] = {
     **{op.name: op.key for op in OPERATIONS if op.key is not None},
     "check": "x",
+    "output": "o",
 }
 """Actions on the selected job or step, on the console and the step screen."""
 CONSOLE_DEFAULTS: Mapping[str, str] = {
@@ -30,6 +31,7 @@ CONSOLE_DEFAULTS: Mapping[str, str] = {
     "details": "enter",
     "switch": "tab",
     "refresh": "ctrl+r",
+    "mark": "space",
 }
 """Keys of the full console only."""
 STEP_DEFAULTS: Mapping[str, str] = {"back": "escape", "pids": "p"}

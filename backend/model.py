@@ -143,6 +143,24 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class JobStdio:
+    """Where a job's standard output and error go, as ``scontrol show job`` says (StdOut=,
+    StdErr=): Slurm's defaults applied and its patterns (``%j %u %x %A %a %N``) expanded.
+
+    Asked for one job when an operator wants its output, not in every refresh.  An empty
+    path: the job has no such file (an ``salloc``/``srun`` job writes to its terminal).
+    """
+
+    job_id: int
+    std_out: str
+    std_err: str
+    state: JobState
+    uid: int
+    user: str
+    batch: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     """One job step (``.batch``, ``.extern`` and numbered steps alike)."""
 

@@ -18,6 +18,7 @@ from .model import (
     ClusterInfo,
     Interconnect,
     JobRecord,
+    JobStdio,
     Snapshot,
     StepCheckpointEvent,
     StepId,
@@ -50,6 +51,9 @@ class ReadOnlyEngine(Engine):
 
     def ping(self) -> float:
         return self.inner.ping()
+
+    def job_stdio(self, target: StepId) -> JobStdio:
+        return self.inner.job_stdio(target)
 
     def step_processes(self, target: StepId) -> StepProcesses:
         return self.inner.step_processes(target)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .model import Job, JobRecord, Step, StepId, StepProcesses
+from .model import Job, JobRecord, JobStdio, Step, StepId, StepProcesses
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +106,10 @@ class SlurmAPI(Protocol):
     def load_jobs(self, prev_update: int = 0) -> JobsResult: ...
 
     def get_steps(self, prev_update: int = 0) -> StepsResult: ...
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        """One job's output and error paths, expanded as scontrol shows them."""
+        ...
 
     def step_pids(self, step: StepId) -> StepProcesses: ...
 

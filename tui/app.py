@@ -28,6 +28,7 @@ from importlib.resources import files
 from rich.text import Text
 from sckpt.backend import history, operations, progress
 from sckpt.backend.config import Settings
+from sckpt.backend.config_edit import config_path_to_write, set_top_level_string
 from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ActionResult, ClusterInfo, JobView, StepId, StepView
@@ -35,6 +36,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
 from .cli.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
@@ -43,7 +45,16 @@ from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
-from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
+from .keys import (
+    ACTION_KEYS,
+    CONSOLE_KEYS,
+    GLOBAL_KEYS,
+    OUTPUT_KEYS,
+    STEP_KEYS,
+    KeySpec,
+    bindings,
+    keymap,
+)
 from .messages import (
     CheckDone,
     DataReady,
@@ -52,10 +63,12 @@ from .messages import (
     Freshness,
     HistoryLoaded,
 )
+from .multi_target import Outcome, summary
 from .outcomes import Outcomes, Shown
 from .refresh import Planner, RefreshPipeline
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
+from .screens.output import OutputScreen
 from .screens.step import StepScreen
 
 
@@ -111,6 +124,7 @@ class SckptApp(App[int]):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
+        self._apply_saved_theme()
         if self.terminal_fd is not None:
             self.set_interval(TERMINAL_CHECK, self._check_terminal)
         self.push_screen(in_mode(ConsoleScreen, read_only=self.read_only)())
@@ -118,6 +132,46 @@ class SckptApp(App[int]):
         if focus is not None and not focus.is_whole_job:
             self.push_screen(in_mode(StepScreen, read_only=self.read_only)(focus))
         self.refresh_now()
+
+    def _apply_saved_theme(self) -> None:
+        """Start with the config's theme, then save every theme the operator picks.
+
+        Subscribed after the config's theme is applied, so starting writes nothing.
+        """
+        wanted = self.settings.theme
+        if wanted:
+            if wanted in self.available_themes:
+                self.theme = wanted
+            else:
+                self.notify(
+                    f"theme {wanted!r} from the config is not known: using the default "
+                    f"({', '.join(sorted(self.available_themes)[:6])}, ...; ctrl+p, theme)",
+                    severity="warning",
+                    markup=False,
+                )
+        self.theme_changed_signal.subscribe(self, self._theme_chosen)
+
+    def _theme_chosen(self, theme: Theme) -> None:
+        if theme.name != self.settings.theme:
+            self.save_theme(theme.name)
+
+    @work(thread=True, exit_on_error=False, group="theme")
+    def save_theme(self, name: str) -> None:
+        """Write the chosen theme into the config file (off the UI thread: a home on NFS
+        may be slow), and say where, or why not."""
+        try:
+            path = config_path_to_write(self.settings.source)
+            set_top_level_string(path, "theme", name)
+        except SckptError as exc:
+            self.call_from_thread(
+                self.notify,
+                f"theme {name} is used now but not saved: {exc}",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.settings = replace(self.settings, theme=name, source=path)
+        self.call_from_thread(self.notify, f"theme {name} saved in {path}", markup=False)
 
     def _check_terminal(self) -> None:
         """Leave when the terminal has hung up (exit 129).
@@ -155,6 +209,11 @@ class SckptApp(App[int]):
     def action_help(self) -> None:
         """``?``: the keys of the current screen (without the read-only-hidden ones)."""
         screen = self.screen
+        if isinstance(screen, OutputScreen):
+            own = [(_key_label(s.key, s), s) for s in OUTPUT_KEYS]
+            everywhere = [(_key_label(s.key, s), s) for s in GLOBAL_KEYS]
+            self.push_screen(HelpScreen([("Output", own), ("Everywhere", everywhere)], False))
+            return
         if not isinstance(screen, TargetScreen):
             return
         active = {b.binding.id: key for key, b in screen.active_bindings.items() if b.binding.id}
@@ -282,6 +341,10 @@ class SckptApp(App[int]):
         """Open the step detail screen (Enter on a step)."""
         self.push_screen(in_mode(StepScreen, read_only=self.read_only)(target))
 
+    def open_output(self, target: StepId) -> None:
+        """``o``: the job's output file, over the current screen (Escape comes back)."""
+        self.push_screen(OutputScreen(target))
+
     def close_step(self, target: StepId) -> None:
         """Escape on the step screen: back to the console, with that step selected."""
         if isinstance(self.screen, StepScreen) and self.screen.target == target:
@@ -358,18 +421,38 @@ class SckptApp(App[int]):
         self.push_screen(Confirm(question), confirmed)
 
     def _report_refusal(self, operation: str, target: StepId, exc: SckptError) -> None:
-        # A controller that did not answer refused nothing: the action failed (perhaps
-        # half-way; the error's hint then says what was done), so it is not called refused.
-        verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
-        if isinstance(exc, SlurmError):
-            message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
-            if exc.hint:
-                message += f"; {exc.hint}"
-        elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
-            message = str(exc)
-        else:
-            message = f"{operation} {target} {verb}: {exc}"
+        verb, message = refusal_message(operation, target, exc)
         self.notify(printable(message), title=verb, severity="error", markup=False, timeout=8)
+
+    @work(thread=True, exit_on_error=False, group="actions")
+    def run_operation_many(
+        self, operation: str, targets: list[StepId], params: ActionParams | None
+    ) -> None:
+        """One operation on several marked targets, one facade call each (each refused
+        or audited on its own); one notification lists every target's outcome."""
+        op = operations.operation(operation)
+        values = params.values_for(op) if params is not None else {}
+        outcomes: list[Outcome] = []
+        for target in targets:
+            try:
+                result: ActionResult = getattr(self.facade, operation)(target, **values)
+            except SckptError as exc:
+                outcomes.append(Outcome(target, False, refusal_message(operation, target, exc)[1]))
+            else:
+                detail = f": {result.detail}" if result.detail else ""
+                outcomes.append(Outcome(target, True, f"{progress.REQUESTED}{detail}"))
+                if op.starts_checkpoint:
+                    self.call_from_thread(self._watch, operation, target)
+        text, failed = summary(operation, outcomes)
+        self.call_from_thread(
+            self.notify,
+            text,
+            title=operation,
+            severity="error" if failed else "information",
+            markup=False,
+            timeout=12 if failed else 6,
+        )
+        self.call_from_thread(self.refresh_now)
 
     @work(thread=True, exit_on_error=False, group="actions")
     def run_check(self, target: StepId) -> None:
@@ -444,6 +527,24 @@ class SckptApp(App[int]):
             self.call_from_thread(self.broadcast, partial(HistoryLoaded, job_id, None, str(exc)))
             return
         self.call_from_thread(self.broadcast, partial(HistoryLoaded, job_id, found))
+
+
+def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[str, str]:
+    """``("refused" | "failed", the sentence)`` for an action Slurm or sckpt did not do.
+
+    A controller that did not answer refused nothing: the action failed (perhaps half-way;
+    the error's hint then says what was done), so it is not called refused.
+    """
+    verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
+    if isinstance(exc, SlurmError):
+        message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
+        if exc.hint:
+            message += f"; {exc.hint}"
+    elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
+        message = str(exc)
+    else:
+        message = f"{operation} {target} {verb}: {exc}"
+    return verb, message
 
 
 GC_THRESHOLDS = (10_000, 20, 50)

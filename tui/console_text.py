@@ -100,6 +100,11 @@ def clock_time(stamp: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(stamp))
 
 
+def date_time(stamp: float) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM:SS`` (accounting records span days)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
 def zoned_time(stamp: float) -> str:
     """A Unix time as local ``YYYY-MM-DD HH:MM:SS ZONE`` (``UTC``, ``CET``, or ``+0530``
     where the zone has no abbreviation)."""

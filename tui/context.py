@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from sckpt.backend.config import Settings
+from sckpt.backend.facade import Facade
 from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
 
 from .dialogs.form import ActionParams
@@ -24,6 +25,7 @@ class Console(Protocol):
     """The app as its screens see it."""
 
     settings: Settings
+    facade: Facade
     interval: float
     read_only: bool
     now: Callable[[], float]
@@ -52,8 +54,14 @@ class Console(Protocol):
 
     def close_step(self, target: StepId) -> None: ...
 
+    def open_output(self, target: StepId) -> None: ...
+
     def run_operation(
         self, operation: str, target: StepId, params: ActionParams | None
+    ) -> object: ...
+
+    def run_operation_many(
+        self, operation: str, targets: list[StepId], params: ActionParams | None
     ) -> object: ...
 
     def run_check(self, target: StepId) -> object: ...

@@ -74,9 +74,18 @@ ACTION_KEYS: tuple[KeySpec, ...] = (
         "Check",
         "ask Slurm again whether the row can checkpoint, and its last error",
     ),
+    KeySpec(
+        "output",
+        ACTION_DEFAULTS["output"],
+        "Output",
+        "the job's output file: its tail, followed while it runs (e: error file)",
+        show=False,
+    ),
 )
 """Actions on the selected step or job (on the console and on the step screen): the
-operations that have a key, then ``check`` (able and error again, for one row)."""
+operations that have a key, then ``check`` (able and error again, for one row) and
+``output`` (the job's output file; in the help and the palette, not the footer, which has
+no room for it at 80 columns)."""
 
 CONSOLE_KEYS: tuple[KeySpec, ...] = (
     KeySpec(
@@ -119,6 +128,14 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         bound=False,
     ),
     KeySpec("refresh", CONSOLE_DEFAULTS["refresh"], "Refresh", "refresh now", show=False),
+    KeySpec(
+        "mark",
+        CONSOLE_DEFAULTS["mark"],
+        "Mark",
+        "mark or unmark the row: an action key then acts on every marked row (Esc unmarks)",
+        show=False,
+        key_display="space",
+    ),
 )
 """Keys of the full console only."""
 
@@ -127,6 +144,13 @@ STEP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("pids", STEP_DEFAULTS["pids"], "Pids", "reload the step's processes and interconnect"),
 )
 """Keys of the step detail screen only."""
+
+OUTPUT_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("output_back", "escape", "Back", "back to where o was pressed"),
+    KeySpec("output_stream", "e", "Stderr/out", "show the error file, or the output file again"),
+    KeySpec("output_follow", "f", "Follow", "stop following the file (to read), or follow again"),
+)
+"""Keys of the job output screen (``o``)."""
 
 GLOBAL_KEYS: tuple[KeySpec, ...] = (
     KeySpec("help", GLOBAL_DEFAULTS["help"], "Help", "list every key", key_display="?"),

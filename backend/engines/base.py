@@ -24,6 +24,7 @@ from ..model import (
     ClusterInfo,
     Interconnect,
     JobRecord,
+    JobStdio,
     Snapshot,
     StepCheckpointEvent,
     StepId,
@@ -83,6 +84,10 @@ class Engine(ABC):
     @abstractmethod
     def interconnect(self, target: StepId) -> Interconnect:
         """The switch type and the step's network request."""
+
+    @abstractmethod
+    def job_stdio(self, target: StepId) -> JobStdio:
+        """The job's output and error paths as ``scontrol show job`` gives them."""
 
     # The nine checkpoint operations, with the seed man page's arguments.
     @abstractmethod

@@ -48,6 +48,7 @@ from ..model import (
     Interconnect,
     Job,
     JobRecord,
+    JobStdio,
     JobView,
     NodePids,
     Snapshot,
@@ -304,6 +305,9 @@ class LiveEngine(Engine):
 
     def ping(self) -> float:
         return self.binding.ping()
+
+    def job_stdio(self, target: StepId) -> JobStdio:
+        return self.binding.job_stdio(target.job_id)
 
     def step_processes(self, target: StepId) -> StepProcesses:
         if target.is_whole_job:

@@ -105,6 +105,7 @@ from ..model import (
     Job,
     JobRecord,
     JobState,
+    JobStdio,
     JobView,
     NodePids,
     Snapshot,
@@ -412,6 +413,7 @@ class SimulatedCluster:
             raise UsageError("the simulated cluster needs at least one user")
         self.seed = seed
         self.clock: Callable[[], float] = clock if clock is not None else time.time
+        self._output_paths: dict[int, tuple[str, str]] = {}
         self.users = tuple(Caller(uid_for(name), name) for name in users)
         self.slurm_user = Caller(SLURM_UID, SLURM_USER, is_slurm_user=True)
         if checkpoint_type not in CHECKPOINT_TYPES:
@@ -1116,6 +1118,27 @@ class SimulatedCluster:
         )
 
     # ------------------------------------------------------------------ job control
+
+    def set_output_paths(self, job_id: int, std_out: str, std_err: str = "") -> None:
+        """Test hook: where job ``job_id`` writes (as ``sbatch -o/-e`` would set it); the
+        console tests point it at files they write."""
+        with self._lock:
+            self._output_paths[job_id] = (std_out, std_err or std_out)
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        """``scontrol show job``'s StdOut/StdErr: Slurm's default for a batch job
+        (``WORK_DIR/slurm-JOB.out``, errors to the same file), none for an interactive one.
+        Anyone may ask, as on a Slurm without PrivateData=jobs."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(job_id)
+            if rec is None:
+                raise InvalidJobId()
+            job = rec.job
+            default = f"{job.work_dir}/slurm-{job_id}.out" if job.batch else ""
+            out, err = self._output_paths.get(job_id, (default, default))
+            user = next((u.name for u in self.users if u.uid == job.uid), job.user)
+            return JobStdio(job_id, out, err, job.state, job.uid, user, job.batch)
 
     def _owned(self, caller: Caller, job_id: int) -> _JobRec:
         """A job the caller may control (owner, root or SlurmUser), else the refusal."""
@@ -1882,6 +1905,9 @@ class SimulatedSlurm:
         if prev_update and prev_update == last:
             return StepsResult(False, prev_update)
         return StepsResult(True, last, steps)
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        return self._answer(lambda: self.cluster.job_stdio(job_id))
 
     def step_pids(self, step: StepId) -> StepProcesses:
         return self._answer(lambda: self.cluster.step_processes(self.caller, step))

@@ -40,7 +40,7 @@ from ..errors import (
     ShimUnavailable,
     SlurmError,
 )
-from ..model import Job, JobRecord, JobState, NodePids, Step, StepId, StepProcesses
+from ..model import Job, JobRecord, JobState, JobStdio, NodePids, Step, StepId, StepProcesses
 from ..operations import CHECKPOINT_NAMES, operation
 from ..slurm_api import AccountingConfig, ControllerConfig, JobsResult, StepsResult
 from . import _build
@@ -80,6 +80,10 @@ wait MessageTimeout (10 s by default) per attempt on an unreachable host, on the
 one thread, where the console's refresh waits behind it."""
 JOB_REQUEUE_FLAG = 0x400
 """JOB_REQUEUE, the state flag of a record ended by a requeue (sacct: REQUEUED)."""
+
+
+_PATH_MAX = 4096
+"""Room for one expanded output path (Linux's PATH_MAX; Slurm cuts a longer one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,6 +567,28 @@ class Binding:
             return JobsResult(True, last[0], self._jobs_from(handle[0], count[0]))
         finally:
             lib.sckpt_jobs_free(handle[0])
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        """One job's StdOut/StdErr paths as scontrol shows them (``slurm_get_job_stdout``)."""
+        return self._run(self._job_stdio, job_id)
+
+    def _job_stdio(self, job_id: int) -> JobStdio:
+        ffi, lib = self._ffi, self._lib
+        out = ffi.new("char[]", _PATH_MAX)
+        err_path = ffi.new("char[]", _PATH_MAX)
+        state, uid, batch = ffi.new("uint32_t *"), ffi.new("uint32_t *"), ffi.new("uint32_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_job_stdio(job_id, out, err_path, _PATH_MAX, state, uid, batch, err)
+        self._check(rc, err[0])
+        return JobStdio(
+            job_id=job_id,
+            std_out=self._s(out),
+            std_err=self._s(err_path),
+            state=self._states.get(state[0], JobState.FAILED),
+            uid=uid[0],
+            user=self._user(uid[0]),
+            batch=bool(batch[0]),
+        )
 
     def get_steps(self, prev_update: int = 0) -> StepsResult:
         """All steps of all jobs, or ``changed=False`` when nothing changed."""

@@ -106,6 +106,9 @@ size_t sckpt_jobs_strings_size(void *handle);
 size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, char *buf,
 		       size_t buflen);
 
+int sckpt_job_stdio(uint32_t job_id, char *out, char *errf, int len, uint32_t *state,
+		    uint32_t *uid, uint32_t *batch, int *err);
+
 int sckpt_load_steps(int64_t update_time, void **out, uint32_t *count, int64_t *last_update,
 		     int *err);
 void sckpt_steps_fill(void *handle, sckpt_step_t *out, uint32_t n);

@@ -344,6 +344,60 @@ static void sckpt_jobs_free(void *handle)
 		slurm_free_job_info_msg((job_info_msg_t *) handle);
 }
 
+/* ---- one job's output files ------------------------------------------------------------ */
+/* The paths of a job's standard output and error as scontrol shows them (StdOut=, StdErr=):
+ * slurm_get_job_stdout/stderr apply the default (work_dir/slurm-%j.out for a batch job, the
+ * output file for an unset error file) and expand the patterns (%j %u %x %A %a %N ...) the
+ * way Slurm does, in every release from 19.05 on (no version guard needed).  Asked for one
+ * job on demand (slurm_load_job), not in every refresh: 10,000 expansions per refresh for a
+ * view an operator opens now and then would slow every console.  The state, owner and batch
+ * flag come along, so the caller can say why a file is not there yet. */
+static int sckpt_job_stdio(uint32_t job_id, char *out, char *errf, int len, uint32_t *state,
+			   uint32_t *uid, uint32_t *batch, int *err)
+{
+	job_info_msg_t *msg = NULL;
+	slurm_job_info_t *found = NULL;
+	uint32_t i;
+	int rc;
+
+	out[0] = errf[0] = '\0';
+	errno = 0;
+#if SCKPT_AT_LEAST(26, 5)
+	/* 26.05 names the job by a slurm_step_id_t, by value, as slurm_kill_job */
+	rc = slurm_load_job(&msg, sckpt_step_id(job_id, NO_VAL, NO_VAL), SHOW_ALL | SHOW_LOCAL);
+#else
+	rc = slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_LOCAL);
+#endif
+	*err = errno;
+	if (rc != SLURM_SUCCESS || !msg)
+		return rc == SLURM_SUCCESS ? SLURM_ERROR : rc;
+	for (i = 0; i < msg->record_count && !found; i++) {
+		slurm_job_info_t *j = &msg->job_array[i];
+#if SCKPT_AT_LEAST(25, 11)
+		if (j->step_id.job_id == job_id)
+#else
+		if (j->job_id == job_id)
+#endif
+			found = j;
+	}
+	if (!found && msg->record_count)
+		found = &msg->job_array[0]; /* an array's task asked by the array's id */
+	if (found) {
+		slurm_get_job_stdout(out, len, found);
+		slurm_get_job_stderr(errf, len, found);
+		*state = found->job_state & JOB_STATE_BASE;
+		*uid = found->user_id;
+		*batch = found->batch_flag;
+		*err = 0;
+		rc = SLURM_SUCCESS;
+	} else {
+		*err = ESLURM_INVALID_JOB_ID;
+		rc = SLURM_ERROR;
+	}
+	slurm_free_job_info_msg(msg);
+	return rc;
+}
+
 /* ---- steps ----------------------------------------------------------------------------- */
 /* slurm_get_job_steps has had three prototypes: job and step ids (<= 25.05), an update
  * time and a slurm_step_id_t * (25.11), and a slurm_step_id_t * without an update time

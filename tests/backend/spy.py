@@ -14,6 +14,7 @@ from sckpt.backend.model import (
     Interconnect,
     Job,
     JobState,
+    JobStdio,
     JobView,
     Snapshot,
     StepId,
@@ -43,6 +44,10 @@ class SpyEngine(Engine):
     def step_processes(self, target: StepId) -> StepProcesses:
         self.calls.append(("step_processes", target))
         return StepProcesses(target, ())
+
+    def job_stdio(self, target: StepId) -> JobStdio:
+        self.calls.append(("job_stdio", target))
+        return JobStdio(target.job_id, "", "", JobState.RUNNING, 0, "tester")
 
     def interconnect(self, target: StepId) -> Interconnect:
         self.calls.append(("interconnect", target))

@@ -147,3 +147,82 @@ def test_console_finished_from_accounting(
     """``f``: the finished jobs only accounting knows join the table (sorted by id: first)."""
     c = demo(console)
     assert snap_compare(c.app, terminal_size=(80, 24), run_before=settle, press=["f"])
+
+
+OUTPUT_DIR = "/tmp/sckpt-snapshot-output"
+"""A fixed path: it is on screen, so it cannot be a per-run temporary directory."""
+
+
+def _alice_job_writing(c: Console) -> int:
+    """Alice's first running job, writing 60 numbered lines (and a terminal escape) to a
+    file under ``OUTPUT_DIR``."""
+    import shutil
+    from pathlib import Path
+
+    job = next(v.job for v in c.facade.snapshot().jobs if v.job.user == "alice" and v.steps)
+    directory = Path(OUTPUT_DIR)
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    out = directory / f"slurm-{job.job_id}.out"
+    lines = [f"step {i:3d}: residual {1.0 / (i * i):.6f}" for i in range(1, 61)]
+    out.write_text("\n".join(lines) + "\n\x1b[31mdone\x1b[0m\n")
+    out.chmod(0o644)
+    c.cluster.set_output_paths(job.job_id, str(out))
+    return job.job_id
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_job_output(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    c = demo(console)
+    job_id = _alice_job_writing(c)
+
+    async def open_output(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SckptApp)
+        app.open_output(StepId(job_id))
+        await settle(pilot)
+
+    assert snap_compare(c.app, terminal_size=size, run_before=open_output)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_marked_rows_and_their_confirmation(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    """Three rows marked (``*``), then hold's confirmation listing the three jobs."""
+    c = demo(console)
+    assert snap_compare(
+        c.app,
+        terminal_size=size,
+        run_before=settle,
+        press=["space", "down", "down", "space", "down", "space", "H"],
+    )
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_marked_rows(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    c = demo(console)
+    assert snap_compare(
+        c.app, terminal_size=size, run_before=settle, press=["space", "down", "down", "space"]
+    )
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_theme_from_the_config(
+    snap_compare: Any,
+    console: Callable[..., Console],
+    size: tuple[int, int],
+) -> None:
+    """A console started with ``theme = "nord"`` in its config file (as the palette
+    writes it) is drawn in that theme."""
+    from dataclasses import replace
+
+    c = demo(console)
+    c.app.settings = replace(c.app.settings, theme="nord")
+    assert snap_compare(c.app, terminal_size=size, run_before=settle)

@@ -8,6 +8,7 @@ and audit log::
     sckpt checkpoint <op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]
     sckpt ls [--json] [--steps] [filters]
     sckpt history JOB [--json] [--since WHEN] [--limit N]
+    sckpt output JOB [--stderr] [--follow] [--lines N]
     sckpt doctor
     sckpt completion bash|zsh
     sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper, sckpt.backend.wrapper)
@@ -24,8 +25,8 @@ command line is used (``tests/test_layering.py`` checks it).  This entry module 
 and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
 (argv value types), ``historical`` (scontrol's ``checkpoint`` syntax), ``actions`` (one
 operation on each target, reported), ``listing`` (``sckpt ls``), ``squeue_format`` (its
-squeue -o/-O/-S), ``history`` (``sckpt history``), ``output`` (what is printed)
-and ``exit_codes``.
+squeue -o/-O/-S), ``history`` (``sckpt history``), ``job_output`` (``sckpt output``), ``output``
+(what is printed) and ``exit_codes``.
 """
 
 from __future__ import annotations
@@ -373,6 +374,26 @@ def _cmd_history(args: argparse.Namespace) -> int:
         facade.close()
 
 
+def _cmd_output(args: argparse.Namespace) -> int:
+    """``sckpt output JOB [--stderr] [--follow] [--lines N]``: the job's output file."""
+    from .job_output import print_output
+
+    if args.json and args.follow:
+        raise UsageError("--json prints the paths once: it cannot be combined with --follow")
+    facade, _settings = _open(args)
+    try:
+        return print_output(
+            facade,
+            args.job,
+            stream="stderr" if args.stderr else "stdout",
+            lines=args.lines,
+            follow=args.follow,
+            as_json=args.json,
+        )
+    finally:
+        facade.close()
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
     from sckpt.backend.doctor import format_report, run_doctor
@@ -416,6 +437,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         **dict.fromkeys(NAMES, _cmd_operation),
         "checkpoint": _cmd_checkpoint,
         "ls": _cmd_ls,
+        "output": _cmd_output,
         "doctor": _cmd_doctor,
         "history": _cmd_history,
         "completion": _cmd_completion,

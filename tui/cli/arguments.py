@@ -41,6 +41,13 @@ def target(text: str) -> StepId:
     return parse_target(text)
 
 
+def line_count(text: str) -> int:
+    """``sckpt output --lines``: a whole number of lines, 0 or more (as tail -n)."""
+    if not _DIGITS.fullmatch(text.strip()):
+        raise UsageError(f"--lines: expected a number of lines (0 or more), got {_shown(text)}")
+    return int(text)
+
+
 def max_wait(text: str) -> int:
     """Seconds, 0..65535 (a uint16_t in the checkpoint API)."""
     return validate_max_wait(text)

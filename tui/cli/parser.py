@@ -23,7 +23,7 @@ from sckpt import __version__
 from . import arguments
 from .historical import prefix_rule
 
-COMMANDS = (*NAMES, "ls", "history", "doctor", "completion", "checkpoint", "run")
+COMMANDS = (*NAMES, "ls", "history", "output", "doctor", "completion", "checkpoint", "run")
 """Every command: one per checkpoint operation (the table's order), then the others."""
 
 
@@ -445,6 +445,38 @@ def build_parser() -> argparse.ArgumentParser:
         type=arguments.limit,
         default=None,
         help="at most N records, the newest (default: 100)",
+    )
+
+    out = sub.add_parser(
+        "output",
+        parents=[common],
+        help="print a job's output file (its tail, like tail; --follow while it runs)",
+        description=(
+            "Print the last lines of a job's standard output (or, with --stderr, its error "
+            "file), from the path in the job record as scontrol shows it (StdOut=, StdErr=), "
+            "read as the acting user would. At most the last 64 KiB are read. Exit 1 when "
+            "the file cannot be shown (the reason is printed), 0 otherwise. --json prints "
+            "the paths, the job state and whether the file can be read, not the text."
+        ),
+        allow_abbrev=False,
+    )
+    _complete_with(
+        out.add_argument(
+            "job", metavar="JOB", type=arguments.target, help="a job id (JOB.STEP names its job)"
+        ),
+        _TARGET_COMPLETION,
+    )
+    out.add_argument("--stderr", action="store_true", help="the error file instead of output")
+    out.add_argument(
+        "-f", "--follow", action="store_true", help="print what is appended until the job ends"
+    )
+    out.add_argument(
+        "-n",
+        "--lines",
+        type=arguments.line_count,
+        default=10,
+        metavar="N",
+        help="how many last lines to print first (default 10, as tail)",
     )
 
     sub.add_parser(

@@ -14,6 +14,7 @@ say "read-only" instead of acting (the backend guard would refuse anyway).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import ClassVar, TypeVar, cast
 
 from rich.text import Text
@@ -22,6 +23,7 @@ from sckpt.backend.model import StepId
 from textual.binding import Binding
 from textual.screen import Screen
 
+from .. import multi_target
 from ..console_text import literal
 from ..context import Console
 from ..dialogs.confirm import Confirm
@@ -121,6 +123,10 @@ class TargetScreen(Screen[None]):
         names the target, and cancel ends it as scancel does (no signal is chosen here).
         """
         op = operations.operation(name)
+        marked = self.marked_targets()
+        if marked:
+            self._act_on_marked(name, marked)
+            return
         if set(op.arguments) & FORM_ARGUMENTS:
             self._with_form(name)
             return
@@ -134,6 +140,60 @@ class TargetScreen(Screen[None]):
         else:
             self.sckpt.run_operation(name, target, None)
 
+    # ------------------------------------------------------------------ several targets
+
+    def marked_targets(self) -> list[StepId]:
+        """Rows marked for an action on several targets (the console's space); none here."""
+        return []
+
+    def clear_marks(self) -> None:
+        """Forget the marks (an action on them was started, or Escape)."""
+
+    def _act_on_marked(self, name: str, marked: list[StepId]) -> None:
+        """An operation key with rows marked: the form once (when the operation has one),
+        then one confirmation listing every target, then each through the facade.
+
+        In read-only mode there is nothing to confirm: each target goes to the facade,
+        which refuses and audits it, and the summary lists the refusals.
+        """
+        targets = multi_target.targets_for(name, marked)
+        op = operations.operation(name)
+        if self.read_only:
+            self.clear_marks()
+            self.sckpt.run_operation_many(name, targets, None)
+            return
+        describe = partial(self.sckpt.describe_target, every_step=op.kind == "checkpoint")
+
+        def confirm(params: ActionParams | None) -> None:
+            def confirmed(answer: bool | None) -> None:
+                if answer:
+                    self.clear_marks()
+                    self.sckpt.run_operation_many(name, targets, params)
+                else:
+                    self.notify(
+                        f"{name} on {len(targets)} targets: not done (answered No)",
+                        markup=False,
+                    )
+
+            self.app.push_screen(Confirm(multi_target.question(name, targets, describe)), confirmed)
+
+        if not set(op.arguments) & FORM_ARGUMENTS:
+            confirm(None)
+            return
+        settings = self.sckpt.settings
+
+        def formed(params: ActionParams | None) -> None:
+            if params is not None:
+                confirm(params)
+
+        label = f"{len(targets)} targets: {', '.join(map(str, targets[:4]))}"
+        if len(targets) > 4:
+            label += ", …"
+        self.app.push_screen(
+            ActionForm(name, label, max_wait=settings.max_wait, image_dir=settings.image_dir),
+            formed,
+        )
+
     def action_check(self) -> None:
         """``x``: ask able and error again for the selected row (read-only allowed)."""
         target = self.selected_target()
@@ -141,6 +201,14 @@ class TargetScreen(Screen[None]):
             self.notify(self.no_target(), severity="warning", markup=False)
             return
         self.sckpt.run_check(target)
+
+    def action_output(self) -> None:
+        """``o``: the selected job's output file (read-only allowed: it changes nothing)."""
+        target = self.selected_target()
+        if target is None:
+            self.notify("select a job or a step first", severity="warning", markup=False)
+            return
+        self.sckpt.open_output(target)
 
     def _with_form(self, operation: str) -> None:
         target = self._target_or_warn(operation)

@@ -73,6 +73,8 @@ class ConsoleScreen(TargetScreen):
         self.accounted: tuple[JobView, ...] = ()
         """Finished jobs only accounting still knows (``f`` asked for them), shown like
         jobs the controller forgot; replaced, never changed in place."""
+        self.marks: dict[StepId, None] = {}
+        """Targets marked with space, in marking order (jobs and steps alike)."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
@@ -306,12 +308,40 @@ class ConsoleScreen(TargetScreen):
             parts.append("mine")
         if self.show_finished:
             parts.append("+finished")
+        if self.marks:
+            parts.append(f"{len(self.marks)} marked")
         # The filter last: on a short header line its end is what is cut.
         if self.filter_text:
             parts.append(f"filter: {self.filter_text}")
         header = self.query_one("#header", StatusHeader)
         header.note = "  ".join(parts)
         header.tick(self.sckpt.now())
+
+    # ------------------------------------------------------------------ marks
+
+    def action_mark(self) -> None:
+        """Space: mark the row under the cursor (the job, or the step in the steps
+        table) for an action on several rows, or unmark it."""
+        target = self.selected_target()
+        if target is None:
+            return
+        if target in self.marks:
+            del self.marks[target]
+        else:
+            self.marks[target] = None
+        self._show_marks()
+
+    def marked_targets(self) -> list[StepId]:
+        return list(self.marks)
+
+    def clear_marks(self) -> None:
+        self.marks.clear()
+        self._show_marks()
+
+    def _show_marks(self) -> None:
+        self.jobs_table.set_marked(str(t) for t in self.marks if t.is_whole_job)
+        self.steps_table.set_marked(str(t) for t in self.marks if not t.is_whole_job)
+        self.update_note()
 
     def action_filter(self) -> None:
         """``/``: open the filter box."""
@@ -320,8 +350,14 @@ class ConsoleScreen(TargetScreen):
         box.focus()
 
     def action_clear_filter(self) -> None:
-        """Escape: clear the filter (in the filter box) or leave it."""
+        """Escape: clear the filter (in the filter box) or leave it; in a table, unmark
+        the marked rows first."""
         box = self.query_one("#filter", Input)
+        if self.marks and not box.has_focus:
+            count = len(self.marks)
+            self.clear_marks()
+            self.notify(f"{count} marked rows unmarked", markup=False)
+            return
         if box.has_focus and box.value:
             box.value = ""
             return

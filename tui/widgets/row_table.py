@@ -118,10 +118,14 @@ class RowTable(ScrollView, can_focus=True):
             color: $block-cursor-blurred-foreground;
             text-style: $block-cursor-blurred-text-style;
         }
+        & > .rowtable--marked {
+            text-style: bold;
+            color: $accent;
+        }
     }
     """
 
-    COMPONENT_CLASSES = {"rowtable--header", "rowtable--cursor"}
+    COMPONENT_CLASSES = {"rowtable--header", "rowtable--cursor", "rowtable--marked"}
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Select", show=False),
@@ -179,6 +183,8 @@ class RowTable(ScrollView, can_focus=True):
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(CELL_CACHE)
         self._overrides: dict[str, _Override] = {}
         """Cells set by ``set_cell``, shown until the row's data object changes."""
+        self.marked: frozenset[str] = frozenset()
+        """Rows marked for an action on several targets (space): a ``*`` and bold."""
         self._cursor_key: str | None = None
         self._cursor_index = 0
         """Where the cursor was last (its line when its row goes away)."""
@@ -245,6 +251,13 @@ class RowTable(ScrollView, can_focus=True):
         cells[column] = value
         self._overrides[key] = _Override(data, cells)
         self._refresh_rows([key])
+
+    def set_marked(self, keys: Iterable[str]) -> None:
+        """Mark exactly ``keys`` (the others lose their mark); repaints what changed."""
+        marked = frozenset(keys)
+        changed = marked ^ self.marked
+        self.marked = marked
+        self._refresh_rows(changed)
 
     def refresh_expired(self) -> None:
         """Repaint visible rows whose cells no longer hold (an elapsed time turned over)."""
@@ -423,28 +436,34 @@ class RowTable(ScrollView, can_focus=True):
         row_key = self.model.key_at(index)
         painted, override = self._paint(row_key)
         style = base
+        mark = row_key in self.marked
+        if mark:
+            style = style + self.get_component_rich_style("rowtable--marked")
         if row_key == self._cursor_key:
-            style = base + self.get_component_rich_style("rowtable--cursor")
+            style = style + self.get_component_rich_style("rowtable--cursor")
         # The key holds the painted cells themselves (compared by identity): a strip
         # can never be taken for other cells that happen to reuse a freed id.
-        key: tuple[object, ...] = (row_key, painted, override, width, self.shown, style)
+        key: tuple[object, ...] = (row_key, painted, override, width, self.shown, style, mark)
         strip = self._strips.get(key)
         if strip is None:
             cells = painted.cells if override is None else {**painted.cells, **override.cells}
-            strip = self._line(cells, style, width, base)
+            strip = self._line(cells, style, width, base, mark=mark)
             self._strips[key] = strip
         return strip
 
-    def _line(self, cells: Cells, style: Style, width: int, base: Style) -> Strip:
-        """One line: each shown column's cell, padded, cut to its width."""
+    def _line(
+        self, cells: Cells, style: Style, width: int, base: Style, *, mark: bool = False
+    ) -> Strip:
+        """One line: each shown column's cell, padded, cut to its width; a marked row
+        has ``*`` in its first padding cell (visible without colour too)."""
         line = Text(style=style, end="", no_wrap=True)
         pad = " " * PADDING
-        for column in self.shown:
+        for index, column in enumerate(self.shown):
             cell_width = column.width or 0
             cell = cells.get(column.key)
             text = cell.copy() if cell is not None else Text()
             text.truncate(cell_width, overflow="ellipsis")
-            line.append(pad)
+            line.append("*" + pad[1:] if mark and index == 0 else pad)
             if text.justify == "right":
                 line.append(" " * (cell_width - text.cell_len))
                 line.append_text(text)

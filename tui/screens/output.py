@@ -1,0 +1,228 @@
+"""A job's output file in the console (``o``): its tail, followed while the job runs.
+
+Like turm's output view, over SSH at 80x24: two title lines (which job, which stream, its
+state; the path, or why it cannot be shown) above a ``Log`` of at most ``MAX_LINES`` lines,
+and the footer.  The file is read by the backend (``backend/job_output.py``: at most the
+last 64 KiB, then what is appended), in a worker thread, since the path comes from the
+controller and the file may sit on a slow network file system.  Following polls once a
+second and asks the controller for the job's state every few polls; when the job has ended
+the last bytes are read and polling stops.
+
+The text is the job's own: control characters other than newline and tab are shown as
+``\\xNN`` (a job printing terminal escapes must not drive the operator's terminal), and a
+carriage return starts a new line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import cast
+
+from rich.text import Text
+from sckpt.backend.errors import SckptError
+from sckpt.backend.job_output import OutputRead
+from sckpt.backend.model import JobStdio, StepId
+from textual import work
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Log, Static
+
+from ..console_text import printable
+from ..context import Console
+from ..keys import OUTPUT_KEYS, bindings
+from ..widgets.key_footer import KeyFooter
+
+POLL = 1.0
+"""Seconds between two looks at the file while following."""
+STATE_EVERY = 5
+"""Ask the controller for the job's state every this many polls."""
+MAX_LINES = 5_000
+"""Lines kept in the view: a job writing fast must not grow the console without bound."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown_text(data: bytes) -> str:
+    """The bytes as the view shows them: UTF-8 (bad bytes replaced), ``\\r`` as a new line,
+    other control characters (not newline, not tab) as ``\\xNN``."""
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class OutputScreen(Screen[None]):
+    """The output (or error) file of ``job``, tailed and followed."""
+
+    DEFAULT_CSS = """
+    #output-title {
+        height: 1;
+        background: $panel;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    #output-path {
+        height: auto;
+        max-height: 3;
+        background: $panel;
+    }
+    #output-log {
+        height: 1fr;
+    }
+    """
+    """Beside the screen rather than in app.tcss: the view is self-contained.  The path
+    line wraps (up to three lines): a long path cut at 80 columns would hide the file's
+    name, the part an operator needs."""
+
+    BINDINGS = bindings(OUTPUT_KEYS)
+
+    def __init__(self, job: StepId) -> None:
+        super().__init__(id="output-screen")
+        self.job = StepId(job.job_id)
+        self.stream = "stdout"
+        self.following = True
+        self.stdio: JobStdio | None = None
+        self.read_offset: int | None = None
+        """Where the next read starts; None: read the tail first."""
+        self.problem = ""
+        self.ended = False
+        """The job has ended and its last bytes were read: nothing more will come."""
+        self._polls = 0
+        self._busy = False
+
+    @property
+    def sckpt(self) -> Console:
+        return cast(Console, self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="output-title", markup=False)
+        yield Static("", id="output-path", markup=False)
+        yield Log(id="output-log", max_lines=MAX_LINES, auto_scroll=True)
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.show_title()
+        self.query_one(Log).focus()
+        self._start(fresh=True)
+        self.set_interval(POLL, self._poll)
+
+    # ------------------------------------------------------------------ reading
+
+    def _start(self, *, fresh: bool, ask_state: bool = False) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        self._read(self.stdio, self.stream, None if fresh else self.read_offset, fresh, ask_state)
+
+    @work(thread=True, exit_on_error=False, group="output")
+    def _read(
+        self,
+        stdio: JobStdio | None,
+        stream: str,
+        offset: int | None,
+        fresh: bool,
+        ask_state: bool,
+    ) -> None:
+        """Off the UI thread: the paths (first time, and for the state), then the bytes."""
+        facade = self.sckpt.facade
+        try:
+            if stdio is None or ask_state:
+                stdio = facade.job_stdio(self.job)
+        except SckptError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        read = facade.read_output(stdio, stream, offset)
+        self.app.call_from_thread(self._show, stdio, stream, read, fresh)
+
+    def _gone(self) -> bool:
+        """The operator left the screen while a read was under way: drop its answer."""
+        return self not in self.app.screen_stack
+
+    def _failed(self, why: str) -> None:
+        if self._gone():
+            return
+        self._busy = False
+        self.problem = f"cannot ask the controller: {why}"
+        self.show_title()
+
+    def _show(self, stdio: JobStdio, stream: str, read: OutputRead, fresh: bool) -> None:
+        if self._gone():
+            return
+        self._busy = False
+        if stream != self.stream:
+            return  # the operator switched streams meanwhile: that read is for the other
+        self.stdio = stdio
+        log = self.query_one(Log)
+        if fresh:
+            log.clear()
+        self.problem = read.problem
+        if not read.problem:
+            if read.reset and not fresh:
+                log.clear()
+                log.write_line("-- the file was truncated or replaced --")
+            if read.skipped:
+                log.write_line(f"-- {read.skipped} bytes not shown (older output) --")
+            log.write(shown_text(read.data))
+            self.read_offset = read.offset
+        # The bytes were read after the state was asked: an ended job's file is complete.
+        self.ended = stdio.state.is_finished
+        self.show_title()
+
+    def _poll(self) -> None:
+        if not self.following or self.ended or self.stdio is None:
+            return
+        self._polls += 1
+        self._start(fresh=self.read_offset is None, ask_state=self._polls % STATE_EVERY == 0)
+
+    # ------------------------------------------------------------------ view
+
+    def show_title(self) -> None:
+        """Which job and stream, the job's state, following or not; then the path or why
+        it cannot be shown."""
+        title = Text(f"Output of job {self.job}", style="bold")
+        view = self.sckpt.job(self.job.job_id)
+        if view is not None:
+            title.append(f" ({printable(view.job.name)})")
+        title.append(f"  {self.stream}", style="bold")
+        stdio = self.stdio
+        if stdio is not None:
+            title.append(f"  {stdio.state.value}")
+            if stdio.state.is_finished:
+                title.append("  (ended: nothing more will come)", style="dim")
+            elif self.following:
+                title.append("  following", style="green")
+            else:
+                title.append("  paused (f follows)", style="yellow")
+        else:
+            title.append("  loading…", style="dim")
+        self.query_one("#output-title", Static).update(title)
+        line = Text()
+        if self.problem:
+            line.append(printable(self.problem), style="yellow")
+        elif stdio is not None:
+            path = stdio.std_err if self.stream == "stderr" else stdio.std_out
+            line.append(printable(path))
+            if stdio.std_err == stdio.std_out:
+                line.append("  (stdout and stderr)", style="dim")
+        self.query_one("#output-path", Static).update(line)
+
+    # ------------------------------------------------------------------ keys
+
+    def action_output_back(self) -> None:
+        """Escape: back to where ``o`` was pressed."""
+        self.app.pop_screen()
+
+    def action_output_stream(self) -> None:
+        """``e``: the error file instead of the output file (or back)."""
+        self.stream = "stderr" if self.stream == "stdout" else "stdout"
+        self.read_offset = None
+        self.ended = False
+        self.problem = ""
+        self._busy = False
+        self.show_title()
+        self._start(fresh=True)
+
+    def action_output_follow(self) -> None:
+        """``f``: stop following (to read at leisure) or follow again."""
+        self.following = not self.following
+        self.show_title()
+        if self.following:
+            self._start(fresh=self.read_offset is None, ask_state=True)
