@@ -291,6 +291,12 @@ class Facade:
         )
 
     @property
+    def clusters(self) -> tuple[str, ...]:
+        """The clusters ``-M`` chose (``engines/clusters.py``); () without ``-M``."""
+        names = getattr(self._raw_engine, "cluster_names", ())
+        return tuple(names)
+
+    @property
     def engine(self) -> Engine:
         """The engine behind the facade (wrapped in ``ReadOnlyEngine`` in read-only mode)."""
         return self._engine

@@ -45,7 +45,7 @@ from .dialogs.form import ActionParams
 from .dialogs.help import HelpScreen
 from .keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS, KeySpec, bindings, keymap
 from .messages import CheckDone, DataReady, ExtrasLoaded, Freshness
-from .refresh import Planner, RefreshPipeline
+from .refresh import JobKey, Planner, RefreshPipeline, target_key
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
 from .screens.step import StepScreen
@@ -190,9 +190,16 @@ class SckptApp(App[int]):
     def freshness(self) -> Freshness:
         return self.pipeline.freshness
 
-    def job(self, job_id: int) -> JobView | None:
-        """The latest view of a job (also a recently vanished one)."""
-        return self.pipeline.data.job(job_id)
+    @property
+    def many_clusters(self) -> bool:
+        """``-M`` chose more than one cluster: the jobs table shows a cluster column."""
+        return len(self.facade.clusters) > 1
+
+    def job(self, target: StepId | int) -> JobView | None:
+        """The latest view of the job ``target`` names, on its cluster (a job id: on
+        slurm.conf's own), also a recently vanished one."""
+        key = ("", target) if isinstance(target, int) else target_key(target)
+        return self.pipeline.data.job(key)
 
     def all_jobs(self) -> list[JobView]:
         """Every job known: the controller's, then the vanished ones still lingering."""
@@ -206,15 +213,17 @@ class SckptApp(App[int]):
         """The jobs the controller stopped reporting, still lingering."""
         return self.pipeline.data.gone_jobs()
 
-    def recently_finished(self) -> frozenset[int]:
+    def recently_finished(self) -> frozenset[JobKey]:
         """Finished or vanished jobs still within their linger."""
         return self.pipeline.data.recently_finished(self.now())
 
     def describe_target(self, target: StepId, *, every_step: bool = True) -> str:
         """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
         ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``."""
-        job = self.job(target.job_id)
+        job = self.job(target)
         name = f" ({job.job.name})" if job is not None else ""
+        if target.cluster and self.many_clusters:
+            name = f"{name} on cluster {target.cluster}"
         if target.is_whole_job:
             return (
                 f"job {target}{name}, every running step" if every_step else f"job {target}{name}"
@@ -280,7 +289,7 @@ class SckptApp(App[int]):
     def _progress_shown(self, target: StepId) -> str:
         """What the data says of ``target``'s checkpoint, in ``progress.py``'s words
         (``in progress`` also while a step was not asked yet: it cannot tell)."""
-        view = self.job(target.job_id)
+        view = self.job(target)
         if view is None or view.job.state.is_finished:
             return CheckpointKind.ENDED.value
         states = [

@@ -47,9 +47,9 @@ from .base import Engine
 
 T = TypeVar("T")
 
-RETRY_FIRST = 10.0
+RETRY_FIRST = 15.0
 """Seconds before a cluster that failed a refresh is listed again (doubling per failure)."""
-RETRY_MAX = 60.0
+RETRY_MAX = 120.0
 """Longest wait between two listings of a cluster that keeps failing."""
 
 

@@ -14,6 +14,7 @@ from textual.widgets import Footer
 
 from ..keys import STEP_KEYS, bindings
 from ..messages import DataReady, ExtrasLoaded
+from ..rows import step_target
 from ..widgets.header import StatusHeader
 from ..widgets.step_detail import StepDetail
 from .base import TargetScreen
@@ -50,10 +51,10 @@ class StepScreen(TargetScreen):
 
     def refresh_view(self) -> None:
         app = self.sckpt
-        job = app.job(self.target.job_id)
+        job = app.job(self.target)
         view = None
         if job is not None:
-            view = next((s for s in job.steps if s.step.step_id == self.target), None)
+            view = next((s for s in job.steps if step_target(job, s) == self.target), None)
         self.query_one(StepDetail).show_step(job, view, app.now())
         self.query_one(StatusHeader).tick(app.now())
 

@@ -15,7 +15,7 @@ when its text changes, and without a layout pass (its size is fixed by the style
 from __future__ import annotations
 
 from rich.text import Text
-from sckpt.backend.model import ClusterInfo
+from sckpt.backend.model import ClusterFreshness, ClusterInfo
 from textual.widgets import Static
 
 from ..console_text import ago, clock_time, compact_duration, literal
@@ -40,6 +40,8 @@ class StatusHeader(Static):
         """Stale with nothing ever loaded: the console started during an outage."""
         self.note: str = ""
         """A short state note (``filter: user:alice``, ``mine``), set by the console."""
+        self.clusters: tuple[ClusterFreshness, ...] = ()
+        """With ``-M``: each cluster's freshness; a stale one is named after the data's."""
 
     def show_fresh(self, taken_at: float, now: float) -> None:
         """The latest refresh succeeded at ``taken_at``."""
@@ -101,6 +103,12 @@ class StatusHeader(Static):
             text.append(f"updated {ago(now - self.updated_at)}", style="yellow")
         else:
             text.append(f"updated every {_interval_text(self.interval)}")
+        down = [c for c in self.clusters if c.stale] if self.stale_since is None else []
+        for cluster in down:  # -M: only this cluster's rows are old; the others are fresh
+            text.append("  ")
+            text.append_text(literal(f" {cluster.name} STALE", style="bold reverse red"))
+            since = f" since {clock_time(cluster.last_fresh)} " if cluster.last_fresh else " "
+            text.append(since, style="bold reverse red")
         text.append("  ")
         text.append(info.engine, style="italic")
         text.append("  user ")
@@ -109,6 +117,9 @@ class StatusHeader(Static):
         if self.stale_since is not None and self.stale_error and not self.no_data:
             text.append("  ")
             text.append_text(literal(self.stale_error, style="red"))
+        if down and down[0].error:
+            text.append("  ")
+            text.append_text(literal(f"{down[0].name}: {down[0].error}", style="red"))
         if self.note:
             text.append("  ")
             text.append_text(literal(self.note, style="dim"))
