@@ -315,3 +315,21 @@ def test_console_in_tmux_at_80x24_shows_both_clusters(
         assert all(len(line) <= 80 for line in screen.splitlines())
         term.keys("q")
         term.wait(lambda s: "SCKPT-EXIT=0" in s, timeout=30)
+
+
+def test_without_slurmdbd_m_says_what_it_needs(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """The shared test cluster's slurm.conf names no slurmdbd: -M cannot work there."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'audit_log = "{tmp_path / "audit.log"}"\n')
+    env = {**os.environ, "SLURM_CONF": str(slurm_cluster.conf), "SCKPT_CONFIG": str(config)}
+    for argv in (["-M", "all", "ls"], ["-M", "sckpt-b", "hold", "5"]):
+        done = subprocess.run(
+            [str(SCKPT), *argv], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 3, done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        assert "slurmdbd could not be asked for the clusters" in last
+        assert f"{slurm_cluster.conf} must set AccountingStorageType=" in last
+    assert (
+        not (tmp_path / "audit.log").exists() or "hold" not in (tmp_path / "audit.log").read_text()
+    )

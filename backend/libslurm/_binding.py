@@ -870,9 +870,8 @@ class Binding:
             raise SetupError(
                 "-M/--clusters: slurmdbd could not be asked for the clusters"
                 + (f" ({why[1]})" if why else ""),
-                hint="-M needs AccountingStorageType=accounting_storage/slurmdbd in "
-                f"slurm.conf ({self.config}) and a slurmdbd that answers (sacctmgr show "
-                "cluster)",
+                hint=f"-M asks slurmdbd: {self.config.path} must set AccountingStorageType="
+                "accounting_storage/slurmdbd, and slurmdbd must answer (sacctmgr show cluster)",
             )
         self._route_handles.append(handle[0])
         found = []
