@@ -21,17 +21,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .conftest import AccountingSetup, SlurmCluster
-from .helpers import wait_for
+from .helpers import probe_user_home, wait_for
 from .tmux import Tmux
 
 pytestmark = pytest.mark.slurm
@@ -333,3 +336,91 @@ def test_without_slurmdbd_m_says_what_it_needs(slurm_cluster: SlurmCluster, tmp_
     assert (
         not (tmp_path / "audit.log").exists() or "hold" not in (tmp_path / "audit.log").read_text()
     )
+
+
+PROBE_USER = "sckpt-mc-probe"
+"""A user only this test runs sckpt as: sdiag's per-user count is then its own RPCs."""
+
+_REFRESHER = """
+import sys
+from sckpt.backend.config import Settings
+from sckpt.backend.facade import open_facade
+facade = open_facade(Settings(audit_log=sys.argv[1]), clusters="all")
+facade.snapshot()
+print("READY", flush=True)
+for line in sys.stdin:
+    if line.strip() != "go":
+        break
+    print(" ".join(str(int(facade.snapshot().changed)) for _ in range(5)), flush=True)
+facade.close()
+"""
+
+
+def test_an_idle_refresh_is_one_rpc_per_cluster(
+    slurm_accounting: AccountingSetup, tagged: tuple[str, dict[str, list[int]]], tmp_path: Path
+) -> None:
+    """The no-change reuse stays per cluster: an unchanged refresh of ``-M all`` asks each
+    slurmctld for its jobs once (sdiag -M NAME's count for a user only this test uses)."""
+    a = slurm_accounting.clusters["sckpt-a"]
+    shared = Path(tempfile.mkdtemp(prefix="sckpt-mc-probe-"))
+    shared.chmod(0o755)  # pytest's own tmp_path is root's alone
+    home = probe_user_home(PROBE_USER, shared)
+    env = [
+        f"SLURM_CONF={a.conf}",
+        f"HOME={home}",
+        f"SCKPT_CACHE_DIR={home / 'cache'}",
+        f"SCKPT_CONFIG={home / 'none.toml'}",
+    ]
+    code = ["runuser", "-u", PROBE_USER, "--", "env", *env, sys.executable, "-c", _REFRESHER]
+    proc = subprocess.Popen(
+        [*code, str(home / "audit.log")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd="/tmp",
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "READY", proc.stderr and proc.stderr.read()
+
+        def counts() -> dict[str, int]:
+            return {c: _user_rpcs(a, c, PROBE_USER) for c in ("sckpt-a", "sckpt-b")}
+
+        # Other sessions' jobs change the listings now and then: repeat the round until
+        # one had five unchanged refreshes (then each cost exactly one RPC per cluster).
+        deadline = time.monotonic() + 120
+        while True:
+            before = _settled(counts)
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            changed = [int(x) for x in proc.stdout.readline().split()]
+            after = _settled(counts)
+            assert len(changed) == 5
+            if not any(changed):
+                assert {c: after[c] - before[c] for c in after} == {"sckpt-a": 5, "sckpt-b": 5}
+                break
+            assert time.monotonic() < deadline, "no unchanged round in two minutes"
+            time.sleep(1)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _user_rpcs(via: SlurmCluster, cluster: str, user: str) -> int:
+    out = via.run("sdiag", "-M", cluster).stdout
+    found = re.search(rf"^\s*{re.escape(user)}\s+\(\s*\d+\)\s+count:(\d+)", out, re.M)
+    return int(found.group(1)) if found else 0
+
+
+def _settled(read: Callable[[], dict[str, int]]) -> dict[str, int]:
+    """``read()`` once it stops moving (slurmctld counts an RPC after its reply)."""
+    value = read()
+    for _ in range(20):
+        time.sleep(0.5)
+        again = read()
+        if again == value:
+            return value
+        value = again
+    return value

@@ -131,7 +131,10 @@ def clusters(tmp_path: Path) -> Iterator[Callable[..., Clusters]]:
     made: list[Facade] = []
 
     def make(
-        *, n_jobs: int = 5, read_only: bool = False, names: tuple[str, ...] = NAMES
+        *,
+        n_jobs: int = 5,
+        read_only: bool = False,
+        names: tuple[str, ...] = NAMES,
     ) -> Clusters:
         clock = ManualClock()
         sims = {
@@ -318,3 +321,22 @@ def test_clusters_console_snapshot(
         await settle(pilot)
 
     assert snap_compare(c.app, terminal_size=size, run_before=one_down)
+
+
+async def test_opened_on_a_step_of_one_cluster_selects_that_clusters_job(
+    clusters: Callable[..., Clusters],
+) -> None:
+    """``sckpt -M sckpt-b JOB.STEP``: the console opens on sckpt-b's step, not on sckpt-a's
+    job of the same id."""
+    c = clusters()
+    job = c.sims["sckpt-b"].submit(ME, name="focus-b", state=JobState.RUNNING, n_steps=2).job_id
+    assert c.sims["sckpt-a"].submit(ME, name="focus-a", state=JobState.RUNNING).job_id == job
+    target = StepId(job, 1, cluster="sckpt-b")
+    c.app.focus_target = target
+    async with c.app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        assert con.jobs_table.selected_key == f"sckpt-b/{job}"
+        assert con.selected_target() == target
+        text = screen_text(c.app)  # the step's detail: sckpt-b's job
+        assert f"{job} focus-b" in text and "focus-a" not in text

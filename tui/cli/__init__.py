@@ -399,7 +399,11 @@ def _cmd_console(args: argparse.Namespace) -> int:
         # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
         divert_c_stderr()
 
-        return int(run_console(facade, settings, focus=args.step))
+        focus = args.step
+        one = _one_cluster(args.clusters)
+        if focus is not None and one:  # sckpt -M NAME JOB.STEP: that cluster's step
+            focus = replace(focus, cluster=one)
+        return int(run_console(facade, settings, focus=focus))
     finally:
         facade.close()
 
