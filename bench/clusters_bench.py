@@ -88,19 +88,26 @@ def window(seconds: float, overhead: dict[str, tuple[int, int]], run: Any) -> di
     reset()
     cpu = run(seconds)
     scale = 60 / seconds
-    out: dict[str, float] = {"client_cpu_s_per_min": cpu * scale}
+    out: dict[str, Any] = {"client_cpu_s_per_min": cpu * scale}
+    # slurmdbd first: each ``sdiag -M`` below looks its cluster up in slurmdbd as well.
+    dbd = dbd_rpcs()
     for cluster in CLUSTERS:
         n, micros = ctld_reads(cluster)
         out[f"{cluster}_rpcs_per_min"] = n * scale
         out[f"{cluster}_ctld_ms_per_min"] = micros / 1000 * scale
-    count = micros = 0
-    for kind, (n, total) in dbd_rpcs().items():
+    count = 0
+    spent = 0.0
+    kinds = []
+    for kind, (n, total) in dbd.items():
         own = overhead.get(kind, (0, 0))[0]
         mean = total / n if n else 0
+        if n > own:
+            kinds.append(f"{kind} {n - own}")
         count += max(0, n - own)
-        micros += max(0.0, total - own * mean)
+        spent += max(0.0, total - own * mean)
     out["slurmdbd_rpcs_per_min"] = count * scale
-    out["slurmdbd_ms_per_min"] = micros / 1000 * scale
+    out["slurmdbd_ms_per_min"] = spent / 1000 * scale
+    out["slurmdbd_rpcs_in_window"] = ", ".join(kinds) or "none"
     return out
 
 
