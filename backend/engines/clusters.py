@@ -142,7 +142,10 @@ class ClustersEngine(Engine):
     # ------------------------------------------------------------------ reading
 
     def cluster_info(self) -> ClusterInfo:
-        infos = [part.engine.cluster_info() for part in self._parts.values()]
+        """The first answering cluster's facts, named for every chosen cluster; a cluster
+        known to be down is not asked (it would wait out its MessageTimeout again)."""
+        parts = [part for part in self._parts.values() if not part.freshness.stale]
+        infos = [part.engine.cluster_info() for part in parts or self._parts.values()]
         known = next((i for i in infos if i.cluster_name), infos[0])
         return replace(
             known,
@@ -219,18 +222,23 @@ class ClustersEngine(Engine):
         return tuple(t for _, t in tagged.values())
 
     def ping(self) -> float:
-        """The first cluster that answers; a stale one that does may be listed at once."""
+        """Ask the clusters that are down (else the first one): each that answers may be
+        listed at once; raises when none answers."""
+        parts = [part for part in self._parts.values() if part.freshness.stale]
+        took: float | None = None
         error: BaseException | None = None
-        for part in self._parts.values():
+        for part in parts or list(self._parts.values())[:1]:
             try:
-                took = part.engine.ping()
-            except Exception as exc:  # this one does not answer: try the next
+                answered = part.engine.ping()
+            except Exception as exc:  # this one does not answer: try the others
                 error = exc
                 continue
             part.retry_at = 0.0
-            return took
-        assert error is not None
-        raise error
+            took = answered if took is None else took
+        if took is None:
+            assert error is not None
+            raise error
+        return took
 
     def step_processes(self, target: StepId) -> StepProcesses:
         engine, inner, _ = self._route(target)
