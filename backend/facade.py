@@ -26,6 +26,8 @@ Engines are chosen by ``open_facade``:
 * ``live``: modern Slurm without the cooperative engine: listing works, checkpoint
   operations answer ESLURM_NOT_SUPPORTED ("not supported by this Slurm") after the
   job-state checks;
+* ``-M NAME,...|all`` (``clusters``): one such engine per cluster registered in slurmdbd,
+  put together by ``engines/clusters.py`` (targets then carry their cluster);
 * ``auto`` (default): native if the binding reports the checkpoint symbols, else
   cooperative when it is available, else live.  Without any Slurm configuration ``auto``
   fails with ``NoConfig`` whose hint names ``--demo``.

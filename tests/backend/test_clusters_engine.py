@@ -137,3 +137,11 @@ def test_actions_are_routed_by_the_targets_cluster() -> None:
     assert sims["sckpt-a"].job(job).held and not sims["sckpt-b"].job(job).held
     with pytest.raises(E.UsageError, match="which cluster"):
         engine.hold(StepId(job))
+
+
+def test_m_is_refused_on_the_demo(tmp_path: Any) -> None:
+    from sckpt.backend.config import Settings
+    from sckpt.backend.facade import open_facade
+
+    with pytest.raises(E.UsageError, match="not --demo"):
+        open_facade(Settings(audit_log=tmp_path / "audit.log"), demo=True, clusters="all")
