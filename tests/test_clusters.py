@@ -18,10 +18,12 @@ Only jobs these tests submit (named with a fresh tag) are looked at; all are can
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,6 +63,7 @@ def tagged(slurm_accounting: AccountingSetup) -> Iterator[tuple[str, dict[str, l
     that id must not be touched)."""
     a = slurm_accounting.clusters["sckpt-a"]
     tag = f"mc-{uuid.uuid4().hex[:6]}"
+    filler = f"pad-{uuid.uuid4().hex[:6]}"
     made: dict[str, list[int]] = {"sckpt-a": [], "sckpt-b": []}
     try:
         for cluster in made:
@@ -68,17 +71,22 @@ def tagged(slurm_accounting: AccountingSetup) -> Iterator[tuple[str, dict[str, l
             made[cluster].append(_pending(a, cluster, tag))
         # The same id on both: submit on whichever is behind until the ids meet (other
         # tests' jobs may advance either cluster meanwhile; give up after a few hundred).
-        ids = {c: _pending(a, c, tag) for c in made}
+        # Jobs named ``filler`` (cancelled afterwards: a cancelled job under the tag would
+        # linger in the console's filter) until both clusters hand out the same id; that
+        # pair is then renamed to the tag.
+        ids = {c: _pending(a, c, filler) for c in made}
         extra: list[tuple[str, int]] = []
         for _ in range(400):
             if ids["sckpt-a"] == ids["sckpt-b"]:
                 break
             behind = min(ids, key=lambda c: ids[c])
             extra.append((behind, ids[behind]))
-            ids[behind] = _pending(a, behind, tag)
+            ids[behind] = _pending(a, behind, filler)
         assert ids["sckpt-a"] == ids["sckpt-b"], f"no common job id reached: {ids}"
         for cluster, job in extra:
             a.run("scancel", "-M", cluster, str(job), check=False)
+        for cluster in made:
+            a.run("scontrol", "-M", cluster, "update", f"JobId={ids[cluster]}", f"JobName={tag}")
         for cluster in made:
             made[cluster].append(ids[cluster])
         for cluster in made:
@@ -215,16 +223,40 @@ def _ctld_pid(setup: AccountingSetup, cluster: str) -> int:
     return int((setup.directory / cluster / "run" / "slurmctld.pid").read_text())
 
 
+@contextlib.contextmanager
+def _resumed(pid: int, at_most: float) -> Iterator[None]:
+    """SIGCONT ``pid`` when the block ends, and at the latest after ``at_most`` seconds even
+    if this process dies first: a session killed mid-test runs no ``finally``, and a
+    controller left stopped would hang every other session's tests on it.  The deadline is
+    kept by a detached ``sh`` of its own."""
+    guard = subprocess.Popen(
+        ["sh", "-c", f"sleep {at_most:.0f}; kill -CONT {pid}"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        os.killpg(guard.pid, signal.SIGKILL)
+        guard.wait()
+
+
+@contextlib.contextmanager
+def _stopped(pid: int, at_most: float = 120) -> Iterator[None]:
+    """``pid`` SIGSTOPped for the block (see ``_resumed``)."""
+    with _resumed(pid, at_most):
+        os.kill(pid, signal.SIGSTOP)
+        yield
+
+
 def test_ls_with_one_controller_stopped_lists_the_other(
     slurm_accounting: AccountingSetup, tagged: tuple[str, dict[str, list[int]]], tmp_path: Path
 ) -> None:
     tag, made = tagged
-    pid = _ctld_pid(slurm_accounting, "sckpt-b")
-    os.kill(pid, 19)  # SIGSTOP
-    try:
+    with _stopped(_ctld_pid(slurm_accounting, "sckpt-b")):
         done = _sckpt(slurm_accounting, tmp_path, "ls", "-M", "all", "--json", "-n", tag)
-    finally:
-        os.kill(pid, 18)  # SIGCONT
     assert done.returncode == 3, done.stderr
     doc = json.loads(done.stdout)
     assert {(j["cluster"], j["job_id"]) for j in doc["jobs"]} == {
@@ -273,10 +305,8 @@ def test_console_with_sckpt_b_stopped_marks_only_its_rows_stale(
 ) -> None:
     tag, made = tagged
     pid = _ctld_pid(slurm_accounting, "sckpt-b")
-    try:
+    with _resumed(pid, at_most=300):  # the driver stops it, and resumes it itself
         report = _driver(slurm_accounting, "stop", tag, "160", "50", str(pid))
-    finally:
-        os.kill(pid, 18)  # SIGCONT, whatever the driver did
     assert report["stale_after"] is not None, report.get("stale_screen")
     rows = report["stale_rows"]
     assert {r["cluster"] for k, r in rows.items() if k.startswith("sckpt-b/")} == {"sckpt-b!"}
@@ -316,7 +346,12 @@ def test_console_in_tmux_at_80x24_shows_both_clusters(
 
         screen = term.wait(both, timeout=60)
         assert all(len(line) <= 80 for line in screen.splitlines())
-        term.keys("q")
+        # The rows follow the filter as it is typed, so they may show before Enter has moved
+        # the focus off the filter box: a "q" then would be typed into it.  Escape twice
+        # leaves the box from either state (clears it, then hides it), then q quits.
+        for key in ("Escape", "Escape", "q"):
+            term.keys(key)
+            time.sleep(0.3)
         term.wait(lambda s: "SCKPT-EXIT=0" in s, timeout=30)
 
 
