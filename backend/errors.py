@@ -350,3 +350,11 @@ _BY_CODE: dict[int, type[SlurmError]] = {
 def error_for(code: int, message: str | None = None, hint: str = "") -> SlurmError:
     """Build the typed error for a Slurm or errno code (unknown codes: ``SlurmError``)."""
     return _BY_CODE.get(code, SlurmError)(code, message, hint)
+
+
+def outage_text(exc: BaseException) -> str:
+    """Why a refresh failed, message first (a header that truncates keeps the useful part)."""
+    if isinstance(exc, SlurmError):
+        text = f"{exc.message} ({exc.name})"
+        return f"{text}; {exc.hint}" if exc.hint else text
+    return str(exc) or type(exc).__name__

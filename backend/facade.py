@@ -26,6 +26,8 @@ Engines are chosen by ``open_facade``:
 * ``live``: modern Slurm without the cooperative engine: listing works, checkpoint
   operations answer ESLURM_NOT_SUPPORTED ("not supported by this Slurm") after the
   job-state checks;
+* ``-M NAME,...|all`` (``clusters``): one such engine per cluster registered in slurmdbd,
+  put together by ``engines/clusters.py`` (targets then carry their cluster);
 * ``auto`` (default): native if the binding reports the checkpoint symbols, else
   cooperative when it is available, else live.  Without any Slurm configuration ``auto``
   fails with ``NoConfig`` whose hint names ``--demo``.
@@ -63,9 +65,9 @@ from .errors import (
     NoConfig,
     SckptError,
     SetupError,
-    SlurmError,
     UsageError,
     identify,
+    outage_text,
 )
 from .job_output import OutputRead, acting_uid_to_check, read_output, stream_path
 from .model import (
@@ -297,6 +299,12 @@ class Facade:
         )
 
     @property
+    def clusters(self) -> tuple[str, ...]:
+        """The clusters ``-M`` chose (``engines/clusters.py``); () without ``-M``."""
+        names = getattr(self._raw_engine, "cluster_names", ())
+        return tuple(names)
+
+    @property
     def engine(self) -> Engine:
         """The engine behind the facade (wrapped in ``ReadOnlyEngine`` in read-only mode)."""
         return self._engine
@@ -315,7 +323,7 @@ class Facade:
         try:
             snap = self._engine.snapshot()
         except Exception as exc:  # any failure of the source: show the last data, stale
-            reason = _outage_text(exc)
+            reason = outage_text(exc)
             with self._lock:
                 last = self._last
                 changed = not self._stale
@@ -662,7 +670,7 @@ class Facade:
         started = monotonic()
         shown = str(raw_target) if isinstance(raw_target, StepId | str) else repr(raw_target)
         try:
-            target = to_target(raw_target)
+            target = self._engine.resolve_target(to_target(raw_target))
             if find_operation(operation).whole_job:
                 require_whole_job(operation, target)
             args = validate(raw_args)
@@ -671,7 +679,9 @@ class Facade:
             raise
         if self.read_only:
             refused = refusal(operation, target)
-            self._audit_refusal(operation, str(target), args, refused, started)
+            self._audit_refusal(
+                operation, str(target), args, refused, started, cluster=target.cluster
+            )
             raise refused
         reservation = self.audit.reserve()  # AuditLogError here: nothing was done
         try:
@@ -718,6 +728,8 @@ class Facade:
             duration=monotonic() - started,
             acting_user=self._acting_user(),
         )
+        if target.cluster:  # -M: which cluster's controller was asked
+            record["cluster"] = target.cluster
         if isinstance(outcome, SckptError) and outcome.hint:
             # sckpt's account of the failure, e.g. what an action had done before it failed
             # ("vacate half done: the checkpoint finished ..."): the auditor needs it too.
@@ -734,6 +746,8 @@ class Facade:
         args: Mapping[str, Any],
         refused: SckptError,
         started: float,
+        *,
+        cluster: str = "",
     ) -> None:
         """Audit a refusal made before acting; a log failure never hides the refusal."""
         try:
@@ -753,6 +767,8 @@ class Facade:
             duration=monotonic() - started,
             acting_user=self._acting_user(),
         )
+        if cluster:
+            record["cluster"] = cluster
         problem = self.audit.write(reservation, record)
         if problem:
             self.last_audit_problem = problem
@@ -764,14 +780,6 @@ class Facade:
             return named
         info = self._info
         return info.acting_user if info is not None else ""
-
-
-def _outage_text(exc: BaseException) -> str:
-    """Why a refresh failed, message first (a header that truncates keeps the useful part)."""
-    if isinstance(exc, SlurmError):
-        text = f"{exc.message} ({exc.name})"
-        return f"{text}; {exc.hint}" if exc.hint else text
-    return str(exc) or type(exc).__name__
 
 
 def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:
@@ -809,6 +817,7 @@ def open_facade(
     cluster: Any = None,
     clock: Callable[[], float] | None = None,
     audit: AuditLog | None = None,
+    clusters: str | None = None,
 ) -> Facade:
     """Build the facade the user asked for.
 
@@ -816,7 +825,8 @@ def open_facade(
     None -> ``settings.read_only``.  ``as_user`` is for the simulated cluster only (default:
     the current user; ``"root"`` acts as operator).  Tests may pass a prebuilt
     ``cluster`` (``SimulatedCluster``), a ``clock`` for a fresh one (``ManualClock``), and
-    an ``AuditLog``.
+    an ``AuditLog``.  ``clusters`` is ``-M``'s ``NAME,...`` or ``all``: one engine per
+    cluster registered in slurmdbd, as one (``engines/clusters.py``); real clusters only.
     """
     if settings is None:
         settings = load_settings()
@@ -828,6 +838,8 @@ def open_facade(
     ro = settings.read_only if read_only is None else bool(read_only)
     if as_user is not None:
         _check_user_name(as_user)
+    if clusters is not None and chosen == "simulated":
+        raise UsageError("-M/--clusters needs real clusters registered in slurmdbd, not --demo")
     if chosen == "simulated":
         engine_obj = _simulated(settings, as_user, cluster, clock)
     else:
@@ -836,7 +848,7 @@ def open_facade(
                 f"--as-user works only on the simulated cluster (engine {chosen!r}): "
                 "on a real cluster run sckpt as that user"
             )
-        engine_obj = _real_engine(chosen, settings)
+        engine_obj = _real_engine(chosen, settings, clusters)
     return Facade(engine_obj, settings, read_only=ro, audit=audit)
 
 
@@ -891,13 +903,30 @@ def _has_checkpoint_api(binding: Any) -> bool:
     return False
 
 
-def _real_engine(chosen: str, settings: Settings) -> Engine:
+def _real_engine(chosen: str, settings: Settings, clusters: str | None = None) -> Engine:
     try:
         binding = load_binding()
     except NoConfig as exc:
         if not exc.hint:
             exc.hint = "no Slurm configured here; run `sckpt --demo` for the simulated cluster"
         raise
+    if clusters is not None:
+        from .engines.clusters import ClustersEngine
+
+        routes = binding.clusters(clusters)
+        if not routes:
+            raise SetupError(f"-M {clusters}: slurmdbd knows no cluster")
+        return ClustersEngine(
+            [
+                (route.name, _engine_for(chosen, settings, binding.on_cluster(route)))
+                for route in routes
+            ]
+        )
+    return _engine_for(chosen, settings, binding)
+
+
+def _engine_for(chosen: str, settings: Settings, binding: Any) -> Engine:
+    """The engine ``chosen`` names (``auto``: by what the binding offers) over ``binding``."""
     request = EngineRequest(settings=settings, binding=binding)
     if chosen == "auto":
         if _has_checkpoint_api(binding):

@@ -43,10 +43,19 @@ class StepId:
     job_id: int
     step: int = WHOLE_JOB
     het_comp: int = NO_VAL
+    cluster: str = ""
+    """The cluster whose controller the target is on, with ``-M`` (several clusters in one
+    console); "" names slurm.conf's own cluster.  Not part of ``str()``: Slurm's tools name
+    the cluster with ``-M``, never inside a job id."""
 
     @property
     def is_whole_job(self) -> bool:
         return self.step == WHOLE_JOB
+
+    @property
+    def whole_job(self) -> StepId:
+        """The job this names (on the same cluster)."""
+        return StepId(self.job_id, cluster=self.cluster)
 
     @property
     def is_batch(self) -> bool:
@@ -247,6 +256,10 @@ class JobView:
 
     job: Job
     steps: tuple[StepView, ...] = ()
+    cluster: str = ""
+    """The cluster the job is on, with ``-M``; "" for slurm.conf's own (no ``-M``)."""
+    stale: bool = False
+    """With ``-M``: the job's cluster did not answer the latest refresh (its last data)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +291,19 @@ class Snapshot:
     changed: bool = True
     stale: bool = False
     stale_since: float = 0.0
+    error: str = ""
+    clusters: tuple[ClusterFreshness, ...] = ()
+    """With ``-M``: each cluster's freshness (one being down leaves the others fresh)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFreshness:
+    """How fresh one cluster's part of a ``-M`` snapshot is."""
+
+    name: str
+    stale: bool = False
+    last_fresh: float = 0.0
+    """When its controller last answered (0: never)."""
     error: str = ""
 
 

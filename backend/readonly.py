@@ -27,9 +27,11 @@ from .model import (
 
 
 def refusal(operation: str, target: StepId | str) -> ReadOnlyError:
-    """The error every refused mutating call raises (the same text everywhere)."""
+    """The error every refused mutating call raises (the same text everywhere); with
+    ``-M`` it names the target's cluster."""
+    where = f" on cluster {target.cluster}" if isinstance(target, StepId) and target.cluster else ""
     return ReadOnlyError(
-        f"{operation} {target} refused: sckpt is in read-only mode",
+        f"{operation} {target}{where} refused: sckpt is in read-only mode",
         "start sckpt without --read-only (and read_only = false in the config) to act",
     )
 
@@ -45,6 +47,9 @@ class ReadOnlyEngine(Engine):
 
     def cluster_info(self) -> ClusterInfo:
         return self.inner.cluster_info()
+
+    def resolve_target(self, target: StepId) -> StepId:
+        return self.inner.resolve_target(target)
 
     def snapshot(self) -> Snapshot:
         return self.inner.snapshot()

@@ -82,6 +82,16 @@ DEFAULT_SLURMDBD_PORT = 6819
 """Slurm's default AccountingStoragePort (slurmdbd's DbdPort)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterRoute:
+    """A cluster as slurmdbd knows it (``sacctmgr show cluster``): ``-M`` sends its calls to
+    that cluster's slurmctld, at the host and port it registered."""
+
+    name: str
+    control_host: str
+    control_port: int
+
+
 @runtime_checkable
 class SlurmAPI(Protocol):
     """The calls of libslurm sckpt uses, as one user of one cluster."""

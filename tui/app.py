@@ -65,7 +65,7 @@ from .messages import (
 )
 from .multi_target import Outcome, summary
 from .outcomes import Outcomes, Shown
-from .refresh import Planner, RefreshPipeline
+from .refresh import JobKey, Planner, RefreshPipeline, target_key
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
 from .screens.output import OutputScreen
@@ -246,9 +246,16 @@ class SckptApp(App[int]):
     def freshness(self) -> Freshness:
         return self.pipeline.freshness
 
-    def job(self, job_id: int) -> JobView | None:
-        """The latest view of a job (also a recently vanished one)."""
-        return self.pipeline.data.job(job_id)
+    @property
+    def many_clusters(self) -> bool:
+        """``-M`` chose more than one cluster: the jobs table shows a cluster column."""
+        return len(self.facade.clusters) > 1
+
+    def job(self, target: StepId | int) -> JobView | None:
+        """The latest view of the job ``target`` names, on its cluster (a job id: on
+        slurm.conf's own), also a recently vanished one."""
+        key = ("", target) if isinstance(target, int) else target_key(target)
+        return self.pipeline.data.job(key)
 
     def all_jobs(self) -> list[JobView]:
         """Every job known: the controller's, then the vanished ones still lingering."""
@@ -262,15 +269,17 @@ class SckptApp(App[int]):
         """The jobs the controller stopped reporting, still lingering."""
         return self.pipeline.data.gone_jobs()
 
-    def recently_finished(self) -> frozenset[int]:
+    def recently_finished(self) -> frozenset[JobKey]:
         """Finished or vanished jobs still within their linger."""
         return self.pipeline.data.recently_finished(self.now())
 
     def describe_target(self, target: StepId, *, every_step: bool = True) -> str:
         """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
         ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``."""
-        job = self.job(target.job_id)
+        job = self.job(target)
         name = f" ({job.job.name})" if job is not None else ""
+        if target.cluster and self.many_clusters:
+            name = f"{name} on cluster {target.cluster}"
         if target.is_whole_job:
             return (
                 f"job {target}{name}, every running step" if every_step else f"job {target}{name}"

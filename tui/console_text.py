@@ -282,6 +282,13 @@ JOB_COLUMNS: tuple[Column, ...] = (
     Column("checkpoint", "Checkpoint", None, room=24),
 )
 
+CLUSTER_JOB_COLUMNS: tuple[Column, ...] = (
+    Column("cluster", "Cluster", 8),
+    *(Column(c.key, c.label, 11, c.min_width) if c.key == "name" else c for c in JOB_COLUMNS),
+)
+"""The jobs table with ``-M`` and more than one cluster: the cluster first (the name gives
+it room, so that 80 columns still show the checkpoint summary)."""
+
 STEP_COLUMNS: tuple[Column, ...] = (
     Column("id", "Step", 14),
     Column("name", "Name", 12, 100),
@@ -345,6 +352,7 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
     """Every job column's cell, keyed by column key."""
     j = view.job
     return {
+        "cluster": cluster_text(view),
         "id": Text(str(j.job_id)),
         "user": literal(j.user),
         "name": literal(j.name),
@@ -355,6 +363,14 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
         "steps": Text(str(len(view.steps)), justify="right"),
         "checkpoint": job_summary(view),
     }
+
+
+def cluster_text(view: JobView) -> Text:
+    """The job's cluster (``-M``); in red while that cluster does not answer: the row is its
+    last known state."""
+    if view.stale:
+        return literal(f"{view.cluster}!", style="bold reverse red")
+    return literal(view.cluster)
 
 
 def step_cells(view: StepView, now: float, outcome: str | None = None) -> dict[str, Text]:
@@ -378,6 +394,8 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
     value: object
     if column == "id":
         value = j.job_id
+    elif column == "cluster":
+        value = view.cluster
     elif column == "user":
         value = j.user
     elif column == "name":
@@ -398,7 +416,7 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
         value = job_summary(view).plain
     else:
         value = 0
-    return (value, j.job_id)
+    return (value, j.job_id, view.cluster)
 
 
 # ----------------------------------------------------------------- filter language
@@ -419,7 +437,7 @@ def visible_jobs(
     mine_only: bool,
     me: str,
     show_finished: bool,
-    recently_finished: frozenset[int] = frozenset(),
+    recently_finished: frozenset[tuple[str, int]] = frozenset(),
 ) -> list[JobView]:
     """The jobs the table shows: filter, "mine only", and finished jobs.
 
@@ -431,7 +449,8 @@ def visible_jobs(
         j = view.job
         if mine_only and j.user != me:
             continue
-        if j.state.is_finished and not show_finished and j.job_id not in recently_finished:
+        recent = (view.cluster, j.job_id) in recently_finished
+        if j.state.is_finished and not show_finished and not recent:
             continue
         if matches(flt, view):
             out.append(view)

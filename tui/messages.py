@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from sckpt.backend.model import ClusterInfo, JobHistory, JobView, StepId
+from sckpt.backend.model import ClusterFreshness, ClusterInfo, JobHistory, JobView, StepId
 from textual.message import Message
 
 
@@ -27,6 +27,8 @@ class Freshness:
     """When the data last was fresh (the controller's answer time); 0: never."""
     error: str = ""
     """Why the data is stale."""
+    clusters: tuple[ClusterFreshness, ...] = ()
+    """With ``-M``: each cluster's freshness (one may be stale while the data is fresh)."""
 
 
 class DataReady(Message):

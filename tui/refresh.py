@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 
 from sckpt.backend.errors import SckptError
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ClusterInfo, JobView, Snapshot
+from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
 from textual.app import App
 from textual.message import Message
 from textual.timer import Timer
@@ -70,15 +70,29 @@ VIEW_SYNC = 30.0
 leave, elapsed times turn over)."""
 
 
+JobKey = tuple[str, int]
+"""A job in the console's data: (cluster, job id).  The cluster is "" without ``-M``; with it,
+two clusters' jobs may share an id."""
+
+
+def job_key(view: JobView) -> JobKey:
+    return (view.cluster, view.job.job_id)
+
+
+def target_key(target: StepId) -> JobKey:
+    """The key of the job ``target`` names (its cluster is the job's)."""
+    return (target.cluster, target.job_id)
+
+
 @dataclass(frozen=True, slots=True)
 class JobData:
     """The job data after one snapshot (replaced as a whole, never changed in place, so a
     refresh worker can build the next one from it)."""
 
-    jobs: dict[int, JobView]
-    gone: dict[int, tuple[JobView, float]]
+    jobs: dict[JobKey, JobView]
+    gone: dict[JobKey, tuple[JobView, float]]
     """Jobs the controller stopped reporting, with when: kept for ``LINGER`` seconds."""
-    finished_seen: dict[int, float]
+    finished_seen: dict[JobKey, float]
     """When each finished job was first seen finished (or ended)."""
 
     def all_jobs(self) -> list[JobView]:
@@ -87,14 +101,14 @@ class JobData:
     def gone_jobs(self) -> list[JobView]:
         return [v for v, _ in self.gone.values()]
 
-    def job(self, job_id: int) -> JobView | None:
+    def job(self, key: JobKey) -> JobView | None:
         """The latest view of a job (also a recently vanished one)."""
-        found = self.jobs.get(job_id)
-        if found is None and job_id in self.gone:
-            return self.gone[job_id][0]
+        found = self.jobs.get(key)
+        if found is None and key in self.gone:
+            return self.gone[key][0]
         return found
 
-    def recently_finished(self, now: float) -> frozenset[int]:
+    def recently_finished(self, now: float) -> frozenset[JobKey]:
         recent = {i for i, t in self.finished_seen.items() if now - t < LINGER}
         recent.update(i for i, (_, t) in self.gone.items() if now - t < LINGER)
         return frozenset(recent)
@@ -105,7 +119,7 @@ class JobData:
 
     def after(self, snap: Snapshot, now: float) -> JobData:
         """The data once ``snap`` is taken (pure: ``self`` is left as it is)."""
-        new = {v.job.job_id: v for v in snap.jobs}
+        new = {job_key(v): v for v in snap.jobs}
         gone = {i: (v, t) for i, (v, t) in self.gone.items() if now - t < LINGER and i not in new}
         finished_seen = dict(self.finished_seen)
         for job_id, view in self.jobs.items():
@@ -382,7 +396,7 @@ class RefreshPipeline:
         if duration > self.interval * SLOW_FACTOR:
             # A slow controller: give it several times what the last answer cost.
             delay = max(self.interval, duration * 4)
-        self._set_freshness(Freshness(True, False, snap.taken_at or now, ""))
+        self._set_freshness(Freshness(True, False, snap.taken_at or now, "", snap.clusters))
         if taken is not None and taken.base is self.data:
             self._take(taken)
         elif self._needs_take(snap, now):

@@ -17,15 +17,16 @@ time) is a *reset*: every visible row, already in order, built on the worker as 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import total_ordering
 from typing import Any, TypeAlias
 
 from rich.text import Text
-from sckpt.backend.model import CheckpointKind, JobState, JobView, StepView
+from sckpt.backend.model import CheckpointKind, JobState, JobView, StepId, StepView
 
 from .console_text import Filter, job_cells, job_sort_key, matches, step_cells
 from .outcomes import Shown
+from .refresh import JobKey, job_key
 
 TIME_SORTED = frozenset({"elapsed"})
 """Columns whose order changes with the clock alone (a running job's elapsed time grows
@@ -70,6 +71,25 @@ class Descending:
         return other.key < self.key
 
 
+def row_key(job_view: JobView) -> str:
+    """A job's row key: its id, or with ``-M`` ``CLUSTER/ID`` (two clusters' jobs may share
+    an id)."""
+    job_id = job_view.job.job_id
+    return f"{job_view.cluster}/{job_id}" if job_view.cluster else str(job_id)
+
+
+def key_target(key: str) -> StepId:
+    """The whole job a row key names (``row_key`` backwards)."""
+    cluster, _, job_id = key.rpartition("/")
+    return StepId(int(job_id), cluster=cluster)
+
+
+def step_target(job_view: JobView, step: StepView) -> StepId:
+    """A step's target: its id, on its job's cluster."""
+    step_id = step.step.step_id
+    return replace(step_id, cluster=job_view.cluster) if job_view.cluster else step_id
+
+
 def view_of(data: RowData) -> JobView:
     return data.view if isinstance(data, GoneRow) else data
 
@@ -81,6 +101,8 @@ def sort_key(data: RowData, view: ViewState, now: float) -> object:
     key: tuple[object, ...]
     if view.sort_column == "id":
         job_id = job_view.job.job_id
+        if job_view.cluster:  # -M: ids repeat across clusters; the cluster breaks ties
+            return (-job_id, job_view.cluster) if view.sort_reverse else (job_id, job_view.cluster)
         return -job_id if view.sort_reverse else job_id
     key = job_sort_key(job_view, view.sort_column, now)
     return Descending(key) if view.sort_reverse else key
@@ -102,13 +124,13 @@ class RowPlan:
     """True: ``upserts`` is the whole table in display order (the view changed)."""
 
 
-def passes(job_view: JobView, view: ViewState, recent: frozenset[int]) -> bool:
+def passes(job_view: JobView, view: ViewState, recent: frozenset[JobKey]) -> bool:
     """Whether a job is in the table under ``view`` (``recent``: finished jobs that still
     linger while finished ones are hidden)."""
     j = job_view.job
     if view.mine_only and j.user != view.me:
         return False
-    if j.state.is_finished and not view.show_finished and j.job_id not in recent:
+    if j.state.is_finished and not view.show_finished and job_key(job_view) not in recent:
         return False
     return matches(view.filter, job_view)
 
@@ -117,7 +139,7 @@ def plan(
     view: ViewState,
     jobs: Iterable[JobView],
     gone: Iterable[JobView],
-    recent: frozenset[int],
+    recent: frozenset[JobKey],
     shown: Mapping[str, RowData],
     now: float,
     *,
@@ -129,10 +151,10 @@ def plan(
     visible: dict[str, RowData] = {}
     for job_view in jobs:
         if passes(job_view, view, recent):
-            visible[str(job_view.job.job_id)] = job_view
+            visible[row_key(job_view)] = job_view
     for job_view in gone:
         if passes(job_view, view, recent):
-            key = str(job_view.job.job_id)
+            key = row_key(job_view)
             if key in visible:
                 continue  # listed again (requeued under its id): the listing wins
             before = shown.get(key)

@@ -8,6 +8,7 @@ thread, after their strings were copied into Python objects.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import errno as _errno
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import errors
 from ..errors import (
@@ -37,13 +38,24 @@ from ..errors import (
     ControllerUnreachable,
     NoConfig,
     NotSupported,
+    SetupError,
     ShimUnavailable,
     SlurmError,
+    UsageError,
 )
 from ..model import Job, JobRecord, JobState, JobStdio, NodePids, Step, StepId, StepProcesses
 from ..operations import CHECKPOINT_NAMES, operation
-from ..slurm_api import AccountingConfig, ControllerConfig, JobsResult, StepsResult
+from ..slurm_api import (
+    AccountingConfig,
+    ClusterRoute,
+    ControllerConfig,
+    JobsResult,
+    StepsResult,
+)
 from . import _build
+
+if TYPE_CHECKING:
+    from ._clusters import ClusterBinding
 
 T = TypeVar("T")
 
@@ -360,6 +372,12 @@ class Binding:
             raise ShimUnavailable("the shim's job record layout is not the one sckpt expects")
         self.api_version = 0
         self._proctrack: str | None = None
+        self._routes: dict[str, tuple[Any, int]] = {}
+        """Clusters looked up in slurmdbd (``-M``), by name: the C handle holding their
+        records, and the index of each there."""
+        self._route_handles: list[Any] = []
+        self._route_state: dict[str, tuple[dict[tuple[object, ...], Job], str | None]] = {}
+        """Per cluster: its job memo and proctrack type, swapped in while it is routed to."""
         self._run(self._init_on_thread)
         errors.register_strerror(self.describe)
 
@@ -406,7 +424,16 @@ class Binding:
 
     def close(self) -> None:
         """Stop the binding's thread (libslurm stays loaded: it cannot be unloaded safely)."""
+        if self._route_handles:
+            with contextlib.suppress(RuntimeError):  # already closed
+                self._run(self._free_clusters)
         self._executor.shutdown(wait=True)
+
+    def _free_clusters(self) -> None:
+        for handle in self._route_handles:
+            self._lib.sckpt_clusters_free(handle)
+        self._route_handles.clear()
+        self._routes.clear()
 
     # -- errors ----------------------------------------------------------------------------
     def describe(self, code: int) -> tuple[str, str] | None:
@@ -979,6 +1006,100 @@ class Binding:
             het_job_id=r.het_job_id,
             het_job_offset=None if r.het_job_offset == no_val else int(r.het_job_offset),
         )
+
+    # -- clusters (-M) ----------------------------------------------------------------------
+    def clusters(self, names: str) -> tuple[ClusterRoute, ...]:
+        """The clusters ``names`` (``a,b`` or ``all``) as slurmdbd knows them, as ``squeue -M``
+        looks them up (``slurmdb_get_info_cluster``), in slurmdbd's order.
+
+        Their records stay in memory for :meth:`on_cluster`.  Raises ``SetupError`` when this
+        Slurm has no slurmdbd to ask (``AccountingStorageType`` is not slurmdbd, or it does
+        not answer) and ``UsageError`` for a name slurmdbd does not know.
+        """
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        if not wanted:
+            raise UsageError("-M/--clusters: expected NAME[,NAME...] or all")
+        # Always "all", then chosen here: for an unknown name libslurm prints its own error
+        # line on stderr and answers nothing, where sckpt can say which names it knows.
+        found = self._run(self._load_clusters, "all")
+        if any(n.lower() == "all" for n in wanted):
+            return found
+        by_name = {route.name: route for route in found}
+        unknown = [n for n in wanted if n not in by_name]
+        if unknown:
+            known = ", ".join(by_name) or "none"
+            raise UsageError(
+                f"-M/--clusters: no cluster {', '.join(unknown)} in slurmdbd (registered: {known})"
+            )
+        return tuple(by_name[n] for n in dict.fromkeys(wanted))
+
+    def _load_clusters(self, names: str) -> tuple[ClusterRoute, ...]:
+        ffi, lib = self._ffi, self._lib
+        handle = ffi.new("void **")
+        count = ffi.new("uint32_t *")
+        err = ffi.new("int *")
+        rc = lib.sckpt_clusters_load(names.encode(), handle, count, err)
+        if rc == lib.SCKPT_CK_MISSING_CLUSTERS:
+            raise SetupError(
+                f"this libslurm ({self.plan.version_text}) has no slurmdb_get_info_cluster: "
+                "-M/--clusters cannot be used"
+            )
+        if rc != 0:
+            why = self.describe(err[0]) if err[0] else None
+            raise SetupError(
+                "-M/--clusters: slurmdbd could not be asked for the clusters"
+                + (f" ({why[1]})" if why else ""),
+                hint=f"-M asks slurmdbd: {self.config.path} must set AccountingStorageType="
+                "accounting_storage/slurmdbd, and slurmdbd must answer (sacctmgr show cluster)",
+            )
+        self._route_handles.append(handle[0])
+        found = []
+        for i in range(count[0]):
+            route = ClusterRoute(
+                name=self._s(lib.sckpt_cluster_name(handle[0], i)),
+                control_host=self._s(lib.sckpt_cluster_host(handle[0], i)),
+                control_port=int(lib.sckpt_cluster_port(handle[0], i)),
+            )
+            self._routes[route.name] = (handle[0], i)
+            found.append(route)
+        return tuple(found)
+
+    def on_cluster(self, route: ClusterRoute) -> ClusterBinding:
+        """The binding's calls, each sent to ``route``'s controller (``squeue -M``'s way)."""
+        from ._clusters import ClusterBinding
+
+        return ClusterBinding(self, route)
+
+    def routed(self, route: ClusterRoute, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` (a method of this binding) with libslurm's ``working_cluster_rec``
+        set to ``route``'s record, then back to slurm.conf's own controller.
+
+        On the binding's one thread, so no other call can see the setting: that global is
+        why calls to several clusters share one thread, and why a controller that does not
+        answer delays the other clusters' calls by up to its MessageTimeout.
+        """
+        result: T = self._run(self._routed, route, fn, args)
+        return result
+
+    def _routed(self, route: ClusterRoute, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        lib = self._lib
+        memo, proctrack = self._route_state.get(route.name, ({}, None))
+        saved = (self._job_memo, self._proctrack)
+        self._job_memo, self._proctrack = memo, proctrack
+        record = self._routes.get(route.name)
+        if record is None:
+            raise UsageError(f"cluster {route.name} was not looked up in slurmdbd (-M)")
+        lib.sckpt_cluster_use(record[0], record[1])
+        try:
+            return fn(*args)
+        except SlurmError as exc:
+            where = f"cluster {route.name} (slurmctld {route.control_host}:{route.control_port})"
+            exc.hint = f"{where}: {exc.hint}" if exc.hint else where
+            raise
+        finally:
+            lib.sckpt_cluster_use(self._ffi.NULL, -1)
+            self._route_state[route.name] = (self._job_memo, self._proctrack)
+            self._job_memo, self._proctrack = saved
 
     # -- facts -----------------------------------------------------------------------------
     @property

@@ -17,7 +17,8 @@
  * uint32_t compatibility wrappers send.
  *
  * Only <slurm/slurm.h>, <slurm/slurm_errno.h> and <slurm/slurmdb.h> (the accounting calls,
- * inside libslurm since 17.11) are included: releases before 21.08 have no
+ * inside libslurm since 17.11, and for -M the clusters registered in slurmdbd) are
+ * included: releases before 21.08 have no
  * slurm_version.h (SLURM_VERSION_NUMBER is in slurm.h), and later slurm.h includes it.
  * Including it here found this machine's copy when compiling against an older release.
  *
@@ -771,6 +772,7 @@ typedef int (*sckpt_ck_error_t)(uint32_t, uint32_t, uint32_t *, char **);
 typedef int (*sckpt_ck_tasks_t)(uint32_t, uint16_t, time_t, char *, uint16_t, char *);
 
 #define SCKPT_CK_MISSING (-2)
+#define SCKPT_CK_MISSING_CLUSTERS (-3)
 
 static void *sckpt_ck_sym(const char *name)
 {
@@ -1104,6 +1106,123 @@ static void sckpt_acct_free(void *handle)
 	if (h->list)
 		slurm_list_destroy(h->list);
 	free(h->records);
+	free(h);
+}
+
+/* ---- clusters (squeue -M) --------------------------------------------------------------- */
+/* squeue -M NAME,...|all asks slurmdbd for the clusters' records (slurmdb_get_info_cluster,
+ * "all" being every cluster registered there) and sets libslurm's global working_cluster_rec
+ * to one of them before each call: every controller RPC then goes to that cluster's
+ * slurmctld (its ControlHost and ControlPort as it registered them in slurmdbd).  sckpt does
+ * the same.  The records are kept in a handle until sckpt_clusters_free; sckpt_cluster_use
+ * points the global at one of them, or (-1) back at slurm.conf's own controller.
+ *
+ * Both symbols are resolved at run time (dlsym), with their types taken from the installed
+ * slurmdb.h (__typeof__, so a changed prototype fails the build): the module then needs no
+ * slurmdb symbol to load, which keeps release_check.py's stub library (slurm_* only) valid,
+ * and a libslurm built without them answers "not available" instead of failing to load.
+ * Unchanged from 19.05 to 26.05: slurmdb_get_info_cluster(char *) returns a List (list_t *
+ * from 24.11) of slurmdb_cluster_rec_t *; working_cluster_rec is a slurmdb_cluster_rec_t *. */
+typedef __typeof__(&slurmdb_get_info_cluster) sckpt_get_info_cluster_t;
+typedef __typeof__(slurmdb_get_info_cluster(NULL)) sckpt_list_t;
+
+typedef struct {
+	sckpt_list_t list;
+	slurmdb_cluster_rec_t **recs;
+	uint32_t count;
+} sckpt_clusters_t;
+
+static slurmdb_cluster_rec_t **sckpt_working_cluster(void)
+{
+	return (slurmdb_cluster_rec_t **) dlsym(RTLD_DEFAULT, "working_cluster_rec");
+}
+
+static int sckpt_clusters_available(void)
+{
+	return sckpt_working_cluster() && dlsym(RTLD_DEFAULT, "slurmdb_get_info_cluster");
+}
+
+static int sckpt_clusters_load(const char *names, void **out, uint32_t *count, int *err)
+{
+	sckpt_get_info_cluster_t get =
+		(sckpt_get_info_cluster_t) dlsym(RTLD_DEFAULT, "slurmdb_get_info_cluster");
+	sckpt_clusters_t *h;
+	sckpt_list_t list;
+	void *itr;
+	slurmdb_cluster_rec_t *rec;
+	uint32_t n = 0, cap;
+
+	*out = NULL;
+	*count = 0;
+	*err = 0;
+	if (!get || !sckpt_working_cluster())
+		return SCKPT_CK_MISSING_CLUSTERS;
+	errno = 0;
+	list = get((char *) names);
+	*err = errno;
+	if (!list)
+		return SLURM_ERROR;
+	h = calloc(1, sizeof(*h));
+	cap = (uint32_t) slurm_list_count(list);
+	if (h)
+		h->recs = calloc(cap ? cap : 1, sizeof(*h->recs));
+	if (!h || !h->recs) {
+		free(h);
+		slurm_list_destroy(list);
+		*err = ENOMEM;
+		return SLURM_ERROR;
+	}
+	h->list = list;
+	itr = slurm_list_iterator_create(list);
+	while ((rec = slurm_list_next(itr)) && n < cap)
+		h->recs[n++] = rec;
+	slurm_list_iterator_destroy(itr);
+	h->count = n;
+	*out = h;
+	*count = n;
+	return SLURM_SUCCESS;
+}
+
+static const char *sckpt_cluster_name(void *handle, uint32_t i)
+{
+	sckpt_clusters_t *h = handle;
+	return (h && i < h->count) ? h->recs[i]->name : NULL;
+}
+
+static const char *sckpt_cluster_host(void *handle, uint32_t i)
+{
+	sckpt_clusters_t *h = handle;
+	return (h && i < h->count) ? h->recs[i]->control_host : NULL;
+}
+
+static uint32_t sckpt_cluster_port(void *handle, uint32_t i)
+{
+	sckpt_clusters_t *h = handle;
+	return (h && i < h->count) ? h->recs[i]->control_port : 0;
+}
+
+/* Direct the calls that follow to cluster i of the handle; i < 0: slurm.conf's controller. */
+static void sckpt_cluster_use(void *handle, int32_t i)
+{
+	sckpt_clusters_t *h = handle;
+	slurmdb_cluster_rec_t **global = sckpt_working_cluster();
+	if (!global)
+		return;
+	*global = (h && i >= 0 && (uint32_t) i < h->count) ? h->recs[i] : NULL;
+}
+
+static void sckpt_clusters_free(void *handle)
+{
+	sckpt_clusters_t *h = handle;
+	slurmdb_cluster_rec_t **global = sckpt_working_cluster();
+	uint32_t i;
+	if (!h)
+		return;
+	for (i = 0; global && i < h->count; i++)
+		if (*global == h->recs[i])
+			*global = NULL;
+	slurm_list_destroy(h->list);
+	free(h->recs);
 	free(h);
 }
 

@@ -36,6 +36,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from sckpt.backend.config import Settings
     from sckpt.backend.facade import Facade
 
-_GLOBAL_WITH_VALUE = frozenset({"--as-user", "--config", "--engine", "--step"})
+_GLOBAL_WITH_VALUE = frozenset({"--as-user", "--config", "--engine", "--step", "-M", "--clusters"})
 
 
 def _command_index(argv: Sequence[str]) -> int | None:
@@ -191,6 +192,7 @@ def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
         read_only=True if args.read_only else None,
         as_user=args.as_user,
         engine=args.engine,
+        clusters=args.clusters,
     )
     if args.as_user is not None and facade.engine_name != "simulated":
         facade.close()
@@ -209,6 +211,9 @@ def _cmd_actions(
     *,
     wait: bool = False,
 ) -> int:
+    one = _one_cluster(args.clusters)
+    if one:  # sckpt -M NAME vacate JOB.STEP: the targets are on that cluster
+        targets = [replace(target, cluster=one) for target in targets]
     try:
         facade, _settings = _open(args)
     except SckptError as failure:
@@ -231,6 +236,12 @@ def _cmd_actions(
         )
     finally:
         facade.close()
+
+
+def _one_cluster(clusters: str | None) -> str:
+    """The cluster ``-M`` names when it names exactly one (not ``all``), else ""."""
+    names = [n.strip() for n in (clusters or "").split(",") if n.strip()]
+    return names[0] if len(names) == 1 and names[0].lower() != "all" else ""
 
 
 def _cmd_operation(args: argparse.Namespace) -> int:
@@ -346,7 +357,12 @@ def _report_listing(
     if snapshot.stale:
         output.to_stderr(output.failure_line("cannot reach Slurm: ", snapshot.error or "no answer"))
         return EXIT_UNREACHABLE
-    return EXIT_OK
+    down = [c for c in snapshot.clusters if c.stale]
+    for cluster in down:  # -M: the others' jobs are listed; this one's are its last known
+        output.to_stderr(
+            output.failure_line(f"cannot reach cluster {cluster.name}: ", cluster.error)
+        )
+    return EXIT_UNREACHABLE if down else EXIT_OK
 
 
 def _info_or_none(facade: Facade) -> ClusterInfo | None:
@@ -422,7 +438,11 @@ def _cmd_console(args: argparse.Namespace) -> int:
         # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
         divert_c_stderr()
 
-        return int(run_console(facade, settings, focus=args.step))
+        focus = args.step
+        one = _one_cluster(args.clusters)
+        if focus is not None and one:  # sckpt -M NAME JOB.STEP: that cluster's step
+            focus = replace(focus, cluster=one)
+        return int(run_console(facade, settings, focus=focus))
     finally:
         facade.close()
 

@@ -171,6 +171,8 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
         "operation": outcome.operation,
         "ok": outcome.error is None,
     }
+    if outcome.target.cluster:  # -M NAME: the cluster whose controller was asked
+        data["cluster"] = outcome.target.cluster
     if outcome.progress is not None:
         data["outcome"] = outcome.progress
     value = outcome.value

@@ -164,7 +164,32 @@ def render_text(
     layout: Layout | None = None,
 ) -> str:
     """squeue's table (jobs), or ``squeue -s``'s (the steps ``wanted`` keeps), with the
-    checkpoint columns; or the ``-o``/``-O`` columns, byte for byte as squeue prints them."""
+    checkpoint columns; or the ``-o``/``-O`` columns, byte for byte as squeue prints them.
+
+    With ``-M`` (``snapshot.clusters``) one such table per cluster under a ``CLUSTER: NAME``
+    line, as ``squeue -M`` prints them (``-h`` drops those lines too, as there)."""
+    if snapshot.clusters:
+        parts = []
+        for cluster in snapshot.clusters:
+            mine = [view for view in views if view.cluster == cluster.name]
+            table = _render_one(
+                mine, snapshot, wanted, steps=steps, noheader=noheader, layout=layout
+            )
+            parts.append(table if noheader else f"CLUSTER: {cluster.name}\n{table}")
+        return ("\n" if noheader else "\n\n").join(p for p in parts if p)
+    return _render_one(views, snapshot, wanted, steps=steps, noheader=noheader, layout=layout)
+
+
+def _render_one(
+    views: list[JobView],
+    snapshot: Snapshot,
+    wanted: ListFilter,
+    *,
+    steps: bool,
+    noheader: bool,
+    layout: Layout | None,
+) -> str:
+    """One cluster's table (see ``render_text``)."""
     layout = layout or Layout()
     now = snapshot.taken_at
     if steps:
@@ -190,7 +215,7 @@ def render_json(
 
     ``cluster`` is null when the controller could not be asked (``stale`` says why).
     """
-    return {
+    document = {
         "cluster": output.to_jsonable(info) if info is not None else None,
         "taken_at": snapshot.taken_at,
         "stale": snapshot.stale,
@@ -198,3 +223,6 @@ def render_json(
         "error": snapshot.error,
         "jobs": [output.job_json(view, snapshot.taken_at) for view in views],
     }
+    if snapshot.clusters:  # -M: each cluster's freshness (one down leaves the others fresh)
+        document["clusters"] = output.to_jsonable(snapshot.clusters)
+    return document

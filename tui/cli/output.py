@@ -300,6 +300,9 @@ def step_json(view: StepView, now: float) -> dict[str, Any]:
 def job_json(view: JobView, now: float) -> dict[str, Any]:
     """A job for ``ls --json``: the record, squeue's short state, summary and steps."""
     data: dict[str, Any] = to_jsonable(view.job)
+    if view.cluster:  # -M: the job's cluster, and whether it answered the latest refresh
+        data["cluster"] = view.cluster
+        data["cluster_stale"] = view.stale
     data["state_short"] = view.job.state.short
     data["checkpoint_summary"] = job_checkpoint_summary(view)
     data["steps"] = [step_json(step, now) for step in view.steps]

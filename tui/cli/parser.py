@@ -162,6 +162,14 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         help="override the engine (default: from the config, normally auto)",
     )
     parser.add_argument(
+        "-M",
+        "--clusters",
+        metavar="NAME,...|all",
+        default=default(None),
+        help="the clusters registered in slurmdbd to list and act on, as squeue -M (all: "
+        "every one); an action goes to one: sckpt -M NAME vacate JOB.STEP",
+    )
+    parser.add_argument(
         "--debug",
         action="store_true",
         default=default(False),

@@ -56,6 +56,7 @@ class TargetScreen(Screen[None]):
         freshness = self.sckpt.freshness
         now = self.sckpt.now()
         for header in self.query(StatusHeader):
+            header.clusters = freshness.clusters
             if freshness.stale:
                 header.show_stale(freshness.last_fresh or now, freshness.error, now)
             elif freshness.loaded:
@@ -134,7 +135,7 @@ class TargetScreen(Screen[None]):
         if target is None:
             return
         if op.whole_job:
-            target = StepId(target.job_id)
+            target = target.whole_job
         if op.confirm:
             self._confirm_then_run(name, target, None)
         else:
@@ -215,7 +216,7 @@ class TargetScreen(Screen[None]):
         if target is None:
             return
         if operation == "restart" and not rules.is_job_level(target):
-            target = StepId(target.job_id)
+            target = target.whole_job
         settings = self.sckpt.settings
         what = operations.operation(operation).confirm
 

@@ -27,6 +27,7 @@ from textual.widgets import Input, Static
 
 from .. import rows
 from ..console_text import (
+    CLUSTER_JOB_COLUMNS,
     JOB_COLUMNS,
     STEP_COLUMNS,
     Filter,
@@ -36,14 +37,14 @@ from ..console_text import (
 )
 from ..keys import CONSOLE_KEYS, bindings
 from ..messages import CheckDone, DataReady, FinishedLoaded
-from ..refresh import JobData, Planner
+from ..refresh import JobData, JobKey, Planner
 from ..rows import RowData, RowPlan, ViewState
 from ..widgets.header import StatusHeader
 from ..widgets.key_footer import KeyFooter
 from ..widgets.row_table import RowTable
 from .base import TargetScreen
 
-SORTABLE = tuple(c.key for c in JOB_COLUMNS)
+SORTABLE = tuple(c.key for c in CLUSTER_JOB_COLUMNS)
 
 
 class ConsoleScreen(TargetScreen):
@@ -62,8 +63,8 @@ class ConsoleScreen(TargetScreen):
         self.show_finished = False
         self.sort_column = "id"
         self.sort_reverse = False
-        self.steps_job: int | None = None
-        """The job whose steps the steps table shows."""
+        self.steps_job: StepId | None = None
+        """The job whose steps the steps table shows (on its cluster, with ``-M``)."""
         self._shown: Mapping[str, RowData] = {}
         """What the jobs table shows (row key → data), for the next plan.  Replaced,
         never changed in place: a refresh worker may be reading it."""
@@ -85,7 +86,8 @@ class ConsoleScreen(TargetScreen):
             select_on_focus=False,
         )
         now = self.sckpt.now
-        yield RowTable(JOB_COLUMNS, render=rows.render_job, clock=now, id="jobs")
+        columns = CLUSTER_JOB_COLUMNS if self.sckpt.many_clusters else JOB_COLUMNS
+        yield RowTable(columns, render=rows.render_job, clock=now, id="jobs")
         yield Static("", id="steps-title", markup=False)
         yield RowTable(STEP_COLUMNS, render=rows.render_step, clock=now, id="steps")
         yield KeyFooter(offered=self.offers)
@@ -159,10 +161,10 @@ class ConsoleScreen(TargetScreen):
         target, able = message.target, message.able
         if target.is_whole_job:
             return
-        job = self.sckpt.job(target.job_id)
+        job = self.sckpt.job(target)
         view = None
         if job is not None:
-            view = next((s for s in job.steps if s.step.step_id == target), None)
+            view = next((s for s in job.steps if rows.step_target(job, s) == target), None)
         shown = checkpoint_text(view.checkpoint, self.sckpt.now()) if view is not None else able
         if able.plain != "able" or shown.plain == "able":
             shown = able if able.plain != "able" else shown
@@ -172,7 +174,9 @@ class ConsoleScreen(TargetScreen):
 
     def select_target(self, target: StepId) -> None:
         """Put the cursors on ``target``'s job (and step), focusing the steps for a step."""
-        if self.jobs_table.select_key(str(target.job_id)):
+        job = self.sckpt.job(target)
+        key = rows.row_key(job) if job is not None else str(target.job_id)
+        if self.jobs_table.select_key(key):
             self.refresh_steps()
             if not target.is_whole_job and self.steps_table.select_key(str(target)):
                 self.steps_table.focus()
@@ -182,7 +186,7 @@ class ConsoleScreen(TargetScreen):
         view: ViewState,
         jobs: Iterable[JobView],
         gone: Iterable[JobView],
-        recent: frozenset[int],
+        recent: frozenset[JobKey],
         now: float,
     ) -> RowPlan:
         """What to change in the jobs table to show ``jobs`` and ``gone`` under ``view``
@@ -220,19 +224,21 @@ class ConsoleScreen(TargetScreen):
     def refresh_steps(self) -> None:
         """Show the steps of the job under the cursor."""
         key = self.jobs_table.selected_key
-        job = self.sckpt.job(int(key)) if key else None
+        job = self.sckpt.job(rows.key_target(key)) if key else None
         if job is None:
             self.steps_job = None
             self.steps_table.sync([])
             self._set_steps_title(Text("Steps", style="bold"))
             return
-        if job.job.job_id != self.steps_job:
-            self.steps_job = job.job.job_id
+        selected = StepId(job.job.job_id, cluster=job.cluster)
+        if selected != self.steps_job:
+            self.steps_job = selected
             self.steps_table.sync([])
         shown = self.sckpt.checkpoint_shown
         self.steps_table.sync((str(s.step.step_id), rows.step_row(s, shown(s))) for s in job.steps)
         self.steps_table.refresh_expired()
-        heading = Text(f"Steps of {job.job.job_id} ", style="bold")
+        on = f" on {job.cluster}" if job.cluster and self.sckpt.many_clusters else ""
+        heading = Text(f"Steps of {job.job.job_id}{on} ", style="bold")
         heading.append(printable(job.job.name))
         heading.append(f"  ({len(job.steps)})", style="dim")
         if job.job.state_reason and not job.steps:
@@ -251,7 +257,7 @@ class ConsoleScreen(TargetScreen):
 
     @on(RowTable.RowHighlighted, "#jobs")
     def _job_highlighted(self, event: RowTable.RowHighlighted) -> None:
-        if event.key is None or int(event.key) != self.steps_job:
+        if event.key is None or rows.key_target(event.key) != self.steps_job:
             self.refresh_steps()
 
     @on(RowTable.RowSelected, "#jobs")
@@ -284,9 +290,11 @@ class ConsoleScreen(TargetScreen):
         if key is None or job is None:
             return None
         view_of_job = self.sckpt.job(job)
-        for view in view_of_job.steps if view_of_job is not None else ():
+        if view_of_job is None:
+            return None
+        for view in view_of_job.steps:
             if str(view.step.step_id) == key:
-                return view.step.step_id
+                return rows.step_target(view_of_job, view)
         return None
 
     def selected_target(self) -> StepId | None:
@@ -296,7 +304,7 @@ class ConsoleScreen(TargetScreen):
             if step is not None:
                 return step
         key = self.jobs_table.selected_key
-        return StepId(int(key)) if key else None
+        return rows.key_target(key) if key else None
 
     # ------------------------------------------------------------------ view keys
 

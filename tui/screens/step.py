@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 
 from ..keys import ACTION_KEYS, STEP_KEYS, bindings
 from ..messages import DataReady, ExtrasLoaded, HistoryLoaded
+from ..rows import step_target
 from ..widgets.header import StatusHeader
 from ..widgets.key_footer import KeyFooter
 from ..widgets.step_detail import StepDetail
@@ -80,10 +81,10 @@ class StepScreen(TargetScreen):
 
     def refresh_view(self) -> None:
         app = self.sckpt
-        job = app.job(self.target.job_id)
+        job = app.job(self.target)
         view = None
         if job is not None:
-            view = next((s for s in job.steps if s.step.step_id == self.target), None)
+            view = next((s for s in job.steps if step_target(job, s) == self.target), None)
         self.seen = self.seen or view is not None
         missing = view is None and app.freshness.loaded
         if missing != self.missing:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from sckpt.backend.model import ClusterInfo
+from sckpt.backend.model import ClusterFreshness, ClusterInfo
 from textual.widgets import Static
 
 from ..console_text import ago, clock_time, compact_duration, literal
@@ -45,6 +45,8 @@ class StatusHeader(Static):
         never left out of the line (only its end is cut, when nothing else can go)."""
         self._now = 0.0
         """The time of the last tick (a resize fits the line again at that time)."""
+        self.clusters: tuple[ClusterFreshness, ...] = ()
+        """With ``-M``: each cluster's freshness; a stale one is named after the data's."""
 
     def show_fresh(self, taken_at: float, now: float) -> None:
         """The latest refresh succeeded at ``taken_at``."""
@@ -136,8 +138,17 @@ class StatusHeader(Static):
             parts.append(_Part(Text(f"updated {ago(now - self.updated_at)}", style="yellow")))
         else:
             parts.append(_Part(Text(f"updated every {_interval_text(self.interval)}")))
+        down = [c for c in self.clusters if c.stale] if self.stale_since is None else []
+        for cluster in down:  # -M: only this cluster's rows are old; the others are fresh
+            stale = literal(f" {cluster.name} STALE", style="bold reverse red")
+            since = f" since {clock_time(cluster.last_fresh)} " if cluster.last_fresh else " "
+            stale.append(since, style="bold reverse red")
+            parts.append(_Part(stale))
         if self.stale_since is not None and reason is not None:
             parts.append(_Part(reason, keep=KEPT, cut_order=1))
+        if down and down[0].error:
+            down_reason = literal(f"{down[0].name}: {down[0].error}", style="red")
+            parts.append(_Part(down_reason, keep=KEPT, cut_order=1))
         parts.append(_Part(Text(info.engine, style="italic"), rank=3))
         user = Text("user ")
         user.append_text(literal(info.acting_user))
