@@ -41,6 +41,9 @@ class KeySpec:
     """False: handled by a widget (Enter, Tab); listed in the help, not bound again."""
     action: str = ""
     """The Textual action the key runs, when it is not the one named ``id``."""
+    group: str = ""
+    """Keys of one group share one line in the help, each by its name (the job-control
+    verbs: four lines of "as scancel / scontrol" pushed the help past 24 rows)."""
 
     @property
     def runs(self) -> str:
@@ -63,6 +66,7 @@ def _operation_key(op: Operation, key: str) -> KeySpec:
         op.mutating,
         show=op.kind == "checkpoint",
         action=f"operation({op.name!r})",
+        group="" if op.kind == "checkpoint" else "Job control, asks first:",
     )
 
 
@@ -78,7 +82,7 @@ ACTION_KEYS: tuple[KeySpec, ...] = (
         "output",
         ACTION_DEFAULTS["output"],
         "Output",
-        "the job's output file: its tail, followed while it runs (e: error file)",
+        "the job's output file, followed while it runs (e: its error file)",
         show=False,
     ),
 )
@@ -132,7 +136,7 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         "mark",
         CONSOLE_DEFAULTS["mark"],
         "Mark",
-        "mark or unmark the row: an action key then acts on every marked row (Esc unmarks)",
+        "mark or unmark the row: the next action acts on every marked row",
         show=False,
         key_display="space",
     ),

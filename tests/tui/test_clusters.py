@@ -66,6 +66,9 @@ class Breakable(Engine):
     def cluster_info(self) -> Any:
         return self.inner.cluster_info()
 
+    def job_stdio(self, target: StepId) -> Any:
+        return self.inner.job_stdio(target)
+
     def step_processes(self, target: StepId) -> Any:
         return self.inner.step_processes(target)
 

@@ -7,8 +7,9 @@ leaves the mutating actions out.
 It fits an 80x24 terminal: each key takes one line (the key column is as narrow as the
 longest key, not as the section titles, so no description wraps at 80 columns), the
 title is on the border, and the keys that work everywhere (help, palette, quit) share
-one line at the bottom -- they used to be a section below the fold.  A smaller terminal
-scrolls it, with its scrollbar showing.
+one line at the bottom -- they used to be a section below the fold -- as the job-control
+verbs share one (``KeySpec.group``).  A smaller terminal scrolls it, with its scrollbar
+showing.
 """
 
 from __future__ import annotations
@@ -56,9 +57,19 @@ class HelpScreen(ModalScreen[None]):
             table = Table(box=None, show_header=False, padding=(0, 1), expand=False)
             table.add_column("key", style="bold", no_wrap=True, min_width=width, max_width=width)
             table.add_column("what")
+            grouped: dict[str, Text] = {}
             for key, spec in entries:
-                table.add_row(Text(key), Text(spec.help))
+                if not spec.group:
+                    table.add_row(Text(key), Text(spec.help))
+                    continue
+                line = grouped.get(spec.group)
+                if line is None:
+                    line = grouped[spec.group] = Text(spec.group, style="italic")
+                line.append("  ")
+                line.append(key, style="bold")
+                line.append(f" {spec.id}")
             parts.append(table)
+            parts.extend(Text(" ").append_text(line) for line in grouped.values())
         if self.read_only:
             off = [spec.id for spec in ACTION_KEYS if spec.mutating]
             parts.append(
