@@ -44,7 +44,7 @@ from .commands import ActionsProvider
 from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
-from .dialogs.help import HelpScreen
+from .dialogs.help import ACTIONS, HelpScreen
 from .keys import (
     ACTION_KEYS,
     CONSOLE_KEYS,
@@ -227,7 +227,7 @@ class SckptApp(App[int]):
                 out.append((_key_label(key, spec), spec))
             return out
 
-        sections = [("Actions", entries(ACTION_KEYS))]
+        sections = [(ACTIONS, entries(ACTION_KEYS))]
         if isinstance(screen, ConsoleScreen):
             sections.append(("Console", entries(CONSOLE_KEYS)))
         if isinstance(screen, StepScreen):

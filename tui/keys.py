@@ -76,13 +76,13 @@ ACTION_KEYS: tuple[KeySpec, ...] = (
         "check",
         ACTION_DEFAULTS["check"],
         "Check",
-        "ask Slurm again whether the row can checkpoint, and its last error",
+        "ask Slurm again: can it checkpoint, and its last error",
     ),
     KeySpec(
         "output",
         ACTION_DEFAULTS["output"],
         "Output",
-        "the job's output file, followed while it runs (e: its error file)",
+        "the job's output file, followed while it runs (e: stderr)",
         show=False,
     ),
 )

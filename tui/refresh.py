@@ -37,11 +37,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from itertools import compress
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from sckpt.backend.errors import SckptError
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
+from sckpt.backend.model import FINISHED_STATES, ClusterInfo, JobView, Snapshot, StepId
 from textual.app import App
 from textual.message import Message
 from textual.timer import Timer
@@ -75,8 +77,10 @@ JobKey = tuple[str, int]
 two clusters' jobs may share an id."""
 
 
-def job_key(view: JobView) -> JobKey:
-    return (view.cluster, view.job.job_id)
+job_key: Callable[[JobView], JobKey] = attrgetter("cluster", "job.job_id")
+"""A job view's ``JobKey`` (an ``attrgetter``: mapped over a whole listing, it runs in C)."""
+
+_STATE_OF = attrgetter("job.state")
 
 
 def target_key(target: StepId) -> JobKey:
@@ -118,23 +122,29 @@ class JobData:
         return any(now - t >= LINGER for _, t in self.gone.values())
 
     def after(self, snap: Snapshot, now: float) -> JobData:
-        """The data once ``snap`` is taken (pure: ``self`` is left as it is)."""
-        new = {job_key(v): v for v in snap.jobs}
+        """The data once ``snap`` is taken (pure: ``self`` is left as it is).
+
+        Every changed listing passes here with the whole queue (the demo: every refresh),
+        so its passes over all jobs run in C (``map``, ``compress``, set differences of
+        key views); Python code runs only per vanished or newly finished job.
+        """
+        jobs = snap.jobs
+        keys = list(map(job_key, jobs))
+        new = dict(zip(keys, jobs, strict=True))
+        old = self.jobs
         gone = {i: (v, t) for i, (v, t) in self.gone.items() if now - t < LINGER and i not in new}
         finished_seen = dict(self.finished_seen)
-        for job_id, view in self.jobs.items():
-            if job_id not in new:
-                gone[job_id] = (view, now)
-                # Its linger now counts from when it vanished; keeping the finish time
-                # too grew this dict by one entry per job for as long as the console ran.
-                finished_seen.pop(job_id, None)
-        for job_id, view in new.items():
-            if view.job.state.is_finished:
-                if job_id not in finished_seen:
-                    end = view.job.end_time
-                    finished_seen[job_id] = float(end) if end else now
-            else:
-                finished_seen.pop(job_id, None)
+        for key in old.keys() - new.keys():
+            gone[key] = (old[key], now)
+            # Its linger now counts from when it vanished; keeping the finish time
+            # too grew this dict by one entry per job for as long as the console ran.
+            finished_seen.pop(key, None)
+        finished = set(compress(keys, map(FINISHED_STATES.__contains__, map(_STATE_OF, jobs))))
+        for key in finished_seen.keys() - finished:  # running again (requeued)
+            del finished_seen[key]
+        for key in finished - finished_seen.keys():
+            end = new[key].job.end_time
+            finished_seen[key] = float(end) if end else now
         return JobData(new, gone, finished_seen)
 
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -165,8 +166,8 @@ async def test_the_help_fits_80x24_with_its_last_section(console: Callable[..., 
         text = screen_text(c.app)
         for words in (
             "Actions",
-            "checkpoint the selected step",
-            "ask Slurm again whether the row can checkpoint, and its last error",
+            "create   checkpoint the selected step",
+            "check    ask Slurm again: can it checkpoint, and its last error",
             "Console",
             "refresh now",
             "Everywhere",
@@ -175,6 +176,27 @@ async def test_the_help_fits_80x24_with_its_last_section(console: Callable[..., 
             "Esc closes",  # the dialog's bottom border: nothing below the fold
         ):
             assert words in text, words
+
+
+async def test_the_help_names_each_action_as_the_footer_and_cli_do(
+    console: Callable[..., Console],
+) -> None:
+    """Defect 12: ``?`` gave only descriptions; an operator who knows ``sckpt vacate`` or
+    ``scontrol checkpoint vacate`` looked for the word."""
+    c = demo(console)
+    async with c.app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(c.app)
+        for key, name in (
+            ("c", "create"),
+            ("v", "vacate"),
+            ("r", "restart"),
+            ("e", "enable"),
+            ("d", "disable"),
+        ):
+            assert re.search(rf"│\s+{key}\s+{name}\s+\w", text), name
 
 
 # ------------------------------------------------------------------ defect 10: targets

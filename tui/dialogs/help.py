@@ -28,6 +28,9 @@ from ..keys import ACTION_KEYS, KeySpec
 Entries = list[tuple[str, KeySpec]]
 """(key as written, its spec) of one section."""
 
+ACTIONS = "Actions"
+"""The section whose keys are also listed by name (``create``, ``vacate`` ...)."""
+
 
 class HelpScreen(ModalScreen[None]):
     """A table of keys; any of Escape, q or ? closes it."""
@@ -54,13 +57,18 @@ class HelpScreen(ModalScreen[None]):
             if not entries:
                 continue
             parts.append(Text(title, style="underline"))
+            # Actions by the names the footer, the CLI and scontrol use (create, vacate ...).
+            named = title == ACTIONS
             table = Table(box=None, show_header=False, padding=(0, 1), expand=False)
             table.add_column("key", style="bold", no_wrap=True, min_width=width, max_width=width)
+            if named:
+                table.add_column("name", no_wrap=True, style="italic")
             table.add_column("what")
             grouped: dict[str, Text] = {}
             for key, spec in entries:
                 if not spec.group:
-                    table.add_row(Text(key), Text(spec.help))
+                    cells = (Text(key), Text(spec.id), Text(spec.help))
+                    table.add_row(*(cells if named else (cells[0], cells[2])))
                     continue
                 line = grouped.get(spec.group)
                 if line is None:
