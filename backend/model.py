@@ -101,7 +101,10 @@ class JobState(enum.StrEnum):
         return self in FINISHED_STATES
 
 
-FINISHED_STATES = frozenset(JobState) - {JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED}
+ACTIVE_STATES = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
+"""States of a job that has not finished (what ``squeue`` lists by default)."""
+
+FINISHED_STATES = frozenset(JobState) - ACTIVE_STATES
 """States of a job that has finished (``JobState.is_finished``; a set, so that a whole
 listing can be tested in C: ``map(FINISHED_STATES.__contains__, states)``)."""
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from sckpt.backend.errors import ConfigError, SckptError, UsageError
 from sckpt.backend.filters import parse_filter
-from sckpt.backend.model import ClusterInfo, JobView, Snapshot, StepId
+from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobView, Snapshot, StepId
 from sckpt.backend.operations import NAMES, Operation, operation
 from sckpt.backend.targets import require_whole_job
 
@@ -295,7 +295,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     )
     states = union(args.state)
     if not states and not args.all:
-        states = arguments.ACTIVE_STATES
+        states = ACTIVE_STATES
     try:
         facade, _settings = _open(args)
     except SckptError as failure:

@@ -131,8 +131,6 @@ for _state in JobState:
     _STATE_WORDS[_state.value.lower()] = _state
     _STATE_WORDS[_state.short.lower()] = _state
 
-ACTIVE_STATES = frozenset({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED})
-
 
 def states(text: str) -> frozenset[JobState]:
     """``R,PD``, ``running,pending`` or ``all`` (squeue's names and short codes, any case)."""

@@ -14,6 +14,7 @@ from typing import Any
 from sckpt.backend.filters import Filter, matches
 from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import (
+    ACTIVE_STATES,
     CheckpointKind,
     ClusterInfo,
     JobState,
@@ -24,7 +25,6 @@ from sckpt.backend.model import (
 
 from . import output
 from . import squeue_format as sf
-from .arguments import ACTIVE_STATES
 
 
 @dataclass(frozen=True)
