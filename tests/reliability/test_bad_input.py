@@ -108,8 +108,12 @@ def _bad_whole(value: object, low: int, high: int) -> str:
 
 def invalid_call(name: str, args: tuple[Any, ...]) -> str:
     """Why an engine call has arguments Slurm must never see ("" when they are valid)."""
-    if name in ("snapshot", "cluster_info", "close", "refresh", "slurm_user"):
+    if name in ("snapshot", "cluster_info", "close", "refresh", "slurm_user", "now", "ping"):
         return ""
+    if name == "finished_jobs":  # accounting's window: (since, until) in Unix seconds
+        return "; ".join(p for p in (_bad_whole(a, 0, 2**63 - 1) for a in args) if p)
+    if name in ("job_records", "checkpoint_events"):  # a job id first, as accounting has it
+        return _bad_whole(args[0], 1, MAX_ID) if args else f"{name} without a job id"
     if not args:
         return f"{name} without a target"
     target = args[0]
@@ -147,6 +151,10 @@ def invalid_call(name: str, args: tuple[Any, ...]) -> str:
         ]
         if not isinstance(nodelist, str) or not HOSTLIST.fullmatch(nodelist):
             problems.append(f"nodelist {nodelist!r}")
+    elif name == "cancel":  # scancel's signal, or None for scancel's own default
+        (signal,) = rest
+        if signal is not None:
+            problems.append(_bad_whole(signal, 1, 64))
     elif rest:
         problems.append(f"{name}: unexpected arguments {rest!r}")
     return "; ".join(f"{name}: {p}" for p in problems if p)
