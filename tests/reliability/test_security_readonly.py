@@ -211,7 +211,9 @@ def test_read_only_console_and_cli_send_no_mutating_rpc(
 
     # The audit logs: refusals only, one per mutating attempt.
     console_lines = _records(console_audit)
-    assert len(console_lines) == 10  # 5 operations x (step, whole job), past the UI
+    assert len(console_lines) == 10, [  # 5 operations x (step, whole job), past the UI
+        (line["operation"], line["target"]) for line in console_lines
+    ]
     cli_lines = _records(cli_audit)
     attempts = [o for o in outcomes if _mutating(o[0])]
     assert len(cli_lines) == len(attempts)

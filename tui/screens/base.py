@@ -154,14 +154,14 @@ class TargetScreen(Screen[None]):
         """An operation key with rows marked: the form once (when the operation has one),
         then one confirmation listing every target, then each through the facade.
 
-        In read-only mode there is nothing to confirm: each target goes to the facade,
-        which refuses and audits it, and the summary lists the refusals.
+        In read-only mode the key is refused here, as for one target (the marks stay):
+        the backend guard, which would refuse each target too, is for what runs past the
+        UI -- so marked rows make no audit lines that one selected row would not.
         """
         targets = multi_target.targets_for(name, marked)
         op = operations.operation(name)
         if self.read_only:
-            self.clear_marks()
-            self.sckpt.run_operation_many(name, targets, None)
+            self._target_or_warn(name)
             return
         describe = partial(self.sckpt.describe_target, every_step=op.kind == "checkpoint")
 
