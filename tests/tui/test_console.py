@@ -738,7 +738,7 @@ async def test_keys_are_remappable_from_settings(console: Any) -> None:
         assert "k Disable" in screen_text(c.app)
         await pilot.press("question_mark")
         await pilot.pause()
-        assert re.search(r"\bk\s+disable checkpoints", screen_text(c.app))
+        assert re.search(r"\bk\s+disable\s+disable checkpoints", screen_text(c.app))
 
 
 async def test_every_action_is_in_the_command_palette(console: Any) -> None:
