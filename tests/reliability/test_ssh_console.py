@@ -123,6 +123,32 @@ def test_demo_over_ssh_filter_select_create_quit(server: SshServer, shared_dir: 
     assert creates and creates[-1]["user"] == USER
 
 
+def test_demo_over_ssh_o_shows_the_jobs_output_file_or_why_not(
+    server: SshServer, shared_dir: Path
+) -> None:
+    """``o`` over SSH at 80x24: the output screen names the job and its file, says why the
+    file cannot be shown (the demo's jobs write none), and Escape goes back."""
+    config = shared_dir / "config.toml"
+    job_id, _index, _step_id = _first_able_numbered_step(server, config)
+    with Tmux(_remote(server, config, "--demo"), env=["TERM=xterm-256color"]) as term:
+        term.wait(lambda s: "JobID" in s and "updated" in s)
+        term.press_until("/", lambda s: "field:value" in s)
+        term.type(f"id:{job_id}")
+        term.keys("Enter")
+        term.wait(_only_job(job_id))  # type: ignore[arg-type]
+        time.sleep(0.5)  # over SSH, let the focus move to the table first
+        term.keys("o")
+        shown = term.wait(lambda s: f"Output of job {job_id}" in s and "slurm-" in s)
+        assert "not written yet:" in shown or "cannot read" in shown, shown
+        assert "? Help" in shown and "q Quit" in shown  # the footer at 80 columns
+        term.keys("Escape")
+        term.wait(lambda s: "JobID" in s and f"Output of job {job_id}" not in s)
+        term.keys("q")
+        final = term.wait(lambda s: "SSH-EXIT=" in s)
+    assert "SSH-EXIT=0" in final
+    assert "Traceback" not in final
+
+
 def test_real_cluster_over_ssh_lists_the_users_job(
     server: SshServer, shared_dir: Path, slurm_cluster: SlurmCluster
 ) -> None:
