@@ -205,6 +205,48 @@ def test_hold_and_release_act_on_the_named_cluster_only(
     assert _show(a, "sckpt-b", job)["Priority"] != "0"
 
 
+def test_vacate_and_restart_act_on_the_named_cluster(
+    slurm_accounting: AccountingSetup, tmp_path: Path
+) -> None:
+    """A step under ``sckpt run`` on sckpt-b: ``-M sckpt-b vacate`` checkpoints it and leaves
+    the job requeued (pending) there, ``-M sckpt-b restart`` runs it again; the console's
+    slurm.conf is sckpt-a's, so only the routing reaches sckpt-b."""
+    b = slurm_accounting.clusters["sckpt-b"]
+    work = Path(tempfile.mkdtemp(prefix="sckpt-mc-coop-"))
+    work.chmod(0o755)
+    step = (
+        f"srun --overlap -n1 {SCKPT} run --name counter -- "
+        f"python3 {ROOT / 'examples' / 'counter.py'} --log {work}/log --interval 0.1"
+    )
+    # Submitted with sckpt-b's own slurm.conf: the job's srun must reach sckpt-b.
+    job = int(
+        b.run("sbatch", "--parsable", "-J", "mc-coop", "-D", str(work), "-o", "/dev/null",
+              "--wrap", step).stdout.strip().split(";")[0]
+    )  # fmt: skip
+    try:
+        target = f"{job}.0"
+
+        def able() -> bool:
+            done = _sckpt(slurm_accounting, tmp_path, "-M", "sckpt-b", "able", target)
+            return done.stdout == "Yes\n"
+
+        wait_for(able, timeout=90, interval=0.5)
+        vacated = _sckpt(
+            slurm_accounting, tmp_path, "-M", "sckpt-b", "vacate", str(job), "--max-wait", "60"
+        )
+        assert vacated.returncode == 0, vacated.stdout + vacated.stderr
+        wait_for(lambda: _state(b, "sckpt-b", job) == "PENDING", timeout=60)
+        restarted = _sckpt(slurm_accounting, tmp_path, "-M", "sckpt-b", "restart", str(job))
+        assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+        wait_for(lambda: _state(b, "sckpt-b", job) == "RUNNING", timeout=90)
+        lines = _audit(tmp_path)
+        acted = [(r["operation"], r.get("cluster")) for r in lines if r["operation"] != "able"]
+        assert acted[-2:] == [("vacate", "sckpt-b"), ("restart", "sckpt-b")]
+    finally:
+        b.run("scancel", str(job), check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_an_unknown_cluster_is_named_with_those_slurmdbd_knows(
     slurm_accounting: AccountingSetup, tmp_path: Path
 ) -> None:
