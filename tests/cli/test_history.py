@@ -110,3 +110,20 @@ def test_runs_are_counted_from_the_left_out_records_when_slurm_has_no_restart_co
     lines = render_text(shown).splitlines()
     assert [line.split()[:2] for line in lines[1:3]] == [["restart", "1"], ["restart", "2"]]
     assert lines[-1] == "(only the newest 2 records: more with --limit)"
+
+
+def test_records_of_several_clusters_name_their_cluster() -> None:
+    """``-M a,b history JOB``: job ids repeat across clusters, so a table holding records of
+    more than one cluster gains sacct -M's CLUSTER column (one cluster: no column)."""
+    from sckpt.backend.model import JobHistory, JobRecord
+    from sckpt.tui.cli.history import render_text
+
+    def record(cluster: str, start: int) -> JobRecord:
+        return JobRecord(7, cluster, "md", "alice", 1001, "debug", "COMPLETED", start_time=start)
+
+    both = render_text(JobHistory(7, "", (record("sckpt-a", 10), record("sckpt-b", 20))))
+    lines = both.splitlines()
+    assert lines[0].split()[:2] == ["CLUSTER", "RUN"]
+    assert [line.split()[0] for line in lines[1:3]] == ["sckpt-a", "sckpt-b"]
+    one = render_text(JobHistory(7, "sckpt-a", (record("sckpt-a", 10),)))
+    assert one.splitlines()[0].split()[0] == "RUN"

@@ -42,7 +42,11 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
         ]
         for index, r in enumerate(found.records)
     ]
-    text = output.render_table(HEADER, rows, noheader=noheader)
+    header: tuple[str, ...] = HEADER
+    if len({r.cluster for r in found.records}) > 1:  # -M: one job id on several clusters
+        header = ("CLUSTER", *HEADER)
+        rows = [[r.cluster, *row] for r, row in zip(found.records, rows, strict=True)]
+    text = output.render_table(header, rows, noheader=noheader)
     if found.checkpoints:
         events = [
             [
