@@ -677,31 +677,38 @@ class Binding:
         """The controller's configuration (cluster, version, switch and proctrack types)."""
         return self._run(self._ctl_conf)
 
-    def _ctl_conf(self) -> ControllerConfig:
-        ffi, lib = self._ffi, self._lib
-        handle = ffi.new("void **")
-        err = ffi.new("int *")
-        rc = lib.sckpt_load_conf(handle, err)
+    def _loaded_conf(self, read: Callable[[Any], T]) -> T:
+        """``read(handle)`` of one ``slurm_load_ctl_conf`` answer, freed afterwards (the
+        controller's facts and its accounting settings are read from the same answer)."""
+        handle = self._ffi.new("void **")
+        err = self._ffi.new("int *")
+        rc = self._lib.sckpt_load_conf(handle, err)
         try:
             self._check(rc, err[0])
-            r = ffi.new("sckpt_conf_t *")
-            lib.sckpt_conf_fill(handle[0], r)
-            contain = lib.sckpt_prolog_flag_contain()
-            return ControllerConfig(
-                cluster_name=self._s(r.cluster_name),
-                version=self._s(r.version),
-                switch_type=self._s(r.switch_type),
-                proctrack_type=self._s(r.proctrack_type),
-                select_type=self._s(r.select_type),
-                slurm_user=self._s(r.slurm_user_name),
-                control_host=self._s(r.control_machine),
-                slurmctld_port=r.slurmctld_port,
-                prolog_contain=bool(contain and (r.prolog_flags & contain)),
-                checkpoint_type=self._s(r.checkpoint_type),
-                last_update=r.last_update,
-            )
+            return read(handle[0])
         finally:
-            lib.sckpt_conf_free(handle[0])
+            self._lib.sckpt_conf_free(handle[0])
+
+    def _ctl_conf(self) -> ControllerConfig:
+        return self._loaded_conf(self._controller_config)
+
+    def _controller_config(self, handle: Any) -> ControllerConfig:
+        r = self._ffi.new("sckpt_conf_t *")
+        self._lib.sckpt_conf_fill(handle, r)
+        contain = self._lib.sckpt_prolog_flag_contain()
+        return ControllerConfig(
+            cluster_name=self._s(r.cluster_name),
+            version=self._s(r.version),
+            switch_type=self._s(r.switch_type),
+            proctrack_type=self._s(r.proctrack_type),
+            select_type=self._s(r.select_type),
+            slurm_user=self._s(r.slurm_user_name),
+            control_host=self._s(r.control_machine),
+            slurmctld_port=r.slurmctld_port,
+            prolog_contain=bool(contain and (r.prolog_flags & contain)),
+            checkpoint_type=self._s(r.checkpoint_type),
+            last_update=r.last_update,
+        )
 
     # -- actions ---------------------------------------------------------------------------
     def _action(self, fn: Callable[..., int], *args: Any) -> None:
@@ -880,22 +887,17 @@ class Binding:
         return self._run(self._accounting_config)
 
     def _accounting_config(self) -> AccountingConfig:
-        ffi, lib = self._ffi, self._lib
-        handle = ffi.new("void **")
-        err = ffi.new("int *")
-        rc = lib.sckpt_load_conf(handle, err)
-        try:
-            self._check(rc, err[0])
-            r = ffi.new("sckpt_acct_conf_t *")
-            lib.sckpt_acct_conf_fill(handle[0], r)
-            return AccountingConfig(
-                storage_type=self._s(r.storage_type),
-                host=self._s(r.storage_host),
-                backup_host=self._s(r.storage_backup_host),
-                port=int(r.storage_port),
-            )
-        finally:
-            lib.sckpt_conf_free(handle[0])
+        return self._loaded_conf(self._accounting_from)
+
+    def _accounting_from(self, handle: Any) -> AccountingConfig:
+        r = self._ffi.new("sckpt_acct_conf_t *")
+        self._lib.sckpt_acct_conf_fill(handle, r)
+        return AccountingConfig(
+            storage_type=self._s(r.storage_type),
+            host=self._s(r.storage_host),
+            backup_host=self._s(r.storage_backup_host),
+            port=int(r.storage_port),
+        )
 
     def require_accounting(self) -> AccountingConfig:
         """The accounting configuration, once slurmdbd is known to listen; else
