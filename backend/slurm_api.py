@@ -13,6 +13,7 @@ raise ``errors`` types carrying the Slurm code; an unreachable controller raises
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -36,6 +37,12 @@ class StepsResult:
     changed: bool
     last_update: int
     steps: tuple[Step, ...] = ()
+    by_job: Mapping[int, tuple[Step, ...]] | None = None
+    """The same steps grouped by job, when the answer is kept that way: the simulated
+    controller keeps one tuple per job, the very same object from answer to answer while
+    that job's steps do not change, so an engine regroups only the jobs whose tuple is new
+    (the demo lists 100,000 steps on every changed refresh).  None (libslurm's flat
+    array): the engine groups ``steps`` itself."""
 
 
 @dataclass(frozen=True, slots=True)

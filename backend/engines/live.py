@@ -76,7 +76,6 @@ class LiveEngine(Engine):
         self._jobs_update = 0
         self._steps_update = 0
         self._jobs: tuple[Job, ...] = ()
-        self._steps: tuple[Step, ...] = ()
         self._by_job: dict[int, Job] = {}
         self._steps_by_job: dict[int, tuple[Step, ...]] = {}
         """Each job's steps in squeue's order (``rules.step_order``)."""
@@ -187,10 +186,9 @@ class LiveEngine(Engine):
                 self._jobs_update = jobs.last_update
                 self._by_job = {job.job_id: job for job in self._jobs}
             if steps.changed or not self._loaded:
-                self._steps = steps.steps
                 self._steps_update = steps.last_update
                 self._listed_raw, self._steps_by_job = _group_steps(
-                    steps.steps, self._listed_raw, self._steps_by_job
+                    steps, self._listed_raw, self._steps_by_job
                 )
             self._loaded = True
             return changed
@@ -485,7 +483,7 @@ _STEP_OF = attrgetter("step_id.step")
 
 
 def _group_steps(
-    steps: Sequence[Step],
+    result: StepsResult,
     raw_before: dict[int, tuple[Step, ...]],
     sorted_before: dict[int, tuple[Step, ...]],
 ) -> tuple[dict[int, tuple[Step, ...]], dict[int, tuple[Step, ...]]]:
@@ -494,16 +492,34 @@ def _group_steps(
     comparison, identical records by identity).
 
     Why this shape: a changed step listing is the whole queue's steps (100,000 at 10,000
-    jobs), and this runs on every one.  slurmctld lists a job's steps together, so
+    jobs), and this runs on every one.  A binding that keeps its answer grouped
+    (``StepsResult.by_job``) hands the same tuple for a job whose steps did not change, so
+    only new tuples are looked at.  Otherwise slurmctld lists a job's steps together, so
     ``groupby`` with ``attrgetter`` groups them in C; a job whose steps are the very
-    records of the last listing (the simulated controller keeps unchanged ones) keeps
-    its sorted tuple instead of being sorted again.  Pending steps -- an srun waiting for
-    resources, one record per wait with no process behind it, which ``squeue -s`` does
-    not show -- are not steps to act on and are left out (a C-level search first: they
-    are rare).
+    records of the last listing keeps its sorted tuple instead of being sorted again.
+    Pending steps -- an srun waiting for resources, one record per wait with no process
+    behind it, which ``squeue -s`` does not show -- are not steps to act on and are left
+    out of the sorted tuples.
     """
-    if STEP_PENDING in map(_STEP_OF, steps):
-        steps = [s for s in steps if s.step_id.step != STEP_PENDING]
+    raw = _grouped(result.steps) if result.by_job is None else dict(result.by_job)
+    ordered: dict[int, tuple[Step, ...]] = {}
+    before = raw_before.get
+    for job_id, listed in raw.items():
+        old = before(job_id)
+        if old is not None and (
+            old is listed or (old and listed and old[0] is listed[0] and old == listed)
+        ):
+            # The last listing's tuples: the new ones die at once, so a changed listing
+            # leaves no new objects for the cyclic GC to walk (each survivor was one).
+            raw[job_id] = old
+            ordered[job_id] = sorted_before[job_id]
+        else:
+            ordered[job_id] = _in_squeue_order(listed)
+    return raw, ordered
+
+
+def _grouped(steps: Sequence[Step]) -> dict[int, tuple[Step, ...]]:
+    """A flat listing's steps per job, in its order (C-level ``groupby``)."""
     groups = [(job_id, tuple(group)) for job_id, group in groupby(steps, _JOB_OF)]
     raw = dict(groups)
     if len(raw) != len(groups):  # a job listed in two places: join its groups
@@ -511,17 +527,14 @@ def _group_steps(
         for job_id, listed in groups:
             earlier = raw.get(job_id)
             raw[job_id] = listed if earlier is None else earlier + listed
-    ordered: dict[int, tuple[Step, ...]] = {}
-    before = raw_before.get
-    for job_id, listed in raw.items():
-        old = before(job_id)
-        if old is not None and old[0] is listed[0] and old == listed:
-            # The last listing's tuples: the new ones die at once, so a changed listing
-            # leaves no new objects for the cyclic GC to walk (each survivor was one).
-            raw[job_id] = old
-            ordered[job_id] = sorted_before[job_id]
-        elif len(listed) > 1:
-            ordered[job_id] = tuple(sorted(listed, key=_step_key))
-        else:
-            ordered[job_id] = listed
-    return raw, ordered
+    return raw
+
+
+def _in_squeue_order(listed: tuple[Step, ...]) -> tuple[Step, ...]:
+    """A job's steps in squeue's order, pending ones left out (a C-level search first:
+    they are rare)."""
+    if STEP_PENDING in map(_STEP_OF, listed):
+        listed = tuple(s for s in listed if s.step_id.step != STEP_PENDING)
+    if len(listed) > 1:
+        return tuple(sorted(listed, key=_step_key))
+    return listed

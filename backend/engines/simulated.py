@@ -210,6 +210,19 @@ class SavedRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class _Listing:
+    """One answer to ``load_jobs``/``get_steps``: both come from the same listing."""
+
+    version: int
+    """Passed back by the client as ``prev_update``."""
+    jobs: tuple[Job, ...]
+    steps: tuple[Step, ...]
+    by_job: dict[int, tuple[Step, ...]]
+    """``StepsResult.by_job``: each job's step records (an unchanged job's tuple is the
+    last listing's object)."""
+
+
+@dataclass(frozen=True, slots=True)
 class CheckpointScript:
     """A forced outcome for the next checkpoints of one step (test hook)."""
 
@@ -440,8 +453,7 @@ class SimulatedCluster:
         self._seq = 0
         self._version = 0
         self._returned_version = -1
-        self._listed_version = -1
-        self._listed: tuple[tuple[Job, ...], tuple[Step, ...]] = ((), ())
+        self._listed = _Listing(-1, (), (), {})
         self._last_snapshot: tuple[JobView, ...] = ()
         self._records: dict[str, SavedRecord] = {}
         self._scripts: dict[StepId, CheckpointScript] = {}
@@ -1078,8 +1090,8 @@ class SimulatedCluster:
                 self._returned_version = self._version
             return Snapshot(jobs=self._last_snapshot, taken_at=self.clock(), changed=changed)
 
-    def listing(self) -> tuple[int, tuple[Job, ...], tuple[Step, ...]]:
-        """What ``load_jobs``/``get_steps`` answer: (update counter, jobs, steps).
+    def listing(self) -> _Listing:
+        """What ``load_jobs``/``get_steps`` answer.
 
         The counter moves whenever anything changed (like slurmctld's ``last_job_update``,
         it never moves back), so a client passing it back gets "no change" until then.
@@ -1087,15 +1099,18 @@ class SimulatedCluster:
         with self._lock:
             self._tick()
             self._rebuild_dirty()
-            if self._listed_version != self._version:
+            if self._listed.version != self._version + 1:
                 # C-level passes over kept per-job tuples: the demo lists its 100,000
-                # steps on every changed refresh, in the console's own process.
-                self._listed = (
+                # steps on every changed refresh, in the console's own process.  The
+                # copy of the per-job tuples is the answer's own (later changes do not
+                # reach it), and an unchanged job's tuple is the last answer's object.
+                self._listed = _Listing(
+                    self._version + 1,
                     tuple(map(_JOB_OF_VIEW, self._views.values())),
                     tuple(chain.from_iterable(map(self._step_records.__getitem__, self._views))),
+                    dict(self._step_records),
                 )
-                self._listed_version = self._version
-            return self._version + 1, self._listed[0], self._listed[1]
+            return self._listed
 
     def connect(self, user: str) -> SimulatedSlurm:
         """This controller's client library, acting as ``user`` (a ``SlurmAPI``)."""
@@ -1895,16 +1910,16 @@ class SimulatedSlurm:
 
     # -- reads
     def load_jobs(self, prev_update: int = 0) -> JobsResult:
-        last, jobs, _steps = self.cluster.listing()
-        if prev_update and prev_update == last:
+        listed = self.cluster.listing()
+        if prev_update and prev_update == listed.version:
             return JobsResult(False, prev_update)
-        return JobsResult(True, last, jobs)
+        return JobsResult(True, listed.version, listed.jobs)
 
     def get_steps(self, prev_update: int = 0) -> StepsResult:
-        last, _jobs, steps = self.cluster.listing()
-        if prev_update and prev_update == last:
+        listed = self.cluster.listing()
+        if prev_update and prev_update == listed.version:
             return StepsResult(False, prev_update)
-        return StepsResult(True, last, steps)
+        return StepsResult(True, listed.version, listed.steps, listed.by_job)
 
     def job_stdio(self, job_id: int) -> JobStdio:
         return self._answer(lambda: self.cluster.job_stdio(job_id))
