@@ -931,11 +931,52 @@ static void sckpt_acct_conf_fill(void *handle, sckpt_acct_conf_t *r)
 	r->storage_port = c->accounting_storage_port;
 }
 
+/* A list that libslurm/slurmdb returned, with its records in an array for indexed reads
+ * from Python; freed as one (sckpt_records_free).  Accounting's job records and -M's
+ * cluster records both come back this way. */
 typedef struct {
-	void *list;          /* slurmdb_job_rec_t records, freed with the list */
+	void *list;          /* the records, freed with the list */
 	void **records;      /* the list's records in its order */
 	uint32_t count;
-} sckpt_acct_handle_t;
+} sckpt_records_t;
+
+/* Take `list` into a new sckpt_records_t (*out, *count); on failure the list is destroyed
+ * here and *err says why. */
+static int sckpt_records_take(void *list, void **out, uint32_t *count, int *err)
+{
+	sckpt_records_t *h = calloc(1, sizeof(*h));
+	uint32_t n = 0, cap = (uint32_t) slurm_list_count(list);
+	void *itr;
+	void *rec;
+
+	if (h)
+		h->records = calloc(cap ? cap : 1, sizeof(void *));
+	if (!h || !h->records) {
+		free(h);
+		slurm_list_destroy(list);
+		*err = ENOMEM;
+		return SLURM_ERROR;
+	}
+	h->list = list;
+	itr = slurm_list_iterator_create(list);
+	while ((rec = slurm_list_next(itr)) && n < cap)
+		h->records[n++] = rec;
+	slurm_list_iterator_destroy(itr);
+	h->count = n;
+	*out = h;
+	*count = n;
+	return SLURM_SUCCESS;
+}
+
+static void sckpt_records_free(sckpt_records_t *h)
+{
+	if (!h)
+		return;
+	if (h->list)
+		slurm_list_destroy(h->list);
+	free(h->records);
+	free(h);
+}
 
 /* The finished base states, as sacct --state asks for them (numbers as text, in static
  * storage: the list has no destructor). */
@@ -962,12 +1003,8 @@ static int sckpt_acct_jobs(const char *cluster, uint32_t job_id, int64_t since, 
 			   int finished, void **out, uint32_t *count, int *err)
 {
 	slurmdb_job_cond_t cond;
-	sckpt_acct_handle_t *h;
 	void *db = NULL;
 	void *list = NULL;
-	void *itr;
-	void *rec;
-	uint32_t n = 0, cap;
 #if SCKPT_AT_LEAST(20, 11)
 	slurm_selected_step_t sel;
 	uint16_t conn_flags = 0;
@@ -1035,30 +1072,12 @@ static int sckpt_acct_jobs(const char *cluster, uint32_t job_id, int64_t since, 
 		return SLURM_ERROR;
 	}
 
-	h = calloc(1, sizeof(*h));
-	cap = (uint32_t) slurm_list_count(list);
-	if (h)
-		h->records = calloc(cap ? cap : 1, sizeof(void *));
-	if (!h || !h->records) {
-		free(h);
-		slurm_list_destroy(list);
-		*err = ENOMEM;
-		return SLURM_ERROR;
-	}
-	h->list = list;
-	itr = slurm_list_iterator_create(list);
-	while ((rec = slurm_list_next(itr)) && n < cap)
-		h->records[n++] = rec;
-	slurm_list_iterator_destroy(itr);
-	h->count = n;
-	*out = h;
-	*count = n;
-	return SLURM_SUCCESS;
+	return sckpt_records_take(list, out, count, err);
 }
 
 static void sckpt_acct_fill(void *handle, sckpt_acct_job_t *out, uint32_t n)
 {
-	sckpt_acct_handle_t *h = handle;
+	sckpt_records_t *h = handle;
 	uint32_t i;
 
 	for (i = 0; i < n && i < h->count; i++) {
@@ -1100,13 +1119,7 @@ static void sckpt_acct_fill(void *handle, sckpt_acct_job_t *out, uint32_t n)
 
 static void sckpt_acct_free(void *handle)
 {
-	sckpt_acct_handle_t *h = handle;
-	if (!h)
-		return;
-	if (h->list)
-		slurm_list_destroy(h->list);
-	free(h->records);
-	free(h);
+	sckpt_records_free(handle);
 }
 
 /* ---- clusters (squeue -M) --------------------------------------------------------------- */
@@ -1126,11 +1139,13 @@ static void sckpt_acct_free(void *handle)
 typedef __typeof__(&slurmdb_get_info_cluster) sckpt_get_info_cluster_t;
 typedef __typeof__(slurmdb_get_info_cluster(NULL)) sckpt_list_t;
 
-typedef struct {
-	sckpt_list_t list;
-	slurmdb_cluster_rec_t **recs;
-	uint32_t count;
-} sckpt_clusters_t;
+
+/* The cluster records of a handle (an sckpt_records_t of slurmdb_cluster_rec_t). */
+static slurmdb_cluster_rec_t *sckpt_cluster_rec(void *handle, uint32_t i)
+{
+	sckpt_records_t *h = handle;
+	return (h && i < h->count) ? h->records[i] : NULL;
+}
 
 static slurmdb_cluster_rec_t **sckpt_working_cluster(void)
 {
@@ -1146,11 +1161,7 @@ static int sckpt_clusters_load(const char *names, void **out, uint32_t *count, i
 {
 	sckpt_get_info_cluster_t get =
 		(sckpt_get_info_cluster_t) dlsym(RTLD_DEFAULT, "slurmdb_get_info_cluster");
-	sckpt_clusters_t *h;
 	sckpt_list_t list;
-	void *itr;
-	slurmdb_cluster_rec_t *rec;
-	uint32_t n = 0, cap;
 
 	*out = NULL;
 	*count = 0;
@@ -1162,68 +1173,47 @@ static int sckpt_clusters_load(const char *names, void **out, uint32_t *count, i
 	*err = errno;
 	if (!list)
 		return SLURM_ERROR;
-	h = calloc(1, sizeof(*h));
-	cap = (uint32_t) slurm_list_count(list);
-	if (h)
-		h->recs = calloc(cap ? cap : 1, sizeof(*h->recs));
-	if (!h || !h->recs) {
-		free(h);
-		slurm_list_destroy(list);
-		*err = ENOMEM;
-		return SLURM_ERROR;
-	}
-	h->list = list;
-	itr = slurm_list_iterator_create(list);
-	while ((rec = slurm_list_next(itr)) && n < cap)
-		h->recs[n++] = rec;
-	slurm_list_iterator_destroy(itr);
-	h->count = n;
-	*out = h;
-	*count = n;
-	return SLURM_SUCCESS;
+	return sckpt_records_take(list, out, count, err);
 }
 
 static const char *sckpt_cluster_name(void *handle, uint32_t i)
 {
-	sckpt_clusters_t *h = handle;
-	return (h && i < h->count) ? h->recs[i]->name : NULL;
+	slurmdb_cluster_rec_t *rec = sckpt_cluster_rec(handle, i);
+	return rec ? rec->name : NULL;
 }
 
 static const char *sckpt_cluster_host(void *handle, uint32_t i)
 {
-	sckpt_clusters_t *h = handle;
-	return (h && i < h->count) ? h->recs[i]->control_host : NULL;
+	slurmdb_cluster_rec_t *rec = sckpt_cluster_rec(handle, i);
+	return rec ? rec->control_host : NULL;
 }
 
 static uint32_t sckpt_cluster_port(void *handle, uint32_t i)
 {
-	sckpt_clusters_t *h = handle;
-	return (h && i < h->count) ? h->recs[i]->control_port : 0;
+	slurmdb_cluster_rec_t *rec = sckpt_cluster_rec(handle, i);
+	return rec ? rec->control_port : 0;
 }
 
 /* Direct the calls that follow to cluster i of the handle; i < 0: slurm.conf's controller. */
 static void sckpt_cluster_use(void *handle, int32_t i)
 {
-	sckpt_clusters_t *h = handle;
 	slurmdb_cluster_rec_t **global = sckpt_working_cluster();
 	if (!global)
 		return;
-	*global = (h && i >= 0 && (uint32_t) i < h->count) ? h->recs[i] : NULL;
+	*global = i >= 0 ? sckpt_cluster_rec(handle, (uint32_t) i) : NULL;
 }
 
 static void sckpt_clusters_free(void *handle)
 {
-	sckpt_clusters_t *h = handle;
+	sckpt_records_t *h = handle;
 	slurmdb_cluster_rec_t **global = sckpt_working_cluster();
 	uint32_t i;
 	if (!h)
 		return;
 	for (i = 0; global && i < h->count; i++)
-		if (*global == h->recs[i])
+		if (*global == h->records[i])
 			*global = NULL;
-	slurm_list_destroy(h->list);
-	free(h->recs);
-	free(h);
+	sckpt_records_free(h);
 }
 
 /* ---- error names (table generated at build time from slurm_errno.h) -------------------- */
