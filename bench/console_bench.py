@@ -1,6 +1,8 @@
 """Console benchmark: first screen, key latency during refresh, idle refresh cost, RSS, idle CPU.
 
-Runs the real app (``build_app``) headless with Textual's Pilot over the simulated cluster.
+Runs the real app (``build_app``) with Textual's Pilot over the simulated cluster, on a
+terminal that keeps nothing (``TerminalSink``: each screen update is rendered to terminal
+bytes and timed), except the idle CPU, which runs headless as it always has.
 Figures only (printed as a Markdown table for bench/README.md); nothing is asserted.
 
     .venv/bin/python bench/console_bench.py --jobs 10000 --idle 30
@@ -11,9 +13,8 @@ Figures only (printed as a Markdown table for bench/README.md); nothing is asser
   Pilot's own waits (two ``wait_for_idle``: at least 20 ms each, and until the process's CPU
   time stops advancing, so a refresh running in the same process, the simulated cluster's
   included, is waited out).  "True" is what an operator sees: from the key event entering
-  the app's queue (``Driver.send_message``, as a terminal driver does) to the end of the
-  first screen update after the table handled it (``App._display``, which headless skips
-  rendering in, so the probe renders the update to terminal bytes itself);
+  the app's queue (``Driver.send_message``, as a terminal driver does) to the first
+  terminal write after the table handled it (the update rendered to terminal bytes);
 * key presses while refreshes with changed data run back to back (the simulated clock
   advances 2 s each): with Pilot (a refresh started before each press), and as a stream of
   presses at random 0-40 ms gaps that land at any point of a refresh (true latency only);
@@ -32,8 +33,9 @@ import resource
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
@@ -43,37 +45,67 @@ from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.tui.app import SckptApp, build_app
 from textual import events
+from textual.app import App
+from textual.drivers.headless_driver import HeadlessDriver
+from textual.pilot import Pilot
+
+
+class TerminalSink(HeadlessDriver):
+    """A terminal that keeps nothing, for timing what a terminal would be sent.
+
+    The app treats it as a real terminal (``is_headless`` False), so every screen update is
+    rendered to the bytes a terminal would get and written here, where each write is
+    counted and timed (a headless driver has the app skip that rendering).  Set as the
+    app's ``driver_class`` and run with ``run_async``, whose ``auto_pilot`` drives it.
+    """
+
+    current: ClassVar[TerminalSink | None] = None
+    """The sink of the app running now (the app makes its driver itself)."""
+
+    def __init__(
+        self,
+        app: App[Any],
+        *,
+        debug: bool = False,
+        mouse: bool = True,
+        size: tuple[int, int] | None = None,
+    ) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
+        self.writes = 0
+        self.listeners: list[Callable[[], None]] = []
+        TerminalSink.current = self
+
+    @property
+    def is_headless(self) -> bool:
+        return False
+
+    def write(self, data: str) -> None:
+        self.writes += 1
+        for listener in self.listeners:
+            listener()
 
 
 class LatencyProbe:
     """Key-to-screen latency, measured inside the app rather than around Pilot.
 
     A press is stamped when its key event is posted, marked handled when the jobs table's
-    cursor action ran, and done at the end of the first screen update after that (the
-    update carries the moved cursor: the action refreshed those rows synchronously).
+    cursor action ran, and done at the first terminal write after that (the write carries
+    the moved cursor: the action refreshed those rows synchronously).
     """
 
-    def __init__(self, app: SckptApp, table: Any) -> None:
-        self.app = app
+    def __init__(self, sink: TerminalSink, table: Any) -> None:
+        self.sink = sink
         self.sent = 0.0
         self.handled = False
         self.done: asyncio.Event = asyncio.Event()
         self.latencies: list[float] = []
-        self.paints = 0
-        self.first_rows_painted = 0.0
-        display = app._display
 
-        def timed_display(screen: Any, renderable: Any) -> None:
-            display(screen, renderable)
-            if renderable is not None and not app._batch_count:
-                if app.is_headless and hasattr(renderable, "render_segments"):
-                    renderable.render_segments(app.console)  # what a terminal would be sent
-                self.paints += 1
-                if self.handled and not self.done.is_set():
-                    self.latencies.append((time.perf_counter() - self.sent) * 1000)
-                    self.done.set()
+        def written() -> None:
+            if self.handled and not self.done.is_set():
+                self.latencies.append((time.perf_counter() - self.sent) * 1000)
+                self.done.set()
 
-        app._display = timed_display  # type: ignore[method-assign]
+        sink.listeners.append(written)
         for name in ("action_cursor_down", "action_cursor_up"):
             action = getattr(table, name)
 
@@ -90,13 +122,32 @@ class LatencyProbe:
         self.done.clear()
 
     async def press(self, key: str) -> float:
-        """Post ``key`` as a terminal driver would and wait for its screen update."""
-        driver = self.app._driver
-        assert driver is not None
+        """Post ``key`` as a terminal driver does (``Driver.send_message``) and wait for its
+        screen update."""
         self.start()
-        driver.send_message(events.Key(key, None))
+        self.sink.send_message(events.Key(key, None))
         await asyncio.wait_for(self.done.wait(), timeout=60)
         return self.latencies[-1]
+
+
+async def _run_in_sink(
+    app: SckptApp, size: tuple[int, int], body: Callable[[Pilot[None]], Awaitable[None]]
+) -> None:
+    """Run ``app`` on a ``TerminalSink`` of ``size`` while ``body`` drives it; then quit."""
+    failure: list[BaseException] = []
+
+    async def drive(pilot: Pilot[None]) -> None:
+        try:
+            await body(pilot)
+        except BaseException as exc:  # re-raised below, once the app has stopped
+            failure.append(exc)
+        finally:
+            app.exit()
+
+    app.driver_class = TerminalSink
+    await app.run_async(size=size, auto_pilot=drive)
+    if failure:
+        raise failure[0]
 
 
 def _percentiles(values: list[float], prefix: str, out: dict[str, Any]) -> None:
@@ -125,25 +176,25 @@ async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[
     app = build_app(facade, settings, clock=clock)
     out: dict[str, Any] = {"jobs": jobs, "steps": steps, "generation_s": gen}
     first_rows: list[float] = []
-    display = app._display
-
-    def first_display(screen: Any, renderable: Any) -> None:
-        display(screen, renderable)
-        con = app.console_screen()
-        painted = renderable is not None and con is not None and con.jobs_table.row_count > 0
-        if painted and not first_rows:
-            first_rows.append(time.perf_counter())
-
-    app._display = first_display  # type: ignore[method-assign]
     start = time.perf_counter()
-    async with app.run_test(size=(160, 50)) as pilot:
+
+    async def body(pilot: Pilot[None]) -> None:
+        sink = TerminalSink.current
+        assert sink is not None
+
+        def first_rows_written() -> None:
+            con = app.console_screen()
+            if not first_rows and con is not None and con.jobs_table.row_count > 0:
+                first_rows.append(time.perf_counter())
+
+        sink.listeners.append(first_rows_written)
         await _wait_loaded(app, pilot)
         out["first_screen_ms"] = (time.perf_counter() - start) * 1000
         out["first_rows_painted_ms"] = (first_rows[0] - start) * 1000 if first_rows else -1.0
         con = app.console_screen()
         assert con is not None
         out["rows"] = con.jobs_table.row_count
-        probe = LatencyProbe(app, con.jobs_table)
+        probe = LatencyProbe(sink, con.jobs_table)
 
         # Unchanged refresh: facade snapshot ("no change") + the app's handling of it.
         costs = []
@@ -215,6 +266,8 @@ async def measure(jobs: int, presses: int, numbered: int | None = None) -> dict[
         while app.pipeline.running:
             await asyncio.sleep(0.01)
         out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    await _run_in_sink(app, (160, 50), body)
     facade.close()
     return out
 

@@ -35,11 +35,7 @@ from sckpt.backend.facade import open_facade
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 
-
-def _screen(app: SckptApp) -> str:
-    update = app.screen._compositor.render_update(full=True)
-    assert update is not None
-    return "\n".join("".join(seg.text for seg in strip) for strip in update.strips)  # type: ignore[attr-defined]
+from tests.app_screen import screen_text
 
 
 def _rows(app: SckptApp) -> dict[str, dict[str, str]]:
@@ -84,13 +80,13 @@ async def _run(scenario: str, name: str, size: tuple[int, int], pid: int) -> dic
             await pilot.press("enter")
             report["loaded_after"] = await _until(pilot, lambda: _both(app), 60)
             report["rows"] = _rows(app)
-            report["screen"] = _screen(app)
+            report["screen"] = screen_text(app)
             if scenario == "stop":
                 os.kill(pid, signal.SIGSTOP)
                 stopped = True
 
                 def b_stale() -> bool:
-                    header = _screen(app).splitlines()[0]
+                    header = screen_text(app).splitlines()[0]
                     rows = _rows(app).values()
                     return (
                         "sckpt-b STALE" in header
@@ -100,13 +96,13 @@ async def _run(scenario: str, name: str, size: tuple[int, int], pid: int) -> dic
 
                 report["stale_after"] = await _until(pilot, b_stale, 90)
                 report["stale_rows"] = _rows(app)
-                report["stale_screen"] = _screen(app)
+                report["stale_screen"] = screen_text(app)
                 os.kill(pid, signal.SIGCONT)
                 stopped = False
 
                 def recovered() -> bool:
                     rows = _rows(app).values()
-                    header = _screen(app).splitlines()[0]
+                    header = screen_text(app).splitlines()[0]
                     return (
                         _both(app)
                         and "STALE" not in header

@@ -51,8 +51,8 @@ from sckpt.tui.app import SckptApp, build_app
 from sckpt.tui.screens.console import ConsoleScreen
 from textual.pilot import Pilot
 
+from tests.app_screen import notification_log, notifications, screen_text
 from tests.conftest import PrivateCluster
-from tests.tui.conftest import notifications, screen_text
 
 DOWN_FOR = 30.0
 """How long the killed controller stays down (the issue's 30 s)."""
@@ -290,17 +290,10 @@ async def run_vacate_half(
     settings = Settings(refresh_interval=interval, audit_log=audit, max_wait=120)
     facade = open_facade(settings, engine="cooperative")
     app = build_app(facade, settings, focus=StepId(job, 0))
-    seen: list[dict[str, str]] = []
-
-    def collect() -> None:
-        for note in list(app._notifications):
-            entry = {"title": note.title, "severity": note.severity, "message": note.message}
-            if entry not in seen:
-                seen.append(entry)
+    log = notification_log(app)
 
     def action_reported() -> bool:
-        collect()
-        return any(f"vacate {job}.0" in n["message"] for n in seen)
+        return any(f"vacate {job}.0" in n["message"] for n in log.entries)
 
     try:
         async with app.run_test(size=(200, 50)) as pilot:
@@ -336,14 +329,14 @@ async def run_vacate_half(
                     30,
                 )
                 await pilot.pause(2)
-                collect()
                 report["restart_error"] = await asyncio.to_thread(restart_controller, cluster)
                 recovered = await wait_until(pilot, lambda: not stale_shown(app), 90)
                 report["recovered"] = recovered is not None
                 await pilot.pause(2 * interval)
                 report["screen_after"] = screen_text(app)
-            collect()
-            report["notifications"] = seen
+            report["notifications"] = [
+                entry for i, entry in enumerate(log.entries) if entry not in log.entries[:i]
+            ]
             await pilot.press("q")
             await pilot.pause()
         report["return_code"] = app.return_code

@@ -32,8 +32,6 @@ from sckpt.tui.dialogs.help import HelpScreen
 from sckpt.tui.screens.console import ConsoleScreen
 from sckpt.tui.screens.step import StepScreen
 from textual.command import CommandPalette
-from textual.events import Resize
-from textual.geometry import Size
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -146,17 +144,20 @@ async def resize_storm(c: Any) -> None:
         con = console_of(c.app)
         full_columns = len(con.jobs_table.shown)
         app = pilot.app
-        driver = app._driver
 
         # 300 resizes posted back to back (as a flood of SIGWINCH does), sizes down to 1x1,
-        # with a data refresh arriving in the middle.
-        for index in range(300):
-            size = Size(rng.randint(1, 200), rng.randint(1, 60))
-            driver._size = size  # type: ignore[union-attr]
-            app.post_message(Resize(size, size))
-            if index == 150:
-                c.clock.advance(5)
-                app.refresh_now()
+        # with a data refresh arriving in the middle.  Each ``resize_terminal`` posts its
+        # resize before its first wait, so started together they all land in the queue
+        # before the app handles any.
+        def storm(count: int) -> list[asyncio.Task[None]]:
+            sizes = [(rng.randint(1, 200), rng.randint(1, 60)) for _ in range(count)]
+            return [asyncio.ensure_future(pilot.resize_terminal(w, h)) for w, h in sizes]
+
+        first = storm(150)
+        await asyncio.sleep(0)
+        c.clock.advance(5)
+        app.refresh_now()
+        await asyncio.gather(*first, *storm(150))
         await pilot.pause()
         await pilot.resize_terminal(*SIZE)
         await settle(pilot)

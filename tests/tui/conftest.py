@@ -23,6 +23,10 @@ from sckpt.backend.model import JobState, StepId
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 
+from tests.app_screen import notifications, screen_text
+
+__all__ = ["notifications", "screen_text"]
+
 ME = "alice"
 
 
@@ -114,24 +118,12 @@ async def settle(pilot: Pilot[Any]) -> None:
     raise AssertionError("the console did not settle")
 
 
-def screen_text(app: SckptApp) -> str:
-    """What the terminal shows right now, as plain text (one line per row)."""
-    update = app.screen._compositor.render_update(full=True)
-    assert update is not None
-    return "\n".join("".join(seg.text for seg in strip) for strip in update.strips)  # type: ignore[attr-defined]
-
-
-def notifications(app: SckptApp) -> list[str]:
-    """The messages of the notifications currently shown."""
-    return [n.message for n in app._notifications]
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Run ``async def`` tests here with asyncio (no pytest-asyncio dependency needed)."""
     if not inspect.iscoroutinefunction(pyfuncitem.obj):
         return None
-    names = pyfuncitem._fixtureinfo.argnames
+    names = inspect.signature(pyfuncitem.obj).parameters
     kwargs = {name: pyfuncitem.funcargs[name] for name in names}
     asyncio.run(pyfuncitem.obj(**kwargs))
     return True
