@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -428,30 +428,3 @@ def matches(flt: Filter, view: JobView) -> bool:
     """Whether a job passes the filter (``backend/filters.py``, with the console's summary
     words for ``ckpt:``); a filter with an unknown field matches nothing."""
     return flt.empty or match_filter(flt, view, job_summary(view).plain)
-
-
-def visible_jobs(
-    jobs: Iterable[JobView],
-    flt: Filter,
-    *,
-    mine_only: bool,
-    me: str,
-    show_finished: bool,
-    recently_finished: frozenset[tuple[str, int]] = frozenset(),
-) -> list[JobView]:
-    """The jobs the table shows: filter, "mine only", and finished jobs.
-
-    Finished jobs are hidden unless ``show_finished``, except those in
-    ``recently_finished`` (they linger for a while so they do not vanish at once).
-    """
-    out: list[JobView] = []
-    for view in jobs:
-        j = view.job
-        if mine_only and j.user != me:
-            continue
-        recent = (view.cluster, j.job_id) in recently_finished
-        if j.state.is_finished and not show_finished and not recent:
-            continue
-        if matches(flt, view):
-            out.append(view)
-    return out

@@ -22,7 +22,14 @@ from functools import total_ordering
 from typing import Any, TypeAlias
 
 from rich.text import Text
-from sckpt.backend.model import CheckpointKind, JobState, JobView, StepId, StepView
+from sckpt.backend.model import (
+    FINISHED_STATES,
+    CheckpointKind,
+    JobState,
+    JobView,
+    StepId,
+    StepView,
+)
 
 from .console_text import Filter, job_cells, job_sort_key, matches, step_cells
 from .outcomes import Shown
@@ -130,9 +137,9 @@ def passes(job_view: JobView, view: ViewState, recent: frozenset[JobKey]) -> boo
     j = job_view.job
     if view.mine_only and j.user != view.me:
         return False
-    if j.state.is_finished and not view.show_finished and job_key(job_view) not in recent:
+    if not view.show_finished and j.state in FINISHED_STATES and job_key(job_view) not in recent:
         return False
-    return matches(view.filter, job_view)
+    return view.filter.empty or matches(view.filter, job_view)
 
 
 def plan(

@@ -85,6 +85,8 @@ class LiveEngine(Engine):
         self._views_by_id: dict[int, JobView] = {}
         """The last views by job id, and the step listing each was built from."""
         self._listed_by_id: dict[int, tuple[Step, ...]] = {}
+        """``_steps_by_job`` when the views were last built (each job's view was built from
+        its entry, or from an equal one)."""
         self._loaded = False
         self._conf: ControllerConfig | None = None
 
@@ -184,7 +186,7 @@ class LiveEngine(Engine):
             if jobs.changed or not self._loaded:
                 self._jobs = jobs.jobs
                 self._jobs_update = jobs.last_update
-                self._by_job = {job.job_id: job for job in self._jobs}
+                self._by_job = dict(zip(map(_JOB_ID, self._jobs), self._jobs, strict=True))
             if steps.changed or not self._loaded:
                 self._steps_update = steps.last_update
                 self._listed_raw, self._steps_by_job = _group_steps(
@@ -229,32 +231,24 @@ class LiveEngine(Engine):
         not all of them (new views for every job cost the idle console ~5 s of CPU a
         minute on the bench cluster).
         """
-        previous = self._views_by_id
-        listed_before = self._listed_by_id
         due = self.states_due()
-        views = []
-        by_id: dict[int, JobView] = {}
-        listed_by_id: dict[int, tuple[Step, ...]] = {}
+        old_view = self._views_by_id.get
+        listed_now = self._steps_by_job.get
+        listed_then = self._listed_by_id.get
+        views: list[JobView] = []
+        keep = views.append
         for job in self._jobs:
             job_id = job.job_id
-            listed = self._steps_by_job.get(job_id, ())
-            old = previous.get(job_id)
-            same_job = old is not None and (old.job is job or old.job == job)
-            if (
-                same_job
-                and due is not None
-                and job_id not in due
-                and listed_before.get(job_id) == listed  # C-level, identity first
-            ):
-                view = old
+            listed = listed_now(job_id, ())
+            old = old_view(job_id)
+            if old is None or not (old.job is job or old.job == job):
+                keep(self._restated(job, listed, None))
+            elif due is not None and job_id not in due and listed_then(job_id, ()) == listed:
+                keep(old)  # the tuple comparison: C-level, identity first
             else:
-                view = self._restated(job, listed, old if same_job else None)
-            assert view is not None
-            views.append(view)
-            by_id[job_id] = view
-            listed_by_id[job_id] = listed
-        self._views_by_id = by_id
-        self._listed_by_id = listed_by_id
+                keep(self._restated(job, listed, old))
+        self._views_by_id = dict(zip(map(_JOB_ID, self._jobs), views, strict=True))
+        self._listed_by_id = self._steps_by_job  # replaced, never changed in place
         return tuple(views)
 
     def _restated(self, job: Job, listed: Sequence[Step], old: JobView | None) -> JobView:
@@ -478,6 +472,7 @@ def _step_key(step: Step) -> tuple[int, int]:
     return rules.step_order(step.step_id.step)
 
 
+_JOB_ID = attrgetter("job_id")
 _JOB_OF = attrgetter("step_id.job_id")
 _STEP_OF = attrgetter("step_id.step")
 
