@@ -28,7 +28,7 @@ from __future__ import annotations
 import signal as signal_module
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import groupby
 from operator import attrgetter
 
@@ -79,7 +79,7 @@ class LiveEngine(Engine):
         self._by_job: dict[int, Job] = {}
         self._steps_by_job: dict[int, tuple[Step, ...]] = {}
         """Each job's steps in squeue's order (``rules.step_order``)."""
-        self._listed_raw: dict[int, tuple[Step, ...]] = {}
+        self._listed_raw: Mapping[int, tuple[Step, ...]] = {}
         """Each job's steps in the listing's order (to reuse the sorted tuple above)."""
         self._views: tuple[JobView, ...] = ()
         self._views_by_id: dict[int, JobView] = {}
@@ -479,9 +479,9 @@ _STEP_OF = attrgetter("step_id.step")
 
 def _group_steps(
     result: StepsResult,
-    raw_before: dict[int, tuple[Step, ...]],
+    raw_before: Mapping[int, tuple[Step, ...]],
     sorted_before: dict[int, tuple[Step, ...]],
-) -> tuple[dict[int, tuple[Step, ...]], dict[int, tuple[Step, ...]]]:
+) -> tuple[Mapping[int, tuple[Step, ...]], dict[int, tuple[Step, ...]]]:
     """The steps of each job: as listed, and in squeue's order (tuples, so that
     ``build_views`` compares a job's steps with the last listing's in one C-level
     comparison, identical records by identity).
@@ -496,14 +496,18 @@ def _group_steps(
     behind it, which ``squeue -s`` does not show -- are not steps to act on and are left
     out of the sorted tuples.
     """
-    raw = _grouped(result.steps) if result.by_job is None else dict(result.by_job)
     ordered: dict[int, tuple[Step, ...]] = {}
     before = raw_before.get
+    if result.by_job is not None:
+        for job_id, listed in result.by_job.items():
+            old = before(job_id)
+            same = old is listed or (old is not None and old == listed)
+            ordered[job_id] = sorted_before[job_id] if same else _in_squeue_order(listed)
+        return result.by_job, ordered  # the binding's own: read here, never changed
+    raw = _grouped(result.steps)
     for job_id, listed in raw.items():
         old = before(job_id)
-        if old is not None and (
-            old is listed or (old and listed and old[0] is listed[0] and old == listed)
-        ):
+        if old is not None and old[0] is listed[0] and old == listed:
             # The last listing's tuples: the new ones die at once, so a changed listing
             # leaves no new objects for the cyclic GC to walk (each survivor was one).
             raw[job_id] = old

@@ -64,7 +64,6 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from itertools import chain
-from operator import attrgetter
 from typing import TypeVar
 
 from .. import operations, rules
@@ -207,6 +206,15 @@ class SavedRecord:
     uid: int
     user: str
     job: Job
+
+
+_PAST_STATES = (JobState.COMPLETED,) * 6 + (
+    JobState.FAILED,
+    JobState.TIMEOUT,
+    JobState.CANCELLED,
+    JobState.OUT_OF_MEMORY,
+)
+"""How the seeded past's jobs ended (``_past_record``): mostly completed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +391,6 @@ class _JobRec:
 
 
 _ABLE = CheckpointState(kind=CheckpointKind.ABLE)
-_JOB_OF_VIEW = attrgetter("job")
 
 
 class SimulatedCluster:
@@ -445,7 +452,8 @@ class SimulatedCluster:
         self._lock = threading.RLock()
         self._rng = random.Random(seed)
         self._jobs: dict[int, _JobRec] = {}
-        self._views: dict[int, JobView] = {}
+        self._listed_jobs: dict[int, Job] = {}
+        """Each job's record, in job id order: what ``load_jobs`` lists."""
         self._step_records: dict[int, tuple[Step, ...]] = {}
         """Each job's step records as listed (kept with its view: see ``listing``)."""
         self._dirty: set[int] = set()
@@ -461,6 +469,9 @@ class SimulatedCluster:
         self._next_job_id = first_job_id
         self._first_job_id = first_job_id
         self._acct: dict[int, list[JobRecord]] = {}
+        self._past_ids = range(0)
+        """Jobs that ended before the demo began, known only to accounting (seeded)."""
+        self._past_now = 0
         """Accounting: each job's closed runs (requeued or ended), as slurmdbd keeps them."""
         # Node families: (prefix, width, count, partitions)
         cpu = max(32, n_jobs // 3)
@@ -930,39 +941,36 @@ class SimulatedCluster:
                 state = "REQUEUED" if k == 0 else "NODE_FAIL"
                 self._account(earlier, start + 900 + _h(job_id, k) % 600, state)
             rec.job = replace(job, restart_count=runs)
-        states = (JobState.COMPLETED,) * 6 + (
-            JobState.FAILED,
-            JobState.TIMEOUT,
-            JobState.CANCELLED,
-            JobState.OUT_OF_MEMORY,
+        count = max(4, n_jobs // 4) if n_jobs else 0
+        self._past_ids = range(max(1, self._first_job_id - count), self._first_job_id)
+        self._past_now = now
+
+    def _past_record(self, job_id: int) -> JobRecord:
+        """The accounting record of a job of the seeded past (one of ``_past_ids``), made
+        when asked: at 100,000 jobs its 25,000 records kept in memory were ~11 MB of the
+        demo's for an ``f`` press or a ``history`` now and then."""
+        user = self.users[_h(job_id, 1) % len(self.users)]
+        name = _APPS[_h(job_id, 2) % len(_APPS)][0]
+        state = _PAST_STATES[_h(job_id, 3) % len(_PAST_STATES)]
+        end = self._past_now - 600 - _h(job_id, 4) % (20 * 3600)
+        start = end - 120 - _h(job_id, 5) % (6 * 3600)
+        node = f"cn{1 + _h(job_id, 6) % 32:03d}"
+        job = Job(
+            job_id=job_id,
+            name=name,
+            user=user.name,
+            uid=user.uid,
+            partition=_CPU_PARTITIONS[_h(job_id, 9) % len(_CPU_PARTITIONS)],
+            state=state,
+            nodes=node,
+            num_nodes=1,
+            submit_time=start - 30 - _h(job_id, 10) % 900,
+            start_time=start,
+            end_time=end,
+            work_dir=f"/home/{user.name}/{name}",
+            batch=True,
         )
-        for k in range(max(4, n_jobs // 4) if n_jobs else 0):
-            job_id = self._first_job_id - 1 - k
-            if job_id <= 0:
-                break
-            user = self.users[_h(job_id, 1) % len(self.users)]
-            name = _APPS[_h(job_id, 2) % len(_APPS)][0]
-            state = states[_h(job_id, 3) % len(states)]
-            end = now - 600 - _h(job_id, 4) % (20 * 3600)
-            start = end - 120 - _h(job_id, 5) % (6 * 3600)
-            node = f"cn{1 + _h(job_id, 6) % 32:03d}"
-            job = Job(
-                job_id=job_id,
-                name=name,
-                user=user.name,
-                uid=user.uid,
-                partition=_CPU_PARTITIONS[_h(job_id, 9) % len(_CPU_PARTITIONS)],
-                state=state,
-                nodes=node,
-                num_nodes=1,
-                submit_time=start - 30 - _h(job_id, 10) % 900,
-                start_time=start,
-                end_time=end,
-                work_dir=f"/home/{user.name}/{name}",
-                batch=True,
-            )
-            exit_code = 1 if state is JobState.FAILED else 0
-            self._account(job, end, state.value, exit_code)
+        return self._record(job, end, state.value, 1 if state is JobState.FAILED else 0)
 
     def accounting(
         self, job_id: int, since: int, until: int = 0, finished: bool = False
@@ -972,10 +980,13 @@ class SimulatedCluster:
         with self._lock:
             self._tick()
             end_of_window = until or int(self._now)
-            ids = [job_id] if job_id else sorted(set(self._acct) | set(self._jobs))
+            past = self._past_ids
+            ids = [job_id] if job_id else sorted(set(self._acct) | set(self._jobs) | set(past))
             out: list[JobRecord] = []
             for jid in ids:
                 records = list(self._acct.get(jid, ()))
+                if jid in past:
+                    records.insert(0, self._past_record(jid))
                 rec = self._jobs.get(jid)
                 if rec is not None and not rec.job.state.is_finished:
                     records.append(self._record(rec.job, 0, rec.job.state.value))
@@ -1040,11 +1051,12 @@ class SimulatedCluster:
         )
 
     def _rebuild_dirty(self) -> None:
+        """Bring the listing (each job's record and step records, in id order) up to date
+        with the jobs that changed."""
         if not self._dirty:
             return
-        views = self._views
-        everything = not views  # the first build: every job, already in id order
-        supported = self._plugin_supported()
+        listed = self._listed_jobs
+        everything = not listed  # the first build: every job, already in id order
         enabled = gc.isenabled()
         if everything:
             gc.disable()  # no cycles here either; see _generate
@@ -1052,43 +1064,54 @@ class SimulatedCluster:
         for job_id in order:
             rec = self._jobs.get(job_id)
             if rec is None:
-                views.pop(job_id, None)
+                listed.pop(job_id, None)
                 self._step_records.pop(job_id, None)
                 continue
             # Steps are stored in squeue's order (batch, extern, 0, 1 ...).
-            # A plain running step (no history, counter 0, no error) shares one state
-            # object; only the others go through _ckpt_view (300,000 steps at scale).
-            plain = rec.job.state is JobState.RUNNING and supported
-            steps = tuple(
-                StepView(
-                    srec.step,
-                    _ABLE if plain and _untouched(srec) else self._ckpt_view(rec, srec),
-                )
-                for srec in rec.steps.values()
-            )
             self._step_records[job_id] = tuple(srec.step for srec in rec.steps.values())
-            if job_id not in views and views and job_id < next(reversed(views)):
+            if job_id not in listed and listed and job_id < next(reversed(listed)):
                 # A job id older than the newest (never happens for new submissions): resort.
-                views[job_id] = JobView(rec.job, steps)
-                self._views = dict(sorted(views.items()))
-                views = self._views
+                listed[job_id] = rec.job
+                self._listed_jobs = dict(sorted(listed.items()))
+                listed = self._listed_jobs
             else:
-                views[job_id] = JobView(rec.job, steps)
+                listed[job_id] = rec.job
         if everything and enabled:
             gc.enable()
         self._dirty.clear()
         self._version += 1
 
     def snapshot(self) -> Snapshot:
-        """Every job with its steps and their checkpoint state (cached views)."""
+        """Every job with its steps and their checkpoint state, as the simulator knows them
+        (the tests' oracle).  Built when asked, not kept: the demo's console reads the
+        controller through ``connect``, and views of 300,000 steps kept here for nobody
+        were ~30 MB of the demo's memory at 100,000 jobs."""
         with self._lock:
             self._tick()
             self._rebuild_dirty()
             changed = self._version != self._returned_version
             if changed:
-                self._last_snapshot = tuple(self._views.values())
+                supported = self._plugin_supported()
+                self._last_snapshot = tuple(
+                    self._view(self._jobs[job_id], supported) for job_id in self._listed_jobs
+                )
                 self._returned_version = self._version
             return Snapshot(jobs=self._last_snapshot, taken_at=self.clock(), changed=changed)
+
+    def _view(self, rec: _JobRec, supported: bool) -> JobView:
+        # A plain running step (no history, counter 0, no error) shares one state object;
+        # only the others go through _ckpt_view.
+        plain = rec.job.state is JobState.RUNNING and supported
+        return JobView(
+            rec.job,
+            tuple(
+                StepView(
+                    srec.step,
+                    _ABLE if plain and _untouched(srec) else self._ckpt_view(rec, srec),
+                )
+                for srec in rec.steps.values()
+            ),
+        )
 
     def listing(self) -> _Listing:
         """What ``load_jobs``/``get_steps`` answer.
@@ -1106,8 +1129,10 @@ class SimulatedCluster:
                 # reach it), and an unchanged job's tuple is the last answer's object.
                 self._listed = _Listing(
                     self._version + 1,
-                    tuple(map(_JOB_OF_VIEW, self._views.values())),
-                    tuple(chain.from_iterable(map(self._step_records.__getitem__, self._views))),
+                    tuple(self._listed_jobs.values()),
+                    tuple(
+                        chain.from_iterable(map(self._step_records.__getitem__, self._listed_jobs))
+                    ),
                     dict(self._step_records),
                 )
             return self._listed
