@@ -15,7 +15,7 @@ over a window of idle time.  The same is measured for ``watch -n 2 squeue``.
 again: a batch job of sckpt-alice that starts a 1 s ``srun --overlap`` step every ~1.5 s,
 and a short job (one 2 s step) submitted every 10 s; each console is opened on the busy
 job (``sckpt JOB``), so its steps are the ones on screen.  ``--sckpt`` may be given twice or
-more: the builds are measured in turn, in the same workload.
+more: the builds are measured in turn, each in a workload of its own made the same way.
 """
 
 from __future__ import annotations
@@ -124,20 +124,23 @@ def main() -> int:
     env = {"SLURM_CONF": os.environ["SLURM_CONF"]} if "SLURM_CONF" in os.environ else {}
     if args.busy and not (args.real and env):
         parser.error("--busy needs --real and SLURM_CONF")
-    with contextlib.ExitStack() as stack:
-        target: list[str] = []
-        if args.busy:
-            target = [str(stack.enter_context(busy_workload(env)))]
-        server = stack.enter_context(ssh_server(USER, env=env))
+    with ssh_server(USER, env=env) as server:
         base = server.ssh_argv("PLACEHOLDER")
-        rows = []
-        for program in programs:
-            console = shlex.join([program, *([] if args.real else ["--demo"]), *target])
-            rows.append((console, console))
+        rows: list[list[str] | None] = [[program] for program in programs]
         if env and not args.no_watch:
-            rows.append(("watch -n 2 squeue", "watch -n 2 squeue"))
-        for label, remote in rows:
-            rate = measure(base, remote, args.settle, args.seconds)
+            rows.append(None)
+        for row in rows:
+            # Each console gets a workload of its own, so each sees a busy job of the same
+            # age: a job younger than a minute repaints its elapsed time every second, so a
+            # console measured on an older job would be favoured.
+            with busy_workload(env) if args.busy else contextlib.nullcontext(None) as busy:
+                if row is None:
+                    remote = "watch -n 2 squeue"
+                else:
+                    target = [] if busy is None else [str(busy)]
+                    remote = shlex.join([*row, *([] if args.real else ["--demo"]), *target])
+                rate = measure(base, remote, args.settle, args.seconds)
+            label = remote if row is None else shlex.join(row)
             print(f"{label:40s} {rate:8.1f} KB/min idle over SSH ({args.seconds:.0f} s window)")
     return 0
 

@@ -112,10 +112,12 @@ class ConsoleScreen(TargetScreen):
         self.refresh_view()
 
     def tick_headers(self) -> None:
-        """Every second: the headers, and the rows whose times turned over (a checkpoint
-        in progress counts up second by second, between refreshes too)."""
+        """Every second: the headers, and the rows whose times turned over: steps at once
+        (a checkpoint in progress counts up second by second, between refreshes too);
+        jobs (elapsed times) at the next refresh, or here one interval late when none
+        repainted them (an unchanged listing does not reach the screen at every refresh)."""
         super().tick_headers()
-        self.jobs_table.refresh_expired()
+        self.jobs_table.refresh_expired(late=self.sckpt.interval)
         self.steps_table.refresh_expired()
 
     def on_resize(self, event: Resize) -> None:
