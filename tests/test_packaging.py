@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -126,3 +127,16 @@ def test_installed_copy_imports_every_module_and_builds_the_console(
     count, origin = _run_installed(site, code).splitlines()
     assert origin.startswith(str(site))
     assert int(count) >= len(list((ROOT / "tui").rglob("*.py")))
+
+
+def test_every_dependency_is_pinned_below_and_above() -> None:
+    # Each dependency is pinned to the range the suite runs with, a lower and an upper
+    # bound: an unbounded one lets a fresh machine install a release nobody has tested.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    requirements = [
+        *project["build-system"]["requires"],
+        *project["project"]["dependencies"],
+        *(r for extra in project["project"]["optional-dependencies"].values() for r in extra),
+    ]
+    loose = [r for r in requirements if ">=" not in r.split(";")[0] or "<" not in r.split(";")[0]]
+    assert loose == []
