@@ -139,7 +139,7 @@ def passes(job_view: JobView, view: ViewState, recent: frozenset[JobKey]) -> boo
         return False
     if not view.show_finished and j.state in FINISHED_STATES and job_key(job_view) not in recent:
         return False
-    return view.filter.empty or matches(view.filter, job_view)
+    return matches(view.filter, job_view)
 
 
 def plan(

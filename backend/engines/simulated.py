@@ -455,7 +455,8 @@ class SimulatedCluster:
         self._listed_jobs: dict[int, Job] = {}
         """Each job's record, in job id order: what ``load_jobs`` lists."""
         self._step_records: dict[int, tuple[Step, ...]] = {}
-        """Each job's step records as listed (kept with its view: see ``listing``)."""
+        """Each job's step records as listed, one tuple per job, replaced only when the job
+        changes (``StepsResult.by_job``: see ``listing``)."""
         self._dirty: set[int] = set()
         self._events: list[tuple[float, int, str, int, int, int]] = []
         self._seq = 0
@@ -469,10 +470,11 @@ class SimulatedCluster:
         self._next_job_id = first_job_id
         self._first_job_id = first_job_id
         self._acct: dict[int, list[JobRecord]] = {}
+        """Accounting: each job's closed runs (requeued or ended), as slurmdbd keeps them."""
         self._past_ids = range(0)
         """Jobs that ended before the demo began, known only to accounting (seeded)."""
         self._past_now = 0
-        """Accounting: each job's closed runs (requeued or ended), as slurmdbd keeps them."""
+        """When the seeded past was drawn (its end times count back from it)."""
         # Node families: (prefix, width, count, partitions)
         cpu = max(32, n_jobs // 3)
         width = max(3, len(str(cpu)))
@@ -1018,11 +1020,8 @@ class SimulatedCluster:
         srec.history = history
 
     def _ckpt_view(self, rec: _JobRec, srec: _StepRec) -> CheckpointState:
-        if (
-            _untouched(srec)
-            and rec.job.state is JobState.RUNNING
-            and self.checkpoint_type != "checkpoint/none"
-        ):
+        # A plain running step (no history, counter 0, no error) shares one state object.
+        if _untouched(srec) and rec.job.state is JobState.RUNNING and self._plugin_supported():
             return _ABLE
         by_job = rules.column_for_job(rec.job)
         if by_job is not None:
@@ -1091,27 +1090,15 @@ class SimulatedCluster:
             self._rebuild_dirty()
             changed = self._version != self._returned_version
             if changed:
-                supported = self._plugin_supported()
                 self._last_snapshot = tuple(
-                    self._view(self._jobs[job_id], supported) for job_id in self._listed_jobs
+                    self._view(self._jobs[job_id]) for job_id in self._listed_jobs
                 )
                 self._returned_version = self._version
             return Snapshot(jobs=self._last_snapshot, taken_at=self.clock(), changed=changed)
 
-    def _view(self, rec: _JobRec, supported: bool) -> JobView:
-        # A plain running step (no history, counter 0, no error) shares one state object;
-        # only the others go through _ckpt_view.
-        plain = rec.job.state is JobState.RUNNING and supported
-        return JobView(
-            rec.job,
-            tuple(
-                StepView(
-                    srec.step,
-                    _ABLE if plain and _untouched(srec) else self._ckpt_view(rec, srec),
-                )
-                for srec in rec.steps.values()
-            ),
-        )
+    def _view(self, rec: _JobRec) -> JobView:
+        view = self._ckpt_view
+        return JobView(rec.job, tuple(StepView(s.step, view(rec, s)) for s in rec.steps.values()))
 
     def listing(self) -> _Listing:
         """What ``load_jobs``/``get_steps`` answer.
