@@ -76,6 +76,15 @@ def _first_able_numbered_step(server: SshServer, config: Path) -> tuple[str, int
     raise AssertionError("the demo has no running job of the SSH user with an able step")
 
 
+def _filter_to_job(term: Tmux, job_id: str) -> None:
+    """Once the console shows its first data, filter it (``/``) down to job ``job_id``."""
+    term.wait(lambda s: "JobID" in s and "updated" in s)
+    term.press_until("/", lambda s: "field:value" in s)
+    term.type(f"id:{job_id}")
+    term.keys("Enter")
+    term.wait(_only_job(job_id))  # type: ignore[arg-type]
+
+
 def _only_job(job_id: str) -> object:
     def check(screen: str) -> bool:
         firsts = [ln.split()[0] for ln in screen.splitlines() if ln.strip()]
@@ -89,11 +98,7 @@ def test_demo_over_ssh_filter_select_create_quit(server: SshServer, shared_dir: 
     config = shared_dir / "config.toml"
     job_id, index, step_id = _first_able_numbered_step(server, config)
     with Tmux(_remote(server, config, "--demo"), env=["TERM=xterm-256color"]) as term:
-        term.wait(lambda s: "JobID" in s and "updated" in s)
-        term.press_until("/", lambda s: "field:value" in s)
-        term.type(f"id:{job_id}")
-        term.keys("Enter")
-        term.wait(_only_job(job_id))  # type: ignore[arg-type]
+        _filter_to_job(term, job_id)
         term.keys("Enter")  # into the job's steps
         time.sleep(0.5)  # over SSH, let the focus move before the cursor keys
         for _ in range(index):
@@ -131,11 +136,7 @@ def test_demo_over_ssh_o_shows_the_jobs_output_file_or_why_not(
     config = shared_dir / "config.toml"
     job_id, _index, _step_id = _first_able_numbered_step(server, config)
     with Tmux(_remote(server, config, "--demo"), env=["TERM=xterm-256color"]) as term:
-        term.wait(lambda s: "JobID" in s and "updated" in s)
-        term.press_until("/", lambda s: "field:value" in s)
-        term.type(f"id:{job_id}")
-        term.keys("Enter")
-        term.wait(_only_job(job_id))  # type: ignore[arg-type]
+        _filter_to_job(term, job_id)
         time.sleep(0.5)  # over SSH, let the focus move to the table first
         term.keys("o")
         shown = term.wait(lambda s: f"Output of job {job_id}" in s and "slurm-" in s)
