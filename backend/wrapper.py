@@ -504,7 +504,9 @@ class Wrapper:
             for key, task in list(rec.tasks.items()):
                 if task.restart_count != self.restart_count:
                     del rec.tasks[key]
-            rec.tasks[str(self.procid)] = self._task(off=why, start_note=f"started: {why}")
+            rec.tasks[str(self.procid)] = self._task(
+                off=why, start_note=f"checkpointing is off: {why}"
+            )
             rec.keep_highest(code, message)
             rec.log("off", f"task{self.procid}", code, message)
 

@@ -776,9 +776,12 @@ class CooperativeEngine(LiveEngine):
             r.pinned_nodes = nodes if stick else ""
             r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", "")
 
+        unrecorded = []
         for store, _rec in records:
-            with contextlib.suppress(StoreError):
+            try:
                 store.update(mark)
+            except StoreError as exc:  # the restart goes on; its answer says what is missing
+                unrecorded.append(f"{store.step}'s record not updated: {exc.message}")
         # slurmd refuses a job credential issued in the same second as the revocation of
         # the job's previous one ("Job credential revoked"): start a second later at least.
         not_before = max((r.ended_at for _s, r in records), default=0.0) + CREDENTIAL_GAP
@@ -795,7 +798,9 @@ class CooperativeEngine(LiveEngine):
         self._keep_begin_time_now(job.job_id)
         where = f" on {nodes}" if stick and nodes else ""
         resumes = [why for code, why in plan if not code]
-        said = "; ".join([*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6])])
+        said = "; ".join(
+            [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
+        )
         return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
 
     def _resume_plan(
