@@ -62,6 +62,7 @@ from ..errors import (
     NotSupported,
     SckptError,
     SlurmError,
+    UnsafeRestart,
     UnsafeVacate,
     error_for,
 )
@@ -757,11 +758,12 @@ class CooperativeEngine(LiveEngine):
         lost = [why for code, why in plan if code]
         if lost and not force:
             code = next(code for code, _why in plan if code)
-            raise error_for(
+            raise UnsafeRestart(
                 code,
                 f"job {job.job_id} cannot resume every task: " + "; ".join(lost[:6]),
                 "nothing was changed; restore the image, or restart --force and those tasks "
                 "start from the beginning",
+                losses=tuple(lost),
             )
         images = [rec for _s, rec in records if rec.last_image]
         nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)

@@ -235,18 +235,18 @@ def test_a_requeue_mid_checkpoint_resumes_from_the_previous_generation(submit) -
     assert create.returncode == 1, (out, err)
     assert "ECANCELED (125)" in err or "ETIME (62)" in err, err
     wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
-    # A requeued job waits for its begin time (Slurm sets it ahead): let it start now.
-    wait_for(
-        lambda: (
-            job.cluster.run(
-                "scontrol", "update", f"JobId={job.id}", "StartTime=now", check=False
-            ).returncode
-            == 0
-            or job.field("JobState") == "RUNNING"
-        ),
-        timeout=60,
-    )
+    # A requeued job waits for its begin time, which Slurm sets ahead, and sets again when
+    # the requeue finishes completing: clear it until the job runs.
+    wait_for(lambda: _start_now(job), timeout=120)
     _resumed(job, saved, restart_count=1)
+
+
+def _start_now(job: Job) -> bool:
+    """True once the job runs; else clear a begin time it waits for."""
+    state, reason = job.field("JobState"), job.field("Reason")
+    if state == "PENDING" and reason == "BeginTime":
+        job.cluster.run("scontrol", "update", f"JobId={job.id}", "StartTime=now", check=False)
+    return state == "RUNNING"
 
 
 def test_scancel_kill_mid_checkpoint_then_restart_resumes_from_the_previous_generation(

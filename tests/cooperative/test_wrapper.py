@@ -566,7 +566,7 @@ def test_a_removed_image_starts_fresh_and_the_record_says_why(work: Path) -> Non
     run.checkpoint()
     run.stop()
     shutil.rmtree(run.image / "g1")
-    again = Run(work, restart_count=1)
+    again = Run(work, restart_count=1, log="again.log")  # Run waits for its first count
     _, err = again.stop()
     assert "starting from 0" in err and "resumed" not in err
     rec = again.record()
