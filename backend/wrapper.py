@@ -809,10 +809,13 @@ class Wrapper:
         if self.active is not None:
             self.check_done()
         self._end(status)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
+        # Signals still pending were meant for a program that is gone: they stay blocked
+        # (and go with the wrapper), so one that arrived as the program ended (scancel's
+        # SIGTERM after a SIGKILL) cannot make the wrapper die of something else.
         if status < 0:  # die of the same signal, so Slurm records what the program did
             with contextlib.suppress(OSError, ValueError):
                 signal.signal(-status, signal.SIG_DFL)  # SIGKILL has no handler to reset
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {-status})
             os.kill(os.getpid(), -status)
             return 128 - status
         return status

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sckpt.backend.engines.cooperative import CREDENTIAL_GAP
 from sckpt.backend.generations import TaskImages
 from sckpt.backend.model import StepId
 from sckpt.backend.store import StepRecord, StepStore
@@ -236,7 +237,10 @@ def test_a_requeue_mid_checkpoint_resumes_from_the_previous_generation(submit) -
     assert "ECANCELED (125)" in err or "ETIME (62)" in err, err
     wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
     # A requeued job waits for its begin time, which Slurm sets ahead, and sets again when
-    # the requeue finishes completing: clear it until the job runs.
+    # the requeue finishes completing: clear it until the job runs.  Not in the second the
+    # previous run's credential was revoked: slurmd would refuse the launch (as restart
+    # knows: CREDENTIAL_GAP).
+    time.sleep(CREDENTIAL_GAP + 0.5)
     wait_for(lambda: _start_now(job), timeout=120)
     _resumed(job, saved, restart_count=1)
 
@@ -448,3 +452,26 @@ def test_a_symlinked_state_directory_is_named_by_restart(submit) -> None:  # typ
     assert refused.stderr.startswith(f"sckpt: restart {job.id}: EPERM ({errno.EPERM}): ")
     assert f"{state} is a symbolic link owned by uid" in refused.stderr, refused.stderr
     assert job.field("Reason") == "job_requeued_in_held_state"  # nothing was changed
+
+
+def test_vacate_force_on_a_job_with_nothing_under_sckpt_run_says_force_cannot_help(
+    private_cluster: PrivateCluster, work: Path
+) -> None:
+    config = work.parent / "sckpt.toml"
+    config.write_text(f'audit_log = "{work.parent}/audit.log"\nengine = "cooperative"\n')
+    out = private_cluster.run(
+        "sbatch", "--parsable", f"--chdir={work}", "-o", "/dev/null",
+        "--wrap", "srun sleep 300", user=ALICE, cwd=str(work),
+    )  # fmt: skip
+    job = Job(private_cluster, work, config, int(out.stdout.strip().split(";")[0]))
+    try:
+        wait_for(lambda: f"{job.id}.0" in private_cluster.run("squeue", "-h", "-s").stdout)
+        refused = job.sckpt("vacate", str(job.id), "--force")
+        assert refused.returncode == 1
+        assert refused.stderr.startswith(f"sckpt: vacate {job.id}: ESLURM_NOT_SUPPORTED"), (
+            refused.stderr
+        )
+        assert "--force cannot help" in refused.stderr and "`sckpt requeue`" in refused.stderr
+        assert job.field("JobState") == "RUNNING"
+    finally:
+        private_cluster.run("scancel", str(job.id), check=False)
