@@ -56,6 +56,7 @@ from ..model import (
     StepId,
     StepProcesses,
     StepView,
+    label_steps,
 )
 from ..slurm_api import ControllerConfig, SlurmAPI, StepsResult
 from .base import Engine, EngineRequest
@@ -255,7 +256,7 @@ class LiveEngine(Engine):
         """The job's view with its steps' states asked again: ``old`` (the view of this
         same job record) when they are what it shows, so the console skips it by
         identity; else a new view."""
-        steps = self.step_views(job, listed)
+        steps = self.step_views(job, label_steps(job, listed))
         if old is not None and old.steps == steps:
             return old
         return JobView(job, steps)

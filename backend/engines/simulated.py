@@ -112,6 +112,9 @@ from ..model import (
     StepId,
     StepProcesses,
     StepView,
+    compress_task_ids,
+    expand_task_ranges,
+    label_steps,
 )
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
@@ -305,13 +308,19 @@ def _with_allocation(
         job.batch,
         job.required_nodes,
         job.account,
+        job.array_job_id,
+        job.array_task_id,
+        job.array_task_str,
+        job.array_max_tasks,
+        job.tres_req,
+        job.tres_per_node,
     )
 
 
 _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
     "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
-    "account"
+    "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node"
 )
 _STEP_ORDER = (
     "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network"
@@ -406,7 +415,9 @@ class SimulatedCluster:
     the demo shows every state; ``min_job_age`` is how long a job that finishes during
     the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay);
     ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
-    per job), for benchmarks that need many steps per job.
+    per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
+    arrays after the generated jobs (``_demo_arrays``: running tasks, a pending range with
+    a run limit, a held array), so the other jobs keep their ids and fields.
     """
 
     def __init__(
@@ -426,6 +437,7 @@ class SimulatedCluster:
         min_job_age: int = 3600,
         first_job_id: int = 184_201,
         numbered_steps: int | None = None,
+        arrays: bool = False,
     ) -> None:
         if n_jobs < 0:
             raise UsageError("n_jobs must be 0 or more")
@@ -503,6 +515,8 @@ class SimulatedCluster:
             self._seed_accounting(n_jobs)
             if demo_touches:
                 self._demo_touches()
+            if arrays:
+                self._demo_arrays()
             self._rebuild_dirty()
             if n_jobs >= BIG_CLUSTER:
                 gc.freeze()
@@ -1098,7 +1112,14 @@ class SimulatedCluster:
 
     def _view(self, rec: _JobRec) -> JobView:
         view = self._ckpt_view
-        return JobView(rec.job, tuple(StepView(s.step, view(rec, s)) for s in rec.steps.values()))
+        steps = rec.steps.values()
+        if rec.job.array_task_id is None:
+            return JobView(rec.job, tuple(StepView(s.step, view(rec, s)) for s in steps))
+        labelled = label_steps(rec.job, [s.step for s in steps])
+        return JobView(
+            rec.job,
+            tuple(StepView(st, view(rec, s)) for st, s in zip(labelled, steps, strict=True)),
+        )
 
     def listing(self) -> _Listing:
         """What ``load_jobs``/``get_steps`` answer.
@@ -1391,14 +1412,16 @@ class SimulatedCluster:
         held: bool = False,
         comment: str = "",
         account: str = "",
+        _job_id: int = 0,
     ) -> Job:
         """Add one job in a given state (test hook); running jobs get their steps now."""
         with self._lock:
             self._tick()
             now = int(self.clock())
             owner = self.user(user)
-            job_id = self._next_job_id
-            self._next_job_id += 1
+            job_id = _job_id or self._next_job_id
+            if not _job_id:
+                self._next_job_id += 1
             job = Job(
                 job_id=job_id,
                 name=name,
@@ -1427,6 +1450,93 @@ class SimulatedCluster:
                 )
             self._version += 1
             return rec.job
+
+    def submit_array(
+        self,
+        user: str,
+        tasks: str,
+        *,
+        running: int = 0,
+        max_tasks: int = 0,
+        held: bool = False,
+        name: str = "array",
+        n_steps: int = 1,
+        duration: int = 3600,
+        partition: str = "batch",
+    ) -> tuple[Job, ...]:
+        """A job array as ``sbatch --array=TASKS[%MAX_TASKS]`` makes it (test hook, and the
+        demo's arrays), laid out as slurmctld keeps one: the first ``running`` tasks split
+        off into records of their own with new job ids; the tasks still pending stay in one
+        record under the array's own id (``array_task_str`` ``5-50%2``); when none is left
+        pending, that record is the last task's.  Returns the records, array record last.
+        """
+        ids = expand_task_ranges(tasks)
+        if not ids or not 0 <= running <= len(ids):
+            raise UsageError("submit_array: a non-empty task range and 0..len running tasks")
+        with self._lock:
+            array_id = self._next_job_id
+            self._next_job_id += 1
+            made: list[Job] = []
+            started = ids[:running]
+            rest = ids[running:]
+            for k, task in enumerate(started):
+                last_one = not rest and k == len(started) - 1
+                job = self.submit(
+                    user,
+                    name=name,
+                    n_steps=n_steps,
+                    duration=duration,
+                    partition=partition,
+                    _job_id=array_id if last_one else 0,
+                )
+                made.append(self._relabel(job.job_id, array_id, task, "", max_tasks))
+            if rest:
+                job = self.submit(
+                    user,
+                    name=name,
+                    state=JobState.PENDING,
+                    n_steps=n_steps,
+                    duration=duration,
+                    partition=partition,
+                    held=held,
+                    _job_id=array_id,
+                )
+                limited = max_tasks and running >= max_tasks and not held
+                text = compress_task_ids(rest) + (f"%{max_tasks}" if max_tasks else "")
+                made.append(self._relabel(job.job_id, array_id, None, text, max_tasks))
+                if limited:
+                    rec = self._jobs[array_id]
+                    rec.job = replace(rec.job, state_reason="JobArrayTaskLimit")
+                    made[-1] = rec.job
+            self._version += 1
+            return tuple(made)
+
+    def _relabel(
+        self,
+        job_id: int,
+        array_id: int,
+        task: int | None,
+        text: str,
+        max_tasks: int,
+    ) -> Job:
+        rec = self._jobs[job_id]
+        rec.job = replace(
+            rec.job,
+            array_job_id=array_id,
+            array_task_id=task,
+            array_task_str=text,
+            array_max_tasks=max_tasks,
+        )
+        self._dirty.add(job_id)
+        return rec.job
+
+    def _demo_arrays(self) -> None:
+        """The demo's job arrays: three tasks running, a range held by its run limit behind
+        two running tasks, and a held array of 50 (``sbatch --array=1-50%2 --hold``)."""
+        users = [u.name for u in self.users]
+        self.submit_array(users[0], "1-3", running=3, name="sweep", n_steps=1)
+        self.submit_array(users[1 % len(users)], "1-20", running=2, max_tasks=2, name="scan")
+        self.submit_array(users[2 % len(users)], "1-50", max_tasks=2, held=True, name="param")
 
     def set_job_state(self, job_id: int, state: JobState) -> None:
         """Force a job's state (suspend/resume/finish) as an operator would (test hook)."""

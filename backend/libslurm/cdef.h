@@ -98,6 +98,9 @@ typedef struct {
 	uint32_t priority;
 	uint32_t restart_cnt;
 	uint32_t batch_flag;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t array_max_tasks;
 	uint32_t reserved;
 	int64_t submit_time;
 	int64_t start_time;

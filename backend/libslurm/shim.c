@@ -248,7 +248,10 @@ static int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count,
 /* Jobs leave as two flat buffers, so a 10,000-job cluster converts fast: numbers in a flat array of fixed-size records, strings
  * concatenated NUL-separated (8 per job, NULL as empty) so Python decodes them in one go.
  * Order of strings: name, partition, state_reason, nodes, work_dir, comment, req_nodes,
- * account. */
+ * account, array_task_str, tres_req_str, tres_per_node.  The array and TRES fields have
+ * had these names and types from 19.05 to 26.05.  array_task_str is libslurm's own text
+ * for an array's pending tasks ("1-50%2": unpacking turns the controller's bitmap into
+ * ranges and appends the run limit), what squeue prints inside 7_[...]. */
 typedef struct {
 	uint32_t job_id;
 	uint32_t user_id;
@@ -259,13 +262,16 @@ typedef struct {
 	uint32_t priority;
 	uint32_t restart_cnt;
 	uint32_t batch_flag;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t array_max_tasks;
 	uint32_t reserved;
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
 } sckpt_job_nums_t;
 
-#define SCKPT_JOB_STRINGS 8
+#define SCKPT_JOB_STRINGS 11
 
 static size_t sckpt_jobs_strings_size(void *handle)
 {
@@ -282,7 +288,10 @@ static size_t sckpt_jobs_strings_size(void *handle)
 			+ (j->work_dir ? strlen(j->work_dir) : 0)
 			+ (j->comment ? strlen(j->comment) : 0)
 			+ (j->req_nodes ? strlen(j->req_nodes) : 0)
-			+ (j->account ? strlen(j->account) : 0) + SCKPT_JOB_STRINGS;
+			+ (j->account ? strlen(j->account) : 0)
+			+ (j->array_task_str ? strlen(j->array_task_str) : 0)
+			+ (j->tres_req_str ? strlen(j->tres_req_str) : 0)
+			+ (j->tres_per_node ? strlen(j->tres_per_node) : 0) + SCKPT_JOB_STRINGS;
 	}
 	return total;
 }
@@ -323,6 +332,9 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->priority = j->priority;
 		r->restart_cnt = j->restart_cnt;
 		r->batch_flag = j->batch_flag;
+		r->array_job_id = j->array_job_id;
+		r->array_task_id = j->array_task_id;
+		r->array_max_tasks = j->array_max_tasks;
 		r->reserved = 0;
 		r->submit_time = (int64_t) j->submit_time;
 		r->start_time = (int64_t) j->start_time;
@@ -335,6 +347,9 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		p = sckpt_put(p, j->comment);
 		p = sckpt_put(p, j->req_nodes);
 		p = sckpt_put(p, j->account);
+		p = sckpt_put(p, j->array_task_str);
+		p = sckpt_put(p, j->tres_req_str);
+		p = sckpt_put(p, j->tres_per_node);
 	}
 	return (size_t) (p - buf);
 }

@@ -248,6 +248,7 @@ def _cmd_operation(args: argparse.Namespace) -> int:
     """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
     op = operation(args.command)
     values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
+    args.targets = [step for typed in args.targets for step in typed]  # 7_[1-3]: three
     if op.whole_job:  # every target is checked before any is acted on
         for target in args.targets:
             require_whole_job(op.name, target)

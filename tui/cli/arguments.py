@@ -19,6 +19,7 @@ from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import CheckpointKind, JobState, StepId
 from sckpt.backend.targets import (
     parse_target,
+    parse_targets,
     validate_image_dir,
     validate_max_wait,
     validate_signal,
@@ -37,8 +38,14 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def target(text: str) -> StepId:
-    """``JOB``, ``JOB.STEP``, ``JOB.batch``, ``JOB.extern``, ``JOB.interactive``."""
+    """``JOB``, ``JOB.STEP``, ``JOB.batch``, ``JOB.extern``, ``JOB.interactive``, an array
+    task ``ARRAY_TASK[.STEP]``."""
     return parse_target(text)
+
+
+def targets(text: str) -> tuple[StepId, ...]:
+    """``target``, or a range of array tasks (``123_[1-5]``, ``123_[1,4].0``): each."""
+    return parse_targets(text)
 
 
 def line_count(text: str) -> int:

@@ -282,11 +282,15 @@ def _target_help(op: Operation) -> str:
     """What a TARGET is for ``op``: a job-control verb acts on the job itself (hold, release
     and requeue on nothing else), a checkpoint operation on every running step of it."""
     steps = "JOB.STEP, JOB.batch, JOB.extern, JOB.interactive"
+    arrays = (
+        "; an array task ARRAY_TASK (123_4, 123_4.0), tasks 123_[1-5], or the array's "
+        "id for all its tasks, as squeue and scontrol write them"
+    )
     if op.whole_job:
-        return "JOB (a job id; steps are refused)"
+        return f"JOB (a job id; steps are refused){arrays}"
     if op.kind == "job":
-        return f"JOB (the whole job), {steps}"
-    return f"JOB (every running step), {steps}"
+        return f"JOB (the whole job), {steps}{arrays}"
+    return f"JOB (every running step), {steps}{arrays}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -332,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "targets",
                 metavar="TARGET",
                 nargs="+",
-                type=arguments.target,
+                type=arguments.targets,
                 help=_target_help(op),
             ),
             _TARGET_COMPLETION,
