@@ -29,6 +29,7 @@ from sckpt.backend.model import (
     JobState,
     JobView,
     StepView,
+    job_order,
 )
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -207,7 +208,8 @@ def job_summary(job: JobView) -> Text:
     """One cell for a job's checkpoint picture: counts of its steps' states."""
     state = job.job.state
     if state is JobState.PENDING:
-        return Text("pending", style="dim")
+        count = job.job.array_task_count if job.job.array_task_str else 0
+        return Text(f"pending ({count} tasks)" if count > 1 else "pending", style="dim")
     if state.is_finished:
         return Text(CheckpointKind.ENDED.value, style="dim")
     if not job.steps:
@@ -353,7 +355,7 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
     j = view.job
     return {
         "cluster": cluster_text(view),
-        "id": Text(str(j.job_id)),
+        "id": Text(j.label),
         "user": literal(j.user),
         "name": literal(j.name),
         "partition": literal(j.partition),
@@ -393,7 +395,7 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
     j = view.job
     value: object
     if column == "id":
-        value = j.job_id
+        value = job_order(j)
     elif column == "cluster":
         value = view.cluster
     elif column == "user":

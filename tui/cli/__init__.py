@@ -32,6 +32,7 @@ squeue -o/-O/-S), ``history`` (``sckpt history``), ``job_output`` (``sckpt outpu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -383,7 +384,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
     except SckptError as failure:
         if not args.json:
             raise
-        output.to_stdout(output.dumps(failure_json(args.job_id, failure)))
+        output.to_stdout(output.dumps(failure_json(args.job_id.job_id, failure)))
         return failure.exit_code
     try:
         return run_history(facade, args.job_id, args.since, args.limit, as_json=args.json)
@@ -443,6 +444,9 @@ def _cmd_console(args: argparse.Namespace) -> int:
         one = _one_cluster(args.clusters)
         if focus is not None and one:  # sckpt -M NAME JOB.STEP: that cluster's step
             focus = replace(focus, cluster=one)
+        if focus is not None and focus.unresolved:  # sckpt 7_3.0: task 3's own record
+            with contextlib.suppress(SckptError):  # else the console says no job is listed
+                focus = facade.resolve(focus)
         return int(run_console(facade, settings, focus=focus))
     finally:
         facade.close()

@@ -167,14 +167,16 @@ def names(text: str) -> frozenset[str]:
     return chosen
 
 
-def job_ids(text: str) -> frozenset[int]:
-    """A comma-separated list of job ids (``123,456``)."""
-    chosen: set[int] = set()
+def job_ids(text: str) -> frozenset[str]:
+    """A comma-separated list of job ids (``123,456``), as squeue ``-j`` takes them: an
+    array's id (every task of it), an array task (``7_3``), or a job record's own id.
+    Kept as the ids' text; ``listing.job_wanted`` matches them."""
+    chosen: set[str] = set()
     for part in text.split(","):
-        step = parse_target(part)
-        if not step.is_whole_job:
-            raise UsageError(f"invalid job id {_shown(part)}: expected a job id without a step")
-        chosen.add(step.job_id)
+        for step in parse_targets(part):
+            if not step.is_whole_job:
+                raise UsageError(f"invalid job id {_shown(part)}: expected a job id without a step")
+            chosen.add(step.job_text)
     return frozenset(chosen)
 
 
@@ -200,12 +202,12 @@ def filter_words(text: str) -> str:
     return text
 
 
-def job_id(text: str) -> int:
-    """One job id without a step (``sckpt history JOB``)."""
+def job_id(text: str) -> StepId:
+    """One job id without a step (``sckpt history JOB``), or an array task (``7_3``)."""
     step = parse_target(text)
     if not step.is_whole_job:
         raise UsageError(f"invalid job id {_shown(text)}: expected a job id without a step")
-    return step.job_id
+    return step
 
 
 def since(text: str) -> str:

@@ -17,10 +17,13 @@ from sckpt.backend.model import (
     ACTIVE_STATES,
     CheckpointKind,
     ClusterInfo,
+    Job,
     JobState,
     JobView,
     Snapshot,
     StepView,
+    expand_task_ranges,
+    job_order,
 )
 
 from . import output
@@ -37,7 +40,8 @@ class ListFilter:
 
     users: frozenset[str] | None = None
     states: frozenset[JobState] = ACTIVE_STATES
-    job_ids: frozenset[int] = frozenset()
+    job_ids: frozenset[str] = frozenset()
+    """squeue ``-j``: job ids, arrays' ids and array tasks (``7_3``), as typed."""
     partitions: frozenset[str] = frozenset()
     checkpoint: frozenset[CheckpointKind] = frozenset()
     words: Filter = field(default_factory=Filter)
@@ -86,7 +90,7 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
             continue
         if wanted.states and job.state not in wanted.states:
             continue
-        if wanted.job_ids and job.job_id not in wanted.job_ids:
+        if wanted.job_ids and not job_named(job, wanted.job_ids):
             continue
         if wanted.partitions and job.partition not in wanted.partitions:
             continue
@@ -100,8 +104,27 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
         if not matches(wanted.words, view, output.job_checkpoint_summary(view)):
             continue
         kept.append(view)
-    kept.sort(key=lambda v: v.job.job_id)
+    kept.sort(key=lambda v: job_order(v.job))
     return kept
+
+
+def job_named(job: Job, ids: frozenset[str]) -> bool:
+    """Whether squeue ``-j IDS`` lists ``job``: its own id, its array's id, or its task
+    (``7_3``, also while pending in its array's record ``7_[3-50]``)."""
+    if str(job.job_id) in ids:
+        return True
+    if not job.array_job_id:
+        return False
+    if str(job.array_job_id) in ids or job.label in ids:
+        return True
+    if job.array_task_str:
+        prefix = f"{job.array_job_id}_"
+        named = {int(i[len(prefix) :]) for i in ids if i.startswith(prefix)}
+        try:
+            return bool(named & set(expand_task_ranges(job.array_task_str)))
+        except ValueError:
+            return False
+    return False
 
 
 @dataclass(frozen=True)

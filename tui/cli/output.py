@@ -161,7 +161,9 @@ def job_checkpoint_summary(view: JobView) -> str:
     """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``."""
     if not view.steps:
         if view.job.state is JobState.PENDING:
-            return CheckpointKind.PENDING.value
+            count = view.job.array_task_count if view.job.array_task_str else 0
+            pending = CheckpointKind.PENDING.value
+            return f"{pending} ({count} tasks)" if count > 1 else pending
         if view.job.state.is_finished:
             return CheckpointKind.ENDED.value
         return "-"

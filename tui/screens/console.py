@@ -240,7 +240,7 @@ class ConsoleScreen(TargetScreen):
         self.steps_table.sync((str(s.step.step_id), rows.step_row(s, shown(s))) for s in job.steps)
         self.steps_table.refresh_expired()
         on = f" on {job.cluster}" if job.cluster and self.sckpt.many_clusters else ""
-        heading = Text(f"Steps of {job.job.job_id}{on} ", style="bold")
+        heading = Text(f"Steps of {job.job.label}{on} ", style="bold")
         heading.append(printable(job.job.name))
         heading.append(f"  ({len(job.steps)})", style="dim")
         if job.job.state_reason and not job.steps:
