@@ -302,6 +302,10 @@ STEP_COLUMNS: tuple[Column, ...] = (
 )
 
 
+FLEX_MIN = 14
+"""The least the flexible column keeps when a long job id is widened into its room."""
+
+
 def columns_for(
     columns: Sequence[Column], width: int, wanted: Mapping[str, int] | None = None
 ) -> tuple[Column, ...]:
@@ -322,8 +326,16 @@ def columns_for(
         for c in shown
         if c.width is not None and wanted and wanted.get(c.key, 0) > c.width
     }
+    # A job id squeue writes long (an array's pending range, 7_[3-20%2]) is the row's
+    # name: it is widened first, from the flexible column's own room too (down to
+    # ``FLEX_MIN``), before other cut text shares what is left.
+    first = min(needs.pop("id", 0), max(0, rest - FLEX_MIN))
+    spare = max(0, spare - first) if first <= spare else 0
+    rest -= first
     grants = share(spare, needs)
-    rest -= sum(grants.values())
+    if first:
+        grants["id"] = first
+    rest -= sum(grants.values()) - first
     return tuple(
         Column(
             c.key,
