@@ -199,6 +199,22 @@ class Job:
     tres_per_node: str = ""
     """Generic resources asked per node (``--gres``, squeue ``-O tres-per-node``):
     ``gres:gpu:2`` (``gres/gpu:2`` from 23.02 on)."""
+    tres_alloc: str = ""
+    """Trackable resources allocated to a job that started (empty while pending)."""
+    sched_nodes: str = ""
+    """The nodes the scheduler plans a pending job on (squeue ``--start``'s SCHEDNODES)."""
+
+    @property
+    def tres(self) -> str:
+        """The job's resources as squeue ``-O tres-alloc`` prints them: allocated once it
+        started, else requested (empty when Slurm reports neither)."""
+        return self.tres_alloc or self.tres_req
+
+    @property
+    def expected_start(self) -> int:
+        """When a pending job is expected to start (squeue ``--start``), 0 when Slurm has
+        no estimate (held, a dependency, the backfill scheduler has not planned it)."""
+        return self.start_time if self.state is JobState.PENDING else 0
 
     @property
     def label(self) -> str:

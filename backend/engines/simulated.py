@@ -275,6 +275,27 @@ class _Bits:
         return value % n
 
 
+_NODE_MEMORY = {"gpu": "512G", "bigmem": "2T"}
+_NODE_GPUS = {"gpu": 4}
+
+
+def _tres(partition: str, n_nodes: int, cpus: int) -> str:
+    """A TRES string as Slurm writes one (``cpu=64,mem=250G,node=1,billing=64``, then
+    ``gres/gpu=4`` on GPU nodes): what the simulated job asked for or was given."""
+    n = max(1, n_nodes)
+    memory = _NODE_MEMORY.get(partition, "250G")
+    amount, unit = int(memory[:-1]) * n, memory[-1]
+    text = f"cpu={max(1, cpus)},mem={amount}{unit},node={n},billing={max(1, cpus)}"
+    gpus = _NODE_GPUS.get(partition, 0) * n
+    return f"{text},gres/gpu={gpus}" if gpus else text
+
+
+def _gres(partition: str) -> str:
+    """``--gres`` of a simulated job, as 22.05's squeue ``-O tres-per-node`` writes it."""
+    gpus = _NODE_GPUS.get(partition, 0)
+    return f"gres:gpu:{gpus}" if gpus else ""
+
+
 def _with_allocation(
     job: Job,
     state: JobState,
@@ -312,15 +333,18 @@ def _with_allocation(
         job.array_task_id,
         job.array_task_str,
         job.array_max_tasks,
-        job.tres_req,
+        job.tres_req or _tres(job.partition, n_nodes, cpus),
         job.tres_per_node,
+        _tres(job.partition, n_nodes, cpus) if state is not JobState.PENDING else "",
+        "",
     )
 
 
 _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
     "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
-    "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node"
+    "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node "
+    "tres_alloc sched_nodes"
 )
 _STEP_ORDER = (
     "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network"
@@ -606,6 +630,9 @@ class SimulatedCluster:
                 0,
                 batch,
                 "",
+                tres_req=_tres(partition, placed[1], cpus),
+                tres_per_node=_gres(partition),
+                tres_alloc=_tres(partition, placed[1], cpus),
             )
             rec = _JobRec(job, app, duration, fails, n_numbered)
             self._jobs[job_id] = rec
@@ -624,13 +651,18 @@ class SimulatedCluster:
             comment=self._demo_comment(job_id),
             batch=batch,
             held=held,
+            tres_req=_tres(partition, 1, 32 if kind == "gpu" else 64),
+            tres_per_node=_gres(partition),
         )
         rec = _JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
         self._dirty.add(job_id)
         if state is JobState.PENDING:
             if reason in ("Priority", "Resources"):
-                self._push(now + 20 + bits.take(880), "start", job_id, token=rec.token)
+                expected = now + 20 + bits.take(880)
+                self._push(expected, "start", job_id, token=rec.token)
+                # The backfill scheduler's estimate, as squeue --start shows it.
+                rec.job = replace(rec.job, start_time=int(expected))
         else:
             start = submit + 5 + bits.take(1200)
             end = min(int(now) - 5, start + 30 + bits.take(4 * 3600))
@@ -812,8 +844,15 @@ class SimulatedCluster:
         if kind == "arrive":
             rng = self._rng
             new = self._new_job(rng, JobState.PENDING, when)
-            new.job = replace(new.job, submit_time=t, state_reason="Priority", held=False)
-            self._push(when + rng.randint(20, 240), "start", new.job.job_id, token=new.token)
+            expected = when + rng.randint(20, 240)
+            new.job = replace(
+                new.job,
+                submit_time=t,
+                state_reason="Priority",
+                held=False,
+                start_time=int(expected),
+            )
+            self._push(expected, "start", new.job.job_id, token=new.token)
             self._push(when + rng.randint(45, 180), "arrive", 0)
             self._version += 1
             return
@@ -1284,6 +1323,7 @@ class SimulatedCluster:
             rec.begin_at = now + REQUEUE_BEGIN_DELAY
             if not hold:
                 self._push(float(rec.begin_at), "start", job_id, token=rec.token)
+                rec.job = replace(rec.job, start_time=int(rec.begin_at))  # its begin time
             self._dirty.add(job_id)
             self._version += 1
 

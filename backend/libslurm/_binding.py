@@ -143,8 +143,10 @@ _JOB_ORDER = (
     "array_max_tasks",
     "tres_req",
     "tres_per_node",
+    "tres_alloc",
+    "sched_nodes",
 )
-_JOB_STRINGS = 11
+_JOB_STRINGS = 13
 """Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
 
 
@@ -559,6 +561,8 @@ class Binding:
                     array_max,
                     texts[9],
                     texts[10],
+                    texts[11],
+                    texts[12],
                 )
             memo[key] = job
             out.append(job)

@@ -248,7 +248,8 @@ static int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count,
 /* Jobs leave as two flat buffers, so a 10,000-job cluster converts fast: numbers in a flat array of fixed-size records, strings
  * concatenated NUL-separated (8 per job, NULL as empty) so Python decodes them in one go.
  * Order of strings: name, partition, state_reason, nodes, work_dir, comment, req_nodes,
- * account, array_task_str, tres_req_str, tres_per_node.  The array and TRES fields have
+ * account, array_task_str, tres_req_str, tres_per_node, tres_alloc_str, sched_nodes.  The
+ * array, TRES and sched_nodes fields have
  * had these names and types from 19.05 to 26.05.  array_task_str is libslurm's own text
  * for an array's pending tasks ("1-50%2": unpacking turns the controller's bitmap into
  * ranges and appends the run limit), what squeue prints inside 7_[...]. */
@@ -271,7 +272,7 @@ typedef struct {
 	int64_t end_time;
 } sckpt_job_nums_t;
 
-#define SCKPT_JOB_STRINGS 11
+#define SCKPT_JOB_STRINGS 13
 
 static size_t sckpt_jobs_strings_size(void *handle)
 {
@@ -291,7 +292,9 @@ static size_t sckpt_jobs_strings_size(void *handle)
 			+ (j->account ? strlen(j->account) : 0)
 			+ (j->array_task_str ? strlen(j->array_task_str) : 0)
 			+ (j->tres_req_str ? strlen(j->tres_req_str) : 0)
-			+ (j->tres_per_node ? strlen(j->tres_per_node) : 0) + SCKPT_JOB_STRINGS;
+			+ (j->tres_per_node ? strlen(j->tres_per_node) : 0)
+			+ (j->tres_alloc_str ? strlen(j->tres_alloc_str) : 0)
+			+ (j->sched_nodes ? strlen(j->sched_nodes) : 0) + SCKPT_JOB_STRINGS;
 	}
 	return total;
 }
@@ -350,6 +353,8 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		p = sckpt_put(p, j->array_task_str);
 		p = sckpt_put(p, j->tres_req_str);
 		p = sckpt_put(p, j->tres_per_node);
+		p = sckpt_put(p, j->tres_alloc_str);
+		p = sckpt_put(p, j->sched_nodes);
 	}
 	return (size_t) (p - buf);
 }

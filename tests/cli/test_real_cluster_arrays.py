@@ -114,6 +114,9 @@ def test_a_held_range_is_one_row_as_in_squeue_and_its_tasks_as_in_squeue_r(
         ["-o", "%i|%A|%F|%K|%t", "-S", "i"],
         ["-O", "JobID,JobArrayID:16,ArrayJobID,ArrayTaskID,StateCompact", "-S", "-i"],
         ["-s", "-o", "%i %j", "-S", "i"],
+        ["-r", "-o", "%i %t %r", "-S", "i"],
+        ["-O", "JobArrayID:16,tres-alloc:45,tres-per-node,SchedNodes,StartTime", "-S", "i"],
+        ["--start", "-S", "i"],
     ],
     ids=lambda case: " ".join(case),
 )

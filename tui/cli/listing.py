@@ -8,7 +8,7 @@ active jobs are listed (pending, running, suspended), as squeue does by default.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sckpt.backend.filters import Filter, matches
@@ -106,6 +106,31 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
         kept.append(view)
     kept.sort(key=lambda v: job_order(v.job))
     return kept
+
+
+START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
+"""squeue ``--start``'s columns (its ``opts.c``), with ``-S S`` and ``-t PD``."""
+
+
+def one_per_task(views: list[JobView], wanted: ListFilter) -> list[JobView]:
+    """squeue ``-r``: the record of an array's pending tasks as one row per task (``7_3``,
+    ``7_4`` ...), each the same record named for its task; with ``-j 7_4``, that task only.
+    A range libslurm cut short (``...``) stays one row."""
+    out: list[JobView] = []
+    for view in views:
+        job = view.job
+        try:
+            tasks = expand_task_ranges(job.array_task_str) if job.array_task_str else ()
+        except ValueError:
+            tasks = ()
+        if not tasks:
+            out.append(view)
+            continue
+        for task in tasks:
+            one = replace(job, array_task_id=task, array_task_str="")
+            if not wanted.job_ids or job_named(one, wanted.job_ids):
+                out.append(replace(view, job=one))
+    return out
 
 
 def job_named(job: Job, ids: frozenset[str]) -> bool:

@@ -403,6 +403,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="steps whose checkpoint state is one of: able, disabled, in_progress, ...",
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
+    ls.add_argument(
+        "--start",
+        action="store_true",
+        help="pending jobs and when Slurm expects them to start, as squeue --start: "
+        'its columns "%%.18i %%.9P %%.8j %%.8u %%.2t %%.19S %%.6D %%20Y %%R" unless -o '
+        "(over -O, as squeue), -S S unless -S, -t PD unless -t",
+    )
+    ls.add_argument(
+        "-r",
+        "--array",
+        action="store_true",
+        help="one row per array task, pending ones too (squeue -r), not 7_[3-50%%2]",
+    )
     ls.add_argument("-a", "--all", action="store_true", help="include finished jobs")
     ls.add_argument(
         "-h", "-H", "--noheader", action="store_true", help="no header line (as squeue -h)"

@@ -227,6 +227,17 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
     _job("a", ["Account"], "ACCOUNT", lambda j: _or_null(j.account)),
     _job("", ["RestartCnt"], "RESTART_COUNT", lambda j: str(j.restart_count)),
     _job("", ["BatchFlag"], "BATCH_FLAG", lambda j: str(int(j.batch))),
+    _job("", ["tres-alloc", "tres"], "TRES_ALLOC", lambda j: j.tres or "N/A"),
+    _job("b", ["tres-per-node"], "TRES_PER_NODE", lambda j: j.tres_per_node or "N/A"),
+    Field(
+        "Y",
+        ("SchedNodes",),
+        "SCHEDNODES",
+        # squeue passes a NULL list to printf's %s, which glibc writes as "(null)"
+        lambda view, _now: view.job.sched_nodes or "(null)",
+        cut=lambda _view: False,
+        header_cut=False,
+    ),
     Field(CHECKPOINT_LETTER, ("Checkpoint",), "CKPT", _ckpt_summary, _ckpt_summary),
 )
 
