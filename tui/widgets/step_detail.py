@@ -113,6 +113,8 @@ class StepDetail(Static):
             # before cancelling" -- what an operator wants to read before acting.
             comment = self.job.job.comment
             line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
+            # squeue -O tres-alloc's: what the job holds (asked for, before it started)
+            line("Resources", bounded(job.tres) if job.tres else Text("(unknown)", style="dim"))
         if step.start_time:
             line("Started", moment(step.start_time, now))
         line("Checkpoint", _state_text(ckpt, now))
