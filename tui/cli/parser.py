@@ -381,7 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument(
         "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
     )
-    ls.add_argument("-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34")
+    ls.add_argument(
+        "-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34 or 7_3"
+    )
     ls.add_argument("-p", "--partition", type=arguments.names, action="append", help="partition(s)")
     ls.add_argument(
         "-n", "--name", type=arguments.names, action="append", help="job (with -s: step) name(s)"
