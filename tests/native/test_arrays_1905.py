@@ -29,7 +29,7 @@ def array(native: Native) -> Iterator[int]:
     try:
         wait_for(
             lambda: {f"{job}_1.0", f"{job}_2.0"} <= set(native.steps(job)),
-            timeout=90,
+            timeout=180,  # a 19.05 cluster just started by the fixture registers its node first
         )
         yield job
     finally:
