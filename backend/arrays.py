@@ -11,7 +11,9 @@ any engine is called the facade turns them into records here, as scontrol reads 
 
 A task still pending inside its array's one record (``7_[4-50%2]``) has no record of its
 own until the scheduler splits it off: acting on that record would act on every pending
-task, so naming such a task is refused with what to do instead.  Pure: the model only.
+task.  ``hold`` and ``release`` name it as scontrol does (``7_5``: the controller splits
+it off), so for them it stays unresolved (``pending_ok``); anything else is refused with
+what to do instead.  Pure: the model only.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class ArrayIndex:
         for records in self.records.values():
             records.sort(key=job_order)
 
-    def resolve(self, target: StepId) -> StepId:
+    def resolve(self, target: StepId, *, pending_ok: bool = False) -> StepId:
         """One target's record: an array task's own job id filled in (``7_3`` -> job 9);
         a plain record that is an array task gets its array names (for what is shown and
         logged).  ``InvalidJobId`` when no record holds the task."""
@@ -59,10 +61,13 @@ class ArrayIndex:
             return replace(target, job_id=job.job_id)
         pending = self.pending.get(array_id)
         if pending is not None and task in _tasks_of(pending):
+            if pending_ok:  # hold/release: by its name, as scontrol (arrays.py's doc)
+                return target
             raise UsageError(
                 f"{target} has not started: it is one of the pending tasks "
                 f"{job_label(pending)}, which Slurm keeps as one job record until each "
-                f"task starts; act on the whole array ({array_id}) or wait for it to start"
+                f"task starts; hold or release it, act on the whole array ({array_id}), "
+                "or wait for it to start"
             )
         raise InvalidJobId(
             hint=f"no array task {target.job_text} is listed (squeue -r -j {array_id} lists "

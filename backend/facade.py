@@ -114,6 +114,9 @@ MAX_NODELIST = 65536
 MAX_TIME = 2**63 - 1
 
 Target = str | StepId
+_BY_TASK_NAME = frozenset({"hold", "release"})
+"""Operations that reach an array task still pending in its array's record by its name
+(``slurm_update_job2`` with ``7_5``, as scontrol); the others need a record of its own."""
 
 
 # ---------------------------------------------------------------------- engine registry
@@ -351,14 +354,14 @@ class Facade:
 
     # ---------------------------------------------------------- array targets
 
-    def resolve(self, target: object, *, label: bool = False) -> StepId:
+    def resolve(self, target: object, *, label: bool = False, pending_ok: bool = False) -> StepId:
         """``target`` as a job record: an array task typed as ``7_3`` looked up in the
         listing (``arrays.py``; ``InvalidJobId`` when no record holds it); with ``label``,
         a record that is an array task also gets its array names (what the audit log and
         the answers show), from the listing at hand."""
         step = to_target(target)
         if step.unresolved:
-            return self._array_index(step, fresh=True).resolve(step)
+            return self._array_index(step, fresh=True).resolve(step, pending_ok=pending_ok)
         if label and step.array_task_id is None and self._last is not None:
             return self._array_index(step, fresh=False).resolve(step)
         return step
@@ -713,7 +716,9 @@ class Facade:
         started = monotonic()
         shown = str(raw_target) if isinstance(raw_target, StepId | str) else repr(raw_target)
         try:
-            target = self._engine.resolve_target(self.resolve(raw_target, label=True))
+            target = self._engine.resolve_target(
+                self.resolve(raw_target, label=True, pending_ok=operation in _BY_TASK_NAME)
+            )
             if find_operation(operation).whole_job:
                 require_whole_job(operation, target)
             args = validate(raw_args)

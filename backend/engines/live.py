@@ -437,13 +437,23 @@ class LiveEngine(Engine):
         return ActionResult(target, "cancel", detail=detail)
 
     def hold(self, target: StepId) -> ActionResult:
-        """scontrol hold: priority 0 (JobHeldAdmin for an operator, JobHeldUser otherwise)."""
-        self.binding.hold(target.job_id)
+        """scontrol hold: priority 0 (JobHeldAdmin for an operator, JobHeldUser otherwise);
+        an array task still pending in its array's record (``unresolved``) by its name."""
+        if target.unresolved:
+            assert target.array_task_id is not None  # unresolved says so
+            self.binding.hold_task(target.array_job_id, target.array_task_id, hold=True)
+        else:
+            self.binding.hold(target.job_id)
         return ActionResult(target, "hold")
 
     def release(self, target: StepId) -> ActionResult:
-        """scontrol release: a held job's priority is computed again."""
-        self.binding.release(target.job_id)
+        """scontrol release: a held job's priority is computed again (an array task still
+        pending in its array's record: by its name, as ``hold``)."""
+        if target.unresolved:
+            assert target.array_task_id is not None  # unresolved says so
+            self.binding.hold_task(target.array_job_id, target.array_task_id, hold=False)
+        else:
+            self.binding.release(target.job_id)
         return ActionResult(target, "release")
 
     def requeue(self, target: StepId) -> ActionResult:

@@ -1570,6 +1570,43 @@ class SimulatedCluster:
         self._dirty.add(job_id)
         return rec.job
 
+    def hold_task(self, caller: Caller, array_id: int, task: int, hold: bool) -> None:
+        """``scontrol hold|release 7_5`` of a task still pending in its array's record, as
+        slurmctld does it: the task is split off into a record of its own (a new job id;
+        the last one left takes the array's record itself), then held or released."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(array_id)
+            if rec is None or rec.job.array_job_id != array_id or not rec.job.array_task_str:
+                raise InvalidJobId()
+            self._owned(caller, array_id)
+            left = [t for t in expand_task_ranges(rec.job.array_task_str) if t != task]
+            if len(left) == len(expand_task_ranges(rec.job.array_task_str)):
+                raise InvalidJobId()
+            if left:
+                limit = f"%{rec.job.array_max_tasks}" if rec.job.array_max_tasks else ""
+                rec.job = replace(rec.job, array_task_str=compress_task_ids(left) + limit)
+                job_id = self._next_job_id
+                self._next_job_id += 1
+                split = _JobRec(
+                    replace(rec.job, job_id=job_id, array_task_id=task, array_task_str=""),
+                    rec.app,
+                    rec.duration,
+                    rec.fails,
+                    rec.n_numbered,
+                )
+                self._jobs[job_id] = split
+                self._dirty.add(array_id)
+            else:
+                job_id = array_id
+                rec.job = replace(rec.job, array_task_id=task, array_task_str="")
+            self._dirty.add(job_id)
+            self._version += 1
+        if hold:
+            self.hold_job(caller, job_id)
+        else:
+            self.release(caller, job_id)
+
     def _demo_arrays(self) -> None:
         """The demo's job arrays: three tasks running, a range held by its run limit behind
         two running tasks, and a held array of 50 (``sbatch --array=1-50%2 --hold``)."""
@@ -2125,6 +2162,9 @@ class SimulatedSlurm:
 
     def release(self, job_id: int) -> None:
         self._answer(lambda: self.cluster.release(self.caller, job_id))
+
+    def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
+        self._answer(lambda: self.cluster.hold_task(self.caller, array_job_id, task, hold))
 
     def set_required_nodes(self, job_id: int, nodelist: str) -> None:
         self._answer(lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist))

@@ -763,6 +763,12 @@ class Binding:
         """Release a held job (priority back to normal), as ``scontrol release``."""
         self._action(self._lib.sckpt_release, job_id)
 
+    def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
+        """Hold (or release) one array task still pending in its array's record, named
+        ``7_5`` as scontrol names it: the controller splits it off into its own record."""
+        text = f"{array_job_id}_{task}".encode()
+        self._action(self._lib.sckpt_hold_task, text, 1 if hold else 0)
+
     def set_required_nodes(self, job_id: int, nodelist: str) -> None:
         """Set a pending job's required nodes (``scontrol update job ReqNodeList=``)."""
         self._action(self._lib.sckpt_set_required_nodes, job_id, nodelist.encode())

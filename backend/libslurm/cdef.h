@@ -134,6 +134,7 @@ int sckpt_kill_job(uint32_t job_id, uint32_t sig, uint32_t flags, int *err);
 int sckpt_requeue(uint32_t job_id, int hold, int *err);
 int sckpt_hold(uint32_t job_id, int *err);
 int sckpt_release(uint32_t job_id, int *err);
+int sckpt_hold_task(const char *task, int hold, int *err);
 int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *err);
 int sckpt_set_begin_time(uint32_t job_id, int64_t when, int *err);
 

@@ -746,6 +746,37 @@ static int sckpt_release(uint32_t job_id, int *err)
 	return rc;
 }
 
+/* Hold or release one array task still pending inside its array's record ("7_5"): it has
+ * no job id of its own, so the update names it as scontrol does (job_id_str, the same
+ * field from 19.05 to 26.05), and the controller splits it off into a record of its own.
+ * The answer per task comes back in job_array_resp_msg_t. */
+static int sckpt_hold_task(const char *task, int hold, int *err)
+{
+	job_desc_msg_t desc;
+	job_array_resp_msg_t *resp = NULL;
+	uint32_t i;
+	int rc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id_str = (char *) task;
+	desc.priority = hold ? 0 : INFINITE;
+	if (hold)
+		desc.alloc_sid = 0;
+	errno = 0;
+	rc = slurm_update_job2(&desc, &resp);
+	*err = errno;
+	if (rc == SLURM_SUCCESS && resp) {
+		for (i = 0; i < resp->job_array_count; i++) {
+			if (resp->error_code[i]) {
+				rc = (int) resp->error_code[i];
+				break;
+			}
+		}
+	}
+	if (resp)
+		slurm_free_job_array_resp(resp);
+	return rc;
+}
+
 static int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *err)
 {
 	job_desc_msg_t desc;

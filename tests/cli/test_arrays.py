@@ -124,14 +124,28 @@ def test_the_arrays_id_and_a_task_range_name_every_task(
     assert cluster.job(limited).held  # the pending record was not named
 
 
-def test_a_pending_task_inside_its_arrays_record_is_refused_with_what_to_do(
+def test_release_of_a_pending_task_splits_it_off_as_slurmctld_does(
     cli_env: CliEnv, cluster: SimulatedCluster, arrays: dict[str, int]
 ) -> None:
     held = arrays["held"]
     result = cli_env.run("--as-user", "bob", "release", f"{held}_7")
+    assert (result.code, result.out) == (0, f"{held}_7: release requested\n")
+    task = _record(cluster, f"{held}_7")
+    assert task.job_id != held and not task.held  # a record of its own, released
+    rest = cluster.job(held)
+    assert (rest.label, rest.held) == (f"{held}_[1-6,8-50%2]", True)
+    assert cli_env.audit()[-1]["target"] == f"{held}_7"
+
+
+def test_other_actions_on_a_pending_task_are_refused_with_what_to_do(
+    cli_env: CliEnv, cluster: SimulatedCluster, arrays: dict[str, int]
+) -> None:
+    held = arrays["held"]
+    result = cli_env.run("--as-user", "bob", "cancel", f"{held}_7")
     assert result.code == 2
     assert f"it is one of the pending tasks {held}_[1-50%2]" in result.err
-    assert cluster.job(held).held
+    assert cluster.job(held).state is JobState.PENDING
+    assert cluster.job(held).array_task_str == "1-50%2"
     missing = cli_env.run("able", f"{arrays['run']}_9.0")
     assert missing.code == 1
     assert "ESLURM_INVALID_JOB_ID" in missing.err and f"{arrays['run']}_9" in missing.err

@@ -173,14 +173,24 @@ def test_the_arrays_id_names_every_task_as_in_scontrol(
     assert all(_priority(slurm_cluster, f"{run}_{t}") > 0 for t in (1, 2, 3))
 
 
-def test_a_task_not_started_yet_is_refused_with_what_to_do(
+def test_release_of_one_pending_task_splits_it_off_as_scontrol_release_does(
     slurm_cluster: SlurmCluster, config: Path, arrays: dict[str, int]
 ) -> None:
     held = arrays["held"]
-    result = sckpt(slurm_cluster, config, "release", f"{held}_7")
-    assert result.returncode == 2
-    assert f"it is one of the pending tasks {held}_[1-50%2]" in result.stderr
-    assert _priority(slurm_cluster, str(held)) == 0  # nothing was released
+    refused = sckpt(slurm_cluster, config, "cancel", f"{held}_8")
+    assert refused.returncode == 2
+    assert f"it is one of the pending tasks {held}_[1-50%2]" in refused.stderr
+    released = sckpt(slurm_cluster, config, "release", f"{held}_7")
+    assert released.returncode == 0, released.stderr
+    assert released.stdout.strip() == f"{held}_7: release requested"
+    task = _show(slurm_cluster, f"{held}_7")
+    assert int(task["JobId"]) != held and int(task["Priority"]) > 0
+    rest = _show(slurm_cluster, str(held))
+    assert (rest["ArrayTaskId"], rest["Priority"]) == ("1-6,8-50%2", "0")
+    # sckpt lists the two records apart (squeue joins pending records of one array into
+    # one line, 648_[1-50] here, until the task starts: README's "not reproduced")
+    ours = sckpt(slurm_cluster, config, "ls", "-h", "-o", "%i", "-j", str(held))
+    assert {f"{held}_7", f"{held}_[1-6,8-50%2]"} <= set(ours.stdout.split())
     missing = sckpt(slurm_cluster, config, "able", f"{arrays['run']}_9")
     assert missing.returncode == 1
     assert "ESLURM_INVALID_JOB_ID" in missing.stderr and f"{arrays['run']}_9" in missing.stderr
