@@ -319,6 +319,7 @@ def run_actions(
     outcomes = []
     unreachable: SckptError | None = None
     interrupted = False
+    targets = _expanded(facade, targets)
     for target in targets:
         if interrupted:
             outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
@@ -342,6 +343,19 @@ def run_actions(
             outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
         )
     return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+
+
+def _expanded(facade: Facade, targets: Sequence[StepId]) -> list[StepId]:
+    """The targets as scontrol reads them (``7`` = every record of array 7, ``7_3`` its
+    task's record: ``Facade.expand_targets``).  A target that cannot be looked up stays
+    as typed: acting on it raises the same refusal, reported (and audited) as its own."""
+    out: list[StepId] = []
+    for target in targets:
+        try:
+            out.extend(facade.expand_targets([target]))
+        except SckptError:
+            out.append(target)
+    return out
 
 
 def report_unopened(
