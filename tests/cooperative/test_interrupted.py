@@ -20,10 +20,8 @@ import errno
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -152,20 +150,13 @@ class Job:
 
 
 @pytest.fixture
-def work() -> Iterator[Path]:
-    """A directory alice owns (the job's working dir), with the operator's config beside."""
-    top = Path(tempfile.mkdtemp(prefix="sckpt-intr-", dir="/tmp"))
-    top.chmod(0o755)
-    work = top / "alice"
-    work.mkdir()
-    subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
-    try:
-        yield work
-    finally:
-        with contextlib.suppress(OSError):
-            for mount in _mounts_under(top):
-                subprocess.run(["umount", "-l", mount], check=False)
-        shutil.rmtree(top, ignore_errors=True)
+def work(cluster_work: Path) -> Iterator[Path]:
+    """Alice's job directory (``cluster_work``); the file systems a test mounts under it
+    are unmounted before it is removed."""
+    yield cluster_work
+    with contextlib.suppress(OSError):
+        for mount in _mounts_under(cluster_work.parent):
+            subprocess.run(["umount", "-l", mount], check=False)
 
 
 def _mounts_under(top: Path) -> list[str]:
@@ -173,21 +164,31 @@ def _mounts_under(top: Path) -> list[str]:
     return [fields[1] for line in lines if (fields := line.split())[1].startswith(str(top))]
 
 
+def _sbatch(cluster: PrivateCluster, work: Path, *args: str) -> Job:
+    """``sbatch ARGS`` as alice in ``work``, with the operator's config beside it."""
+    config = work.parent / "sckpt.toml"
+    config.write_text(f'audit_log = "{work.parent}/audit.log"\nengine = "cooperative"\n')
+    out = cluster.run(
+        "sbatch", "--parsable", f"--chdir={work}", *args, user=ALICE, cwd=str(work)
+    )  # fmt: skip
+    return Job(cluster, work, config, int(out.stdout.strip().split(";")[0]))
+
+
+def _two_files_job(cluster: PrivateCluster, work: Path, args: str = "") -> Job:
+    """The two-file program's job (``SCRIPT``), ``args`` added to its command line."""
+    (work / "job.sh").write_text(SCRIPT)
+    return _sbatch(
+        cluster, work, "-J", "two-files", "--open-mode=append", "-o", str(work / "out.txt"),
+        f"--export=ALL,TWO_ARGS={args}", str(work / "job.sh"),
+    )  # fmt: skip
+
+
 @pytest.fixture
 def submit(private_cluster: PrivateCluster, work: Path) -> Iterator[Callable[..., Job]]:
     jobs: list[int] = []
-    config = work.parent / "sckpt.toml"
-    config.write_text(f'audit_log = "{work.parent}/audit.log"\nengine = "cooperative"\n')
 
     def _submit(args: str = "") -> Job:
-        script = work / "job.sh"
-        script.write_text(SCRIPT)
-        out = private_cluster.run(
-            "sbatch", "--parsable", "-J", "two-files", f"--chdir={work}",
-            "--open-mode=append", "-o", str(work / "out.txt"),
-            f"--export=ALL,TWO_ARGS={args}", str(script), user=ALICE, cwd=str(work),
-        )  # fmt: skip
-        job = Job(private_cluster, work, config, int(out.stdout.strip().split(";")[0]))
+        job = _two_files_job(private_cluster, work, args)
         jobs.append(job.id)
         job.wait(job.registered, timeout=90)
         job.wait(lambda: job.counted() >= 5, timeout=30)
@@ -202,6 +203,13 @@ def submit(private_cluster: PrivateCluster, work: Path) -> Iterator[Callable[...
             lambda: not private_cluster.run("squeue", "-h", "-j", ids, check=False).stdout,
             timeout=90,
         )
+
+
+def _vacated(job: Job) -> None:
+    """``sckpt vacate JOB.0``: checkpointed, then requeued held, waiting for a restart."""
+    vacate = job.sckpt("vacate", job.step, "--max-wait", "30")
+    assert vacate.returncode == 0, vacate.stderr
+    job.wait(lambda: job.field("Reason") == "job_requeued_in_held_state", timeout=90)
 
 
 def _first_checkpoint(job: Job) -> dict[str, bytes]:
@@ -329,9 +337,7 @@ def test_keep_last_two_generations_after_five_checkpoints(submit) -> None:  # ty
 
 def test_a_removed_image_refuses_restart_and_force_starts_fresh(submit) -> None:  # type: ignore[no-untyped-def]
     job = submit("--slow-from 1000")
-    vacate = job.sckpt("vacate", job.step, "--max-wait", "30")
-    assert vacate.returncode == 0, vacate.stderr
-    wait_for(lambda: job.field("Reason") == "job_requeued_in_held_state", timeout=90)
+    _vacated(job)
     gone = job.task_dir / "g1"
     job.as_alice(f"rm -rf {gone}")
 
@@ -363,9 +369,7 @@ def test_a_removed_image_refuses_restart_and_force_starts_fresh(submit) -> None:
 
 def test_a_refused_lock_at_restart_is_shown_to_the_operator(submit) -> None:  # type: ignore[no-untyped-def]
     job = submit("--slow-from 1000")
-    vacate = job.sckpt("vacate", job.step, "--max-wait", "30")
-    assert vacate.returncode == 0, vacate.stderr
-    wait_for(lambda: job.field("Reason") == "job_requeued_in_held_state", timeout=90)
+    _vacated(job)
     lock = job.work / ".sckpt" / f"{job.id}.0.lock"
     job.as_alice(f"rm -f {lock} && ln -s /etc/hostname {lock}")
     restart = job.sckpt("restart", str(job.id), "--wait")
@@ -424,15 +428,7 @@ def test_a_full_state_directory_is_enospc_in_one_sentence(private_cluster, work:
     registered: an operator's change is refused with the code, not a bare sentence."""
     _tmpfs(work / ".sckpt", ALICE)
     # The submit fixture is not used: its job must start after the mount.
-    config = work.parent / "sckpt.toml"
-    config.write_text(f'audit_log = "{work.parent}/audit.log"\nengine = "cooperative"\n')
-    (work / "job.sh").write_text(SCRIPT)
-    out = private_cluster.run(
-        "sbatch", "--parsable", f"--chdir={work}", "-o", str(work / "out.txt"),
-        "--export=ALL,TWO_ARGS=--slow-from 1000", str(work / "job.sh"), user=ALICE,
-        cwd=str(work),
-    )  # fmt: skip
-    job = Job(private_cluster, work, config, int(out.stdout.strip().split(";")[0]))
+    job = _two_files_job(private_cluster, work, "--slow-from 1000")
     try:
         wait_for(job.registered, timeout=90)
         _fill(work / ".sckpt")
@@ -454,9 +450,7 @@ def test_a_full_state_directory_is_enospc_in_one_sentence(private_cluster, work:
 
 def test_a_symlinked_state_directory_is_named_by_restart(submit) -> None:  # type: ignore[no-untyped-def]
     job = submit("--slow-from 1000")
-    vacate = job.sckpt("vacate", job.step, "--max-wait", "30")
-    assert vacate.returncode == 0, vacate.stderr
-    wait_for(lambda: job.field("Reason") == "job_requeued_in_held_state", timeout=90)
+    _vacated(job)
     state = job.work / ".sckpt"
     job.as_alice(f"mv {state} {job.work}/elsewhere && ln -s {job.work}/elsewhere {state}")
     refused = job.sckpt("restart", str(job.id))
@@ -470,13 +464,7 @@ def test_a_symlinked_state_directory_is_named_by_restart(submit) -> None:  # typ
 def test_vacate_force_on_a_job_with_nothing_under_sckpt_run_says_force_cannot_help(
     private_cluster: PrivateCluster, work: Path
 ) -> None:
-    config = work.parent / "sckpt.toml"
-    config.write_text(f'audit_log = "{work.parent}/audit.log"\nengine = "cooperative"\n')
-    out = private_cluster.run(
-        "sbatch", "--parsable", f"--chdir={work}", "-o", "/dev/null",
-        "--wrap", "srun sleep 300", user=ALICE, cwd=str(work),
-    )  # fmt: skip
-    job = Job(private_cluster, work, config, int(out.stdout.strip().split(";")[0]))
+    job = _sbatch(private_cluster, work, "-o", "/dev/null", "--wrap", "srun sleep 300")
     try:
         wait_for(lambda: f"{job.id}.0" in private_cluster.run("squeue", "-h", "-s").stdout)
         refused = job.sckpt("vacate", str(job.id), "--force")

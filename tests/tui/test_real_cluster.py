@@ -140,21 +140,31 @@ async def test_console_rows_equal_squeue_and_disable_changes_the_real_step(
         other.close()
 
 
+def _counter_job(cluster: SlurmCluster, workdir: Path, run: str) -> tuple[str, int]:
+    """A batch job of sckpt-alice whose only command is ``run``: its name and id."""
+    name = f"tui-{uuid.uuid4().hex[:6]}"
+    out = cluster.run(
+        "sbatch", "--parsable", "-J", name, "-D", str(workdir), "--wrap", run,
+        user="sckpt-alice",
+    )  # fmt: skip
+    return name, int(out.stdout.strip().split(";")[0])
+
+
+def _state_of(cluster: SlurmCluster, job: int) -> str:
+    """squeue's ``%T|%r`` of ``job``: its state and the reason."""
+    return cluster.run("squeue", "-h", "-j", str(job), "-o", "%T|%r").stdout.strip()
+
+
 async def test_a_refused_vacate_asks_again_and_force_vacates(
     slurm_cluster: SlurmCluster, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
-    name = f"tui-{uuid.uuid4().hex[:6]}"
     run = f"srun -n1 {SCKPT} run -- {COUNTER} --log {workdir}/c.log --fail '28 disk full'"
-    out = slurm_cluster.run(
-        "sbatch", "--parsable", "-J", name, "-D", str(workdir), "--wrap", run,
-        user="sckpt-alice",
-    )  # fmt: skip
-    job = int(out.stdout.strip().split(";")[0])
+    name, job = _counter_job(slurm_cluster, workdir, run)
     target = StepId(job, 0)
 
     def job_state() -> str:
-        return slurm_cluster.run("squeue", "-h", "-j", str(job), "-o", "%T|%r").stdout.strip()
+        return _state_of(slurm_cluster, job)
 
     settings = Settings(audit_log=tmp_path / "audit.log", refresh_interval=3600, max_wait=20)
     facade = open_facade(settings, engine="cooperative")
@@ -198,17 +208,12 @@ async def test_a_restart_without_its_image_asks_again_and_force_restarts(
     resume.  The console says which task has no image and asks once more: No leaves the
     job held, Yes restarts it and the task starts from zero."""
     monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
-    name = f"tui-{uuid.uuid4().hex[:6]}"
     run = f"srun -n1 {SCKPT} run --name c -- {COUNTER} --log {workdir}/c.log"
-    out = slurm_cluster.run(
-        "sbatch", "--parsable", "-J", name, "-D", str(workdir), "--wrap", run,
-        user="sckpt-alice",
-    )  # fmt: skip
-    job = int(out.stdout.strip().split(";")[0])
+    name, job = _counter_job(slurm_cluster, workdir, run)
     image = workdir / f"{job}.c" / "task0" / "g1"
 
     def job_state() -> str:
-        return slurm_cluster.run("squeue", "-h", "-j", str(job), "-o", "%T|%r").stdout.strip()
+        return _state_of(slurm_cluster, job)
 
     settings = Settings(audit_log=tmp_path / "audit.log", refresh_interval=3600, max_wait=20)
     facade = open_facade(settings, engine="cooperative")
