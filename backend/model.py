@@ -245,6 +245,12 @@ class CheckpointState:
     last_checkpoint_time: int = 0
     history: tuple[CheckpointEvent, ...] = ()
 
+    @property
+    def failed_code(self) -> int:
+        """The code of the step's last checkpoint error, 0 when its last one did not fail
+        (Slurm keeps the highest code reported until the next checkpoint starts)."""
+        return self.last_error.code if self.last_error is not None else 0
+
 
 @dataclass(frozen=True, slots=True)
 class StepView:

@@ -120,6 +120,17 @@ def test_help_and_version_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
         assert "usage: sckpt " + command in capsys.readouterr().out
 
 
+def test_no_help_prints_a_doubled_percent(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse %-formats help strings but prints a description as written: a "%%" meant for
+    # the former showed literally in "ls --help".
+    for command in ["", *cli.COMMANDS]:
+        assert cli.main([command, "--help"] if command else ["--help"]) == 0
+        text = capsys.readouterr().out
+        assert "%%" not in text, command
+    assert cli.main(["ls", "--help"]) == 0
+    assert "(%= or Checkpoint" in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
