@@ -245,6 +245,7 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
 
     from sckpt.backend.model import STEP_BATCH, StepId
     from sckpt.tui import app
+    from sckpt.tui.cli import terminal
 
     config = Path(str(tmp_path)) / "config.toml"
     config.write_text(f'audit_log = "{Path(str(tmp_path)) / "audit.log"}"\n[demo]\njobs = 5\n')
@@ -257,6 +258,7 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
         return 0
 
     monkeypatch.setattr(app, "run_console", fake_console)
+    monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout
     assert cli.main(["--demo"]) == 0
     assert cli.main(["--demo", "--read-only", "--as-user", "bob", "184201.batch"]) == 0
     assert cli.main(["--demo", "--step", "12.3"]) == 0

@@ -46,7 +46,7 @@ from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobView, Snapshot, S
 from sckpt.backend.operations import NAMES, Operation, operation
 from sckpt.backend.targets import require_whole_job
 
-from . import arguments, output
+from . import arguments, output, terminal
 from .actions import report_unopened, run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
@@ -428,6 +428,10 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 
 
 def _cmd_console(args: argparse.Namespace) -> int:
+    _load_settings(args)  # an invalid config is named first, as for every command
+    problem = terminal.missing_terminal()
+    if problem:
+        raise UsageError(problem)
     facade, settings = _open(args)
     try:
         from sckpt.backend.libslurm import divert_c_stderr
