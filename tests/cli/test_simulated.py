@@ -102,6 +102,9 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     assert step_only.code == 1 and "ESLURM_NOT_SUPPORTED" in step_only.err
     missing = cli_env.run("restart", str(job))  # the record was saved under /ck, not the default
     assert missing.code == 1 and "ENOENT" in missing.err
+    # Not a bare "No such file or directory": which image is missing, and what makes one.
+    assert f"no checkpoint image of job {job} in the cluster's checkpoint directory" in missing.err
+    assert f"'sckpt vacate {job}'" in missing.err and "--image-dir" in missing.err
     result = cli_env.run("restart", str(job), "--stick", "--image-dir", "/ck")
     assert result.code == 0
     assert result.out == f"{job}: restart requested: resubmitted as job {job} on {nodes}\n"
@@ -422,3 +425,14 @@ def test_key_overrides_that_swap_or_take_free_keys_are_accepted(cli_env: CliEnv)
         cli_env.config.read_text() + '[keys]\ncreate = "v"\nvacate = "c"\nrefresh = "ctrl+k"\n'
     )
     assert cli_env.run("--demo", "ls", "-H").code == 0
+
+
+def test_restart_of_a_demo_job_never_vacated_says_there_is_no_image(cli_env: CliEnv) -> None:
+    # 'sckpt --demo restart 184207' printed "ENOENT (2): No such file or directory" and an
+    # empty hint.  The demo as it ships (seed 42, 48 jobs), where 184207 has ended.
+    cli_env.config.write_text(f'audit_log = "{cli_env.audit_log}"\n')
+    result = cli_env.run("--demo", "--json", "restart", "184207")
+    (outcome,) = json.loads(result.out)["results"]
+    assert result.code == 1 and outcome["error"]["name"] == "ENOENT"
+    assert outcome["error"]["hint"].startswith("there is no checkpoint image of job 184207")
+    assert "'sckpt vacate 184207'" in outcome["error"]["hint"]
