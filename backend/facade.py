@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import history as history_rules
 from . import progress
 from .audit import AuditLog, AuditReservation, monotonic
-from .config import ENGINES, Settings, load_settings
+from .config import ENGINES, Settings, demo_audit_log_path, load_settings
 from .engines.base import Engine, EngineRequest
 from .errors import (
     AlreadyDone,
@@ -842,6 +842,8 @@ def open_facade(
         raise UsageError("-M/--clusters needs real clusters registered in slurmdbd, not --demo")
     if chosen == "simulated":
         engine_obj = _simulated(settings, as_user, cluster, clock)
+        if audit is None and (demo or cluster is None):  # the user's demo, not a test's cluster
+            audit = AuditLog(demo_audit_log_path(settings.audit_log), settings.audit_required)
     else:
         if as_user is not None:
             raise UsageError(

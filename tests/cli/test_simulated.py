@@ -436,3 +436,38 @@ def test_restart_of_a_demo_job_never_vacated_says_there_is_no_image(cli_env: Cli
     assert result.code == 1 and outcome["error"]["name"] == "ENOENT"
     assert outcome["error"]["hint"].startswith("there is no checkpoint image of job 184207")
     assert "'sckpt vacate 184207'" in outcome["error"]["hint"]
+
+
+def test_the_demo_audits_apart_from_the_real_log(cli_env: CliEnv) -> None:
+    # The demo's actions went into the user's real audit log, mixed with real ones.
+    assert cli_env.run("--demo", "--as-user", "root", "disable", "184201").code == 0
+    assert cli_env.run("--demo", "--read-only", "cancel", "184201").code == 1
+    assert not cli_env.audit_log.exists()
+    demo_log = cli_env.audit_log.with_name("demo-audit.log")
+    assert demo_log.is_file() and oct(demo_log.stat().st_mode & 0o777) == "0o600"
+    lines = cli_env.audit(demo=True)
+    assert [(x["operation"], x["target"], x["engine"]) for x in lines] == [
+        ("disable", "184201", "simulated"),
+        ("cancel", "184201", "simulated"),
+    ]
+
+
+def test_doctor_with_demo_checks_the_demo_not_this_machine(
+    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 'sckpt --demo doctor' checked this machine's Slurm and told a demo user that
+    # "sckpt --demo works without it".
+    from sckpt.backend import doctor
+
+    def no_slurm() -> None:
+        raise AssertionError("--demo doctor looked at this machine's Slurm")
+
+    monkeypatch.setattr(doctor, "run_doctor", no_slurm)
+    result = cli_env.run("--demo", "doctor")
+    assert result.code == 0, result.err
+    assert "works without it" not in result.out
+    assert result.out.splitlines()[-1] == "sckpt --demo works here."
+    assert "the simulated slurmctld listed 40 jobs" in result.out  # [demo] jobs = 40
+    assert str(cli_env.audit_log.with_name("demo-audit.log")) in result.out
+    document = json.loads(cli_env.run("--demo", "doctor", "--json").out)
+    assert document["exit_code"] == 0 and document["report"]["demo"] is True

@@ -412,9 +412,16 @@ def _cmd_output(args: argparse.Namespace) -> int:
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
-    from sckpt.backend.doctor import format_report, run_doctor
+    from sckpt.backend.doctor import format_report, run_demo_doctor, run_doctor
 
-    report, code = run_doctor()
+    if args.demo:  # the simulated cluster the user asked about, not this machine's Slurm
+        facade, settings = _open(args)
+        try:
+            report, code = run_demo_doctor(facade, settings)
+        finally:
+            facade.close()
+    else:
+        report, code = run_doctor()
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:
