@@ -873,16 +873,31 @@ def _simulated(
             n_jobs=settings.demo_jobs,
             clock=clock,
             users=demo_users_for(user),
+            output_dir=_demo_output_dir(),
         )
     return simulated_engine(cluster, user)
+
+
+def _demo_output_dir() -> str:
+    """A directory of this process's own for the demo's job output files, removed at exit
+    (each demo process simulates its cluster afresh: nothing in it outlives the process)."""
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    path = tempfile.mkdtemp(prefix="sckpt-demo-output-")
+    Path(path).chmod(0o755)  # read as the demo's acting user, whoever that is
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def simulated_engine(cluster: SimulatedCluster, user: str) -> Engine:
     """The demo's engine: the native engine, as on a real Slurm 19.05, acting as ``user``
     over the in-process controller (named "simulated" in the header and the audit log)."""
-    from .engines.native import NativeEngine
+    from .engines.demo import DemoEngine
 
-    return NativeEngine(cluster.connect(user), name="simulated", clock=cluster.clock)
+    return DemoEngine(cluster, user)
 
 
 def load_binding() -> Any:
