@@ -376,6 +376,7 @@ class _JobRec:
         "env",
         "fails",
         "job",
+        "n_nodes",
         "n_numbered",
         "requeue",
         "steps",
@@ -392,6 +393,8 @@ class _JobRec:
         self.token = 0
         self.requeue = False
         self.env: dict[str, str] = {}
+        self.n_nodes = 0
+        """The node count the job asked for (0 until it first runs: drawn then)."""
         self.begin_at = 0
 
 
@@ -525,14 +528,23 @@ class SimulatedCluster:
         self._seq += 1
         heapq.heappush(self._events, (when, self._seq, kind, job_id, step, token))
 
-    def _allocate(self, kind: str, bits: _Bits, required: str = "") -> tuple[str, int, int, str]:
-        """A contiguous block of nodes: (nodelist, node count, cpus per node, first node)."""
+    def _allocate(
+        self, kind: str, bits: _Bits, required: str = "", n_nodes: int = 0
+    ) -> tuple[str, int, int, str]:
+        """A contiguous block of nodes: (nodelist, node count, cpus per node, first node).
+
+        ``n_nodes`` (not 0): that many, as the job asked when it was submitted; a job that
+        runs again after a requeue or a restart keeps its shape (``_JobRec.n_nodes``).
+        """
         prefix, width, count = self._families[kind]
         cpn = 64 if kind == "cpu" else 32
         if required:
             names = expand_hostlist(required)
             return required, len(names), cpn, names[0]
-        n = _CPU_NODES[bits.take(len(_CPU_NODES))] if kind == "cpu" else 1 + bits.take(2)
+        if n_nodes:
+            n = n_nodes
+        else:
+            n = _CPU_NODES[bits.take(len(_CPU_NODES))] if kind == "cpu" else 1 + bits.take(2)
         n = min(n, count)
         first = 1 + bits.take(count - n + 1)
         return (
@@ -603,6 +615,7 @@ class SimulatedCluster:
                 "",
             )
             rec = _JobRec(job, app, duration, fails, n_numbered)
+            rec.n_nodes = placed[1]
             self._jobs[job_id] = rec
             self._make_steps(rec, placed, start, suspended=state is JobState.SUSPENDED)
             return rec
@@ -646,7 +659,8 @@ class SimulatedCluster:
     def _start(self, rec: _JobRec, start: int, bits: _Bits, suspended: bool = False) -> None:
         """PENDING -> RUNNING at ``start``: nodes, the batch/extern/numbered steps, the end."""
         kind = _APPS[rec.app][2]
-        placed = self._allocate(kind, bits, rec.job.required_nodes)
+        placed = self._allocate(kind, bits, rec.job.required_nodes, rec.n_nodes)
+        rec.n_nodes = placed[1]
         state = JobState.SUSPENDED if suspended else JobState.RUNNING
         rec.job = _with_allocation(
             rec.job,
@@ -1845,9 +1859,11 @@ class SimulatedCluster:
             )
             assert saved is not None
             now = int(self.clock())
-            if rec is None:
-                rec = _JobRec(replace(saved.job), 0, 3600, False, 1)
+            if rec is None:  # forgotten (MinJobAge): rebuilt from the saved record
+                app = next((i for i, a in enumerate(_APPS) if a[0] == saved.job.name), 0)
+                rec = _JobRec(replace(saved.job), app, 3600, False, 1)
                 self._jobs[target.job_id] = rec
+            rec.n_nodes = saved.job.num_nodes or rec.n_nodes
             rec.token += 1
             rec.steps = {}
             rec.env = {rules.RESTART_DIR_ENV: directory}

@@ -471,3 +471,21 @@ def test_doctor_with_demo_checks_the_demo_not_this_machine(
     assert str(cli_env.audit_log.with_name("demo-audit.log")) in result.out
     document = json.loads(cli_env.run("--demo", "doctor", "--json").out)
     assert document["exit_code"] == 0 and document["report"]["demo"] is True
+
+
+def test_a_restarted_job_keeps_its_shape(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    # A demo job that ran on 4 nodes with 256 tasks came back on 1 node with 64.
+    jobs = [cluster.submit("alice", name="md", n_steps=1) for _ in range(8)]
+    job = next(j for j in jobs if j.num_nodes >= 2)
+    cluster.script_checkpoint(StepId(job.job_id, 0), duration=2)
+    cluster.script_checkpoint(StepId(job.job_id, 0xFFFFFFFB), duration=2)
+    assert cli_env.run("vacate", str(job.job_id)).code == 0
+    cluster.advance(3)
+    assert cli_env.run("restart", str(job.job_id)).code == 0
+    cluster.advance(10)
+    again = cluster.job(job.job_id)
+    assert again.state is JobState.RUNNING and again.restart_count == 1
+    assert (again.num_nodes, again.num_cpus) == (job.num_nodes, job.num_cpus)
+    listed = json.loads(cli_env.run("ls", "-j", str(job.job_id), "--json").out)["jobs"][0]
+    step0 = next(s for s in listed["steps"] if s["step_id"] == f"{job.job_id}.0")
+    assert step0["num_tasks"] == job.num_cpus
