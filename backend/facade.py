@@ -63,6 +63,7 @@ from .errors import (
     Disabled,
     InvalidJobId,
     NoConfig,
+    NothingMatched,
     SckptError,
     SetupError,
     UsageError,
@@ -575,7 +576,7 @@ class Facade:
                 "error_code": _whole(a["error_code"], "error_code", 0, MAX_ERROR_CODE),
                 "error_msg": _error_msg(a["error_msg"]),
             },
-            lambda e, t, a: e.complete(t, a["begin_time"], a["error_code"], a["error_msg"]),
+            _complete_matching,
         )
 
     def tasks(
@@ -780,6 +781,41 @@ class Facade:
             return named
         info = self._info
         return info.acting_user if info is not None else ""
+
+
+def _complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -> ActionResult:
+    """``complete``; a report of success (error code 0) whose begin time names no checkpoint
+    in progress raises ``NothingMatched``: Slurm answers success and did nothing.
+
+    A report of an error is kept by Slurm whatever the begin time (the step's last error):
+    it did something, and is not asked about.  The checkpoint in progress is asked with
+    ``able`` just before; when ``able`` is refused (a disabled step), Slurm's answer stands.
+    """
+    begin_time = args["begin_time"]
+    began: int | None = None
+    if not args["error_code"]:
+        try:
+            began = engine.able(target).in_progress_since
+        except SckptError:
+            began = None
+    result = engine.complete(target, begin_time, args["error_code"], args["error_msg"])
+    if began is None or (began and began == begin_time):
+        return result
+    asked = (
+        f"in progress began at {history_rules.date_text(begin_time)}"
+        if begin_time
+        else "was named (no --begin-time)"
+    )
+    if began:
+        hint = (
+            f"the checkpoint in progress began at {history_rules.date_text(began)}: "
+            f"--begin-time {began} names it"
+        )
+    else:
+        hint = f"no checkpoint of {target} is in progress: 'sckpt able {target}' says when one is"
+    raise NothingMatched(
+        f"nothing matched: no checkpoint of {target} {asked}, so none was completed", hint
+    )
 
 
 def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:

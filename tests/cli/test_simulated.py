@@ -489,3 +489,30 @@ def test_a_restarted_job_keeps_its_shape(cli_env: CliEnv, cluster: SimulatedClus
     listed = json.loads(cli_env.run("ls", "-j", str(job.job_id), "--json").out)["jobs"][0]
     step0 = next(s for s in listed["steps"] if s["step_id"] == f"{job.job_id}.0")
     assert step0["num_tasks"] == job.num_cpus
+
+
+def test_complete_naming_no_checkpoint_in_progress_says_nothing_matched(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # It always said "requested", exit 0, even when its begin time named no checkpoint.
+    job = _running(cluster)
+    step = StepId(job, 0)
+    idle = cli_env.run("complete", str(step))
+    assert (idle.code, idle.out) == (1, "")
+    assert idle.err.startswith(
+        f"sckpt: complete {step}: nothing matched: no checkpoint of {step} was named"
+    )
+    assert f"no checkpoint of {step} is in progress" in idle.err
+    cluster.script_checkpoint(step, duration=500)
+    assert cli_env.run("create", str(step)).code == 0
+    began = cluster.step_state(step).in_progress_since
+    typo = cli_env.run("--json", "complete", str(step), "--begin-time", str(began - 1))
+    (outcome,) = json.loads(typo.out)["results"]
+    assert typo.code == 1 and outcome["error"]["name"] == "NOTHING_MATCHED"
+    assert f"--begin-time {began} names it" in outcome["error"]["hint"]
+    assert cluster.step_state(step).in_progress_since == began  # still running
+    assert cli_env.audit()[-1]["result"]["name"] == "NOTHING_MATCHED"
+    # A report of an error is kept whatever the begin time: it did something.
+    assert cli_env.run("complete", str(step), "--error-code", "5").code == 0
+    right = cli_env.run("complete", str(step), "--begin-time", str(began))
+    assert right.code == 0 and right.out == f"{step}: complete requested\n"
