@@ -94,9 +94,13 @@ def error_line(error: CheckpointError) -> str:
 def action_line(result: ActionResult) -> str:
     """One line saying a mutating operation was requested (Slurm accepted it), with its
     detail when any; the progress words are ``backend/progress.py``'s."""
-    text = f"{result.target}: {result.operation} {progress.REQUESTED}"
-    if result.detail:
-        text += f": {clean(result.detail)}"
+    if result.operation == "cancel" and result.detail.startswith("signal "):
+        # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
+        text = f"{result.target}: {clean(result.detail)}"
+    else:
+        text = f"{result.target}: {result.operation} {progress.REQUESTED}"
+        if result.detail:
+            text += f": {clean(result.detail)}"
     refused = [f"{step}={code}" for step, code in result.per_step if code]
     if refused:
         text += f" (steps answering an error: {', '.join(refused)})"
