@@ -181,11 +181,23 @@ def _regular_file_or_missing(path: str) -> None:
         raise ConfigError(f"config file {path} is not a regular file: expected a TOML file")
 
 
+def _announce_shim_build() -> None:
+    """On a terminal, say on stderr what the first-use shim build is doing (it takes
+    seconds to a minute and looked like a hang); to a pipe or a log, nothing."""
+    if not terminal.stderr_is_terminal():
+        return
+    from sckpt.backend.libslurm import report_build_progress
+
+    report_build_progress(lambda line: output.to_stderr(f"sckpt: {line}"))
+
+
 def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
     """The facade the flags ask for; ``--as-user`` is refused on a real engine."""
     from sckpt.backend.facade import open_facade
 
     settings = _load_settings(args)
+    if not args.demo:
+        _announce_shim_build()
     facade = open_facade(
         settings,
         demo=args.demo,
@@ -421,6 +433,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         finally:
             facade.close()
     else:
+        _announce_shim_build()
         report, code = run_doctor()
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))

@@ -21,6 +21,12 @@ def _is_terminal(stream: object) -> bool:
         return False
 
 
+def stderr_is_terminal() -> bool:
+    """Whether progress lines may go to stderr: a person watches it (not a pipe, a log or
+    cron's mail)."""
+    return _is_terminal(sys.__stderr__)
+
+
 def missing_terminal() -> str:
     """The one line saying the console cannot run here, or "" when stdin, stdout and stderr
     are all terminals (the process's own streams, whatever a caller swapped in)."""
