@@ -13,19 +13,21 @@ checkpoint.
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
 from sckpt.backend.errors import CheckpointFailed, Disabled, SckptError
 from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, CheckpointKind, StepId
 from sckpt.backend.operations import Operation
 
-from . import output
+from . import output, terminal
 from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+from .wait_progress import WaitProgress
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
@@ -99,13 +101,20 @@ class Outcome:
 
 
 def _call(
-    facade: Facade, op: Operation, target: StepId, values: Mapping[str, Any], *, wait: bool
+    facade: Facade,
+    op: Operation,
+    target: StepId,
+    values: Mapping[str, Any],
+    *,
+    wait: bool,
+    line: TextIO | None = None,
 ) -> Outcome:
     """One facade call for one target; Slurm's refusals become the outcome, not an exception.
 
     The facade has one method per operation, named for it and taking exactly the table's
     ``arguments`` (``backend/operations.py``), so the call is found by name.  With
-    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``).
+    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), its
+    progress shown on ``line`` (a terminal's stderr; None: silent).
     """
     outcome = Outcome(target, op.name)
     try:
@@ -113,7 +122,9 @@ def _call(
         if isinstance(outcome.value, ActionResult):
             outcome.progress = progress.REQUESTED
         if wait:
-            outcome.progress = _wait_for_outcome(facade, target)
+            outcome.progress = _wait_for_outcome(
+                facade, target, WaitProgress(op.name, target, line)
+            )
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
     except Disabled as refused:
@@ -129,13 +140,18 @@ def _call(
     return outcome
 
 
-def _wait_for_outcome(facade: Facade, target: StepId) -> str:
-    """Ask where ``target``'s checkpoint stands until it is no longer in progress."""
-    while True:
-        word = facade.checkpoint_progress(target)
-        if word != progress.IN_PROGRESS:
-            return word
-        time.sleep(WAIT_POLL_SECONDS)
+def _wait_for_outcome(facade: Facade, target: StepId, shown: WaitProgress) -> str:
+    """Ask where ``target``'s checkpoint stands until it is no longer in progress, saying
+    so on the progress line meanwhile (erased before returning, Ctrl-C included)."""
+    try:
+        while True:
+            word = facade.checkpoint_progress(target)
+            if word != progress.IN_PROGRESS:
+                return word
+            shown.show(word)
+            time.sleep(WAIT_POLL_SECONDS)
+    finally:
+        shown.done()
 
 
 def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
@@ -230,6 +246,7 @@ def run_actions(
     outcomes = []
     unreachable: SckptError | None = None
     interrupted = False
+    line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
     for target in targets:
         if interrupted:
             outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
@@ -239,7 +256,7 @@ def run_actions(
             outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
             try:
-                outcome = _call(facade, op, target, values, wait=wait)
+                outcome = _call(facade, op, target, values, wait=wait, line=line)
             except KeyboardInterrupt:
                 if not wait:
                     raise  # main's "sckpt: interrupted", exit 130
