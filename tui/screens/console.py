@@ -108,6 +108,9 @@ class ConsoleScreen(TargetScreen):
         self.jobs_table.fit_columns(width)
         self.steps_table.fit_columns(width)
         self.jobs_table.focus()
+        # Textual's own LoadingIndicator over the jobs table until the first listing
+        # arrives: a slow controller (or a first-use shim build) showed an empty table.
+        self.jobs_table.loading = not self.sckpt.freshness.loaded
         self.update_note()
         self.refresh_view()
 
@@ -155,6 +158,7 @@ class ConsoleScreen(TargetScreen):
         return plan
 
     def on_data_ready(self, message: DataReady) -> None:
+        self.jobs_table.loading = False
         planned = message.planned
         self.refresh_view(planned if isinstance(planned, RowPlan) else None)
 
