@@ -233,8 +233,9 @@ def job_summary(job: JobView) -> Text:
         if i:
             text.append(" ")
         text.append(part, style=style)
-    if any(s.checkpoint.last_error and s.checkpoint.last_error.code for s in job.steps):
-        text.append(" !", style="bold red")
+    failed = sum(1 for s in job.steps if s.checkpoint.failed_code)
+    if failed:  # the steps whose last checkpoint failed, usually "able" again: say so
+        text.append(f" {failed} failed", style="bold red")
     return text
 
 
