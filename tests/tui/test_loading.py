@@ -48,3 +48,5 @@ async def test_the_jobs_table_shows_a_loading_indicator_until_the_first_listing(
         assert not screen.jobs_table.loading
         assert DOTS not in screen_text(c.app)
         assert screen.jobs_table.row_keys_in_order
+        # A loading widget cannot hold the focus: the table has it back, and keys act on it.
+        assert c.app.focused is screen.jobs_table

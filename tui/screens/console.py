@@ -158,9 +158,17 @@ class ConsoleScreen(TargetScreen):
         return plan
 
     def on_data_ready(self, message: DataReady) -> None:
-        self.jobs_table.loading = False
+        if self.jobs_table.loading:
+            self._end_loading()
         planned = message.planned
         self.refresh_view(planned if isinstance(planned, RowPlan) else None)
+
+    def _end_loading(self) -> None:
+        """Uncover the jobs table.  A loading widget cannot hold the focus (Textual moves it
+        away), so the table takes it back, unless the operator opened the filter meanwhile."""
+        self.jobs_table.loading = False
+        if not self.query_one("#filter", Input).display:
+            self.jobs_table.focus()
 
     def on_check_done(self, message: CheckDone) -> None:
         """``x`` asked able and error again: show the answers on the step's row."""
