@@ -790,10 +790,12 @@ def _complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) 
     A report of an error is kept by Slurm whatever the begin time (the step's last error):
     it did something, and is not asked about.  The checkpoint in progress is asked with
     ``able`` just before; when ``able`` is refused (a disabled step), Slurm's answer stands.
+    A whole job (JOB) is not asked either: what ``able`` answers for one differs between
+    Slurm 19.05 (the batch step's record) and the cooperative engine (every step).
     """
     begin_time = args["begin_time"]
     began: int | None = None
-    if not args["error_code"]:
+    if not args["error_code"] and not target.is_whole_job:
         try:
             began = engine.able(target).in_progress_since
         except SckptError:

@@ -298,8 +298,8 @@ def no_image_hint(job_id: int, image_dir: str | None) -> str:
     where = f"in {image_dir}" if image_dir else "in the cluster's checkpoint directory"
     return (
         f"there is no checkpoint image of job {job_id} {where} to restart from: a job is "
-        f"saved for restart when it is vacated while it runs ('sckpt vacate {job_id}', "
-        "optionally with --image-dir DIR, then restart with the same --image-dir)"
+        f"saved for restart when it is vacated while it runs, by sckpt vacate {job_id} "
+        "(vacated with --image-dir DIR, it restarts with the same --image-dir)"
     )
 
 

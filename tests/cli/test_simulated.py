@@ -104,7 +104,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     assert missing.code == 1 and "ENOENT" in missing.err
     # Not a bare "No such file or directory": which image is missing, and what makes one.
     assert f"no checkpoint image of job {job} in the cluster's checkpoint directory" in missing.err
-    assert f"'sckpt vacate {job}'" in missing.err and "--image-dir" in missing.err
+    assert f"by sckpt vacate {job} " in missing.err and "--image-dir" in missing.err
     result = cli_env.run("restart", str(job), "--stick", "--image-dir", "/ck")
     assert result.code == 0
     assert result.out == f"{job}: restart requested: resubmitted as job {job} on {nodes}\n"
@@ -435,7 +435,7 @@ def test_restart_of_a_demo_job_never_vacated_says_there_is_no_image(cli_env: Cli
     (outcome,) = json.loads(result.out)["results"]
     assert result.code == 1 and outcome["error"]["name"] == "ENOENT"
     assert outcome["error"]["hint"].startswith("there is no checkpoint image of job 184207")
-    assert "'sckpt vacate 184207'" in outcome["error"]["hint"]
+    assert "by sckpt vacate 184207 " in outcome["error"]["hint"]
 
 
 def test_the_demo_audits_apart_from_the_real_log(cli_env: CliEnv) -> None:
