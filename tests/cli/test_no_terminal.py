@@ -72,3 +72,31 @@ def test_stdout_into_a_pipe_from_a_terminal_is_refused(env: dict[str, str]) -> N
     finally:
         os.close(main)
         os.close(child)
+
+
+def test_the_unreachable_slurm_line_has_no_nested_parentheses(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # "... does not exist (set SLURM_CONF=/path/to/slurm.conf (or use `sckpt --demo`))"
+    import importlib
+
+    from sckpt.tui import cli
+
+    _binding = importlib.import_module("sckpt.backend.libslurm._binding")
+
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    monkeypatch.delenv("SLURM_CONF_SERVER", raising=False)
+    monkeypatch.setattr(_binding, "DEFAULT_CONF", tmp_path / "none" / "slurm.conf")
+    monkeypatch.setattr(_binding, "CONFIGLESS_CACHE", tmp_path / "none" / "cache.conf")
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    monkeypatch.setenv("SCKPT_CONFIG", str(config))
+    assert cli.main(["ls"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("sckpt: cannot reach Slurm: no Slurm configuration"), err
+    assert "or use `sckpt --demo`" in err
+    depth, deepest = 0, 0
+    for char in err:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    assert deepest == 1, err
