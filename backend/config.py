@@ -12,6 +12,7 @@ The file, with every key and its default::
     read_only = false             # start in read-only mode
     max_wait = 10                 # default MaxWait for create/vacate/tasks, 0 .. 65535
     image_dir = ""                # default ImageDir (absolute), "" = the step's own dir
+    keep_images = 2               # complete image generations sckpt run keeps per task
     audit_log = ""                # audit log path, "" = <user state dir>/sckpt/audit.log
     audit_required = true         # refuse an action when its audit line cannot be written
     theme = ""                    # the console's theme, "" = Textual's default; the
@@ -19,6 +20,11 @@ The file, with every key and its default::
 
     [keys]                        # console key overrides: action name -> key
     create = "c"                  # names and defaults: keymap.py; unknown or taken: error
+
+    [columns]                     # the console's columns, in order (columns.py's names)
+    jobs = ["id", "user", "name", "partition", "state", "elapsed", "nodes", "steps",
+            "checkpoint"]         # unknown, repeated or no "id": error; ``l`` cycles
+    steps = ["id", "name", "state", "tasks", "nodes", "checkpoint", "error"]
 
     [demo]                        # the simulated cluster (``sckpt --demo``)
     seed = 42
@@ -43,7 +49,9 @@ from typing import Any
 
 import platformdirs
 
+from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
+from .generations import DEFAULT_KEEP, MAX_KEEP
 from .keymap import key_problem
 from .targets import MAX_WAIT_LIMIT, validate_image_dir
 
@@ -59,6 +67,7 @@ SCALAR_KEYS: tuple[str, ...] = (
     "read_only",
     "max_wait",
     "image_dir",
+    "keep_images",
     "audit_log",
     "audit_required",
     "theme",
@@ -69,7 +78,7 @@ KEYS_TABLE = "keys"
 DEMO_TABLE = "demo"
 DEMO_KEYS: tuple[str, ...] = ("seed", "jobs")
 """``[demo]``'s keys."""
-_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE})
+_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE, COLUMNS_TABLE})
 
 
 def default_config_path() -> Path:
@@ -102,6 +111,8 @@ class Settings:
     """Default MaxWait for create, vacate and tasks (scontrol's default is 10 s)."""
     image_dir: str | None = None
     """Default ImageDir; None lets Slurm use the step's checkpoint dir (its work dir)."""
+    keep_images: int = DEFAULT_KEEP
+    """Complete image generations ``sckpt run`` keeps per task (``backend/generations.py``)."""
     audit_log: Path = field(default_factory=default_audit_log_path)
     audit_required: bool = True
     """Refuse a mutating action when its audit line cannot be written (checked before acting)."""
@@ -112,6 +123,9 @@ class Settings:
     theme: str = ""
     """The console's theme ("" = Textual's default); the console checks the name, since
     only Textual knows its themes."""
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """``[columns]``: ``jobs`` and/or ``steps`` to the column names shown, in order
+    (``columns.py``); a table not given keeps the console's default."""
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -189,6 +203,11 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
             raise bad("max_wait", f"a whole number of seconds from 0 to {MAX_WAIT_LIMIT}", value)
         kwargs["max_wait"] = value
+    if "keep_images" in data:
+        value = data["keep_images"]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_KEEP:
+            raise bad("keep_images", f"a whole number of generations from 1 to {MAX_KEEP}", value)
+        kwargs["keep_images"] = value
     if "image_dir" in data:
         value = data["image_dir"]
         if not isinstance(value, str):
@@ -230,6 +249,21 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             action, why = problem
             raise ConfigError(f"{where}key 'keys.{action}' = {keys[action]!r}: {why}")
         kwargs["keys"] = MappingProxyType(keys)
+    if COLUMNS_TABLE in data:
+        table = data[COLUMNS_TABLE]
+        if not isinstance(table, dict):
+            raise bad(COLUMNS_TABLE, 'a table such as [columns] jobs = ["id", "state"]', table)
+        extra = sorted(set(table) - set(COLUMNS_TABLES))
+        if extra:
+            raise ConfigError(f"{where}unknown key 'columns.{extra[0]}': expected jobs or steps")
+        chosen: dict[str, tuple[str, ...]] = {}
+        for name, value in table.items():
+            trouble = columns_problem(name, value)
+            if trouble is not None:
+                shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+                raise ConfigError(f"{where}key 'columns.{name}' = {shown}: {trouble}")
+            chosen[name] = tuple(str(v) for v in value)
+        kwargs["columns"] = MappingProxyType(chosen)
     if "demo" in data:
         table = data["demo"]
         if not isinstance(table, dict):

@@ -156,7 +156,7 @@ def matches(flt: Filter, view: JobView) -> bool:
         return False
     j = view.job
     values = {
-        "id": str(j.job_id),
+        "id": j.label if j.array_job_id else str(j.job_id),
         "user": j.user.lower(),
         "name": j.name.lower(),
         "partition": j.partition.lower(),
@@ -167,8 +167,8 @@ def matches(flt: Filter, view: JobView) -> bool:
         if field == "state":
             if not _state_matches(j.state, value):
                 return False
-        elif field == "id":
-            if not values["id"].startswith(value):
+        elif field == "id":  # squeue's id (7_3) or the record's own (9)
+            if not (values["id"].startswith(value) or str(j.job_id).startswith(value)):
                 return False
         elif field == "ckpt":
             if not checkpoint_word_matches(ckpt, value):

@@ -18,7 +18,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Job
+from ..model import Job, JobState
 
 EVERY = 5
 """Seconds of simulated time between two lines of a job's output."""
@@ -62,8 +62,8 @@ class DemoOutput:
     def update(self, job: Job, exe: str, now: int) -> None:
         """Bring the job's file up to ``now`` (its end, once it ended); made when first
         asked for.  A job that has not started writes nothing (``not written yet``)."""
-        if not job.start_time:
-            return
+        if job.state is JobState.PENDING or not job.start_time:  # a pending job's start
+            return  # time is only its expected one
         upto = min(now, job.end_time) if job.state.is_finished and job.end_time else now
         written = self._files.get(job.job_id)
         if written is None:

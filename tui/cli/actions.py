@@ -21,9 +21,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
-from sckpt.backend.errors import CheckpointFailed, Disabled, SckptError
-from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, CheckpointKind, StepId
-from sckpt.backend.operations import Operation
+from sckpt.backend.errors import CheckpointFailed, Disabled, InvalidJobId, SckptError
+from sckpt.backend.model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    JobState,
+    StepId,
+)
+from sckpt.backend.operations import Operation, operation
 
 from . import output, terminal
 from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
@@ -94,6 +101,9 @@ class Outcome:
     disabled: Disabled | None = None
     error: SckptError | None = None
     progress: str | None = None
+    notes: tuple[str, ...] = ()
+    """What else to tell the person (on stderr, and in ``--json``): tasks that did not
+    resume after a restart, how each task started (``restart --wait``)."""
 
     @property
     def exit_code(self) -> int:
@@ -121,7 +131,11 @@ def _call(
         outcome.value = getattr(facade, op.name)(target, **values)
         if isinstance(outcome.value, ActionResult):
             outcome.progress = progress.REQUESTED
-        if wait:
+        if isinstance(outcome.value, AbleResult):
+            outcome.notes = outcome.value.notes
+        if wait and op.resumes:
+            outcome.progress, outcome.notes, outcome.error = _wait_for_resume(facade, target)
+        elif wait:
             outcome.progress = _wait_for_outcome(
                 facade, target, WaitProgress(op.name, target, line)
             )
@@ -154,6 +168,68 @@ def _wait_for_outcome(facade: Facade, target: StepId, shown: WaitProgress) -> st
         shown.done()
 
 
+REGISTER_GRACE_SECONDS = 30.0
+"""How long a restarted job may run before ``restart --wait`` says that none of its tasks
+registered under ``sckpt run`` (the state directory may be unusable: see its stderr)."""
+
+
+def _wait_for_resume(
+    facade: Facade, target: StepId
+) -> tuple[str, tuple[str, ...], SckptError | None]:
+    """Watch a restarted job until it runs and its tasks said how they started.
+
+    Returns the progress word, the tasks' words, and an error when a task did not resume
+    (it started from zero, or runs without checkpoint support) or nothing could be seen.
+    The words are final once two looks a second apart agree (tasks register one by one).
+    """
+    deadline = time.monotonic() + progress.RESUME_WAIT_SECONDS
+    running_since = 0.0
+    last: tuple[str, ...] | None = None
+    while True:
+        try:
+            state = facade.resume_state(target)
+        except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
+            return ENDED, last or (), NotResumed(last or (), ended=True)
+        now = time.monotonic()
+        if state.state.is_finished:
+            return ENDED, state.notes, None
+        if state.state == JobState.RUNNING:
+            running_since = running_since or now
+            if state.notes and state.notes == last:
+                if state.resumed:
+                    return progress.RUNNING, state.notes, None
+                return progress.RUNNING, state.notes, NotResumed(state.notes)
+            if not state.notes and now - running_since > REGISTER_GRACE_SECONDS:
+                return progress.RUNNING, (), NotResumed(())
+        if now > deadline:
+            return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
+        last = state.notes
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+class NotResumed(SckptError):
+    """``restart --wait``: the job runs (or not yet), but not every task resumed."""
+
+    def __init__(self, notes: tuple[str, ...], waited: bool = False, ended: bool = False) -> None:
+        if ended:
+            message = "the job ended before its tasks said how they started: see sacct"
+        elif waited:
+            message = (
+                f"the job did not run again within {progress.RESUME_WAIT_SECONDS} s "
+                "(it may still be waiting for resources: see squeue)"
+            )
+        elif notes:
+            fresh = [n for n in notes if "resumed from" not in n]
+            message = "not every task resumed: " + "; ".join(fresh[:6])
+        else:
+            message = (
+                f"the job runs, but no task registered under `sckpt run` within "
+                f"{REGISTER_GRACE_SECONDS:.0f} s: checkpointing is off for it (see the job's "
+                "stderr)"
+            )
+        super().__init__(message)
+
+
 def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
     """The recorded error of a checkpoint that ended with one, as ``CheckpointFailed``."""
     recorded = facade.error(target)
@@ -177,8 +253,19 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
             return None
         if outcome.progress is None or outcome.progress == progress.REQUESTED:
             return output.action_line(value)
-        return output.outcome_line(value.target, value.operation, outcome.progress)
+        return _watched_line(outcome)
     return None
+
+
+def _watched_line(outcome: Outcome) -> str:
+    """``--wait``'s line once the watching ended (``42.0: create completed``); a restart's
+    also says what each task was to resume from (the answer's detail)."""
+    assert outcome.progress is not None
+    line = output.outcome_line(outcome.target, outcome.operation, outcome.progress)
+    value = outcome.value
+    if isinstance(value, ActionResult) and operation(value.operation).resumes and value.detail:
+        line += f": {output.clean(value.detail)}"
+    return line
 
 
 def _outcome_json(outcome: Outcome) -> dict[str, Any]:
@@ -191,6 +278,8 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
         data["cluster"] = outcome.target.cluster
     if outcome.progress is not None:
         data["outcome"] = outcome.progress
+    if outcome.notes:
+        data["notes"] = list(outcome.notes)
     value = outcome.value
     if outcome.error is not None:
         data["error"] = output.error_json(outcome.error)
@@ -246,6 +335,7 @@ def run_actions(
     outcomes = []
     unreachable: SckptError | None = None
     interrupted = False
+    targets = _expanded(facade, targets)
     line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
     for target in targets:
         if interrupted:
@@ -270,6 +360,19 @@ def run_actions(
             outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
         )
     return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+
+
+def _expanded(facade: Facade, targets: Sequence[StepId]) -> list[StepId]:
+    """The targets as scontrol reads them (``7`` = every record of array 7, ``7_3`` its
+    task's record: ``Facade.expand_targets``).  A target that cannot be looked up stays
+    as typed: acting on it raises the same refusal, reported (and audited) as its own."""
+    out: list[StepId] = []
+    for target in targets:
+        try:
+            out.extend(facade.expand_targets([target]))
+        except SckptError:
+            out.append(target)
+    return out
 
 
 def report_unopened(
@@ -313,9 +416,7 @@ def _report(
         if isinstance(outcome.error, NotAttemptedInterrupted):
             return
         if not as_json and outcome.progress is not None:
-            output.to_stdout(
-                output.outcome_line(outcome.target, outcome.operation, outcome.progress)
-            )
+            output.to_stdout(_watched_line(outcome))
         named = str(outcome.error).startswith(f"{outcome.operation} {outcome.target}")
         prefix = "" if named else f"{outcome.operation} {outcome.target}: "
         output.to_stderr(output.failure_line(prefix, outcome.error))
@@ -323,6 +424,9 @@ def _report(
         line = _outcome_text(outcome, prefix=several, historical=historical)
         if line is not None:
             output.to_stdout(line)
+    if not as_json:
+        for note in outcome.notes:
+            output.to_stderr(f"sckpt: {outcome.operation} {outcome.target}: {output.clean(note)}")
 
 
 def _finish(

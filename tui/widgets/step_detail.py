@@ -38,6 +38,9 @@ from ..console_text import (
 )
 from ..outcomes import Shown
 
+START_NOTES_SHOWN = 4
+"""Tasks whose start ("resumed from generation 3 ...") the detail lists; a count of the rest."""
+
 
 class StepDetail(Static):
     """Everything sckpt knows about one step, as text."""
@@ -108,11 +111,13 @@ class StepDetail(Static):
         line("Tasks / CPUs", f"{step.num_tasks} / {step.num_cpus}")
         if self.job is not None:
             job = self.job.job
-            line("Job", bounded(f"{job.job_id} {job.name} ({job.state.short})"))
+            line("Job", bounded(f"{job.label} {job.name} ({job.state.short})"))
             # The job's sbatch --comment: where sites note the project, a ticket, or "ask me
             # before cancelling" -- what an operator wants to read before acting.
             comment = self.job.job.comment
             line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
+            # squeue -O tres-alloc's: what the job holds (asked for, before it started)
+            line("Resources", bounded(job.tres) if job.tres else Text("(unknown)", style="dim"))
         if step.start_time:
             line("Started", moment(step.start_time, now))
         line("Checkpoint", _state_text(ckpt, now))
@@ -135,6 +140,19 @@ class StepDetail(Static):
             if ckpt.last_checkpoint_time
             else Text("never", style="dim"),
         )
+        if ckpt.start_notes:
+            # How each task of this run started: resumed from which image, or from zero
+            # and why (a restart whose image was missing, checkpointing off).
+            started = Text()
+            for index, note in enumerate(ckpt.start_notes[:START_NOTES_SHOWN]):
+                if index:
+                    started.append("\n" + " " * 18)
+                fresh = "resumed from" not in note
+                started.append_text(bounded(note, style="yellow" if fresh else ""))
+            more = len(ckpt.start_notes) - START_NOTES_SHOWN
+            if more > 0:
+                started.append(f"\n{'':18}… {more} more tasks", style="dim")
+            line("Tasks started", started)
         if ckpt.history:
             text.append("History\n", style="bold")
             for event in ckpt.history[-10:]:
@@ -193,11 +211,11 @@ class StepDetail(Static):
         if self.seen:
             text.append("It is no longer in the controller's answer.")
         elif job is None:
-            job_id = self.target.job_id if self.target is not None else "?"
+            job_id = self.target.job_text if self.target is not None else "?"
             text.append(f"The controller lists no job {job_id}: the number may be wrong, ")
             text.append("or the job ended and was purged.")
         else:
-            text.append_text(literal(f"Job {job.job.job_id} ({job.job.name}, "))
+            text.append_text(literal(f"Job {job.job.label} ({job.job.name}, "))
             text.append(f"{job.job.state.short}) ")
             steps = [str(s.step.step_id) for s in job.steps]
             if steps:
