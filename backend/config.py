@@ -91,6 +91,13 @@ def default_audit_log_path() -> Path:
     return platformdirs.user_state_path(APP_NAME) / "audit.log"
 
 
+def demo_audit_log_path(audit_log: Path) -> Path:
+    """Where the demo's actions are audited: beside the real log, ``demo-`` before its name
+    (``~/.local/state/sckpt/demo-audit.log``), so that a simulated cancel never reads, in
+    the real log, as one done to a real job."""
+    return audit_log.with_name(f"demo-{audit_log.name}")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, already validated.  Build one directly in tests."""

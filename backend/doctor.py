@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import SckptError
 from .libslurm import _build, find_config_source, get_binding
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .facade import Facade
 
 EXIT_USABLE = 0
 EXIT_UNUSABLE = 2
@@ -58,6 +62,8 @@ class DoctorReport:
     accounting: str = ""
     """``slurmdbd`` (it answered), ``unreachable`` (configured, no answer), ``none`` (not
     configured), or empty when the controller could not say."""
+    demo: bool = False
+    """``sckpt --demo doctor``: the simulated cluster was checked, not this machine's Slurm."""
 
 
 def _api_text(value: int) -> str:
@@ -198,6 +204,65 @@ def run_doctor() -> tuple[DoctorReport, int]:
     return report, EXIT_USABLE if usable else EXIT_UNUSABLE
 
 
+def run_demo_doctor(facade: Facade, settings: Settings) -> tuple[DoctorReport, int]:
+    """``sckpt --demo doctor``: what ``--demo`` uses (the simulated cluster, in this process,
+    and the demo's own audit log), never this machine's Slurm; it told a demo user that
+    "``sckpt --demo`` works without it"."""
+    checks: list[DoctorCheck] = []
+    info = facade.info
+    checks.append(
+        DoctorCheck(
+            "demo",
+            True,
+            f"simulated cluster {info.cluster_name}, Slurm {info.slurm_version}, in this "
+            f"process: {settings.demo_jobs} jobs from seed {settings.demo_seed}, acting as "
+            f"{info.acting_user}; no Slurm, munge or shim is needed",
+        )
+    )
+    start = time.perf_counter()
+    usable = True
+    try:
+        jobs = len(facade.snapshot().jobs)
+    except SckptError as exc:
+        usable = False
+        checks.append(DoctorCheck("controller", False, str(exc), "report this as a bug"))
+    else:
+        ms = (time.perf_counter() - start) * 1000
+        checks.append(
+            DoctorCheck(
+                "controller", True, f"the simulated slurmctld listed {jobs} jobs in {ms:.1f} ms"
+            )
+        )
+    checks.append(
+        DoctorCheck(
+            "audit log",
+            True,
+            f"the demo's actions go to {facade.audit.path}, apart from the real log "
+            f"{settings.audit_log}",
+        )
+    )
+    checks.append(
+        DoctorCheck(
+            "this machine",
+            True,
+            "not checked: 'sckpt doctor' without --demo checks its Slurm (libslurm, "
+            "headers, shim, configuration, controller)",
+            informational=True,
+        )
+    )
+    report = DoctorReport(
+        usable=usable,
+        checks=tuple(checks),
+        slurm_version=info.slurm_version,
+        cluster_name=info.cluster_name,
+        controller_reachable=usable,
+        controller_version=info.slurm_version,
+        checkpoint_api=True,
+        demo=True,
+    )
+    return report, EXIT_USABLE if usable else EXIT_UNUSABLE
+
+
 ACCOUNTING_ADDS = (
     "job history across requeues and restarts (sckpt history JOB), finished jobs after "
     "MinJobAge (f in the console) and several clusters (-M)"
@@ -256,10 +321,17 @@ def format_report(report: DoctorReport) -> str:
             lines.append(f"      fix: {check.fix}")
     if report.cache_dir:
         lines.append(f"      shim cache: {report.cache_dir}")
-    verdict = (
-        "sckpt can talk to Slurm."
-        if report.usable
-        else "sckpt cannot talk to Slurm here; `sckpt --demo` works without it."
-    )
+    if report.demo:
+        verdict = (
+            "sckpt --demo works here."
+            if report.usable
+            else "sckpt --demo does not work here: see above."
+        )
+    else:
+        verdict = (
+            "sckpt can talk to Slurm."
+            if report.usable
+            else "sckpt cannot talk to Slurm here; `sckpt --demo` works without it."
+        )
     lines.append(verdict)
     return "\n".join(lines)

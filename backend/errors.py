@@ -323,6 +323,16 @@ class AuditLogError(SckptError):
     exit_code = 1
 
 
+class NothingMatched(SckptError):
+    """``complete`` named no checkpoint in progress, so nothing was completed.
+
+    Slurm's API answers success all the same (it keeps the reported error code): a script
+    that checked only the exit status took a typo in ``--begin-time`` for a completed
+    checkpoint.  Exit 1, as for a refusal."""
+
+    exit_code = 1
+
+
 def identify(error: BaseException) -> tuple[int | None, str]:
     """``(code, name)`` of any error, for the records that name every outcome the same way.
 
@@ -336,6 +346,8 @@ def identify(error: BaseException) -> tuple[int | None, str]:
         return None, "READ_ONLY"
     if isinstance(error, UsageError):
         return None, "USAGE"
+    if isinstance(error, NothingMatched):
+        return None, "NOTHING_MATCHED"
     return None, type(error).__name__
 
 

@@ -56,7 +56,7 @@ from . import history as history_rules
 from . import progress
 from .arrays import ArrayIndex, needs_listing
 from .audit import AuditLog, AuditReservation, monotonic
-from .config import ENGINES, Settings, load_settings
+from .config import ENGINES, Settings, demo_audit_log_path, load_settings
 from .engines.base import Engine, EngineRequest
 from .errors import (
     AlreadyDone,
@@ -65,6 +65,7 @@ from .errors import (
     Disabled,
     InvalidJobId,
     NoConfig,
+    NothingMatched,
     SckptError,
     SetupError,
     UsageError,
@@ -646,7 +647,7 @@ class Facade:
                 "error_code": _whole(a["error_code"], "error_code", 0, MAX_ERROR_CODE),
                 "error_msg": _error_msg(a["error_msg"]),
             },
-            lambda e, t, a: e.complete(t, a["begin_time"], a["error_code"], a["error_msg"]),
+            _complete_matching,
         )
 
     def tasks(
@@ -855,6 +856,43 @@ class Facade:
         return info.acting_user if info is not None else ""
 
 
+def _complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -> ActionResult:
+    """``complete``; a report of success (error code 0) whose begin time names no checkpoint
+    in progress raises ``NothingMatched``: Slurm answers success and did nothing.
+
+    A report of an error is kept by Slurm whatever the begin time (the step's last error):
+    it did something, and is not asked about.  The checkpoint in progress is asked with
+    ``able`` just before; when ``able`` is refused (a disabled step), Slurm's answer stands.
+    A whole job (JOB) is not asked either: what ``able`` answers for one differs between
+    Slurm 19.05 (the batch step's record) and the cooperative engine (every step).
+    """
+    begin_time = args["begin_time"]
+    began: int | None = None
+    if not args["error_code"] and not target.is_whole_job:
+        try:
+            began = engine.able(target).in_progress_since
+        except SckptError:
+            began = None
+    result = engine.complete(target, begin_time, args["error_code"], args["error_msg"])
+    if began is None or (began and began == begin_time):
+        return result
+    asked = (
+        f"in progress began at {history_rules.date_text(begin_time)}"
+        if begin_time
+        else "was named (no --begin-time)"
+    )
+    if began:
+        hint = (
+            f"the checkpoint in progress began at {history_rules.date_text(began)}: "
+            f"--begin-time {began} names it"
+        )
+    else:
+        hint = f"no checkpoint of {target} is in progress: 'sckpt able {target}' says when one is"
+    raise NothingMatched(
+        f"nothing matched: no checkpoint of {target} {asked}, so none was completed", hint
+    )
+
+
 def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:
     """(code, name, message) for the audit line."""
     if outcome is None:
@@ -915,6 +953,8 @@ def open_facade(
         raise UsageError("-M/--clusters needs real clusters registered in slurmdbd, not --demo")
     if chosen == "simulated":
         engine_obj = _simulated(settings, as_user, cluster, clock)
+        if audit is None and (demo or cluster is None):  # the user's demo, not a test's cluster
+            audit = AuditLog(demo_audit_log_path(settings.audit_log), settings.audit_required)
     else:
         if as_user is not None:
             raise UsageError(
@@ -944,17 +984,32 @@ def _simulated(
             n_jobs=settings.demo_jobs,
             clock=clock,
             users=demo_users_for(user),
+            output_dir=_demo_output_dir(),
             arrays=True,
         )
     return simulated_engine(cluster, user)
 
 
+def _demo_output_dir() -> str:
+    """A directory of this process's own for the demo's job output files, removed at exit
+    (each demo process simulates its cluster afresh: nothing in it outlives the process)."""
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    path = tempfile.mkdtemp(prefix="sckpt-demo-output-")
+    Path(path).chmod(0o755)  # read as the demo's acting user, whoever that is
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def simulated_engine(cluster: SimulatedCluster, user: str) -> Engine:
     """The demo's engine: the native engine, as on a real Slurm 19.05, acting as ``user``
     over the in-process controller (named "simulated" in the header and the audit log)."""
-    from .engines.native import NativeEngine
+    from .engines.demo import DemoEngine
 
-    return NativeEngine(cluster.connect(user), name="simulated", clock=cluster.clock)
+    return DemoEngine(cluster, user)
 
 
 def load_binding() -> Any:

@@ -417,6 +417,12 @@ class CheckpointState:
     """How each task of this run of the step started (``task 0: resumed from generation
     3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""
 
+    @property
+    def failed_code(self) -> int:
+        """The code of the step's last checkpoint error, 0 when its last one did not fail
+        (Slurm keeps the highest code reported until the next checkpoint starts)."""
+        return self.last_error.code if self.last_error is not None else 0
+
 
 @dataclass(frozen=True, slots=True)
 class StepView:

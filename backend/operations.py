@@ -105,6 +105,12 @@ class Operation:
         return self.summary[:1].upper() + self.summary[1:] + "."
 
     @property
+    def on_every_step(self) -> bool:
+        """A JOB target means each of its running steps: the checkpoint operations but
+        restart, which resubmits the job itself (as the job-control verbs act on the job)."""
+        return self.kind == "checkpoint" and self.name != "restart"
+
+    @property
     def symbol(self) -> str:
         """The libslurm function of Slurm <= 19.05 behind a checkpoint operation
         (``slurm_checkpoint_able``); ``ValueError`` for a job-control verb, which has none."""
@@ -160,14 +166,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "enable",
         "decrement the step's disable counter (never below zero)",
         key="e",
-        key_help="enable checkpoints: decrement the disable counter",
+        key_help="enable checkpoints (counter -1) at once; d undoes it",
         scontrol=ScontrolName(prefix=2, rank=3),
     ),
     Operation(
         "disable",
         "increment the step's disable counter",
         key="d",
-        key_help="disable checkpoints: increment the disable counter",
+        key_help="disable checkpoints (counter +1) at once; e undoes it",
         scontrol=ScontrolName(prefix=1, rank=2),
     ),
     Operation(

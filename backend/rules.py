@@ -292,6 +292,17 @@ def check_restart(target: StepId, job: Job | None, ended: bool | None = None) ->
         raise JobNotFinished(hint=f"job {target.job_id} is {job.state.value.lower()}")
 
 
+def no_image_hint(job_id: int, image_dir: str | None) -> str:
+    """What restart's bare ENOENT means, and what would make an image: the API answers
+    with the code only, which read as a missing file of sckpt's own."""
+    where = f"in {image_dir}" if image_dir else "in the cluster's checkpoint directory"
+    return (
+        f"there is no checkpoint image of job {job_id} {where} to restart from: a job is "
+        f"saved for restart when it is vacated while it runs, by sckpt vacate {job_id} "
+        "(vacated with --image-dir DIR, it restarts with the same --image-dir)"
+    )
+
+
 def no_record(target: StepId, where: str) -> NoSuchImage:
     """Restart without the job's saved record: ENOENT."""
     return NoSuchImage(hint=f"no saved record of job {target.job_id} {where}")

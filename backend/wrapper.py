@@ -269,9 +269,10 @@ def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) 
         return settings
     step = _step_from_env()
     target = str(step) if step is not None else "-"
+    what = f"run {target}" if step is not None else "run"  # outside a step: no "run -"
     refused = ReadOnlyError(
-        f"run {target} refused: sckpt is in read-only mode; {program[0]} was not started "
-        "(sckpt run writes the step's state file and carries out checkpoint requests)",
+        f"{what} refused: sckpt is in read-only mode; {program[0]} was not started, since "
+        "sckpt run writes the step's state file and carries out checkpoint requests",
         "start it without --read-only, and with read_only = false in the config",
     )
     audit = AuditLog(settings.audit_log, settings.audit_required)

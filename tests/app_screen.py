@@ -34,8 +34,14 @@ def screen_text(app: App[Any]) -> str:
     """What the terminal shows right now, as plain text: one line per row, each as wide as
     the screen."""
     width, height = app.size
+    return svg_text(app.export_screenshot(), width, height)
+
+
+def svg_text(svg: str, width: int, height: int) -> str:
+    """A screenshot's text (``export_screenshot``, or a pytest-textual-snapshot SVG file of
+    a ``width`` x ``height`` terminal): one line per row, each ``width`` cells wide."""
     rows = [[" "] * width for _ in range(height)]
-    for attributes, content in _TEXT.findall(app.export_screenshot()):
+    for attributes, content in _TEXT.findall(svg):
         attrs = dict(_ATTR.findall(attributes))
         text = html.unescape(content).replace("\xa0", " ")
         if not text or "textLength" not in attrs:

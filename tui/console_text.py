@@ -254,8 +254,9 @@ def job_summary(job: JobView) -> Text:
         if i:
             text.append(" ")
         text.append(part, style=style)
-    if any(s.checkpoint.last_error and s.checkpoint.last_error.code for s in job.steps):
-        text.append(" !", style="bold red")
+    failed = sum(1 for s in job.steps if s.checkpoint.failed_code)
+    if failed:  # the steps whose last checkpoint failed, usually "able" again: say so
+        text.append(f" {failed} failed", style="bold red")
     return text
 
 
@@ -489,11 +490,11 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
 
 
 # ----------------------------------------------------------------- filter language
-# The language itself (parse_filter, Filter, FILTER_FIELDS) is the backend's, shared with
-# ``sckpt ls FILTER``; the console only supplies its summary words.
+# The language and the test (parse_filter, Filter, FILTER_FIELDS, matches) are the backend's,
+# shared with ``sckpt ls FILTER``.
 
 
 def matches(flt: Filter, view: JobView) -> bool:
-    """Whether a job passes the filter (``backend/filters.py``, with the console's summary
-    words for ``ckpt:``); a filter with an unknown field matches nothing."""
-    return flt.empty or match_filter(flt, view, job_summary(view).plain)
+    """Whether a job passes the filter (``backend/filters.py``, the test ``sckpt ls FILTER``
+    applies too); a filter with an unknown field matches nothing."""
+    return flt.empty or match_filter(flt, view)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from .. import rules
 from ..errors import (
+    ENOENT,
     ESLURM_DISABLED,
     ESLURM_INVALID_JOB_ID,
     ESLURM_NOT_SUPPORTED,
@@ -252,6 +253,8 @@ class NativeEngine(LiveEngine):
             if ours.code == refused.code:
                 refused.hint = ours.hint
                 return refused
+        if operation == "restart" and refused.code == ENOENT:
+            return refused  # restart() names the directory it looked in
         if target.is_whole_job and refused.code != ESLURM_NOT_SUPPORTED:
             codes = self._step_codes(self._running_steps(target), operation, sent_at)
             if any(code == refused.code for _sid, code in codes):
@@ -323,12 +326,17 @@ class NativeEngine(LiveEngine):
             self.refresh()
             known = self._by_job.get(target.job_id)
         where = f" on {known.nodes}" if stick and known is not None and known.nodes else ""
-        return self._request(
-            target,
-            "restart",
-            lambda: self.binding.ckpt_restart(target, stick, image_dir),
-            f"resubmitted as job {target.job_id}{where}",
-        )
+        try:
+            return self._request(
+                target,
+                "restart",
+                lambda: self.binding.ckpt_restart(target, stick, image_dir),
+                f"resubmitted as job {target.job_id}{where}",
+            )
+        except SlurmError as refused:
+            if refused.code == ENOENT and not refused.hint:
+                refused.hint = rules.no_image_hint(target.job_id, image_dir)
+            raise
 
     def enable(self, target: StepId) -> ActionResult:
         return self._request(target, "enable", lambda: self.binding.ckpt_enable(target))

@@ -52,6 +52,7 @@ only for jobs that changed, so ``snapshot()`` costs one tuple of the cached view
 
 from __future__ import annotations
 
+import contextlib
 import errno as _errno
 import gc
 import heapq
@@ -109,6 +110,7 @@ from ..model import (
     NodePids,
     Snapshot,
     Step,
+    StepCheckpointEvent,
     StepId,
     StepProcesses,
     StepView,
@@ -118,6 +120,7 @@ from ..model import (
 )
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
+from .demo_output import DemoOutput
 
 DEMO_EPOCH = 1_780_000_000.0
 T = TypeVar("T")
@@ -135,6 +138,8 @@ DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
 SLURM_USER = "slurm"
 SLURM_UID = 64030
 HISTORY_LIMIT = 20
+DEMO_HISTORY_JOBS = 40
+"""The demo's jobs with an hourly checkpoint history (``_demo_hourly``)."""
 ETIME = _errno.ETIME
 BIG_CLUSTER = 10_000
 """From this many jobs on, the built records are hidden from the cyclic GC (gc.freeze)."""
@@ -404,6 +409,7 @@ class _JobRec:
         "env",
         "fails",
         "job",
+        "n_nodes",
         "n_numbered",
         "requeue",
         "steps",
@@ -420,6 +426,8 @@ class _JobRec:
         self.token = 0
         self.requeue = False
         self.env: dict[str, str] = {}
+        self.n_nodes = 0
+        """The node count the job asked for (0 until it first runs: drawn then)."""
         self.begin_at = 0
 
 
@@ -441,7 +449,9 @@ class SimulatedCluster:
     ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
     per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
     arrays after the generated jobs (``_demo_arrays``: running tasks, a pending range with
-    a run limit, a held array), so the other jobs keep their ids and fields.
+    a run limit, a held array), so the other jobs keep their ids and fields; ``output_dir``
+    (the demo's) gives batch jobs real output files there (``demo_output.py``; "" = none,
+    the paths alone, as before).
     """
 
     def __init__(
@@ -461,6 +471,7 @@ class SimulatedCluster:
         min_job_age: int = 3600,
         first_job_id: int = 184_201,
         numbered_steps: int | None = None,
+        output_dir: str = "",
         arrays: bool = False,
     ) -> None:
         if n_jobs < 0:
@@ -470,6 +481,7 @@ class SimulatedCluster:
         self.seed = seed
         self.clock: Callable[[], float] = clock if clock is not None else time.time
         self._output_paths: dict[int, tuple[str, str]] = {}
+        self._output = DemoOutput(output_dir) if output_dir else None
         self.users = tuple(Caller(uid_for(name), name) for name in users)
         self.slurm_user = Caller(SLURM_UID, SLURM_USER, is_slurm_user=True)
         if checkpoint_type not in CHECKPOINT_TYPES:
@@ -554,14 +566,23 @@ class SimulatedCluster:
         self._seq += 1
         heapq.heappush(self._events, (when, self._seq, kind, job_id, step, token))
 
-    def _allocate(self, kind: str, bits: _Bits, required: str = "") -> tuple[str, int, int, str]:
-        """A contiguous block of nodes: (nodelist, node count, cpus per node, first node)."""
+    def _allocate(
+        self, kind: str, bits: _Bits, required: str = "", n_nodes: int = 0
+    ) -> tuple[str, int, int, str]:
+        """A contiguous block of nodes: (nodelist, node count, cpus per node, first node).
+
+        ``n_nodes`` (not 0): that many, as the job asked when it was submitted; a job that
+        runs again after a requeue or a restart keeps its shape (``_JobRec.n_nodes``).
+        """
         prefix, width, count = self._families[kind]
         cpn = 64 if kind == "cpu" else 32
         if required:
             names = expand_hostlist(required)
             return required, len(names), cpn, names[0]
-        n = _CPU_NODES[bits.take(len(_CPU_NODES))] if kind == "cpu" else 1 + bits.take(2)
+        if n_nodes:
+            n = n_nodes
+        else:
+            n = _CPU_NODES[bits.take(len(_CPU_NODES))] if kind == "cpu" else 1 + bits.take(2)
         n = min(n, count)
         first = 1 + bits.take(count - n + 1)
         return (
@@ -635,6 +656,7 @@ class SimulatedCluster:
                 tres_alloc=_tres(partition, placed[1], cpus),
             )
             rec = _JobRec(job, app, duration, fails, n_numbered)
+            rec.n_nodes = placed[1]
             self._jobs[job_id] = rec
             self._make_steps(rec, placed, start, suspended=state is JobState.SUSPENDED)
             return rec
@@ -683,7 +705,8 @@ class SimulatedCluster:
     def _start(self, rec: _JobRec, start: int, bits: _Bits, suspended: bool = False) -> None:
         """PENDING -> RUNNING at ``start``: nodes, the batch/extern/numbered steps, the end."""
         kind = _APPS[rec.app][2]
-        placed = self._allocate(kind, bits, rec.job.required_nodes)
+        placed = self._allocate(kind, bits, rec.job.required_nodes, rec.n_nodes)
+        rec.n_nodes = placed[1]
         state = JobState.SUSPENDED if suspended else JobState.RUNNING
         rec.job = _with_allocation(
             rec.job,
@@ -803,15 +826,39 @@ class SimulatedCluster:
                 self._event(srec, now - 4, "create", rec.job.user, 0, srec.image_dir)
                 self._push(float(now + 26), "ckpt_done", rec.job.job_id, srec.step.step_id.step, 1)
             elif i == 3:
+                failed_at = max(now - 1800, (now + srec.step.start_time) // 2)  # once it ran
                 srec.error_code = _errno.ENOSPC
                 srec.error_msg = _strerror(_errno.ENOSPC)
-                srec.last_ckpt = now - 1800
+                srec.last_ckpt = failed_at
                 srec.image_dir = self._image_path(rec, srec, None)
-                self._event(srec, now - 1800, "create", rec.job.user, _errno.ENOSPC, srec.image_dir)
+                self._event(srec, failed_at, "create", rec.job.user, _errno.ENOSPC, srec.image_dir)
             elif i == 4:
                 srec.last_ckpt = now - 900
                 srec.image_dir = self._image_path(rec, srec, "/scratch/ckpt")
                 self._event(srec, now - 900, "create", rec.job.user, 0, srec.image_dir)
+            self._dirty.add(rec.job.job_id)
+        self._demo_hourly(running, picks, now)
+
+    def _demo_hourly(self, running: list[_JobRec], picks: list[_JobRec], now: int) -> None:
+        """A checkpoint history, as a job checkpointed hourly (by a cron job or by its owner)
+        would have: ``history`` and the step detail show events for every running job that
+        ran an hour, not only for the touched ones.  At most ``DEMO_HISTORY_JOBS`` jobs, so
+        a cluster of 100,000 jobs stays as light as before."""
+        touched = {rec.job.job_id for rec in picks}
+        chosen = [r for r in running if r.job.job_id not in touched]
+        for rec in chosen[:DEMO_HISTORY_JOBS]:
+            numbered = [s for k, s in rec.steps.items() if k < STEP_EXTERN - 16]
+            if not numbered:
+                continue
+            srec = numbered[0]
+            first = srec.step.start_time + 3600
+            times = list(range(first, now - 60, 3600))[-HISTORY_LIMIT:]
+            if not times:
+                continue
+            srec.image_dir = self._image_path(rec, srec, None)
+            for t in times:
+                self._event(srec, t, "create", rec.job.user, 0, srec.image_dir)
+            srec.last_ckpt = times[-1]
             self._dirty.add(rec.job.job_id)
 
     # ------------------------------------------------------------------ time
@@ -838,6 +885,17 @@ class SimulatedCluster:
         while events and events[0][0] <= now:
             when, _seq, kind, job_id, step, token = heapq.heappop(events)
             self._apply(when, kind, job_id, step, token)
+        if self._output is not None:
+            for job_id in self._output.known:
+                self._write_output(job_id)
+
+    def _write_output(self, job_id: int) -> None:
+        """Bring the job's demo output file up to now (made when first asked for)."""
+        rec = self._jobs.get(job_id)
+        if rec is None or self._output is None:
+            return
+        with contextlib.suppress(OSError):  # the demo's directory is gone: no output
+            self._output.update(rec.job, _APPS[rec.app][1], int(self._now))
 
     def _apply(self, when: float, kind: str, job_id: int, step: int, token: int) -> None:
         t = int(when)
@@ -1206,6 +1264,21 @@ class SimulatedCluster:
 
     # ------------------------------------------------------------------ job control
 
+    def checkpoint_events(self, job_id: int) -> tuple[StepCheckpointEvent, ...]:
+        """Every checkpoint event the controller keeps of the job's steps, oldest first
+        (the last ``HISTORY_LIMIT`` per step; a job no longer known has none)."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(job_id)
+            if rec is None:
+                return ()
+            found = [
+                StepCheckpointEvent(srec.step.step_id, event)
+                for srec in rec.steps.values()
+                for event in srec.history or ()
+            ]
+        return tuple(sorted(found, key=lambda e: (e.event.time, e.step_id)))
+
     def set_output_paths(self, job_id: int, std_out: str, std_err: str = "") -> None:
         """Test hook: where job ``job_id`` writes (as ``sbatch -o/-e`` would set it); the
         console tests point it at files they write."""
@@ -1223,6 +1296,9 @@ class SimulatedCluster:
                 raise InvalidJobId()
             job = rec.job
             default = f"{job.work_dir}/slurm-{job_id}.out" if job.batch else ""
+            if self._output is not None and job.batch:
+                default = self._output.path(job_id)
+                self._write_output(job_id)
             out, err = self._output_paths.get(job_id, (default, default))
             user = next((u.name for u in self.users if u.uid == job.uid), job.user)
             return JobStdio(job_id, out, err, job.state, job.uid, user, job.batch)
@@ -1970,9 +2046,11 @@ class SimulatedCluster:
             )
             assert saved is not None
             now = int(self.clock())
-            if rec is None:
-                rec = _JobRec(replace(saved.job), 0, 3600, False, 1)
+            if rec is None:  # forgotten (MinJobAge): rebuilt from the saved record
+                app = next((i for i, a in enumerate(_APPS) if a[0] == saved.job.name), 0)
+                rec = _JobRec(replace(saved.job), app, 3600, False, 1)
                 self._jobs[target.job_id] = rec
+            rec.n_nodes = saved.job.num_nodes or rec.n_nodes
             rec.token += 1
             rec.steps = {}
             rec.env = {rules.RESTART_DIR_ENV: directory}

@@ -17,6 +17,7 @@ Public API (everything else in this package is private)::
       begin_time, code, msg); ckpt_error(step) -> (code, msg); ckpt_tasks(step, begin_time,
       image_dir, max_wait, nodelist)   # absent symbols -> NotSupported(ESLURM_NOT_SUPPORTED)
     b.ping() -> seconds; b.plan (headers, library, cache dir); b.config (ConfigSource)
+    report_build_progress(print_line)   # hear what the first-use shim build is doing
 
 Step ids are sckpt's canonical ones (``model.STEP_BATCH`` ...) on every Slurm release.
 Refusals raise ``backend.errors`` types (``error_for(code)``); controller communication
@@ -37,6 +38,7 @@ from ._binding import (
     find_config_source,
     load_binding,
 )
+from ._build import report_build_progress
 from ._stderr import divert_c_stderr
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "find_config_source",
     "get_binding",
     "has_checkpoint_api",
+    "report_build_progress",
 ]
 
 _lock = threading.Lock()

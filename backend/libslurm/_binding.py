@@ -218,7 +218,7 @@ def find_config_source() -> ConfigSource:
         return ConfigSource("SLURM_CONF_SERVER", server)
     raise NoConfig(
         f"no Slurm configuration: SLURM_CONF is unset and {DEFAULT_CONF} does not exist",
-        hint="set SLURM_CONF=/path/to/slurm.conf (or use `sckpt --demo`)",
+        hint="set SLURM_CONF=/path/to/slurm.conf, or use `sckpt --demo`",
     )
 
 

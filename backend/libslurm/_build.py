@@ -25,6 +25,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -348,6 +350,26 @@ def _compile(p: BuildPlan, out_dir: Path) -> Path:
     return compile_module(p.include_dir, p.module_name, out_dir, p.lib_dir)
 
 
+ProgressReporter = Callable[[str], None]
+"""Told, in one line each, what a long step of the build is doing (the command line prints
+them on a terminal's stderr); the backend itself never writes to a terminal."""
+
+_reporters: list[ProgressReporter] = []
+
+
+def report_build_progress(reporter: ProgressReporter | None) -> None:
+    """Set (or, with None, remove) who hears of the shim build: it takes from a few seconds
+    to a minute on first use, once per Slurm release, and looked like a hang."""
+    _reporters.clear()
+    if reporter is not None:
+        _reporters.append(reporter)
+
+
+def _progress(line: str) -> None:
+    for reporter in _reporters:
+        reporter(line)
+
+
 def build(p: BuildPlan) -> Path:
     """Return the built module's path, building it (once, under a lock) when missing.
 
@@ -375,7 +397,14 @@ def build(p: BuildPlan) -> Path:
             if found is not None:
                 return found
             discard(p)  # missing, partial or corrupted: start afresh
-            return _build_locked(p)
+            _progress(
+                f"building the libslurm shim for Slurm {p.version_text} with "
+                f"{compiler() or 'cc'} (once per Slurm release, cached in {p.cache_root})..."
+            )
+            started = time.monotonic()
+            module = _build_locked(p)
+            _progress(f"shim built in {time.monotonic() - started:.0f} s")
+            return module
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 

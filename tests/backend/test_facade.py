@@ -11,7 +11,7 @@ import pytest
 from sckpt.backend import errors as E
 from sckpt.backend import facade as facade_mod
 from sckpt.backend.audit import read_records
-from sckpt.backend.config import Settings
+from sckpt.backend.config import Settings, demo_audit_log_path
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import Facade, open_facade, register_engine
 from sckpt.backend.model import ActionResult, CheckpointKind, JobState, Snapshot, StepId
@@ -164,7 +164,7 @@ def test_every_mutating_attempt_is_audited(settings: Settings) -> None:
     with pytest.raises(E.UsageError):
         f.enable("nonsense")
     f.able(f"{view.job.job_id}.extern")  # reading is not audited
-    lines = read_records(settings.audit_log)
+    lines = read_records(demo_audit_log_path(settings.audit_log))
     assert [(r["operation"], r["result"]["name"]) for r in lines] == [
         ("disable", "SLURM_SUCCESS"),
         ("create", "ESLURM_DISABLED"),
@@ -314,14 +314,14 @@ def test_refreshes_and_actions_from_threads_at_once(settings: Settings) -> None:
         t.join(timeout=120)
     assert failures == []
     assert sim.step_state(StepId(view.job.job_id, 0xFFFFFFFC)).disable_count == 0
-    assert len(read_records(settings.audit_log)) == 400
+    assert len(read_records(demo_audit_log_path(settings.audit_log))) == 400
 
 
 def test_audit_names_the_simulated_acting_user(settings: Settings) -> None:
     f = open_facade(settings, demo=True, as_user="bob", clock=ManualClock())
     with pytest.raises(E.SlurmError):
         f.disable("1.0")  # no such job: refused, still audited
-    (line,) = read_records(settings.audit_log)
+    (line,) = read_records(demo_audit_log_path(settings.audit_log))
     assert line["acting_user"] == "bob" and line["result"]["code"] == 2017
 
 

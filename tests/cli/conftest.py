@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from sckpt.backend import facade as facade_module
+from sckpt.backend.config import demo_audit_log_path
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.tui import cli
 
@@ -41,11 +42,12 @@ class CliEnv:
     audit_log: Path
     run: Callable[..., CliResult]
 
-    def audit(self) -> list[dict[str, Any]]:
-        """Every line of the audit log so far, parsed."""
-        if not self.audit_log.exists():
+    def audit(self, *, demo: bool = False) -> list[dict[str, Any]]:
+        """Every line of the audit log so far, parsed; ``demo``: the ``--demo`` one's."""
+        path = demo_audit_log_path(self.audit_log) if demo else self.audit_log
+        if not path.exists():
             return []
-        return [json.loads(line) for line in self.audit_log.read_text().splitlines()]
+        return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture

@@ -218,3 +218,24 @@ def test_a_filter_matching_nothing_says_so_instead_of_a_bare_header(
         assert (result.code, result.out, result.err) == (0, "", "sckpt: no jobs match\n")
     document = json.loads(cli_env.run("ls", "user:nobody", "--json").out)
     assert document["jobs"] == []
+
+
+def test_ckpt_failed_finds_a_step_whose_last_checkpoint_failed(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # --ckpt error was refused, and the job's CKPT read "able" although a step's last
+    # checkpoint had failed with 28 (ENOSPC).
+    jobs = _jobs(cluster)
+    job = jobs["alice_run"]
+    assert cli_env.run("complete", f"{job}.1", "--error-code", "28").code == 0
+    for argv in (["--ckpt", "failed"], ["--ckpt", "error"], ["ckpt:failed"], ["ckpt:err"]):
+        result = cli_env.run("ls", "-H", *argv)
+        assert _ids("\n" + result.out) == [job], argv
+        assert result.out.rstrip().endswith("able; 1 failed (28)")
+    steps = cli_env.run("ls", "-s", "-H", "--ckpt", "failed")
+    assert [line.split()[0] for line in steps.lines] == [f"{job}.1"]
+    document = json.loads(cli_env.run("ls", "--ckpt", "failed", "--json").out)
+    assert [j["checkpoint_summary"] for j in document["jobs"]] == ["able; 1 failed (28)"]
+    # A mistyped word names the known ones, failed among them.
+    bad = cli_env.run("ls", "--ckpt", "fialed")
+    assert bad.code == 2 and bad.err.rstrip().endswith("unknown, failed")

@@ -120,6 +120,17 @@ def test_help_and_version_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
         assert "usage: sckpt " + command in capsys.readouterr().out
 
 
+def test_no_help_prints_a_doubled_percent(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse %-formats help strings but prints a description as written: a "%%" meant for
+    # the former showed literally in "ls --help".
+    for command in ["", *cli.COMMANDS]:
+        assert cli.main([command, "--help"] if command else ["--help"]) == 0
+        text = capsys.readouterr().out
+        assert "%%" not in text, command
+    assert cli.main(["ls", "--help"]) == 0
+    assert "(%= or Checkpoint" in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
@@ -234,6 +245,7 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
 
     from sckpt.backend.model import STEP_BATCH, StepId
     from sckpt.tui import app
+    from sckpt.tui.cli import terminal
 
     config = Path(str(tmp_path)) / "config.toml"
     config.write_text(f'audit_log = "{Path(str(tmp_path)) / "audit.log"}"\n[demo]\njobs = 5\n')
@@ -246,6 +258,7 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
         return 0
 
     monkeypatch.setattr(app, "run_console", fake_console)
+    monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout
     assert cli.main(["--demo"]) == 0
     assert cli.main(["--demo", "--read-only", "--as-user", "bob", "184201.batch"]) == 0
     assert cli.main(["--demo", "--step", "12.3"]) == 0
@@ -323,3 +336,28 @@ def test_a_word_near_no_command_still_lists_them_all(
     assert cli.main(["frobnicate"]) == 2
     err = capsys.readouterr().err
     assert "unknown command 'frobnicate': expected one of able, error, create" in err
+
+
+def test_read_only_run_outside_a_step_names_no_dash_target(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It printed "run - refused" (the audit log's "-" for no step) outside a Slurm job.
+    from pathlib import Path
+
+    for name in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLURM_STEPID"):
+        monkeypatch.delenv(name, raising=False)
+    config = Path(str(tmp_path)) / "config.toml"
+    config.write_text(f'audit_log = "{Path(str(tmp_path)) / "audit.log"}"\n')
+    assert cli.main(["--read-only", "--config", str(config), "run", "--", "true"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("sckpt run: run refused: sckpt is in read-only mode; true was not")
+    assert " - " not in err and err.count("(") == 1, err
+
+
+def test_cancel_with_a_signal_says_the_signal_was_sent_not_cancel() -> None:
+    from sckpt.backend.model import ActionResult, StepId
+    from sckpt.tui.cli.output import action_line
+
+    signalled = ActionResult(StepId(42), "cancel", detail="signal SIGUSR1 sent")
+    assert action_line(signalled) == "42: signal SIGUSR1 sent"
+    assert action_line(ActionResult(StepId(42), "cancel")) == "42: cancel requested"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -137,8 +138,13 @@ def bounded(
     return cli_env, cluster
 
 
+def _audit(env: CliEnv) -> list[dict[str, Any]]:
+    """Both logs: the real one and the one ``--demo`` writes apart."""
+    return env.audit() + env.audit(demo=True)
+
+
 def _check(env: CliEnv, argv: list[str]) -> None:
-    before = len(env.audit())
+    before = len(_audit(env))
     result = env.run(*argv)
     event(f"exit {result.code}")
     assert result.code in (0, 1, 2, 3), (argv, result)
@@ -146,7 +152,7 @@ def _check(env: CliEnv, argv: list[str]) -> None:
         assert "Traceback" not in result.err, (argv, result.err)
         for line in result.err.splitlines():
             assert line.startswith("sckpt: "), (argv, result.err)
-    audit = env.audit()
+    audit = _audit(env)
     if result.code == 2:
         assert len(audit) == before, (argv, audit[before:])
     assert all(line["result"]["name"] != "USAGE" for line in audit), (argv, audit)

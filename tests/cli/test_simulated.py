@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,9 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     assert step_only.code == 1 and "ESLURM_NOT_SUPPORTED" in step_only.err
     missing = cli_env.run("restart", str(job))  # the record was saved under /ck, not the default
     assert missing.code == 1 and "ENOENT" in missing.err
+    # Not a bare "No such file or directory": which image is missing, and what makes one.
+    assert f"no checkpoint image of job {job} in the cluster's checkpoint directory" in missing.err
+    assert f"by sckpt vacate {job} " in missing.err and "--image-dir" in missing.err
     result = cli_env.run("restart", str(job), "--stick", "--image-dir", "/ck")
     assert result.code == 0
     assert result.out == f"{job}: restart requested: resubmitted as job {job} on {nodes}\n"
@@ -422,3 +426,95 @@ def test_key_overrides_that_swap_or_take_free_keys_are_accepted(cli_env: CliEnv)
         cli_env.config.read_text() + '[keys]\ncreate = "v"\nvacate = "c"\nrefresh = "ctrl+k"\n'
     )
     assert cli_env.run("--demo", "ls", "-H").code == 0
+
+
+def test_restart_of_a_demo_job_never_vacated_says_there_is_no_image(cli_env: CliEnv) -> None:
+    # 'sckpt --demo restart 184207' printed "ENOENT (2): No such file or directory" and an
+    # empty hint.  The demo as it ships (seed 42, 48 jobs), where 184207 has ended.
+    cli_env.config.write_text(f'audit_log = "{cli_env.audit_log}"\n')
+    result = cli_env.run("--demo", "--json", "restart", "184207")
+    (outcome,) = json.loads(result.out)["results"]
+    assert result.code == 1 and outcome["error"]["name"] == "ENOENT"
+    assert outcome["error"]["hint"].startswith("there is no checkpoint image of job 184207")
+    assert "by sckpt vacate 184207 " in outcome["error"]["hint"]
+
+
+def test_the_demo_audits_apart_from_the_real_log(cli_env: CliEnv) -> None:
+    # The demo's actions went into the user's real audit log, mixed with real ones.
+    assert cli_env.run("--demo", "--as-user", "root", "disable", "184201").code == 0
+    assert cli_env.run("--demo", "--read-only", "cancel", "184201").code == 1
+    assert not cli_env.audit_log.exists()
+    demo_log = cli_env.audit_log.with_name("demo-audit.log")
+    assert demo_log.is_file() and oct(demo_log.stat().st_mode & 0o777) == "0o600"
+    lines = cli_env.audit(demo=True)
+    assert [(x["operation"], x["target"], x["engine"]) for x in lines] == [
+        ("disable", "184201", "simulated"),
+        ("cancel", "184201", "simulated"),
+    ]
+
+
+def test_doctor_with_demo_checks_the_demo_not_this_machine(
+    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 'sckpt --demo doctor' checked this machine's Slurm and told a demo user that
+    # "sckpt --demo works without it".
+    from sckpt.backend import doctor
+
+    def no_slurm() -> None:
+        raise AssertionError("--demo doctor looked at this machine's Slurm")
+
+    monkeypatch.setattr(doctor, "run_doctor", no_slurm)
+    result = cli_env.run("--demo", "doctor")
+    assert result.code == 0, result.err
+    assert "works without it" not in result.out
+    assert result.out.splitlines()[-1] == "sckpt --demo works here."
+    # [demo] jobs = 40, and the demo's job arrays after them
+    assert re.search(r"the simulated slurmctld listed \d+ jobs in [\d.]+ ms", result.out)
+    assert str(cli_env.audit_log.with_name("demo-audit.log")) in result.out
+    document = json.loads(cli_env.run("--demo", "doctor", "--json").out)
+    assert document["exit_code"] == 0 and document["report"]["demo"] is True
+
+
+def test_a_restarted_job_keeps_its_shape(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    # A demo job that ran on 4 nodes with 256 tasks came back on 1 node with 64.
+    jobs = [cluster.submit("alice", name="md", n_steps=1) for _ in range(8)]
+    job = next(j for j in jobs if j.num_nodes >= 2)
+    cluster.script_checkpoint(StepId(job.job_id, 0), duration=2)
+    cluster.script_checkpoint(StepId(job.job_id, 0xFFFFFFFB), duration=2)
+    assert cli_env.run("vacate", str(job.job_id)).code == 0
+    cluster.advance(3)
+    assert cli_env.run("restart", str(job.job_id)).code == 0
+    cluster.advance(10)
+    again = cluster.job(job.job_id)
+    assert again.state is JobState.RUNNING and again.restart_count == 1
+    assert (again.num_nodes, again.num_cpus) == (job.num_nodes, job.num_cpus)
+    listed = json.loads(cli_env.run("ls", "-j", str(job.job_id), "--json").out)["jobs"][0]
+    step0 = next(s for s in listed["steps"] if s["step_id"] == f"{job.job_id}.0")
+    assert step0["num_tasks"] == job.num_cpus
+
+
+def test_complete_naming_no_checkpoint_in_progress_says_nothing_matched(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # It always said "requested", exit 0, even when its begin time named no checkpoint.
+    job = _running(cluster)
+    step = StepId(job, 0)
+    idle = cli_env.run("complete", str(step))
+    assert (idle.code, idle.out) == (1, "")
+    assert idle.err.startswith(
+        f"sckpt: complete {step}: nothing matched: no checkpoint of {step} was named"
+    )
+    assert f"no checkpoint of {step} is in progress" in idle.err
+    cluster.script_checkpoint(step, duration=500)
+    assert cli_env.run("create", str(step)).code == 0
+    began = cluster.step_state(step).in_progress_since
+    typo = cli_env.run("--json", "complete", str(step), "--begin-time", str(began - 1))
+    (outcome,) = json.loads(typo.out)["results"]
+    assert typo.code == 1 and outcome["error"]["name"] == "NOTHING_MATCHED"
+    assert f"--begin-time {began} names it" in outcome["error"]["hint"]
+    assert cluster.step_state(step).in_progress_since == began  # still running
+    assert cli_env.audit()[-1]["result"]["name"] == "NOTHING_MATCHED"
+    # A report of an error is kept whatever the begin time: it did something.
+    assert cli_env.run("complete", str(step), "--error-code", "5").code == 0
+    right = cli_env.run("complete", str(step), "--begin-time", str(began))
+    assert right.code == 0 and right.out == f"{step}: complete requested\n"

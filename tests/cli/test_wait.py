@@ -215,9 +215,9 @@ def test_sigint_to_the_installed_command_while_it_waits(cli_env: CliEnv) -> None
         text=True,
     )
     deadline = time.monotonic() + 30
-    while not cli_env.audit() and time.monotonic() < deadline:
+    while not cli_env.audit(demo=True) and time.monotonic() < deadline:  # the demo's log
         time.sleep(0.05)
-    assert cli_env.audit(), "the create was never requested"
+    assert cli_env.audit(demo=True), "the create was never requested"
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, err
@@ -225,4 +225,55 @@ def test_sigint_to_the_installed_command_while_it_waits(cli_env: CliEnv) -> None
     assert err == (
         f"sckpt: interrupted: stopped waiting; the create of {target} goes on "
         f"(see 'sckpt error {target}')\n"
+    )
+
+
+LIST_ABLE_STEPS = ("-s", "-h", "-t", "R", "--ckpt", "able", "-o", "%i")
+
+
+def _demo_able_step(env: dict[str, str]) -> str:
+    sckpt = str(Path(sys.executable).with_name("sckpt"))
+    listing = subprocess.run(
+        [sckpt, "--demo", "--as-user", "root", "ls", *LIST_ABLE_STEPS],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return next(x for x in listing.stdout.split() if x.split(".")[1].isdigit())
+
+
+def test_wait_on_a_terminal_shows_elapsed_time_and_state(cli_env: CliEnv) -> None:
+    # --wait polled silently; on a terminal's stderr it now shows where the checkpoint
+    # stands and for how long, erased before the outcome; a pipe and --json get nothing extra.
+    import pty
+
+    sckpt = Path(sys.executable).with_name("sckpt")
+    env = {**os.environ, "SCKPT_CONFIG": str(cli_env.config), "TZ": "UTC"}
+    env.pop("SLURM_CONF", None)
+    target = _demo_able_step(env)
+    argv = [str(sckpt), "--demo", "--as-user", "root", "create", target, "--wait"]
+    main, child = pty.openpty()
+    try:
+        done = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=child, timeout=120)
+        os.set_blocking(main, False)
+        said = os.read(main, 1 << 16).decode()
+        as_json = subprocess.run(
+            [*argv[:-2], "--json", *argv[-2:]], env=env, stdout=subprocess.PIPE, stderr=child
+        )
+        with pytest.raises(BlockingIOError):
+            os.read(main, 1 << 16)  # --json: nothing on the terminal
+    finally:
+        os.close(main)
+        os.close(child)
+    assert done.returncode == 0 and done.stdout == f"{target}: create completed\n".encode()
+    assert f"\r\x1b[Ksckpt: create {target}: in progress, waited 1 s (Ctrl-C" in said, said
+    assert said.endswith("\r\x1b[K"), said  # erased: the terminal's line is clean again
+    assert json.loads(as_json.stdout)["results"][0]["outcome"] == "completed"
+    piped = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert (piped.returncode, piped.stdout, piped.stderr) == (
+        0,
+        f"{target}: create completed\n",
+        "",
     )

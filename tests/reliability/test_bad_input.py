@@ -252,8 +252,10 @@ def cli_run(
         return 0
 
     from sckpt.tui import app as app_module
+    from sckpt.tui.cli import terminal
 
     monkeypatch.setattr(app_module, "run_console", console_stub)
+    monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout
 
     def run(argv: list[str]) -> tuple[int, str, str]:
         capsys.readouterr()

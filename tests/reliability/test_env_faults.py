@@ -16,10 +16,12 @@ The shared cluster's daemons are never touched: munged is stopped only on the mo
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -130,6 +132,8 @@ def sckpt(*argv: str, env: dict[str, str], user: str | None = None, timeout: flo
         keep = {k: v for k, v in env.items() if k.startswith(("SLURM_", "SCKPT_", "XDG_"))}
         keep.update(HOME=f"/home/{user}", NO_COLOR="1", PATH=env.get("PATH", "/usr/bin:/bin"))
         cmd = ["runuser", "-u", user, "--", "env", *(f"{k}={v}" for k, v in keep.items()), *cmd]
+    if not argv:
+        return _console_startup(cmd, env, timeout)
     try:
         proc = subprocess.run(
             cmd,
@@ -143,6 +147,36 @@ def sckpt(*argv: str, env: dict[str, str], user: str | None = None, timeout: flo
     except subprocess.TimeoutExpired as hung:
         raise AssertionError(f"sckpt {' '.join(argv)} hung for {timeout} s") from hung
     return Run(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
+
+
+def _console_startup(cmd: list[str], env: dict[str, str], timeout: float) -> Run:
+    """The console's startup as an operator meets it: on a terminal (a pty for stdin, stdout
+    and stderr; without one the console refuses at once, whatever the fault).  What it
+    wrote comes back as ``stderr``."""
+    main, child = pty.openpty()
+    try:
+        try:
+            proc = subprocess.run(
+                cmd,
+                env={**env, "TERM": "xterm-256color"},
+                stdin=child,
+                stdout=child,
+                stderr=child,
+                timeout=timeout,
+                cwd="/tmp",
+            )
+        except subprocess.TimeoutExpired as hung:
+            raise AssertionError(f"the console's startup hung for {timeout} s") from hung
+        os.set_blocking(main, False)
+        said = b""
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(main, 65536):
+                said += chunk
+    finally:
+        os.close(main)
+        os.close(child)
+    text = said.decode(errors="replace").replace("\r\n", "\n")
+    return Run((), proc.returncode, "", text)
 
 
 def step_running(cluster: SlurmCluster, step: str) -> bool:

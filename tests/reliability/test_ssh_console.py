@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sckpt.backend.config import demo_audit_log_path
 
 from ..conftest import SlurmCluster
 from ..helpers import wait_for
@@ -122,8 +123,10 @@ def test_demo_over_ssh_filter_select_create_quit(server: SshServer, shared_dir: 
         final = term.wait(lambda s: "SSH-EXIT=" in s)
     assert "SSH-EXIT=0" in final
     assert "Traceback" not in final
-    # The backend acted as the SSH user: the audit line names them and the create.
-    lines = [json.loads(x) for x in (shared_dir / "audit.log").read_text().splitlines()]
+    # The backend acted as the SSH user: the audit line names them and the create (in the
+    # demo's own log, beside the real one).
+    demo_log = demo_audit_log_path(shared_dir / "audit.log")
+    lines = [json.loads(x) for x in demo_log.read_text().splitlines()]
     creates = [x for x in lines if x["operation"] == "create" and x["target"] == step_id]
     assert creates and creates[-1]["user"] == USER
 
@@ -131,8 +134,8 @@ def test_demo_over_ssh_filter_select_create_quit(server: SshServer, shared_dir: 
 def test_demo_over_ssh_o_shows_the_jobs_output_file_or_why_not(
     server: SshServer, shared_dir: Path
 ) -> None:
-    """``o`` over SSH at 80x24: the output screen names the job and its file, says why the
-    file cannot be shown (the demo's jobs write none), and Escape goes back."""
+    """``o`` over SSH at 80x24: the output screen names the job and its file, shows the
+    demo job's simulated output (or says why it cannot), and Escape goes back."""
     config = shared_dir / "config.toml"
     job_id, _index, _step_id = _first_able_numbered_step(server, config)
     with Tmux(_remote(server, config, "--demo"), env=["TERM=xterm-256color"]) as term:
@@ -140,7 +143,7 @@ def test_demo_over_ssh_o_shows_the_jobs_output_file_or_why_not(
         time.sleep(0.5)  # over SSH, let the focus move to the table first
         term.keys("o")
         shown = term.wait(lambda s: f"Output of job {job_id}" in s and "slurm-" in s)
-        assert "not written yet:" in shown or "cannot read" in shown, shown
+        assert "steps/s" in shown or "cannot read" in shown, shown  # engines/demo_output.py
         assert "? Help" in shown and "q Quit" in shown  # the footer at 80 columns
         term.keys("Escape")
         term.wait(lambda s: "JobID" in s and f"Output of job {job_id}" not in s)

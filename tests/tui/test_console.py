@@ -835,3 +835,44 @@ async def test_elapsed_column_moves_with_the_clock(console: Any) -> None:
         await settle(pilot)
         after = con.jobs_table.cells_of(str(job_id))
         assert after is not None and after["elapsed"].plain == "2m"
+
+
+async def test_restart_asks_about_the_job_not_every_running_step(console: Any) -> None:
+    # A vacated job with 0 steps was asked "Restart job … every running step?": restart
+    # resubmits the job itself.
+    c = console()
+    job_id = submit_mine(c.cluster)
+    c.cluster.set_job_state(job_id, JobState.CANCELLED)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        console_of(pilot).select_target(StepId(job_id))
+        await pilot.press("f")  # finished jobs too
+        await settle(pilot)
+        console_of(pilot).select_target(StepId(job_id))
+        console_of(pilot).jobs_table.focus()
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ActionForm)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, Confirm)
+        text = " ".join(screen_text(c.app).split())
+        assert f"Restart job {job_id} (ui-test)?" in text
+        assert "every running step" not in text
+        await pilot.press("n")
+        await settle(pilot)
+
+
+async def test_help_says_enable_and_disable_act_at_once_and_undo_each_other(
+    console: Any,
+) -> None:
+    # e and d act without a question while v, r and the job-control keys ask: by decision,
+    # and the help says so.
+    c = console()
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        text = " ".join(screen_text(c.app).split())
+        assert "disable checkpoints (counter +1) at once; e undoes it" in text
+        assert "enable checkpoints (counter -1) at once; d undoes it" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sckpt.backend import progress
 from sckpt.backend.model import (
+    CheckpointError,
     CheckpointKind,
     CheckpointState,
     Job,
@@ -55,3 +56,14 @@ def test_requested_and_outcomes_are_progress_words() -> None:
     for word in (progress.REQUESTED, progress.COMPLETED, progress.failed(28)):
         assert step_cells(view, 0, word)["checkpoint"].plain == word
     assert step_cells(view, 0)["checkpoint"].plain == "able"
+
+
+def test_the_job_summary_says_a_steps_last_checkpoint_failed() -> None:
+    # Job 184241 read "able" (with a bare "!") although its step's last checkpoint had
+    # failed with 28 (ENOSPC): the summary names it in words, as ls's CKPT does.
+    failed = StepView(
+        _step(0, CheckpointKind.ABLE).step,
+        CheckpointState(CheckpointKind.ABLE, last_error=CheckpointError(28, "ENOSPC", "full")),
+    )
+    view = JobView(_job(), (failed, _step(1, CheckpointKind.ABLE)))
+    assert job_summary(view).plain == "2 able 1 failed"

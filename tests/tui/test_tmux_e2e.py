@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sckpt.backend.config import demo_audit_log_path
 
 from ..tmux import Tmux
 
@@ -97,8 +98,9 @@ def _drive(term: Tmux, audit: Path, jid: str, step_index: int, step_id: str) -> 
 
     screen = term.wait(lambda s: "disabled" in step_row(s))
     assert "disabled" in step_row(screen)
-    # The backend acted: the audit log of that process has the disable, allowed.
-    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    # The backend acted: the (demo's) audit log of that process has the disable, allowed.
+    demo_log = demo_audit_log_path(audit)
+    lines = [json.loads(line) for line in demo_log.read_text().splitlines()]
     assert any(step_id in json.dumps(line) and "disable" in json.dumps(line) for line in lines)
     term.keys("q")
     screen = term.wait(lambda s: "SCKPT-EXIT=" in s)

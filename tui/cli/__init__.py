@@ -47,7 +47,7 @@ from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobState, JobView, S
 from sckpt.backend.operations import NAMES, Operation, operation
 from sckpt.backend.targets import require_whole_job
 
-from . import arguments, output
+from . import arguments, output, terminal
 from .actions import report_unopened, run_actions
 from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
@@ -182,11 +182,23 @@ def _regular_file_or_missing(path: str) -> None:
         raise ConfigError(f"config file {path} is not a regular file: expected a TOML file")
 
 
+def _announce_shim_build() -> None:
+    """On a terminal, say on stderr what the first-use shim build is doing (it takes
+    seconds to a minute and looked like a hang); to a pipe or a log, nothing."""
+    if not terminal.stderr_is_terminal():
+        return
+    from sckpt.backend.libslurm import report_build_progress
+
+    report_build_progress(lambda line: output.to_stderr(f"sckpt: {line}"))
+
+
 def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
     """The facade the flags ask for; ``--as-user`` is refused on a real engine."""
     from sckpt.backend.facade import open_facade
 
     settings = _load_settings(args)
+    if not args.demo:
+        _announce_shim_build()
     facade = open_facade(
         settings,
         demo=args.demo,
@@ -422,9 +434,17 @@ def _cmd_output(args: argparse.Namespace) -> int:
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
-    from sckpt.backend.doctor import format_report, run_doctor
+    from sckpt.backend.doctor import format_report, run_demo_doctor, run_doctor
 
-    report, code = run_doctor()
+    if args.demo:  # the simulated cluster the user asked about, not this machine's Slurm
+        facade, settings = _open(args)
+        try:
+            report, code = run_demo_doctor(facade, settings)
+        finally:
+            facade.close()
+    else:
+        _announce_shim_build()
+        report, code = run_doctor()
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:
@@ -438,6 +458,10 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 
 
 def _cmd_console(args: argparse.Namespace) -> int:
+    _load_settings(args)  # an invalid config is named first, as for every command
+    problem = terminal.missing_terminal()
+    if problem:
+        raise UsageError(problem)
     facade, settings = _open(args)
     try:
         from sckpt.backend.libslurm import divert_c_stderr

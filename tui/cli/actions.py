@@ -13,11 +13,12 @@ checkpoint.
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
 from sckpt.backend.errors import CheckpointFailed, Disabled, InvalidJobId, SckptError
@@ -31,8 +32,9 @@ from sckpt.backend.model import (
 )
 from sckpt.backend.operations import Operation, operation
 
-from . import output
+from . import output, terminal
 from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+from .wait_progress import WaitProgress
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
@@ -109,13 +111,20 @@ class Outcome:
 
 
 def _call(
-    facade: Facade, op: Operation, target: StepId, values: Mapping[str, Any], *, wait: bool
+    facade: Facade,
+    op: Operation,
+    target: StepId,
+    values: Mapping[str, Any],
+    *,
+    wait: bool,
+    line: TextIO | None = None,
 ) -> Outcome:
     """One facade call for one target; Slurm's refusals become the outcome, not an exception.
 
     The facade has one method per operation, named for it and taking exactly the table's
     ``arguments`` (``backend/operations.py``), so the call is found by name.  With
-    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``).
+    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), its
+    progress shown on ``line`` (a terminal's stderr; None: silent).
     """
     outcome = Outcome(target, op.name)
     try:
@@ -127,7 +136,9 @@ def _call(
         if wait and op.resumes:
             outcome.progress, outcome.notes, outcome.error = _wait_for_resume(facade, target)
         elif wait:
-            outcome.progress = _wait_for_outcome(facade, target)
+            outcome.progress = _wait_for_outcome(
+                facade, target, WaitProgress(op.name, target, line)
+            )
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
     except Disabled as refused:
@@ -143,13 +154,18 @@ def _call(
     return outcome
 
 
-def _wait_for_outcome(facade: Facade, target: StepId) -> str:
-    """Ask where ``target``'s checkpoint stands until it is no longer in progress."""
-    while True:
-        word = facade.checkpoint_progress(target)
-        if word != progress.IN_PROGRESS:
-            return word
-        time.sleep(WAIT_POLL_SECONDS)
+def _wait_for_outcome(facade: Facade, target: StepId, shown: WaitProgress) -> str:
+    """Ask where ``target``'s checkpoint stands until it is no longer in progress, saying
+    so on the progress line meanwhile (erased before returning, Ctrl-C included)."""
+    try:
+        while True:
+            word = facade.checkpoint_progress(target)
+            if word != progress.IN_PROGRESS:
+                return word
+            shown.show(word)
+            time.sleep(WAIT_POLL_SECONDS)
+    finally:
+        shown.done()
 
 
 REGISTER_GRACE_SECONDS = 30.0
@@ -320,6 +336,7 @@ def run_actions(
     unreachable: SckptError | None = None
     interrupted = False
     targets = _expanded(facade, targets)
+    line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
     for target in targets:
         if interrupted:
             outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
@@ -329,7 +346,7 @@ def run_actions(
             outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
             try:
-                outcome = _call(facade, op, target, values, wait=wait)
+                outcome = _call(facade, op, target, values, wait=wait, line=line)
             except KeyboardInterrupt:
                 if not wait:
                     raise  # main's "sckpt: interrupted", exit 130

@@ -14,9 +14,9 @@ import time
 from datetime import datetime
 
 from sckpt.backend.errors import UsageError
-from sckpt.backend.filters import require_valid
+from sckpt.backend.filters import require_checkpoint_words, require_valid
 from sckpt.backend.hostlist import expand_hostlist
-from sckpt.backend.model import CheckpointKind, JobState, StepId
+from sckpt.backend.model import JobState, StepId
 from sckpt.backend.targets import (
     parse_target,
     parse_targets,
@@ -180,19 +180,10 @@ def job_ids(text: str) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def checkpoint_kinds(text: str) -> frozenset[CheckpointKind]:
-    """``able,disabled``: the checkpoint states a step must be in (``in-progress`` too)."""
-    chosen: set[CheckpointKind] = set()
-    for word in text.split(","):
-        key = word.strip().lower().replace("-", "_").replace(" ", "_")
-        try:
-            chosen.add(CheckpointKind(key))
-        except ValueError:
-            kinds = ", ".join(kind.value for kind in CheckpointKind)
-            raise UsageError(
-                f"invalid checkpoint state {_shown(word)}: expected any of {kinds}"
-            ) from None
-    return frozenset(chosen)
+def checkpoint_kinds(text: str) -> frozenset[str]:
+    """``able,failed``: the checkpoint words a step must have (``filters.py``; ``in-progress``
+    and ``error`` too)."""
+    return require_checkpoint_words(plain_text(text, "checkpoint state"))
 
 
 def filter_words(text: str) -> str:

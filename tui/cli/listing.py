@@ -11,11 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sckpt.backend.filters import Filter, matches
+from sckpt.backend.filters import Filter, matches, step_checkpoint_words
 from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import (
     ACTIVE_STATES,
-    CheckpointKind,
     ClusterInfo,
     Job,
     JobState,
@@ -43,7 +42,8 @@ class ListFilter:
     job_ids: frozenset[str] = frozenset()
     """squeue ``-j``: job ids, arrays' ids and array tasks (``7_3``), as typed."""
     partitions: frozenset[str] = frozenset()
-    checkpoint: frozenset[CheckpointKind] = frozenset()
+    checkpoint: frozenset[str] = frozenset()
+    """``--ckpt``: checkpoint words (``filters.CHECKPOINT_WORDS``), a step having any."""
     words: Filter = field(default_factory=Filter)
     """The console's filter language (``sckpt ls user:bob state:R``), already valid."""
     names: frozenset[str] = frozenset()
@@ -58,7 +58,7 @@ class ListFilter:
     def keeps_step(self, step: StepView) -> bool:
         """Whether a step's row is listed (``ls -s``): its checkpoint state is wanted and,
         with ``-s``, its name and nodes are."""
-        if self.checkpoint and step.checkpoint.kind not in self.checkpoint:
+        if self.checkpoint and self.checkpoint.isdisjoint(step_checkpoint_words(step)):
             return False
         if self.steps:
             return self.named(step.step.name) and self.on_nodes(step.step.nodes)
@@ -101,7 +101,7 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
         by_step = wanted.steps and bool(wanted.names or wanted.nodes)
         if (wanted.checkpoint or by_step) and not any(wanted.keeps_step(s) for s in view.steps):
             continue
-        if not matches(wanted.words, view, output.job_checkpoint_summary(view)):
+        if not matches(wanted.words, view):
             continue
         kept.append(view)
     kept.sort(key=lambda v: job_order(v.job))

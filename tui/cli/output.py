@@ -94,9 +94,13 @@ def error_line(error: CheckpointError) -> str:
 def action_line(result: ActionResult) -> str:
     """One line saying a mutating operation was requested (Slurm accepted it), with its
     detail when any; the progress words are ``backend/progress.py``'s."""
-    text = f"{result.target}: {result.operation} {progress.REQUESTED}"
-    if result.detail:
-        text += f": {clean(result.detail)}"
+    if result.operation == "cancel" and result.detail.startswith("signal "):
+        # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
+        text = f"{result.target}: {clean(result.detail)}"
+    else:
+        text = f"{result.target}: {result.operation} {progress.REQUESTED}"
+        if result.detail:
+            text += f": {clean(result.detail)}"
     refused = [f"{step}={code}" for step, code in result.per_step if code]
     if refused:
         text += f" (steps answering an error: {', '.join(refused)})"
@@ -158,7 +162,10 @@ def _kind_words(kind: CheckpointKind) -> str:
 
 
 def job_checkpoint_summary(view: JobView) -> str:
-    """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``."""
+    """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``;
+    then, when some steps' last checkpoint failed, how many and the highest code (``able; 1
+    failed (28)``): a step whose checkpoint failed is usually ``able`` again, and the row
+    must not read as if all were well."""
     if not view.steps:
         if view.job.state is JobState.PENDING:
             count = view.job.array_task_count if view.job.array_task_str else 0
@@ -171,10 +178,15 @@ def job_checkpoint_summary(view: JobView) -> str:
     for step in view.steps:
         counts[step.checkpoint.kind] = counts.get(step.checkpoint.kind, 0) + 1
     if len(counts) == 1:
-        return _kind_words(next(iter(counts)))
-    ordered = [kind for kind in _SUMMARY_ORDER if kind in counts]
-    ordered += [kind for kind in counts if kind not in ordered]
-    return ", ".join(f"{counts[kind]} {_kind_words(kind)}" for kind in ordered)
+        tally = _kind_words(next(iter(counts)))
+    else:
+        ordered = [kind for kind in _SUMMARY_ORDER if kind in counts]
+        ordered += [kind for kind in counts if kind not in ordered]
+        tally = ", ".join(f"{counts[kind]} {_kind_words(kind)}" for kind in ordered)
+    codes = [s.checkpoint.failed_code for s in view.steps if s.checkpoint.failed_code]
+    if not codes:
+        return tally
+    return f"{tally}; {len(codes)} {progress.failed(max(codes))}"
 
 
 # ---------------------------------------------------------------- tables

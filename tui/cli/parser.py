@@ -372,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "List jobs (or, with --steps, steps) and their checkpoint state. Without --state "
             "or --all, only pending, running and suspended jobs are listed, as squeue does. "
-            "-o/-O/-S/-h take squeue's field letters and names (%%= or Checkpoint is the "
+            "-o/-O/-S/-h take squeue's field letters and names (%= or Checkpoint is the "
             "CKPT column)."
         ),
         allow_abbrev=False,
@@ -412,7 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--ckpt",
         type=arguments.checkpoint_kinds,
         action="append",
-        help="steps whose checkpoint state is one of: able, disabled, in_progress, ...",
+        help="steps whose checkpoint state is one of: able, disabled, in_progress, ...; "
+        "failed: steps whose last checkpoint failed (error code not 0)",
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
     ls.add_argument(

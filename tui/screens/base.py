@@ -5,8 +5,10 @@ allows it).  Every operation key runs one action, ``operation(NAME)``, driven by
 operations table (``backend/operations.py``): an operation that takes arguments
 (create/vacate/restart) opens the parameter form, and one with a ``confirm`` text (vacate,
 restart, and the job-control verbs cancel/hold/release/requeue, which have no form) asks
-for confirmation naming the target and what will happen; the others (enable/disable) act
-at once.
+for confirmation naming the target and what will happen; enable and disable act at once,
+by decision: they end, stop and resubmit nothing, and each undoes the other (the disable
+counter goes up and down), so a question would only slow down the one pair of keys that
+cannot lose work.  Their help line and the README say so.
 The call itself runs in a worker thread on the app (``SckptApp.run_operation``), because
 the facade may block on libslurm.  In read-only mode the keys stay bound but hidden, and
 say "read-only" instead of acting (the backend guard would refuse anyway).
@@ -163,7 +165,7 @@ class TargetScreen(Screen[None]):
         if self.read_only:
             self._target_or_warn(name)
             return
-        describe = partial(self.sckpt.describe_target, every_step=op.kind == "checkpoint")
+        describe = partial(self.sckpt.describe_target, every_step=op.on_every_step)
 
         def confirm(params: ActionParams | None) -> None:
             def confirmed(answer: bool | None) -> None:
@@ -243,7 +245,7 @@ class TargetScreen(Screen[None]):
         op = operations.operation(operation)
         question = Text()
         question.append(f"{operation.capitalize()} ", style="bold")
-        described = self.sckpt.describe_target(target, every_step=op.kind == "checkpoint")
+        described = self.sckpt.describe_target(target, every_step=op.on_every_step)
         question.append_text(literal(described, style="bold"))
         question.append(f"?\n\nThis will {op.confirm}.")
         if params is not None and params.image_dir:

@@ -40,7 +40,7 @@ from ..console_text import (
     zoned_time,
 )
 from ..keys import CONSOLE_KEYS, bindings
-from ..messages import CheckDone, DataReady, FinishedLoaded
+from ..messages import CheckDone, DataReady, FinishedLoaded, FreshnessChanged
 from ..refresh import JobData, JobKey, Planner
 from ..rows import RowData, RowPlan, ViewState
 from ..widgets.header import StatusHeader
@@ -108,12 +108,17 @@ class ConsoleScreen(TargetScreen):
 
     def on_mount(self) -> None:
         box = self.query_one("#filter", Input)
-        box.display = False
+        _show_filter(box, False)
         box.cursor_blink = self.app.animation_level != "none"
         width = self.app.size.width
         self.jobs_table.fit_columns(width)
         self.steps_table.fit_columns(width)
         self.jobs_table.focus()
+        # Textual's own LoadingIndicator over the jobs table until the first listing
+        # arrives: a slow controller (or a first-use shim build) showed an empty table.
+        # Set once the focus has landed on the table: a loading widget keeps a focus it has
+        # (its keys go to the screen meanwhile) but cannot receive one.
+        self.call_after_refresh(self._start_loading)
         self.update_note()
         self.refresh_view()
 
@@ -161,8 +166,32 @@ class ConsoleScreen(TargetScreen):
         return plan
 
     def on_data_ready(self, message: DataReady) -> None:
+        if self.jobs_table.loading:
+            self._end_loading()
         planned = message.planned
         self.refresh_view(planned if isinstance(planned, RowPlan) else None)
+
+    def _start_loading(self) -> None:
+        if self.sckpt.freshness.loaded or self.sckpt.freshness.stale:
+            return
+        box = self.query_one("#filter", Input)
+        if not box.display:  # Textual's auto focus may still sit on the hidden box
+            self.set_focus(self.jobs_table)
+        self.jobs_table.loading = True
+
+    def _end_loading(self) -> None:
+        """Uncover the jobs table.  A loading widget cannot hold the focus (Textual moves it
+        away), so the table takes it back, unless the operator opened the filter meanwhile."""
+        self.jobs_table.loading = False
+        if not self.query_one("#filter", Input).display:
+            self.jobs_table.focus()
+
+    def on_freshness_changed(self, message: FreshnessChanged) -> None:
+        """A first listing that failed ends the loading indicator: the header says NO DATA
+        YET and why, and a spinner under it would say the opposite."""
+        super().on_freshness_changed(message)
+        if self.jobs_table.loading and self.sckpt.freshness.stale:
+            self._end_loading()
 
     def on_check_done(self, message: CheckDone) -> None:
         """``x`` asked able and error again: show the answers on the step's row."""
@@ -367,7 +396,7 @@ class ConsoleScreen(TargetScreen):
     def action_filter(self) -> None:
         """``/``: open the filter box."""
         box = self.query_one("#filter", Input)
-        box.display = True
+        _show_filter(box, True)
         box.focus()
 
     def action_clear_filter(self) -> None:
@@ -383,7 +412,7 @@ class ConsoleScreen(TargetScreen):
             box.value = ""
             return
         if box.display and not box.value:
-            box.display = False
+            _show_filter(box, False)
         self.jobs_table.focus()
 
     @on(Input.Changed, "#filter")
@@ -398,7 +427,7 @@ class ConsoleScreen(TargetScreen):
         if self.filter.errors:
             self.notify("; ".join(self.filter.errors), severity="warning", markup=False)
         if not event.value:
-            event.input.display = False
+            _show_filter(event.input, False)
         self.jobs_table.focus()
 
     def layouts(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -479,3 +508,11 @@ class ConsoleScreen(TargetScreen):
     def action_refresh(self) -> None:
         """``ctrl+r``: refresh now."""
         self.sckpt.refresh_now()
+
+
+def _show_filter(box: Input, shown: bool) -> None:
+    """Show or hide the filter box.  Hidden, it cannot take the focus: Textual moves the
+    focus off a widget that cannot hold it (the jobs table while it is loading), and a
+    hidden box that took it swallowed the keys (``q`` typed into the filter)."""
+    box.display = shown
+    box.can_focus = shown

@@ -1,0 +1,83 @@
+"""One filter, two front ends: the console's ``/`` box and ``sckpt ls FILTER`` select the same
+jobs from the same cluster (``backend/filters.py``), whatever each prints in its cells.
+
+The console cuts its checkpoint summary (``1 dis``), ``ls`` spells it out (``1 disabled``):
+``ckpt:disabled`` once showed an empty console while ``ls`` listed 5 jobs, and ``ckpt:dis``
+worked in the console only by matching the cut cell text.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from sckpt.backend import facade as facade_module
+from sckpt.backend.config import Settings
+from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
+from sckpt.backend.facade import open_facade
+from sckpt.tui import cli
+from sckpt.tui.app import build_app
+from sckpt.tui.screens.console import ConsoleScreen
+
+from .conftest import settle
+
+ME = "root"
+"""The operator: other users' steps show their state (as alice they would show ``?``)."""
+
+FILTERS = [
+    "ckpt:disabled",
+    "ckpt:dis",
+    "ckpt:able",
+    "ckpt:failed",
+    "ckpt:error",
+    "ckpt:in-progress",
+    "ckpt:pending",
+    "disabled",
+    "user:bob state:R",
+    "checkpoint:able part:long",
+]
+
+
+def _demo_cluster() -> SimulatedCluster:
+    """The demo's cluster as ``sckpt --demo`` builds it (seed 42, 48 jobs), on a still clock."""
+    return SimulatedCluster(
+        seed=42, n_jobs=48, clock=ManualClock(), users=demo_users_for(ME), arrivals=False
+    )
+
+
+def _ls_ids(
+    cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch, capsys: Any, words: str
+) -> set[int]:
+    monkeypatch.setattr(
+        facade_module, "open_facade", functools.partial(open_facade, cluster=cluster)
+    )
+    capsys.readouterr()
+    code = cli.main(["--as-user", ME, "ls", "-h", *words.split()])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return {int(line.split()[0]) for line in out.splitlines()}
+
+
+async def test_console_and_ls_select_the_same_jobs(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Any
+) -> None:
+    cluster = _demo_cluster()
+    expected = {words: _ls_ids(cluster, monkeypatch, capsys, words) for words in FILTERS}
+    # The README's and ls --help's own example, on the demo: five jobs, and the cut word too.
+    assert len(expected["ckpt:disabled"]) == 5
+    assert expected["ckpt:dis"] == expected["ckpt:disabled"] == expected["disabled"]
+    assert expected["ckpt:failed"] == expected["ckpt:error"] and expected["ckpt:failed"]
+    assert expected["ckpt:able"] and expected["ckpt:pending"]
+    settings = Settings(refresh_interval=3600.0, audit_log=tmp_path / "audit.log")
+    facade = open_facade(settings, as_user=ME, cluster=cluster)
+    app = build_app(facade, settings, clock=cluster.clock)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.console_screen()
+        assert isinstance(screen, ConsoleScreen)
+        for words, ids in expected.items():
+            await pilot.press("slash", "ctrl+a", "ctrl+k", *words, "enter")
+            await pilot.pause()
+            shown = {int(key) for key in screen.jobs_table.row_keys_in_order}
+            assert shown == ids, words

@@ -1,0 +1,104 @@
+"""A long wait in the console shows Textual's own LoadingIndicator.
+
+The console's first listing may take seconds (a slow controller, a first-use shim build
+before it): the jobs table sat empty under a header saying "loading…" in dim text.  It now
+carries Textual's LoadingIndicator (``Widget.loading``) until the first data arrives.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from sckpt.tui.screens.console import ConsoleScreen
+
+from .conftest import screen_text, settle
+
+DOTS = "● ● ● ● ●"
+"""What Textual's LoadingIndicator draws (its dots; without animation, all of them)."""
+
+
+async def test_the_jobs_table_shows_a_loading_indicator_until_the_first_listing(
+    console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = console()
+    engine = c.facade.engine
+    answer = engine.snapshot
+    release = threading.Event()
+
+    def slow_snapshot(*args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "snapshot", slow_snapshot)
+    async with c.app.run_test(size=(80, 24)) as pilot:
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if isinstance(c.app.screen, ConsoleScreen):
+                break
+        screen = c.app.screen
+        assert isinstance(screen, ConsoleScreen)
+        await pilot.pause(0.2)
+        assert screen.jobs_table.loading
+        # LoadingIndicator's dots over the table (Textual covers the widget with it).
+        assert DOTS in screen_text(c.app)
+        release.set()
+        await settle(pilot)
+        assert not screen.jobs_table.loading
+        assert DOTS not in screen_text(c.app)
+        assert screen.jobs_table.row_keys_in_order
+        # A loading widget cannot hold the focus: the table has it back, and keys act on it.
+        assert c.app.focused is screen.jobs_table
+
+
+async def test_keys_pressed_while_loading_act_and_never_fill_the_filter(
+    console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Textual moves the focus off the loading table; it went to the hidden filter box, and
+    # 'q' (on a real cluster during an outage) was typed into the filter instead of quitting.
+    c = console()
+    engine = c.facade.engine
+    release = threading.Event()
+    answer = engine.snapshot
+
+    def slow_snapshot(*args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "snapshot", slow_snapshot)
+    try:
+        async with c.app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.3)
+            screen = c.app.screen
+            assert isinstance(screen, ConsoleScreen) and screen.jobs_table.loading
+            await pilot.press("o", "q")
+            await pilot.pause(0.2)
+            assert screen.filter_text == ""
+            assert not c.app.is_running  # q quit
+    finally:
+        release.set()
+
+
+async def test_a_first_listing_that_fails_ends_the_indicator(
+    console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sckpt.backend.errors import SlurmError
+
+    c = console()
+    engine = c.facade.engine
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
+
+    monkeypatch.setattr(engine, "snapshot", down)
+    async with c.app.run_test(size=(80, 24)) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "NO DATA YET" in screen_text(c.app):
+                break
+        await pilot.pause(0.2)
+        text = screen_text(c.app)
+        assert "NO DATA YET" in text and DOTS not in text
+        screen = c.app.screen
+        assert isinstance(screen, ConsoleScreen) and c.app.focused is screen.jobs_table
