@@ -412,9 +412,14 @@ def _cmd_output(args: argparse.Namespace) -> int:
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
+    from sckpt.backend.config import load_settings
     from sckpt.backend.doctor import format_report, run_doctor
 
-    report, code = run_doctor()
+    try:  # only for dmtcp_dir: a broken config is reported by every other command
+        dmtcp_dir = load_settings(getattr(args, "config", None)).dmtcp_dir
+    except SckptError:
+        dmtcp_dir = None
+    report, code = run_doctor(dmtcp_dir)
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:
