@@ -12,6 +12,7 @@ The file, with every key and its default::
     read_only = false             # start in read-only mode
     max_wait = 10                 # default MaxWait for create/vacate/tasks, 0 .. 65535
     image_dir = ""                # default ImageDir (absolute), "" = the step's own dir
+    keep_images = 2               # complete image generations sckpt run keeps per task
     audit_log = ""                # audit log path, "" = <user state dir>/sckpt/audit.log
     audit_required = true         # refuse an action when its audit line cannot be written
     theme = ""                    # the console's theme, "" = Textual's default; the
@@ -46,6 +47,7 @@ from typing import Any
 import platformdirs
 
 from .errors import ConfigError, UsageError
+from .generations import DEFAULT_KEEP, MAX_KEEP
 from .keymap import key_problem
 from .targets import MAX_WAIT_LIMIT, validate_image_dir
 
@@ -61,6 +63,7 @@ SCALAR_KEYS: tuple[str, ...] = (
     "read_only",
     "max_wait",
     "image_dir",
+    "keep_images",
     "audit_log",
     "audit_required",
     "theme",
@@ -98,6 +101,8 @@ class Settings:
     """Default MaxWait for create, vacate and tasks (scontrol's default is 10 s)."""
     image_dir: str | None = None
     """Default ImageDir; None lets Slurm use the step's checkpoint dir (its work dir)."""
+    keep_images: int = DEFAULT_KEEP
+    """Complete image generations ``sckpt run`` keeps per task (``backend/generations.py``)."""
     audit_log: Path = field(default_factory=default_audit_log_path)
     audit_required: bool = True
     """Refuse a mutating action when its audit line cannot be written (checked before acting)."""
@@ -188,6 +193,11 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
             raise bad("max_wait", f"a whole number of seconds from 0 to {MAX_WAIT_LIMIT}", value)
         kwargs["max_wait"] = value
+    if "keep_images" in data:
+        value = data["keep_images"]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_KEEP:
+            raise bad("keep_images", f"a whole number of generations from 1 to {MAX_KEEP}", value)
+        kwargs["keep_images"] = value
     if "image_dir" in data:
         value = data["image_dir"]
         if not isinstance(value, str):

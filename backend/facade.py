@@ -85,6 +85,7 @@ from .model import (
     Interconnect,
     JobHistory,
     JobStdio,
+    ResumeState,
     Snapshot,
     StepCheckpointEvent,
     StepId,
@@ -394,6 +395,21 @@ class Facade:
         """The step's last checkpoint error (code 0 when none); not audited."""
         return self._engine.error(to_target(target))
 
+    def resume_state(self, target: Target) -> ResumeState:
+        """One look at a restarted job (``restart --wait``): its state, and how each task
+        of its steps started, as the engine knows it (the cooperative engine: from each
+        wrapper's registration).  ``InvalidJobId`` when the job is not listed."""
+        step = to_target(target)
+        for view in self.snapshot().jobs:
+            if view.job.job_id != step.job_id or (step.cluster and view.cluster != step.cluster):
+                continue
+            notes = tuple(
+                f"{s.step.step_id} {note}" for s in view.steps for note in s.checkpoint.start_notes
+            )
+            fresh = any("resumed from" not in note for note in notes)
+            return ResumeState(step, view.job.state, notes, resumed=not fresh)
+        raise InvalidJobId(hint=f"job {step.job_id} is not in the queue")
+
     def checkpoint_progress(self, target: Target) -> str:
         """Where ``target``'s checkpoint stands, in ``progress.py``'s words: ``in
         progress``, ``completed`` or ``failed (<code>)``; ``ended`` when the step is gone
@@ -539,15 +555,24 @@ class Facade:
         )
 
     def restart(
-        self, target: Target, stick: bool = False, image_dir: str | None = None
+        self,
+        target: Target,
+        stick: bool = False,
+        image_dir: str | None = None,
+        force: bool = False,
     ) -> ActionResult:
-        """Resume a checkpointed job under the same id (``stick``: on the same nodes)."""
+        """Resume a checkpointed job under the same id (``stick``: on the same nodes;
+        ``force``: even where a task's image is missing, which then starts from zero)."""
         return self._act(
             "restart",
             target,
-            {"stick": stick, "image_dir": image_dir},
-            lambda a: {"stick": _stick(a["stick"]), "image_dir": self._image_dir(a)},
-            lambda e, t, a: e.restart(t, a["stick"], a["image_dir"]),
+            {"stick": stick, "image_dir": image_dir, "force": force},
+            lambda a: {
+                "stick": _stick(a["stick"]),
+                "image_dir": self._image_dir(a),
+                "force": a["force"] is True,
+            },
+            lambda e, t, a: e.restart(t, a["stick"], a["image_dir"], a["force"]),
         )
 
     def enable(self, target: Target) -> ActionResult:

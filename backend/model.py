@@ -244,6 +244,9 @@ class CheckpointState:
     image_dir: str = ""
     last_checkpoint_time: int = 0
     history: tuple[CheckpointEvent, ...] = ()
+    start_notes: tuple[str, ...] = ()
+    """How each task of this run of the step started (``task 0: resumed from generation
+    3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +346,21 @@ class AbleResult:
 
     target: StepId
     in_progress_since: int = 0
+    notes: tuple[str, ...] = ()
+    """What else a person asking should know: a task that started from zero after a
+    restart (its image was missing), or runs without checkpoint support."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeState:
+    """One look at a restarted job: its state and how each task of its steps started."""
+
+    target: StepId
+    state: JobState
+    notes: tuple[str, ...] = ()
+    """``5.0 task 0: resumed from generation 3 (PATH)``, one per task that said so."""
+    resumed: bool = True
+    """False when a task said it started from zero or runs without checkpoint support."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,9 @@ class Operation:
     starts_checkpoint: bool = False
     """Starts a checkpoint whose outcome is worth watching: the command line's ``--wait``
     and the console's outcome toast (``tasks`` asks slurmd, which reports no outcome)."""
+    resumes: bool = False
+    """Brings a job's tasks back from their images (restart): ``--wait`` watches the job
+    run again and says how each task started (resumed from which image, or from zero)."""
 
     @property
     def description(self) -> str:
@@ -146,11 +149,12 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "restart",
         "resume a checkpointed job under the same job id (whole job only)",
-        arguments=("stick", "image_dir"),
+        arguments=("stick", "image_dir", "force"),
         key="r",
         key_help="restart the selected job from its checkpoint (asks first)",
         confirm="resubmit it from its saved checkpoint under the same job id",
         scontrol=ScontrolName(prefix=2, rank=7),
+        resumes=True,
     ),
     Operation(
         "enable",

@@ -7,7 +7,9 @@ words, from the request to its outcome:
 * ``requested``: Slurm accepted the request (nothing more is known yet);
 * ``in progress``: a checkpoint is running;
 * ``completed``: it ended and every task has its image;
-* ``failed (<code>)``: it ended with that error code.
+* ``failed (<code>)``: it ended with that error code;
+* ``running``: a restarted job runs again and its tasks said how they started
+  (``restart --wait``).
 
 Pure data: nothing but the standard library.
 """
@@ -20,6 +22,11 @@ IN_PROGRESS = "in progress"
 """A checkpoint of the step is running (the checkpoint column, the job summary)."""
 COMPLETED = "completed"
 """The checkpoint ended without error."""
+RUNNING = "running"
+"""A restarted job runs again, and each of its ``sckpt run`` tasks said how it started."""
+RESUME_WAIT_SECONDS = 120
+"""How long ``restart --wait`` watches for the job to run again and its tasks to say how
+they started (a requeued job waits out Slurm's completing and scheduling first)."""
 
 
 def failed(code: int) -> str:

@@ -94,7 +94,9 @@ class ReadOnlyEngine(Engine):
     ) -> ActionResult:
         raise refusal("vacate", target)
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         raise refusal("restart", target)
 
     def enable(self, target: StepId) -> ActionResult:

@@ -86,7 +86,16 @@ HANDLER_IGNORED = "ignored"
 
 
 class StoreError(SckptError):
-    """The state file exists but cannot be read, parsed or written; the message names it."""
+    """The state file exists but cannot be read, parsed or written; the message names it.
+
+    ``errno`` is the system's code when one caused it (ENOSPC for a full file system,
+    ELOOP for a refused link ...), 0 otherwise: the engines turn it into the error a
+    person sees with its code and name, as Slurm's own refusals are.
+    """
+
+    def __init__(self, message: str, hint: str = "", errno: int = 0) -> None:
+        super().__init__(message, hint)
+        self.errno = errno
 
 
 def step_key(step: StepId) -> str:
@@ -175,9 +184,20 @@ class TaskInfo:
     """The program's pid (the wrapper's child; ``pid`` is the wrapper's own)."""
     handler: str = ""
     """``caught``, ``default`` or ``ignored``: what the program does with ``signal``."""
+    resumed_from: str = ""
+    """The complete image generation this run of the task was handed (``SLURM_RESTART_DIR``);
+    "" when it started fresh."""
+    start_note: str = ""
+    """How this run of the task started, in words: ``resumed from generation 3 (PATH)`` or
+    ``started fresh: ...`` and why."""
+    off: str = ""
+    """Why checkpointing is off for this task ("" when it is on): the wrapper could not
+    prepare its image directory, for example.  The program runs anyway."""
 
     def checkpoint_blocker(self) -> str:
         """Why this task's program must not be sent its checkpoint signal ("" when it may)."""
+        if self.off:
+            return f"checkpointing is off for this task: {self.off}"
         return handler_blocker(self.handler, self.signal)
 
     def describe(self) -> str:
@@ -444,6 +464,7 @@ def open_trusted_dir(
             f"{what} {path} refused: {reason}",
             hint="keep the job's working directory (or $SCKPT_STATE_DIR, `sckpt run "
             "--state-dir`) on a path only root and the job's user can change",
+            errno=errno.EPERM,
         )
 
     try:
@@ -547,7 +568,9 @@ class _GuardedFile:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreError(f"{self.kind} file {self.path} cannot be read: {_why(exc)}") from None
+            raise StoreError(
+                f"{self.kind} file {self.path} cannot be read: {_why(exc)}", errno=exc.errno or 0
+            ) from None
         try:
             st = os.fstat(fd)
             self._check_trusted(st)
@@ -566,7 +589,8 @@ class _GuardedFile:
             return b"".join(chunks)
         except OSError as exc:
             raise StoreError(
-                f"{self.kind} file {self.path} cannot be read: {exc.strerror}"
+                f"{self.kind} file {self.path} cannot be read: {exc.strerror}",
+                errno=exc.errno or 0,
             ) from None
         finally:
             os.close(fd)
@@ -629,9 +653,9 @@ class _GuardedFile:
             try:
                 fd = os.open(name, os.O_RDONLY | flags, dir_fd=dfd)
             except OSError as exc:
-                raise StoreError(f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}") from None
+                raise self._lock_error(exc) from None
         except OSError as exc:
-            raise StoreError(f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}") from None
+            raise self._lock_error(exc) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise StoreError(f"lock file {self.lock_path} is not a regular file")
@@ -640,6 +664,11 @@ class _GuardedFile:
             yield
         finally:
             os.close(fd)  # closing releases the lock
+
+    def _lock_error(self, exc: OSError) -> StoreError:
+        return StoreError(
+            f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}", errno=exc.errno or 0
+        )
 
     def _fix_owner(self, fd: int, dfd: int) -> None:
         """Give a file root created to the directory's owner (root only; others cannot).
@@ -677,13 +706,17 @@ class _GuardedFile:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
-            raise StoreError(f"cannot write {self.kind} {self.path}: {exc.strerror}") from None
+            raise StoreError(
+                f"cannot write {self.kind} {self.path}: {exc.strerror}", errno=exc.errno or 0
+            ) from None
 
     @contextlib.contextmanager
-    def _changing(self) -> Iterator[int]:
-        """The directory's descriptor with this file's lock held: for read-modify-write."""
+    def _changing(self, locked: bool = True) -> Iterator[int]:
+        """The directory's descriptor with this file's lock held: for read-modify-write
+        (``locked=False``: without the lock, for the one write made when locking failed)."""
         try:
-            with self._directory() as dfd, self._locked(dfd):
+            lock = self._locked if locked else _unlocked
+            with self._directory() as dfd, lock(dfd):
                 yield dfd
         except FileNotFoundError:
             raise StoreError(f"{self.kind} directory {self.directory} does not exist") from None
@@ -698,7 +731,8 @@ class _GuardedFile:
             )
         except OSError as exc:
             raise StoreError(
-                f"cannot create checkpoint state directory {self.directory}: {exc.strerror}"
+                f"cannot create checkpoint state directory {self.directory}: {exc.strerror}",
+                errno=exc.errno or 0,
             ) from None
 
 
@@ -758,13 +792,16 @@ class StepStore(_GuardedFile):
         *,
         create: bool = False,
         reset_corrupt: bool = False,
+        locked: bool = True,
     ) -> T:
         """Locked read-modify-write.  Missing file: ``StoreError`` unless ``create``.
 
         ``reset_corrupt`` (the wrapper's registration) moves a corrupt file aside to
-        ``<name>.corrupt-<time>`` and starts afresh instead of failing.
+        ``<name>.corrupt-<time>`` and starts afresh instead of failing.  ``locked=False``
+        skips the lock: only for the wrapper's note that checkpointing is off because the
+        lock could not be had (a lost update is then better than saying nothing).
         """
-        with self._changing() as dfd:
+        with self._changing(locked) as dfd:
             try:
                 record = self._read_record(dfd)
             except StoreError:
@@ -786,14 +823,51 @@ class StepStore(_GuardedFile):
 
 
 def job_stores(directory: Path, job_id: int, owner: int | None = None) -> list[StepStore]:
-    """The state files of every step of job ``job_id`` in ``directory``, by step id."""
+    """The state files of every step of job ``job_id`` in ``directory``, by step id.
+
+    The directory is listed through ``open_trusted_dir``, as every file in it is opened:
+    a state directory the job's user replaced by a link is refused (``StoreError`` naming
+    it), never listed through the link.  A missing directory has no state files.
+    """
+    try:
+        fd = open_trusted_dir(Path(directory), owner, what="checkpoint state directory")
+    except FileNotFoundError:
+        return []
+    try:
+        names = os.listdir(fd)  # noqa: PTH208 (a descriptor: no Path for it)
+    except OSError as exc:
+        raise StoreError(
+            f"checkpoint state directory {directory} cannot be listed: {_why(exc)}",
+            errno=exc.errno or 0,
+        ) from None
+    finally:
+        os.close(fd)
     stores = []
-    for path in sorted(Path(directory).glob(f"{job_id}.*.json")):
-        key = path.name[len(f"{job_id}.") : -len(".json")]
+    prefix = f"{job_id}."
+    for name in sorted(names):
+        if not (name.startswith(prefix) and name.endswith(".json")):
+            continue
+        key = name[len(prefix) : -len(".json")]
         step = STEP_BATCH if key == "batch" else int(key) if key.isdigit() else None
         if step is not None:
             stores.append(StepStore(Path(directory), StepId(job_id, step), owner=owner))
     return stores
+
+
+def recorded_image(
+    images: dict[str, dict[str, str]], name: str, rec: StepRecord, procid: int
+) -> str:
+    """Where task ``procid`` of the step named ``name`` has its last complete image ("").
+
+    The one rule the wrapper (handing ``SLURM_RESTART_DIR``) and restart (checking before it
+    releases the job) share: by the step's name in the job's image index (``images``, as
+    ``ImageIndex.read`` gives it), else the record's own when the record is that step's
+    (or older than names).
+    """
+    found = images.get(name, {}).get(str(procid), "") if name else ""
+    if not found and rec.name in ("", name):
+        found = rec.last_image.get(str(procid), "")
+    return found
 
 
 class ImageIndex(_GuardedFile):
@@ -848,6 +922,12 @@ class ImageIndex(_GuardedFile):
                     f"image index {self.path} lists more than {INDEX_NAMES_LIMIT} step names"
                 )
             self._write_json(dfd, {"format": FORMAT, "job_id": self.job_id, "images": current})
+
+
+@contextlib.contextmanager
+def _unlocked(dfd: int) -> Iterator[None]:
+    """``_GuardedFile._locked``'s stand-in for the one write made without the lock."""
+    yield
 
 
 def _text(value: object) -> str:

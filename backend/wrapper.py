@@ -12,18 +12,22 @@ What it does, and why this way:
   whose state file lists a running task is what the cooperative engine calls
   checkpoint-capable.
 * **Names the step** (``--name``, by default the program's name and a hash of its command
-  line) and **tells the program where images go**: ``SCKPT_IMAGE_DIR`` (a per-task
-  directory ``<image root>/<job>.<name>/task<procid>``), ``SCKPT_CKPT_DONE`` (the status
+  line) and **tells the program where images go**: ``SCKPT_IMAGE_DIR`` (the link
+  ``<image root>/<job>.<name>/task<procid>/current``, pointed at a new, empty generation
+  before each checkpoint: ``backend/generations.py``), ``SCKPT_CKPT_DONE`` (the status
   file) and ``SCKPT_CKPT_SIGNAL``; and, when a complete image of this task exists (the job
-  was requeued and restarted), ``SLURM_RESTART_DIR`` with that image, as srun_cr did.  The
-  image is found by the step's name in the job's image index (``store.ImageIndex``), so
-  steps launched in the background find their own images whatever ids they get; records
-  written before names existed are still read by step id.
+  was requeued and restarted), ``SLURM_RESTART_DIR`` with that generation, as srun_cr did.
+  The image is found by the step's name in the job's image index (``store.ImageIndex``),
+  so steps launched in the background find their own images whatever ids they get; records
+  written before names existed are still read by step id.  An image that is missing,
+  unreadable or empty is never handed over: the task starts fresh and its record says so
+  (``start_note``, and the step's error when a restart lost it).
 * **Never kills the program with a checkpoint.**  It reads what the program does with its
   checkpoint signal (``SigCgt`` in ``/proc/PID/status``) every poll and records it, so the
   console can say "program does not catch SIGUSR1" and refuse before anything is sent; and
-  it looks again right before sending: a program that does not catch the signal is not
-  sent it, and the request records ESLURM_NOT_SUPPORTED for that task instead.
+  right before sending it stops the program, reads the handler again, sends the signal
+  only if it is caught, and lets the program continue (``Wrapper._send_if_caught``): a
+  stopped program cannot ``exec`` into a build without the handler in between.
 * **Learns of a request two ways.**  The console cannot reach the wrapper directly, so the
   engine writes the request into the state file and then signals the step with the *wake*
   signal (default SIGURG).  ``slurm_signal_job_step`` signals every process of the step's
@@ -36,11 +40,15 @@ What it does, and why this way:
   reach the program directly through the container: forwarding them would deliver twice).
   Signals are taken synchronously with ``sigtimedwait``, which also gives the sender's pid.
 * **Learns when the image is complete** from the status file the program writes
-  (``0`` or ``<code> <message>``, one line), records the outcome (highest code kept) and the
-  image as the last complete one.  If the operator named another ImageDir, the finished
-  image is copied there (temporary name, then rename).  If the program ends mid-checkpoint,
-  ECANCELED is recorded; the previous image is untouched because programs write under a
-  temporary name and rename.
+  (``0`` or ``<code> <message>``, one line), records the outcome (highest code kept) and,
+  only on ``0``, renames the generation to ``g<N>`` and records it as the last complete
+  image; older generations beyond ``keep_images`` go then.  If the operator named another
+  ImageDir, the generation is copied there whole first.  If the program ends mid-checkpoint,
+  ECANCELED is recorded; the half-written generation is never called complete and the
+  previous one is untouched.
+* **Says when checkpointing is off.**  When the task cannot be registered or its image
+  directory made, the program still runs (the job matters more), and the step's record says
+  why (the task's ``off``, the step's error), so the console shows it, not only stderr.
 * **Exits like the program**: same status, or the same signal re-raised.
 * **Is refused in read-only mode** (``--read-only``, before or after ``run``, or
   ``read_only = true`` in the config): registering the task writes the step's state file and
@@ -59,7 +67,6 @@ import ctypes
 import errno
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -71,6 +78,7 @@ from pathlib import Path
 from .audit import AuditLog, monotonic
 from .config import Settings, load_settings
 from .errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
+from .generations import TaskImages, copy_generation, generation_of, image_problem
 from .model import MAX_TEXT, STEP_BATCH, StepId
 from .store import (
     ABANDONED_CODE,
@@ -88,6 +96,7 @@ from .store import (
     handler_blocker,
     image_leaf,
     job_stores,
+    recorded_image,
     state_dir_for,
 )
 
@@ -234,8 +243,9 @@ def _step_from_env() -> StepId | None:
     return StepId(int(job), step)
 
 
-def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) -> None:
-    """Raise ``ReadOnlyError`` (after auditing it) when read-only mode is on.
+def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) -> Settings:
+    """Raise ``ReadOnlyError`` (after auditing it) when read-only mode is on; else return
+    the settings the wrapper then runs with (``keep_images``).
 
     Checked before anything else happens (no ``scontrol``, no state directory, no child), so
     a refused run leaves no trace but the audit line.  The config is read even without the
@@ -256,7 +266,7 @@ def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) 
         _note(f"{exc.message}; its read_only and audit_log settings are not applied")
         settings = Settings()
     if not (flag or settings.read_only):
-        return
+        return settings
     step = _step_from_env()
     target = str(step) if step is not None else "-"
     refused = ReadOnlyError(
@@ -322,7 +332,9 @@ def _note(message: str) -> None:
 class Wrapper:
     """One task's wrapper: registration, the child, signals and checkpoint requests."""
 
-    def __init__(self, args: argparse.Namespace, program: list[str]) -> None:
+    def __init__(
+        self, args: argparse.Namespace, program: list[str], settings: Settings | None = None
+    ) -> None:
         step_id = _step_from_env()
         if step_id is None:
             raise UsageError("sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set)")
@@ -347,6 +359,7 @@ class Wrapper:
             self.name = check_step_name(args.name) if args.name else default_step_name(program)
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
+        self.keep = (settings or Settings()).keep_images
         work_dir = _job_work_dir(self.step_id.job_id)
         state_dir = state_dir_for(work_dir, args.state_dir)
         self.store = StepStore(state_dir, self.step_id, owner=os.getuid())
@@ -357,6 +370,8 @@ class Wrapper:
         """What the program does with the checkpoint signal, as last recorded."""
         self.child: subprocess.Popen[bytes] | None = None
         self.active: Request | None = None
+        self.partial: Path | None = None
+        """The generation the active request's image is written into."""
         self.restart_dir = ""
 
     @property
@@ -365,7 +380,12 @@ class Wrapper:
 
     @property
     def image_dir(self) -> str:
+        """This task's directory of image generations (``task<rank>``)."""
         return str(Path(self.step_image_dir) / f"task{self.procid}")
+
+    @property
+    def images(self) -> TaskImages:
+        return TaskImages(self.image_dir, self.keep)
 
     # ---- registration --------------------------------------------------------------------
     def _name_taken(self) -> bool:
@@ -387,14 +407,41 @@ class Wrapper:
                     return True
         return False
 
-    def _previous_image(self, rec: StepRecord) -> str:
-        """This task's last complete image: by step name, else (older records) by step id."""
-        found = ""
-        with contextlib.suppress(StoreError):
-            found = self.index.image(self.name, self.procid)
-        if not found and rec.name in ("", self.name):
-            found = rec.last_image.get(str(self.procid), "")
-        return found if found and Path(found).is_dir() else ""
+    def _previous_image(self, rec: StepRecord, index: dict[str, dict[str, str]]) -> tuple[str, str]:
+        """This task's last complete image and how the task starts, in words.
+
+        The image is looked up by the one rule restart uses too (``store.recorded_image``),
+        then looked at: one that is missing, unreadable or empty is never handed over, and
+        the words say so (they become the task's ``start_note`` and, then, its error).
+        """
+        found = recorded_image(index, self.name, rec, self.procid)
+        if not found:
+            if self.restart_count:
+                return "", "started fresh: no image was recorded for this task"
+            return "", "started fresh"
+        code, why = image_problem(found)
+        if code:
+            return "", f"started fresh: its last image {why}"
+        number = generation_of(found)
+        if number:
+            return found, f"resumed from generation {number} ({found})"
+        return found, f"resumed from {found}"
+
+    def _task(self, *, resumed_from: str = "", start_note: str = "", off: str = "") -> TaskInfo:
+        """This task's registration: how it started, or why checkpointing is off."""
+        return TaskInfo(
+            procid=self.procid,
+            host=self.host,
+            pid=os.getpid(),
+            since=int(time.time()),
+            signal=self.ckpt_signal.name,
+            image_dir=self.image_dir,
+            restart_count=self.restart_count,
+            wake=self.wake_signal.name,
+            resumed_from=resumed_from,
+            start_note=start_note,
+            off=off,
+        )
 
     def register(self) -> None:
         self.store.ensure_directory()
@@ -406,7 +453,12 @@ class Wrapper:
                 f"images go to {self.step_image_dir}; give each step its own --name so a "
                 "restart finds them whatever order the steps start in"
             )
-        Path(self.image_dir).mkdir(parents=True, exist_ok=True, mode=0o755)
+        try:
+            index = self.index.read()
+        except StoreError as exc:  # records still hold their images by step id
+            _note(f"{exc.message}; looking for this task's image in its step record only")
+            index = {}
+        who = f"task{self.procid}"
 
         def change(rec: StepRecord) -> str:
             for key, task in list(rec.tasks.items()):
@@ -416,28 +468,52 @@ class Wrapper:
                 # Another task of this step registered first (srun --multi-prog runs other
                 # programs in one step): one name, one image directory per step.
                 self.name = rec.name
-            previous = self._previous_image(rec)
+            previous, note = self._previous_image(rec, index)
             rec.rename(self.name)
-            rec.tasks[str(self.procid)] = TaskInfo(
-                procid=self.procid,
-                host=self.host,
-                pid=os.getpid(),
-                since=int(time.time()),
-                signal=self.ckpt_signal.name,
-                image_dir=self.image_dir,
-                restart_count=self.restart_count,
-                wake=self.wake_signal.name,
-            )
+            rec.tasks[str(self.procid)] = self._task(resumed_from=previous, start_note=note)
             if previous:
                 rec.last_image[str(self.procid)] = previous
-                rec.log("resume", f"task{self.procid}", 0, "", previous)
+                rec.log("resume", who, 0, note, previous)
                 return previous
-            rec.log("register", f"task{self.procid}", 0, "", self.image_dir)
+            rec.last_image.pop(str(self.procid), None)
+            lost = note.startswith("started fresh: ") and self.restart_count > 0
+            code = errno.ENOENT if lost else 0
+            if code:  # an operator asked for a restart and this task lost its image
+                rec.keep_highest(code, f"task {self.procid} {note}")
+            rec.log("fresh" if self.restart_count else "register", who, code, note)
             return ""
 
         self.restart_dir = self.store.update(change, create=True, reset_corrupt=True)
-        with contextlib.suppress(OSError):  # made above, unless the name was another task's
-            Path(self.image_dir).mkdir(parents=True, exist_ok=True, mode=0o755)
+        try:
+            self.images.ready()  # the first generation the program's link points at
+        except OSError as exc:
+            self.switch_off(
+                f"its image directory {self.image_dir} cannot be made: {exc.strerror}",
+                exc.errno or errno.EIO,
+            )
+
+    def switch_off(self, why: str, code: int, *, locked: bool = True) -> bool:
+        """Record that checkpointing is off for this task, and why, where the operator sees
+        it: the task's ``off`` (the column and ``able`` say so), the step's error (``error``)
+        and its history.  ``locked=False`` when the store's lock itself is what failed: a
+        single unlocked write then, since saying it matters more than a lost update.
+        Returns whether it was recorded."""
+        message = f"task {self.procid}: checkpointing is off: {why}"
+
+        def change(rec: StepRecord) -> None:
+            for key, task in list(rec.tasks.items()):
+                if task.restart_count != self.restart_count:
+                    del rec.tasks[key]
+            rec.tasks[str(self.procid)] = self._task(off=why, start_note=f"started: {why}")
+            rec.keep_highest(code, message)
+            rec.log("off", f"task{self.procid}", code, message)
+
+        try:
+            self.store.update(change, create=True, locked=locked)
+        except StoreError as exc:
+            _note(f"{message}; and that could not be recorded: {exc.message}")
+            return False
+        return True
 
     def _end(self, status: int) -> None:
         def change(rec: StepRecord) -> None:
@@ -461,12 +537,15 @@ class Wrapper:
         """Read what the program does with the checkpoint signal; record it when it changed.
 
         The console decides from this record whether the step is checkpointable (and says
-        why not); the wrapper looks again right before it sends the signal.
+        why not); the wrapper looks again, with the program stopped, before it sends the
+        signal (``_send_if_caught``).
         """
         if self.child is None:
             return ""
-        handler = signal_handler(self.child.pid, self.ckpt_signal)
-        if handler and handler != self.handler:
+        return self._record_handler(signal_handler(self.child.pid, self.ckpt_signal))
+
+    def _record_handler(self, handler: str) -> str:
+        if handler and handler != self.handler and self.child is not None:
             pid = self.child.pid
 
             def change(rec: StepRecord) -> None:
@@ -491,15 +570,51 @@ class Wrapper:
         pid = self.child.pid if self.child is not None else 0
         message = f"task {self.procid} (pid {pid} on {self.host}): {why}: not signalled"
         _note(f"checkpoint {req.request_id} refused: {message}")
+        self._report(req, ESLURM_NOT_SUPPORTED, message, handler=handler)
+
+    def _report(self, req: Request, code: int, message: str, handler: str = "") -> None:
+        """Close this task's part of ``req`` with an outcome (and its handler, when seen)."""
 
         def change(rec: StepRecord) -> None:
             task = rec.tasks.get(str(self.procid))
-            if task is not None and task.pid == os.getpid():
+            if handler and task is not None and task.pid == os.getpid():
                 task.handler = handler
-            rec.report(self.procid, ESLURM_NOT_SUPPORTED, message, req.request_id)
+            rec.report(self.procid, code, message, req.request_id)
 
         with contextlib.suppress(StoreError):
             self.store.update(change)
+
+    def _send_if_caught(self, pid: int) -> str:
+        """Send the checkpoint signal only to a program that catches it; returns what the
+        program does with the signal (``caught`` when it was sent).
+
+        Stop, look, signal, continue: the program is stopped (SIGSTOP, every thread), its
+        handler read, the signal sent while it is still stopped, then it continues.  A
+        stopped process cannot ``exec``, and ``exec`` is what resets a handler, so the
+        handler that receives the signal is the one that was read: the window in which a
+        program that re-execs itself into a build without the handler was killed is
+        closed.  The signal is delivered as the program continues, before it runs anything.
+        A program already stopped (``scontrol suspend``, a debugger) is left alone and
+        asked again on the next poll: continuing it would undo its stop.
+        """
+        if _stopped(pid):
+            return ""
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            return ""
+        try:
+            if not _wait_stopped(pid):
+                return ""  # still running after STOP_WAIT: not looked at, asked again
+            handler = signal_handler(pid, self.ckpt_signal)
+            if handler == HANDLER_CAUGHT:
+                os.kill(pid, self.ckpt_signal)
+            return handler
+        except ProcessLookupError:
+            return ""
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
     # ---- requests ------------------------------------------------------------------------
     def check_request(self) -> None:
@@ -524,18 +639,32 @@ class Wrapper:
         if time.monotonic() - self.started < self.grace:
             self.deferred = True  # looked at again on every turn until the grace ends
             return
-        # Right before sending: a program that does not catch the signal would be killed by
-        # it (whatever the record said a moment ago), so it is not sent.
+        # What the record says first (no stop for a program known not to catch the signal).
         handler = self.look_at_handler()
         blocker = handler_blocker(handler, self.ckpt_signal.name)
         if blocker:
             self._refuse_signal(req, handler, blocker)  # no longer pending for this task
             return
-        self.active = req
+        try:
+            partial = self.images.ready()
+        except OSError as exc:
+            where = f"a new image directory in {self.image_dir}"
+            self._report(req, exc.errno or errno.EIO, f"cannot make {where}: {exc.strerror}")
+            return
         with contextlib.suppress(FileNotFoundError):
             self.done_path.unlink()
-        if self.child is not None and self.child.poll() is None:
-            os.kill(self.child.pid, self.ckpt_signal)
+        if self.child is None or self.child.poll() is not None:
+            return
+        handler = self._record_handler(self._send_if_caught(self.child.pid))
+        if not handler:
+            self.deferred = True  # stopped by someone else, or would not stop: next turn
+            return
+        blocker = handler_blocker(handler, self.ckpt_signal.name)
+        if blocker:  # changed since the record was read (an exec): not sent
+            self._refuse_signal(req, handler, blocker)
+            return
+        self.active = req
+        self.partial = partial
 
         def mark(r: StepRecord) -> None:
             if r.in_progress is not None and r.in_progress.request_id == req.request_id:
@@ -561,12 +690,13 @@ class Wrapper:
         if not first.strip():
             return
         code, message = parse_status(first)
+        image = ""
         if code == 0:
-            code, message = self._publish(req)
+            code, message, image = self._publish(req)
         with contextlib.suppress(FileNotFoundError):
             self.done_path.unlink()
         self.active = None
-        image = self._image_for(req) if code == 0 else ""
+        self.partial = None
 
         def change(rec: StepRecord) -> None:
             if code == 0:
@@ -585,50 +715,52 @@ class Wrapper:
         except StoreError as exc:
             _note(f"could not record the checkpoint outcome: {exc}")
 
-    def _image_for(self, req: Request) -> str:
-        if not req.image_dir or req.image_dir == self.step_image_dir:
-            return self.image_dir
-        return str(Path(req.image_dir) / f"task{self.procid}")
+    def _publish(self, req: Request) -> tuple[int, str, str]:
+        """Make the generation just written the task's last good image: ``(0, "", path)``,
+        or ``(code, why, "")`` and the previous image stays the last good one.
 
-    def _publish(self, req: Request) -> tuple[int, str]:
-        """Check the image exists; copy it to the operator's ImageDir when one was given."""
-        source = Path(self.image_dir)
+        The generation must hold something; with an operator's ImageDir it is copied there
+        whole (``copy_generation``) before anything is called complete, so a full ImageDir
+        (ENOSPC) leaves both the copy and the local generation incomplete.
+        """
+        partial = self.partial
+        if partial is None:
+            return errno.EINVAL, "no image directory was prepared for this checkpoint", ""
+        code, why = image_problem(partial)
+        if code:
+            return code, f"the program reported success but {why}", ""
+        published = ""
+        if req.image_dir and req.image_dir != self.step_image_dir:
+            target = Path(req.image_dir) / f"task{self.procid}"
+            try:
+                published = str(copy_generation(partial, target, self.keep))
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                return exc.errno or errno.EIO, f"cannot copy the image to {target}: {reason}", ""
         try:
-            if not any(p for p in source.iterdir() if not p.name.endswith(".tmp")):
-                return errno.ENOENT, f"the program reported success but {source} is empty"
+            complete = self.images.commit(partial)
         except OSError as exc:
-            return errno.ENOENT, f"image directory {source}: {exc.strerror}"
-        target = Path(self._image_for(req))
-        if target == source:
-            return 0, ""
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("*.tmp"))
-            old = target.with_name(f".{target.name}.{os.getpid()}.old")
-            if target.exists():
-                target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            return errno.EIO, f"cannot copy the image to {target}: {exc.strerror or exc}"
-        return 0, ""
+            return exc.errno or errno.EIO, f"cannot complete {partial}: {exc.strerror}", ""
+        return 0, "", published or str(complete)
 
     # ---- the child and the loop ----------------------------------------------------------
     def run(self) -> int:
         try:
             self.register()
         except (StoreError, OSError) as exc:
-            # The job matters more than its checkpoints: run the program anyway, directly.
-            _note(f"{exc}; running {self.program[0]} WITHOUT checkpoint support")
+            # The job matters more than its checkpoints: run the program anyway, directly,
+            # and say so where the operator looks (the step's record), not only on stderr.
+            why = exc.message if isinstance(exc, StoreError) else str(exc.strerror or exc)
+            code = exc.errno or errno.EIO
+            recorded = self.switch_off(why, code, locked=False)
+            told = "" if recorded else " (this could not be recorded for the console)"
+            _note(f"{why}; running {self.program[0]} WITHOUT checkpoint support{told}")
             try:
                 os.execvp(self.program[0], self.program)
             except OSError as err:
                 raise UsageError(f"cannot start {self.program[0]!r}: {err.strerror}") from None
         env = dict(os.environ)
-        env[ENV_IMAGE_DIR] = self.image_dir
+        env[ENV_IMAGE_DIR] = str(self.images.link)
         env[ENV_DONE] = str(self.done_path)
         env[ENV_SIGNAL] = self.ckpt_signal.name
         env.pop(ENV_RESTART, None)
@@ -656,7 +788,7 @@ class Wrapper:
             watching = (
                 self.handler != HANDLER_CAUGHT and time.monotonic() - self.started < HANDLER_WATCH
             )
-            if watching:
+            if watching or self.deferred:
                 timeout = min(timeout, HANDLER_POLL)
             info = signal.sigtimedwait(watched, timeout)
             if info is not None:
@@ -694,6 +826,48 @@ class Wrapper:
         if self.child is not None and self.child.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.child.pid, sig)
+
+
+STOP_WAIT = 2.0
+"""Longest wait for a program to stop (SIGSTOP) before its handler is read; a process in
+uninterruptible I/O stops only when that I/O ends."""
+
+
+def _thread_states(pid: int) -> list[str]:
+    """The scheduler state letter of each thread of ``pid`` (``R``, ``S``, ``T`` ...)."""
+    states = []
+    try:
+        tids = [p.name for p in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return []
+    for tid in tids:
+        try:
+            stat_line = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        # "tid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ')'
+        states.append(stat_line.rpartition(")")[2].split()[0])
+    return states
+
+
+def _stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped by someone (``T``: a signal, ``t``: a debugger)."""
+    return any(s in ("T", "t") for s in _thread_states(pid))
+
+
+def _wait_stopped(pid: int, timeout: float = STOP_WAIT) -> bool:
+    """Wait until SIGSTOP has stopped every thread of ``pid``; False when it has not (or
+    the process is gone or a zombie)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = _thread_states(pid)
+        if not states or "Z" in states or "X" in states:
+            return False
+        if all(s == "T" for s in states):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.001)
 
 
 _PR_SET_PDEATHSIG = 1
@@ -738,8 +912,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _note("usage: sckpt run [options] -- PROGRAM [ARGS...]")
         return 2
     try:
-        refuse_if_read_only(args.read_only, args.config, program)
-        return Wrapper(args, program).run()
+        settings = refuse_if_read_only(args.read_only, args.config, program)
+        return Wrapper(args, program, settings).run()
     except SckptError as exc:
         _note(str(exc))
         return exc.exit_code

@@ -116,8 +116,15 @@ class Engine(ABC):
         """
 
     @abstractmethod
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
-        """Resume a checkpointed job (whole job only) under the same job id."""
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
+        """Resume a checkpointed job (whole job only) under the same job id.
+
+        ``force``: the cooperative engine refuses a restart in which a task's recorded image
+        is missing or unreadable (the task would start from zero) unless it is set.  The
+        native and simulated controllers restart from their own records and accept it.
+        """
 
     @abstractmethod
     def enable(self, target: StepId) -> ActionResult:

@@ -302,8 +302,10 @@ class ClustersEngine(Engine):
     ) -> ActionResult:
         return self._act(target, lambda e, t: e.vacate(t, max_wait, image_dir, force))
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
-        return self._act(target, lambda e, t: e.restart(t, stick, image_dir))
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
+        return self._act(target, lambda e, t: e.restart(t, stick, image_dir, force))
 
     def enable(self, target: StepId) -> ActionResult:
         return self._act(target, lambda e, t: e.enable(t))

@@ -43,6 +43,7 @@ looks next (console or wrapper) records the timeout.
 from __future__ import annotations
 
 import contextlib
+import errno
 import signal
 import time
 from collections.abc import Callable, Iterable
@@ -64,6 +65,7 @@ from ..errors import (
     UnsafeVacate,
     error_for,
 )
+from ..generations import TaskImages, generation_of, image_problem
 from ..hostlist import expand_hostlist
 from ..image_access import image_dir_problem
 from ..model import (
@@ -89,6 +91,7 @@ from ..store import (
     TaskInfo,
     image_leaf,
     job_stores,
+    recorded_image,
     state_dir_for,
 )
 from .base import Engine
@@ -163,7 +166,11 @@ class CooperativeEngine(LiveEngine):
         if not work_dir and not self._state_dir:
             return ()
         found: list[StepCheckpointEvent] = []
-        for store in job_stores(state_dir_for(work_dir, self._state_dir), job_id, owner=uid):
+        try:
+            stores = job_stores(state_dir_for(work_dir, self._state_dir), job_id, owner=uid)
+        except StoreError:
+            return ()  # unreadable or untrusted: the history shows what can be believed
+        for store in stores:
             try:
                 rec = store.read()
             except StoreError:
@@ -230,6 +237,7 @@ class CooperativeEngine(LiveEngine):
             image_dir=next(iter(sorted(rec.last_image.values())), ""),
             last_checkpoint_time=rec.last_image_time,
             history=rec.events(),
+            start_notes=_start_notes(tasks),
         )
 
     def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:
@@ -265,7 +273,10 @@ class CooperativeEngine(LiveEngine):
     def _registered(self, job: Job, step: Step) -> _Target | None:
         """The step with its record when a task of this run of the job registered it."""
         store = self._store(job, step.step_id)
-        rec = store.read()
+        try:
+            rec = store.read()
+        except StoreError as exc:
+            raise _typed(exc) from None
         if rec is None or not _current_tasks(rec, job):
             return None
         return _Target(step, store, rec)
@@ -302,13 +313,11 @@ class CooperativeEngine(LiveEngine):
         ]
 
     def _update(self, t: _Target, change: Callable[[StepRecord], Any]) -> Any:
-        """A locked store update; a permission refusal is the controller's access error."""
+        """A locked store update; its failure as the error a person sees (``_typed``)."""
         try:
             return t.store.update(change)
         except StoreError as exc:
-            if "Permission denied" in exc.message:
-                raise AccessDenied(hint=exc.message) from None
-            raise
+            raise _typed(exc) from None
 
     def _check_image_dir(
         self, job: Job, targets: Iterable[_Target], image_dir: str | None, *, write: bool
@@ -342,6 +351,7 @@ class CooperativeEngine(LiveEngine):
         job = self._checks(target)
         starts: list[int] = []
         codes: list[tuple[StepId, int]] = []
+        notes: list[str] = []
         targets = self._targets(job, target)
         self._refuse_blocked(job, targets)
         for t in targets:
@@ -349,8 +359,14 @@ class CooperativeEngine(LiveEngine):
             codes.append((t.step.step_id, rules.able_code(rec.disable_count)))
             if rec.in_progress is not None:
                 starts.append(rec.in_progress.start)
+            if job.restart_count:  # after a restart: say which tasks did not resume
+                notes += [
+                    f"{t.step.step_id} {note}"
+                    for note in _start_notes(_current_tasks(rec, job))
+                    if "resumed from" not in note
+                ]
         self._aggregate(target, "able", codes)
-        return AbleResult(target, min(starts) if starts else 0)
+        return AbleResult(target, min(starts) if starts else 0, tuple(notes))
 
     def _expire(self, t: _Target) -> StepRecord:
         """Read a record, recording a timeout first when its request is past the deadline."""
@@ -460,6 +476,7 @@ class CooperativeEngine(LiveEngine):
                 time.sleep(WAIT_POLL)
         took = time.monotonic() - begin
         outcomes = []
+        failed = False
         for t, code, _rid in started:
             if code:
                 continue
@@ -467,12 +484,14 @@ class CooperativeEngine(LiveEngine):
             if rec is None:
                 continue
             err = rec.checkpoint_error()
+            failed = failed or bool(err.code)
             where = next(iter(sorted(rec.last_image.values())), "")
             outcomes.append(
                 f"{t.step.step_id}: "
                 + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
             )
-        return f"checkpoint ended after {took:.1f}s; " + "; ".join(outcomes)
+        verb = "ended" if failed else "completed"
+        return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
 
     @staticmethod
     def _failures(started: list[tuple[_Target, int, str]]) -> list[tuple[int, str, str]]:
@@ -536,7 +555,16 @@ class CooperativeEngine(LiveEngine):
         ``force`` goes on in each case and says what restart will start without an image.
         """
         job = self._checks(target)
-        targets = self._targets(job, target)
+        try:
+            targets = self._targets(job, target)
+        except NotSupported as exc:
+            if force:
+                exc.hint += (
+                    "; --force cannot help: it lets vacate end tasks whose checkpoint did not "
+                    "complete, and here there is nothing under `sckpt run` to checkpoint "
+                    "(`sckpt requeue` or `sckpt cancel` end it without an image)"
+                )
+            raise
         if job.batch and not target.is_whole_job:
             # The requeue ends every step: checkpoint the other registered ones too.
             with contextlib.suppress(SckptError):
@@ -657,12 +685,18 @@ class CooperativeEngine(LiveEngine):
         )
         exc.hint = f"{known}; {exc.hint}" if exc.hint else known
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         """Restart in the reference's order (``rules.check_restart`` and
         ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT), then
         a caller neither owner, root nor SlurmUser (EPERM), before anything changes.
 
         "Finished" is wider here: a vacated job waits held in PENDING for its restart.
+        Then every task's last image is looked at where its record says (``_resume_plan``):
+        one that is missing or unreadable refuses the restart, naming the task and the path,
+        unless ``force``; the answer says which tasks resume from which generation and which
+        start from zero.
         """
         rules.check_restart_target(target)
         with self._lock:
@@ -676,7 +710,7 @@ class CooperativeEngine(LiveEngine):
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
         if not job.batch:
             raise NotSupported(hint="only batch jobs can be requeued by Slurm")
-        records = self._job_records(job)
+        records = self._job_records(job, strict=True)
         chosen: list[tuple[StepStore, str, dict[str, str]]] = []
         if image_dir:
             self._check_image_dir(job, [], image_dir, write=False)
@@ -685,16 +719,19 @@ class CooperativeEngine(LiveEngine):
             for store, rec in records:
                 leaf = Path(image_dir) / image_leaf(store.step, rec.name)
                 found = {
-                    p: str(leaf / f"task{p}")
+                    p: image
                     for p in set(rec.tasks) | set(rec.last_image)
-                    if _is_dir(leaf / f"task{p}")
+                    if (image := _image_in(leaf / f"task{p}"))
                 }
                 if found:
                     chosen.append((store, rec.name, found))
             where = f"(no image) under {image_dir}"
             have_images = bool(chosen)
         else:
-            where = "(no checkpoint image recorded in its state files)"
+            where = (
+                "(no checkpoint image recorded in its state files: vacate or create one first, "
+                "e.g. `sckpt vacate JOB`)"
+            )
             have_images = any(rec.last_image for _s, rec in records)
         rules.check_saved_record(
             target,
@@ -704,9 +741,9 @@ class CooperativeEngine(LiveEngine):
             job.user,
             self.caller(),
         )
+        directory = state_dir_for(job.work_dir, self._state_dir)
+        index = ImageIndex(directory, job.job_id, owner=job.uid)
         if chosen:
-            directory = state_dir_for(job.work_dir, self._state_dir)
-            index = ImageIndex(directory, job.job_id, owner=job.uid)
             for store, name, found in chosen:
 
                 def point(r: StepRecord, found: dict[str, str] = found) -> None:
@@ -715,7 +752,17 @@ class CooperativeEngine(LiveEngine):
                 store.update(point)
                 if name:  # the wrappers find images by step name
                     index.remember(name, found)
-            records = self._job_records(job)
+            records = self._job_records(job, strict=True)
+        plan = self._resume_plan(job, records, index)
+        lost = [why for code, why in plan if code]
+        if lost and not force:
+            code = next(code for code, _why in plan if code)
+            raise error_for(
+                code,
+                f"job {job.job_id} cannot resume every task: " + "; ".join(lost[:6]),
+                "nothing was changed; restore the image, or restart --force and those tasks "
+                "start from the beginning",
+            )
         images = [rec for _s, rec in records if rec.last_image]
         nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
         pinned = any(r.pinned_nodes for _s, r in records)
@@ -723,10 +770,11 @@ class CooperativeEngine(LiveEngine):
             self.binding.set_required_nodes(job.job_id, nodes)
         elif pinned:
             self.binding.set_required_nodes(job.job_id, "")
+        forced = f"; forced: {'; '.join(lost[:6])}" if lost else ""
 
         def mark(r: StepRecord) -> None:
             r.pinned_nodes = nodes if stick else ""
-            r.log("restart", self.caller_name, 0, f"stick={int(stick)}", "")
+            r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", "")
 
         for store, _rec in records:
             with contextlib.suppress(StoreError):
@@ -746,11 +794,42 @@ class CooperativeEngine(LiveEngine):
         self._start_now(job.job_id)
         self._keep_begin_time_now(job.job_id)
         where = f" on {nodes}" if stick and nodes else ""
-        return ActionResult(
-            target,
-            "restart",
-            f"job {job.job_id} released{where}; tasks resume from their last image",
-        )
+        resumes = [why for code, why in plan if not code]
+        said = "; ".join([*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6])])
+        return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
+
+    def _resume_plan(
+        self, job: Job, records: list[tuple[StepStore, StepRecord]], index: ImageIndex
+    ) -> list[tuple[int, str]]:
+        """What each task of ``job`` will start from: ``(0, "1.0 task 0 resumes from
+        generation 3")`` or ``(code, "1.0 task 1: /img/g2 does not exist")``.
+
+        The image is found by the rule the wrapper uses (``store.recorded_image``) and
+        looked at as the job's user would (``image_problem``, then ``image_dir_problem``
+        for that user's permissions): the wrapper hands over nothing else.
+        """
+        try:
+            images = index.read()
+        except StoreError:
+            images = {}  # the records still hold their images
+        plan: list[tuple[int, str]] = []
+        for store, rec in records:
+            for procid in sorted(set(rec.tasks) | set(rec.last_image), key=_procid_order):
+                who = f"{store.step} task {procid}"
+                path = recorded_image(images, rec.name, rec, int(procid))
+                if not path:
+                    plan.append((0, f"{who} starts fresh (no image recorded)"))
+                    continue
+                code, why = image_problem(path)
+                if not code:
+                    code, why = image_dir_problem(path, job.uid, write=False)
+                if code:
+                    plan.append((code, f"{who}: its last image {why}"))
+                    continue
+                number = generation_of(path)
+                what = f"generation {number}" if number else path
+                plan.append((0, f"{who} resumes from {what}"))
+        return plan
 
     def _wait_settled(self, job_id: int, timeout: float = SETTLE_TIMEOUT) -> bool:
         """Wait until a requeued job has finished completing: no nodes, no steps left.
@@ -791,14 +870,27 @@ class CooperativeEngine(LiveEngine):
             elif job.state_reason not in ("None", ""):
                 return
 
-    def _job_records(self, job: Job) -> list[tuple[StepStore, StepRecord]]:
+    def _job_records(self, job: Job, *, strict: bool = False) -> list[tuple[StepStore, StepRecord]]:
+        """Every step record of ``job``.  ``strict`` (restart): a state directory or file
+        that is refused (a link, another user's) raises its typed error naming it, where a
+        lenient read skips it."""
         directory = state_dir_for(job.work_dir, self._state_dir)
         out = []
-        for store in job_stores(directory, job.job_id, owner=job.uid):
-            with contextlib.suppress(StoreError):
+        try:
+            stores = job_stores(directory, job.job_id, owner=job.uid)
+        except StoreError as exc:
+            if strict:
+                raise _typed(exc) from None
+            return []
+        for store in stores:
+            try:
                 rec = store.read()
-                if rec is not None:
-                    out.append((store, rec))
+            except StoreError as exc:
+                if strict:
+                    raise _typed(exc) from None
+                continue
+            if rec is not None:
+                out.append((store, rec))
         return out
 
     def _start_now(self, job_id: int) -> None:
@@ -854,12 +946,41 @@ class CooperativeEngine(LiveEngine):
         """The binding is process-wide and closed by its owner; nothing to release here."""
 
 
-def _is_dir(path: Path) -> bool:
-    """``Path.is_dir`` that answers False, not PermissionError, for an unreachable path."""
+def _image_in(task_dir: Path) -> str:
+    """The image to resume from in an operator's task directory: its newest complete
+    generation, else (images copied before generations) the directory itself when it holds
+    an image; "" when there is none."""
     try:
-        return path.is_dir()
+        latest = TaskImages(task_dir).latest()
     except OSError:
-        return False
+        return ""
+    if latest is not None:
+        return str(latest)
+    return "" if image_problem(task_dir)[0] else str(task_dir)
+
+
+def _start_notes(tasks: Iterable[TaskInfo]) -> tuple[str, ...]:
+    """``task 0: resumed from generation 3 (PATH)`` for each task that said how it started."""
+    return tuple(
+        f"task {t.procid}: {t.start_note}"
+        for t in sorted(tasks, key=lambda t: t.procid)
+        if t.start_note
+    )
+
+
+def _procid_order(procid: str) -> int:
+    return int(procid) if procid.isdigit() else -1
+
+
+def _typed(exc: StoreError) -> SckptError:
+    """A state-store failure as the error a person sees: one sentence with the code of the
+    system call behind it (ENOSPC for a full file system, EPERM for a refused link), or
+    the controller's access error for a permission refusal, as Slurm's own refusals read."""
+    if exc.errno == errno.EACCES or "Permission denied" in exc.message:
+        return AccessDenied(hint=exc.message)
+    if exc.errno:
+        return error_for(exc.errno, exc.message, exc.hint)
+    return exc
 
 
 def _current_tasks(rec: StepRecord, job: Job) -> list[TaskInfo]:

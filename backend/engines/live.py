@@ -392,7 +392,9 @@ class LiveEngine(Engine):
         self.check_target(target)
         raise self.not_supported()
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         self.check_restart(target)
         raise self.not_supported()
 

@@ -316,7 +316,9 @@ class NativeEngine(LiveEngine):
             _wait_detail(max_wait, image_dir),
         )
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         with self._lock:
             self.refresh()
             known = self._by_job.get(target.job_id)

@@ -69,8 +69,10 @@ class RecordingFacade:
     ) -> Any:
         return self._answer("vacate", target, max_wait=max_wait, image_dir=image_dir)
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> Any:
-        return self._answer("restart", target, stick=stick, image_dir=image_dir)
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> Any:
+        return self._answer("restart", target, stick=stick, image_dir=image_dir, force=force)
 
     def enable(self, target: StepId) -> Any:
         return self._answer("enable", target)
@@ -143,9 +145,11 @@ def test_defaults_are_left_to_the_facade(facade: RecordingFacade) -> None:
 def test_restart_passes_stick_and_image_dir(facade: RecordingFacade) -> None:
     assert cli.main(["restart", "5", "--stick", "--image-dir", "/i"]) == 0
     assert cli.main(["restart", "6"]) == 0
+    assert cli.main(["restart", "7", "--force"]) == 0
     assert facade.calls == [
-        ("restart", "5", {"stick": True, "image_dir": "/i"}),
-        ("restart", "6", {"stick": False, "image_dir": None}),
+        ("restart", "5", {"stick": True, "image_dir": "/i", "force": False}),
+        ("restart", "6", {"stick": False, "image_dir": None, "force": False}),
+        ("restart", "7", {"stick": False, "image_dir": None, "force": True}),
     ]
 
 
@@ -274,7 +278,7 @@ def test_historical_syntax_calls_the_same_operations(
     assert facade.calls[:5] == [
         ("create", "9.1", {"max_wait": 4, "image_dir": "/d"}),
         ("vacate", "9", {"max_wait": None, "image_dir": None}),
-        ("restart", "9", {"stick": True, "image_dir": None}),
+        ("restart", "9", {"stick": True, "image_dir": None, "force": False}),
         ("disable", "9.1", {}),
         ("enable", "9.1", {}),
     ]

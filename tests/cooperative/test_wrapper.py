@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
+from sckpt.backend.generations import TaskImages
 from sckpt.backend.model import StepId
 from sckpt.backend.store import ABANDONED_CODE, StepRecord, StepStore, default_step_name
 from sckpt.backend.wrapper import parse_signal, parse_status, signal_handler
@@ -136,7 +137,7 @@ def test_checkpoint_writes_an_image_and_records_success(work: Path) -> None:
     run = Run(work)
     wait_for(lambda: len(run.counted()) >= 5)
     rec = run.checkpoint()
-    image = run.image / "state"
+    image = run.image / "g1" / "state"  # the first generation, complete
     count, size = (int(x) for x in image.read_text().split())
     assert count >= 5 and size == sum(len(f"{i}\n") for i in range(1, count + 1))
     assert rec.error_code == 0 and rec.last_image == {"0": str(image.parent)}
@@ -159,7 +160,7 @@ def test_program_failure_is_recorded_with_its_code_and_message(work: Path) -> No
     rec = run.checkpoint()
     assert (rec.error_code, rec.error_msg) == (42, "disk quota exceeded")
     assert rec.last_image == {}
-    assert not (run.image / "state").exists()
+    assert TaskImages(run.image).latest() is None  # nothing was called complete
     run.stop()
 
 
@@ -167,7 +168,7 @@ def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path
     run = Run(work)
     wait_for(lambda: len(run.counted()) >= 5)
     run.checkpoint()
-    saved = int((run.image / "state").read_text().split()[0])
+    saved = int((run.image / "g1" / "state").read_text().split()[0])
     wait_for(lambda: len(run.counted()) >= saved + 3)  # progress after the checkpoint ...
     run.stop()
     with run.log.open("a") as log:
@@ -184,13 +185,13 @@ def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path
 def test_killing_the_program_mid_checkpoint_keeps_the_previous_image(work: Path) -> None:
     run = Run(work)
     run.checkpoint()
-    image = run.image / "state"
+    image = run.image / "g1" / "state"
     before = image.read_bytes()
     run.stop()
     slow = Run(work, "--slow", "30", restart_count=1)
     slow.store.update(lambda r: r.begin_request("root", "", 60, "create"))
     os.kill(slow.proc.pid, signal.SIGURG)
-    tmp = image.with_name("state.tmp")
+    tmp = slow.image / "current" / "state.tmp"  # the new generation, not g1
     wait_for(tmp.exists)
     program = int(
         subprocess.run(
@@ -209,13 +210,13 @@ def test_killing_the_program_mid_checkpoint_keeps_the_previous_image(work: Path)
 def test_killing_the_wrapper_mid_checkpoint_keeps_the_image_and_times_out(work: Path) -> None:
     run = Run(work)
     run.checkpoint()
-    image = run.image / "state"
+    image = run.image / "g1" / "state"
     before = image.read_bytes()
     run.stop()
     slow = Run(work, "--slow", "30", restart_count=1)
     slow.store.update(lambda r: r.begin_request("root", "", 2, "create"))
     os.kill(slow.proc.pid, signal.SIGURG)
-    wait_for(image.with_name("state.tmp").exists)
+    wait_for((slow.image / "current" / "state.tmp").exists)
     program = subprocess.run(
         ["pgrep", "-P", str(slow.proc.pid)], capture_output=True, text=True
     ).stdout.split()
@@ -291,7 +292,7 @@ def test_the_c_counter_follows_the_same_contract(work: Path) -> None:
     wait_for(lambda: len(run.counted()) >= 5)
     rec = run.checkpoint()
     assert rec.error_code == 0
-    saved, size = (int(x) for x in (run.image / "state").read_text().split())
+    saved, size = (int(x) for x in (run.image / "g1" / "state").read_text().split())
     assert size == sum(len(f"{i}\n") for i in range(1, saved + 1))
     wait_for(lambda: len(run.counted()) >= saved + 3)
     run.stop()
@@ -422,7 +423,7 @@ def test_steps_that_swap_ids_after_a_restart_resume_from_their_own_images(work: 
     for run in (a, b):
         wait_for(lambda run=run: len(run.counted()) >= 5)
         run.checkpoint()
-        saved[run.image] = int((run.image / "state").read_text().split()[0])
+        saved[run.image] = int((run.image / "g1" / "state").read_text().split()[0])
         run.stop()
         left[run.image] = len(run.counted())
     # the restarted job starts them the other way round: b gets step 0, a step 1
@@ -434,7 +435,7 @@ def test_steps_that_swap_ids_after_a_restart_resume_from_their_own_images(work: 
         # that are the restarted program's own (it reports its start before counting).
         wait_for(lambda again=again, first=first: len(again.counted()) >= left[first.image] + 3)
         _, err = again.stop()
-        assert f"resumed from {saved[first.image]} ({first.image})" in err
+        assert f"resumed from {saved[first.image]} ({first.image / 'g1'})" in err
         values = again.counted()
         assert values == list(range(1, len(values) + 1))
 

@@ -252,7 +252,7 @@ def _cmd_operation(args: argparse.Namespace) -> int:
         for target in args.targets:
             require_whole_job(op.name, target)
     wait = bool(getattr(args, "wait", False))
-    if wait:
+    if wait and op.starts_checkpoint:
         if values["max_wait"] is not None:
             raise UsageError(
                 f"--wait waits with no MaxWait bound and --max-wait sets one: give one of "

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import progress
 from sckpt.backend.errors import CheckpointFailed, Disabled, SckptError
-from sckpt.backend.model import AbleResult, ActionResult, CheckpointError, CheckpointKind, StepId
+from sckpt.backend.model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    JobState,
+    StepId,
+)
 from sckpt.backend.operations import Operation
 
 from . import output
@@ -92,6 +99,9 @@ class Outcome:
     disabled: Disabled | None = None
     error: SckptError | None = None
     progress: str | None = None
+    notes: tuple[str, ...] = ()
+    """What else to tell the person (on stderr, and in ``--json``): tasks that did not
+    resume after a restart, how each task started (``restart --wait``)."""
 
     @property
     def exit_code(self) -> int:
@@ -112,7 +122,11 @@ def _call(
         outcome.value = getattr(facade, op.name)(target, **values)
         if isinstance(outcome.value, ActionResult):
             outcome.progress = progress.REQUESTED
-        if wait:
+        if isinstance(outcome.value, AbleResult):
+            outcome.notes = outcome.value.notes
+        if wait and op.resumes:
+            outcome.progress, outcome.notes, outcome.error = _wait_for_resume(facade, target)
+        elif wait:
             outcome.progress = _wait_for_outcome(facade, target)
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
@@ -136,6 +150,63 @@ def _wait_for_outcome(facade: Facade, target: StepId) -> str:
         if word != progress.IN_PROGRESS:
             return word
         time.sleep(WAIT_POLL_SECONDS)
+
+
+REGISTER_GRACE_SECONDS = 30.0
+"""How long a restarted job may run before ``restart --wait`` says that none of its tasks
+registered under ``sckpt run`` (the state directory may be unusable: see its stderr)."""
+
+
+def _wait_for_resume(
+    facade: Facade, target: StepId
+) -> tuple[str, tuple[str, ...], SckptError | None]:
+    """Watch a restarted job until it runs and its tasks said how they started.
+
+    Returns the progress word, the tasks' words, and an error when a task did not resume
+    (it started from zero, or runs without checkpoint support) or nothing could be seen.
+    The words are final once two looks a second apart agree (tasks register one by one).
+    """
+    deadline = time.monotonic() + progress.RESUME_WAIT_SECONDS
+    running_since = 0.0
+    last: tuple[str, ...] | None = None
+    while True:
+        state = facade.resume_state(target)
+        now = time.monotonic()
+        if state.state.is_finished:
+            return ENDED, state.notes, None
+        if state.state == JobState.RUNNING:
+            running_since = running_since or now
+            if state.notes and state.notes == last:
+                if state.resumed:
+                    return progress.RUNNING, state.notes, None
+                return progress.RUNNING, state.notes, NotResumed(state.notes)
+            if not state.notes and now - running_since > REGISTER_GRACE_SECONDS:
+                return progress.RUNNING, (), NotResumed(())
+        if now > deadline:
+            return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
+        last = state.notes
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+class NotResumed(SckptError):
+    """``restart --wait``: the job runs (or not yet), but not every task resumed."""
+
+    def __init__(self, notes: tuple[str, ...], waited: bool = False) -> None:
+        if waited:
+            message = (
+                f"the job did not run again within {progress.RESUME_WAIT_SECONDS} s "
+                "(it may still be waiting for resources: see squeue)"
+            )
+        elif notes:
+            fresh = [n for n in notes if "resumed from" not in n]
+            message = "not every task resumed: " + "; ".join(fresh[:6])
+        else:
+            message = (
+                f"the job runs, but no task registered under `sckpt run` within "
+                f"{REGISTER_GRACE_SECONDS:.0f} s: checkpointing is off for it (see the job's "
+                "stderr)"
+            )
+        super().__init__(message)
 
 
 def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
@@ -175,6 +246,8 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
         data["cluster"] = outcome.target.cluster
     if outcome.progress is not None:
         data["outcome"] = outcome.progress
+    if outcome.notes:
+        data["notes"] = list(outcome.notes)
     value = outcome.value
     if outcome.error is not None:
         data["error"] = output.error_json(outcome.error)
@@ -306,6 +379,9 @@ def _report(
         line = _outcome_text(outcome, prefix=several, historical=historical)
         if line is not None:
             output.to_stdout(line)
+    if not as_json:
+        for note in outcome.notes:
+            output.to_stderr(f"{outcome.operation} {outcome.target}: {output.clean(note)}")
 
 
 def _finish(

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import UsageError
 from sckpt.backend.operations import NAMES, OPERATIONS, Argument, Operation
+from sckpt.backend.progress import RESUME_WAIT_SECONDS
 
 from sckpt import __version__
 
@@ -220,8 +221,9 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
             "--force",
             {
                 "action": "store_true",
-                "help": "end the job even where tasks have no image (a failed checkpoint, a "
-                "step not under sckpt run): restart then starts those from the beginning",
+                "help": "vacate: end the job even where tasks have no image (a failed "
+                "checkpoint, a step not under sckpt run); restart: release it even where a "
+                "task's image is missing; those tasks then start from the beginning",
             },
             None,
         ),
@@ -349,6 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
                 help="return when the checkpoint has ended (no MaxWait bound): exit 0 when "
                 "it completed, 1 with its recorded error; Ctrl-C stops waiting (exit 130), "
                 "not the checkpoint",
+            )
+        elif op.resumes:
+            action.add_argument(
+                "--wait",
+                action="store_true",
+                help="return when the job runs again and its tasks under sckpt run have "
+                "said how they started (resumed from which image, or from zero), at most "
+                f"{RESUME_WAIT_SECONDS} s: exit 0 when every task resumed, 1 otherwise",
             )
 
     ls = sub.add_parser(

@@ -38,6 +38,9 @@ from ..console_text import (
 )
 from ..outcomes import Shown
 
+START_NOTES_SHOWN = 4
+"""Tasks whose start ("resumed from generation 3 ...") the detail lists; a count of the rest."""
+
 
 class StepDetail(Static):
     """Everything sckpt knows about one step, as text."""
@@ -135,6 +138,19 @@ class StepDetail(Static):
             if ckpt.last_checkpoint_time
             else Text("never", style="dim"),
         )
+        if ckpt.start_notes:
+            # How each task of this run started: resumed from which image, or from zero
+            # and why (a restart whose image was missing, checkpointing off).
+            started = Text()
+            for index, note in enumerate(ckpt.start_notes[:START_NOTES_SHOWN]):
+                if index:
+                    started.append("\n" + " " * 18)
+                fresh = "resumed from" not in note
+                started.append_text(bounded(note, style="yellow" if fresh else ""))
+            more = len(ckpt.start_notes) - START_NOTES_SHOWN
+            if more > 0:
+                started.append(f"\n{'':18}… {more} more tasks", style="dim")
+            line("Tasks started", started)
         if ckpt.history:
             text.append("History\n", style="bold")
             for event in ckpt.history[-10:]:
