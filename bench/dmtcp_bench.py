@@ -129,7 +129,8 @@ def main() -> int:
         f"| {size / (1 << 20):.0f} MiB | {restart:.2f} s |"
     )
     for i, (d, c, r, s) in enumerate(rows, 1):
-        print(f"| round {i} | {d:.2f} s | {c:.2f} s | {c / d:.2f}x | {s / (1 << 20):.0f} MiB | {r:.2f} s |")
+        mib = s / (1 << 20)
+        print(f"| round {i} | {d:.2f} s | {c:.2f} s | {c / d:.2f}x | {mib:.0f} MiB | {r:.2f} s |")
     return 0
 
 

@@ -114,3 +114,44 @@ def test_sckpt_doctor_prints_the_line(clean_env: Path) -> None:
         f"  ok  DMTCP: 4.2.0 at {where} (from cache): "
         "sckpt run --transparent checkpoints unmodified programs"
     ], out.stdout
+
+
+def test_run_transparent_without_dmtcp_refuses_in_one_line_and_starts_nothing(
+    clean_env: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {
+        **os.environ,
+        "SLURM_JOB_ID": "4242",
+        "SLURM_STEP_ID": "0",
+        "SCKPT_WORK_DIR": str(work),
+        "SCKPT_CONFIG": str(tmp_path / "none.toml"),
+    }
+    env["SCKPT_CONFIG"] = str(tmp_path / "config.toml")
+    (tmp_path / "config.toml").write_text(f'audit_log = "{tmp_path}/audit.log"\n')
+    out = subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "sckpt"),
+            "run",
+            "--transparent",
+            "--",
+            "/bin/sh",
+            "-c",
+            f"touch {marker}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=work,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 3
+    assert out.stdout == ""
+    assert len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("sckpt run: DMTCP not found")
+    assert "scripts/dmtcp build" in out.stderr
+    assert not marker.exists()
+    assert list(work.iterdir()) == []  # no state directory, no image directory
