@@ -34,8 +34,9 @@ SCRIPT = """#!/bin/bash
 #SBATCH -n 2
 #SBATCH -J transparent-test
 srun {sckpt} run --transparent --poll 0.5 --name cnt {run_args} -- \\
-    /usr/bin/python3 {program} $PWD/count.%t.log
+    {program} $PWD/count.%t.log
 """
+PYTHON_COUNTER = f"/usr/bin/python3 {PROGRAM}"
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +68,19 @@ class Job:
             return []
         return sorted(names, key=lambda g: int(re.match(r"g(\d+)", g).group(1)))  # type: ignore[union-attr]
 
-    def counted(self, n: int) -> list[int]:
+    def lines(self, n: int) -> list[str]:
+        """Task ``n``'s output, whole lines only (the last one may be half written)."""
         try:
-            return [int(x) for x in (self.work / f"count.{n}.log").read_text().split()]
-        except (FileNotFoundError, ValueError):
+            text = (self.work / f"count.{n}.log").read_text()
+        except FileNotFoundError:
+            return []
+        return text.split("\n")[:-1]
+
+    def counted(self, n: int) -> list[int]:
+        """The first number of each line (the count, or the C program's sequence)."""
+        try:
+            return [int(line.split()[0]) for line in self.lines(n)]
+        except (IndexError, ValueError):
             return []
 
     def field(self, name: str) -> str:
@@ -101,7 +111,10 @@ def submit(
     jobs: list[int] = []
 
     def _submit(
-        user: str | None = ALICE, run_args: str = "", image_root: Path | None = None
+        user: str | None = ALICE,
+        run_args: str = "",
+        image_root: Path | None = None,
+        program: str = PYTHON_COUNTER,
     ) -> Job:
         work = shared_dir / f"work-{user or 'root'}"
         work.mkdir(exist_ok=True)
@@ -109,7 +122,7 @@ def submit(
             subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
         script = work / "job.sh"
         script.write_text(
-            SCRIPT.format(sckpt=SCKPT, program=PROGRAM, run_args=run_args).replace("  ", " ")
+            SCRIPT.format(sckpt=SCKPT, program=program, run_args=run_args).replace("  ", " ")
         )
         script.chmod(0o755)
         out = slurm_cluster.run(
@@ -179,6 +192,37 @@ def test_counter_create_keep_vacate_restart(
     assert all(n.startswith("resumed from generation 4") for n in notes), notes
     for n in (0, 1):
         assert_every_count_once(job, n, at_vacate[n])  # none started over from 1
+
+
+@pytest.mark.parametrize("kind", ["c-threads", "bash-pipeline"])
+def test_any_program_resumes_with_its_files_consistent(
+    submit, facade: Facade, shared_dir: Path, kind: str
+) -> None:  # type: ignore[no-untyped-def]
+    """A C program with 4 threads appending to one open file, and a bash pipeline whose
+    children do the work: create, vacate, restart; the file is whole records, in order."""
+    if kind == "c-threads":
+        binary = shared_dir / "threads"
+        source = PROGRAM.parent / "threads.c"
+        subprocess.run(["gcc", "-O1", "-pthread", "-o", str(binary), str(source)], check=True)
+        program = str(binary)
+    else:
+        program = f"/bin/bash {PROGRAM.parent / 'pipeline.sh'}"
+    job = submit(user=ALICE, program=program)
+    assert state(facade, job.step).checkpointer == LABEL
+    facade.create(job.step, max_wait=60)
+    wait_for(lambda: len(job.counted(0)) > 100)
+    facade.vacate(job.step, max_wait=60)
+    wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
+    at_vacate = [len(job.counted(n)) for n in (0, 1)]
+    facade.restart(str(job.id), stick=False)
+    wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
+    wait_for(lambda: job.registered(restart_count=1), timeout=60)
+    for n in (0, 1):
+        assert_every_count_once(job, n, at_vacate[n])
+        if kind == "c-threads":
+            lines = job.lines(n)
+            assert all(re.fullmatch(r"\d+ [0-3]", line) for line in lines), "a record cut"
+            assert {line.split()[1] for line in lines} == {"0", "1", "2", "3"}
 
 
 def _uid(user: str) -> int:
