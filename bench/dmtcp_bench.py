@@ -1,16 +1,22 @@
 """Transparent checkpointing (DMTCP 4.2.0): checkpoint and restart of 1 GiB, beside ``dd``.
 
     .venv/bin/python bench/dmtcp_bench.py [--dir DIR] [--mib 1024] [--rounds 3] [--gzip]
+    .venv/bin/python bench/dmtcp_bench.py --throughput [--seconds 10] [--rounds 3]
 
 A Python process fills ``--mib`` MiB of resident memory with random bytes (incompressible)
 and then sleeps.  It runs under the project's DMTCP with sckpt's own checkpointer
 (``backend/transparent.py``: a private coordinator behind the uid-checking relay, images
-fsynced before a checkpoint is called complete), so the figure is what ``create`` costs
-inside the wrapper, minus the wrapper's own polling.  In the same run and directory:
+fsynced before a checkpoint is called complete), so the figure is what a create costs
+inside the wrapper, minus the wrapper's polling.  In the same round and directory:
 
-* ``dd if=/dev/zero bs=1M count=N conv=fsync``: the disk's limit for the same bytes;
-* checkpoint: from ``dmtcp_command --checkpoint`` until every image is whole and flushed;
+* dd: ``dd bs=1M conv=fsync`` of the same number of random bytes (read from a file in
+  /dev/shm, so only the write is timed): the disk's limit;
+* checkpoint: from ``dmtcp_command --checkpoint`` until every image is whole and flushed,
+  split into "written" (the images have their final names) and the fsync after it;
 * restart: from ``dmtcp_restart`` until the coordinator sees the process running again.
+
+``--throughput``: a counter that writes each count to a file as fast as it can, for
+``--seconds``, alone and under ``dmtcp_launch``: the cost of running under DMTCP.
 
 Figures only; nothing is asserted.  A Markdown table goes to stdout.
 """
@@ -37,6 +43,17 @@ open(sys.argv[1], "w").write("ready")
 while True:
     time.sleep(1)
 """
+COUNTER = """
+import sys, time
+out = open(sys.argv[1], "w")
+end = time.monotonic() + float(sys.argv[2])
+n = 0
+while time.monotonic() < end:
+    n += 1
+    out.write(f"{n}\\n")
+    out.flush()
+print(n)
+"""
 
 
 def running(checkpointer: DmtcpCheckpointer, env: dict[str, str]) -> bool:
@@ -50,20 +67,29 @@ def running(checkpointer: DmtcpCheckpointer, env: dict[str, str]) -> bool:
     return "NUM_PEERS=1" in out and "RUNNING=yes" in out
 
 
-def one_round(work: Path, mib: int, gzip: bool) -> tuple[float, float, float, int]:
-    """(dd seconds, checkpoint seconds, restart seconds, image bytes)."""
+def dd_seconds(work: Path, mib: int) -> float:
+    source = Path(tempfile.mkstemp(prefix="sckpt-dmtcp-bench-", dir="/dev/shm")[1])
+    try:
+        with source.open("wb") as f:
+            for _ in range(mib):
+                f.write(os.urandom(1 << 20))
+        start = time.perf_counter()
+        subprocess.run(
+            ["dd", f"if={source}", f"of={work / 'dd.bin'}", "bs=1M", "conv=fsync"],
+            capture_output=True,
+            check=True,
+        )
+        return time.perf_counter() - start
+    finally:
+        source.unlink()
+        (work / "dd.bin").unlink(missing_ok=True)
+
+
+def one_round(work: Path, mib: int, gzip: bool) -> dict[str, float]:
     install = find_dmtcp()
     task = work / "task0"
     task.mkdir()
-    target = work / "dd.bin"
-    start = time.perf_counter()
-    subprocess.run(
-        ["dd", "if=/dev/zero", f"of={target}", "bs=1M", f"count={mib}", "conv=fsync"],
-        capture_output=True,
-        check=True,
-    )
-    dd = time.perf_counter() - start
-    target.unlink()
+    dd = dd_seconds(work, mib)
 
     checkpointer = DmtcpCheckpointer(install, task, gzip=gzip)
     env = {**os.environ, **checkpointer.env()}
@@ -80,8 +106,11 @@ def one_round(work: Path, mib: int, gzip: bool) -> tuple[float, float, float, in
     code, message = checkpointer.begin(child.pid)
     if code:
         raise SystemExit(f"checkpoint refused: {message}")
+    while checkpointer.images() is None:
+        time.sleep(0.01)
+    written = time.perf_counter() - start
     while checkpointer.poll() is None:
-        time.sleep(0.02)
+        time.sleep(0.01)
     ckpt = time.perf_counter() - start
     generation = task / "g1"
     generation.mkdir()
@@ -93,14 +122,34 @@ def one_round(work: Path, mib: int, gzip: bool) -> tuple[float, float, float, in
     again = DmtcpCheckpointer(install, task, gzip=gzip)
     env = {**os.environ, **again.env()}
     start = time.perf_counter()
-    restarted = subprocess.Popen(again.command([], str(generation)), env=env)
+    restarted = subprocess.Popen(
+        again.command([], str(generation)), env=env, stderr=subprocess.DEVNULL
+    )
     while not running(again, env):
-        time.sleep(0.02)
+        time.sleep(0.01)
     restart = time.perf_counter() - start
     restarted.kill()
     restarted.wait()
     again.close()
-    return dd, ckpt, restart, size
+    return {"dd": dd, "written": written, "ckpt": ckpt, "restart": restart, "size": size}
+
+
+def throughput(work: Path, seconds: float, under: bool) -> int:
+    script = work / "counter.py"
+    script.write_text(COUNTER)
+    command = [sys.executable, str(script), str(work / "count.log"), str(seconds)]
+    env = dict(os.environ)
+    checkpointer = None
+    if under:
+        checkpointer = DmtcpCheckpointer(find_dmtcp(), work)
+        env.update(checkpointer.env())
+        command = checkpointer.command(command)
+    try:
+        out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        return int(out.stdout.split()[-1])
+    finally:
+        if checkpointer is not None:
+            checkpointer.close()
 
 
 def main() -> int:
@@ -109,28 +158,57 @@ def main() -> int:
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gzip", action="store_true", help="DMTCP's gzip compression on")
+    parser.add_argument("--throughput", action="store_true")
+    parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
+    base = args.dir or "/var/tmp"
+    if args.throughput:
+        alone, under = [], []
+        for _ in range(args.rounds):
+            for flag, into in ((False, alone), (True, under)):
+                work = Path(tempfile.mkdtemp(prefix="sckpt-dmtcp-bench-", dir=base))
+                try:
+                    into.append(throughput(work, args.seconds, flag) / args.seconds)
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+        a, u = statistics.median(alone), statistics.median(under)
+        print("| counter, writes/s | alone | under DMTCP | cost |")
+        print("|---|---|---|---|")
+        print(
+            f"| median of {args.rounds} x {args.seconds:.0f} s | {a:,.0f} | {u:,.0f} "
+            f"| {100 * (a - u) / a:+.1f} % slower |"
+        )
+        return 0
     rows = []
     for _ in range(args.rounds):
-        work = Path(tempfile.mkdtemp(prefix="sckpt-dmtcp-bench-", dir=args.dir or "/var/tmp"))
+        work = Path(tempfile.mkdtemp(prefix="sckpt-dmtcp-bench-", dir=base))
         try:
             rows.append(one_round(work, args.mib, args.gzip))
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    dd = statistics.median(r[0] for r in rows)
-    ckpt = statistics.median(r[1] for r in rows)
-    restart = statistics.median(r[2] for r in rows)
-    size = statistics.median(r[3] for r in rows)
     mode = "gzip" if args.gzip else "no compression"
-    print(f"| {args.mib} MiB, {mode} | dd (fsync) | checkpoint | ratio | image | restart |")
-    print("|---|---|---|---|---|---|")
     print(
-        f"| median of {args.rounds} | {dd:.2f} s | {ckpt:.2f} s | {ckpt / dd:.2f}x "
-        f"| {size / (1 << 20):.0f} MiB | {restart:.2f} s |"
+        f"| {args.mib} MiB, {mode} | dd (fsync) | written | checkpoint (+fsync) | ratio "
+        "| image | restart |"
     )
-    for i, (d, c, r, s) in enumerate(rows, 1):
-        mib = s / (1 << 20)
-        print(f"| round {i} | {d:.2f} s | {c:.2f} s | {c / d:.2f}x | {mib:.0f} MiB | {r:.2f} s |")
+    print("|---|---|---|---|---|---|---|")
+
+    def row(label: str, r: dict[str, float]) -> str:
+        return (
+            f"| {label} | {r['dd']:.2f} s | {r['written']:.2f} s | {r['ckpt']:.2f} s "
+            f"| {r['ckpt'] / r['dd']:.2f}x | {r['size'] / (1 << 20):.0f} MiB "
+            f"| {r['restart']:.2f} s |"
+        )
+
+    median = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    median_ratio = statistics.median(r["ckpt"] / r["dd"] for r in rows)
+    print(
+        row(f"median of {args.rounds}", median).replace(
+            f"| {median['ckpt'] / median['dd']:.2f}x |", f"| {median_ratio:.2f}x |"
+        )
+    )
+    for i, r in enumerate(rows, 1):
+        print(row(f"round {i}", r))
     return 0
 
 

@@ -9,15 +9,17 @@ build (``scripts/dmtcp build``, run by ``scripts/test``), found with no variable
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sckpt.backend.dmtcp import DmtcpMissing, find_dmtcp
-from sckpt.backend.errors import CheckpointFailed
+from sckpt.backend.errors import CheckpointFailed, Disabled
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import CheckpointKind, StepId
 from sckpt.backend.store import StepStore
@@ -34,7 +36,7 @@ SCRIPT = """#!/bin/bash
 #SBATCH -n 2
 #SBATCH -J transparent-test
 srun {sckpt} run --transparent --poll 0.5 --name cnt {run_args} -- \\
-    {program} $PWD/count.%t.log
+    {program} $PWD/count.%t.log {program_args}
 """
 PYTHON_COUNTER = f"/usr/bin/python3 {PROGRAM}"
 
@@ -115,6 +117,7 @@ def submit(
         run_args: str = "",
         image_root: Path | None = None,
         program: str = PYTHON_COUNTER,
+        program_args: str = "",
     ) -> Job:
         work = shared_dir / f"work-{user or 'root'}"
         work.mkdir(exist_ok=True)
@@ -122,7 +125,9 @@ def submit(
             subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
         script = work / "job.sh"
         script.write_text(
-            SCRIPT.format(sckpt=SCKPT, program=program, run_args=run_args).replace("  ", " ")
+            SCRIPT.format(
+                sckpt=SCKPT, program=program, run_args=run_args, program_args=program_args
+            ).replace("  ", " ")
         )
         script.chmod(0o755)
         out = slurm_cluster.run(
@@ -163,6 +168,15 @@ def test_counter_create_keep_vacate_restart(
     assert (seen.kind, seen.checkpointer) == (CheckpointKind.ABLE, LABEL)
     listed = cli(shared_dir, "ls", "-s", "-j", str(job.id)).stdout
     assert f"able, {LABEL}" in listed
+    # disable/enable keep the counter's meaning: two disables need two enables.
+    facade.disable(step)
+    facade.disable(step)
+    facade.enable(step)
+    with pytest.raises(Disabled):
+        facade.create(step, max_wait=10)
+    assert state(facade, step).kind == CheckpointKind.DISABLED
+    facade.enable(step)
+    assert cli(shared_dir, "able", step).stdout.strip() == "Yes"
 
     # Three creates: each task keeps its last two complete generations, nothing older.
     for _ in range(3):
@@ -223,6 +237,46 @@ def test_any_program_resumes_with_its_files_consistent(
             lines = job.lines(n)
             assert all(re.fullmatch(r"\d+ [0-3]", line) for line in lines), "a record cut"
             assert {line.split()[1] for line in lines} == {"0", "1", "2", "3"}
+
+
+def test_maxwait_and_scancel_during_a_checkpoint(submit, facade: Facade) -> None:  # type: ignore[no-untyped-def]
+    """MaxWait: the error is recorded and the program goes on.  scancel while DMTCP writes:
+    nothing half-written is ever called good (the last good image stays the one before)."""
+    job = submit(user=ALICE, program_args="768")  # 768 MiB each: seconds to write
+    with pytest.raises(CheckpointFailed) as late:
+        facade.create(job.step, max_wait=1)
+    assert late.value.code == errno.ETIME, late.value
+    assert facade.error(job.step).code == errno.ETIME
+    before = [len(job.counted(n)) for n in (0, 1)]
+    for n in (0, 1):  # DMTCP finishes its image, then the program goes on
+        wait_for(lambda n=n: len(job.counted(n)) > before[n] + 20, timeout=60)
+        wait_for(lambda n=n: "g1" in job.generations(n), timeout=60)
+    assert job.field("JobState") == "RUNNING"
+
+    outcome: list[object] = []
+    creating = threading.Thread(
+        target=lambda: outcome.append(_attempt(facade, job.step)), daemon=True
+    )
+    creating.start()
+    wait_for(
+        lambda: any((job.task_dir(n) / "dmtcp").glob("*.temp") for n in (0, 1)),
+        timeout=30,
+        interval=0.02,
+    )
+    cancel(job.cluster, job.id)
+    creating.join(timeout=120)
+    for n in (0, 1):
+        assert [g for g in job.generations(n) if not g.endswith(".partial")] == ["g1"]
+    index = json.loads((job.work / ".sckpt" / f"{job.id}.images.json").read_text())
+    recorded = json.dumps(index)
+    assert "/g1" in recorded and "/g2" not in recorded, recorded
+
+
+def _attempt(facade: Facade, step: str) -> object:
+    try:
+        return facade.create(step, max_wait=60)
+    except Exception as exc:  # the job was cancelled under it: any refusal will do
+        return exc
 
 
 def _uid(user: str) -> int:
