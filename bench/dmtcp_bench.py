@@ -15,6 +15,11 @@ inside the wrapper, minus the wrapper's polling.  In the same round and director
   split into "written" (the images have their final names) and the fsync after it;
 * restart: from ``dmtcp_restart`` until the coordinator sees the process running again.
 
+``--slurm``: the same through the whole product, on the real cluster ($SLURM_CONF): a job of
+sckpt-alice runs the holder under ``srun sckpt run --transparent`` (one task), and
+``sckpt create JOB.0 --wait`` is timed (request, wrapper, DMTCP, fsync, generation), beside
+dd in the job's directory, once per round.
+
 ``--throughput``: a counter that writes each count to a file as fast as it can, for
 ``--seconds``, alone and under ``dmtcp_launch``: the cost of running under DMTCP.
 
@@ -152,6 +157,69 @@ def throughput(work: Path, seconds: float, under: bool) -> int:
             checkpointer.close()
 
 
+ROOT = Path(__file__).resolve().parent.parent
+SCKPT = ROOT / ".venv" / "bin" / "sckpt"
+PLAIN = ROOT / "tests" / "cooperative" / "programs" / "plain_counter.py"
+
+
+def through_slurm(base: str, mib: int, rounds: int) -> list[dict[str, float]]:
+    work = Path(tempfile.mkdtemp(prefix="sckpt-dmtcp-bench-", dir=base))
+    work.chmod(0o755)
+    subprocess.run(["chown", "sckpt-alice:sckpt-alice", str(work)], check=True)
+    script = work / "job.sh"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH -n 1\n"
+        f"srun {SCKPT} run --transparent --poll 0.5 --name big -- /usr/bin/python3 {PLAIN} "
+        f"{work}/count.log {mib}\n"
+    )
+    script.chmod(0o755)
+    env = {"SLURM_CONF": os.environ["SLURM_CONF"]}
+    out = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "sckpt-alice",
+            "--",
+            "env",
+            f"SLURM_CONF={env['SLURM_CONF']}",
+            "sbatch",
+            "--parsable",
+            f"--chdir={work}",
+            "-o",
+            str(work / "out.txt"),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    job = out.stdout.strip().split(";")[0]
+    rows = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            able = subprocess.run([str(SCKPT), "able", f"{job}.0"], capture_output=True, text=True)
+            log = work / "count.log"
+            if able.stdout.strip() == "Yes" and log.exists() and log.stat().st_size > 0:
+                break
+            time.sleep(0.5)
+        for _ in range(rounds):
+            dd = dd_seconds(work, mib)
+            start = time.perf_counter()
+            done = subprocess.run(
+                [str(SCKPT), "create", f"{job}.0", "--wait"], capture_output=True, text=True
+            )
+            took = time.perf_counter() - start
+            if done.returncode != 0:
+                raise SystemExit(f"create failed: {done.stderr.strip()}")
+            rows.append({"dd": dd, "create": took})
+    finally:
+        subprocess.run(["scancel", job], check=False)
+        time.sleep(3)
+        shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", default=None, help="where images and dd write (default /var/tmp)")
@@ -159,9 +227,24 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gzip", action="store_true", help="DMTCP's gzip compression on")
     parser.add_argument("--throughput", action="store_true")
+    parser.add_argument("--slurm", action="store_true")
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
     base = args.dir or "/var/tmp"
+    if args.slurm:
+        rows = through_slurm(base, args.mib, args.rounds)
+        print(f"| {args.mib} MiB through Slurm | dd (fsync) | sckpt create --wait | ratio |")
+        print("|---|---|---|---|")
+        ratio = statistics.median(r["create"] / r["dd"] for r in rows)
+        dd = statistics.median(r["dd"] for r in rows)
+        create = statistics.median(r["create"] for r in rows)
+        print(f"| median of {args.rounds} | {dd:.2f} s | {create:.2f} s | {ratio:.2f}x |")
+        for i, r in enumerate(rows, 1):
+            print(
+                f"| round {i} | {r['dd']:.2f} s | {r['create']:.2f} s "
+                f"| {r['create'] / r['dd']:.2f}x |"
+            )
+        return 0
     if args.throughput:
         alone, under = [], []
         for _ in range(args.rounds):

@@ -155,3 +155,30 @@ def test_run_transparent_without_dmtcp_refuses_in_one_line_and_starts_nothing(
     assert "scripts/dmtcp build" in out.stderr
     assert not marker.exists()
     assert list(work.iterdir()) == []  # no state directory, no image directory
+
+
+def test_run_transparent_in_read_only_mode_is_refused_before_anything(
+    clean_env: Path, tmp_path: Path
+) -> None:
+    fake_install(clean_env / "dmtcp-4.2.0-0123456789abcdef")
+    marker = tmp_path / "started"
+    work = tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'read_only = true\naudit_log = "{tmp_path}/audit.log"\n')
+    env = {
+        **os.environ,
+        "SLURM_JOB_ID": "4242",
+        "SLURM_STEP_ID": "0",
+        "SCKPT_WORK_DIR": str(work),
+        "SCKPT_CONFIG": str(config),
+    }
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "sckpt"), "run", "--transparent", "--",
+         "/bin/sh", "-c", f"touch {marker}"],
+        capture_output=True, text=True, env=env, cwd=work, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert "refused: sckpt is in read-only mode" in out.stderr
+    assert not marker.exists() and list(work.iterdir()) == []
+    assert '"READ_ONLY"' in (tmp_path / "audit.log").read_text()
