@@ -236,13 +236,12 @@ class CheckpointFailed(SlurmError):
     """
 
 
-class UnsafeVacate(SlurmError):
-    """Vacate refused because it would end tasks that have no image; ``force`` overrides.
+class NeedsForce(SlurmError):
+    """Refused because tasks would lose their work; the operation's ``force`` overrides.
 
-    The code is the failed checkpoint's (or ESLURM_NOT_SUPPORTED for steps not under
-    ``sckpt run``); ``losses`` names each task or step that would end without an image and
-    why, for a person to decide on; ``hint`` says the same for the command line.  Nothing
-    was ended.
+    ``losses`` names each task or step that would go on without an image and why, for a
+    person to decide on (the console asks once more); ``hint`` says the same for the
+    command line.  Nothing was changed.
     """
 
     def __init__(
@@ -254,6 +253,20 @@ class UnsafeVacate(SlurmError):
     ) -> None:
         super().__init__(code, message, hint)
         self.losses = losses
+
+
+class UnsafeVacate(NeedsForce):
+    """Vacate refused because it would end tasks that have no image.
+
+    The code is the failed checkpoint's (or ESLURM_NOT_SUPPORTED for steps not under
+    ``sckpt run``).  Nothing was ended.
+    """
+
+
+class UnsafeRestart(NeedsForce):
+    """Restart refused because a task's recorded image is missing or unreadable: that task
+    would start from zero.  The code is the image's (ENOENT, EACCES ...).  The job stays
+    as it was (held, or finished)."""
 
 
 class ControllerUnreachable(SlurmError):

@@ -515,7 +515,9 @@ class Wrapper:
             for key, task in list(rec.tasks.items()):
                 if task.restart_count != self.restart_count:
                     del rec.tasks[key]
-            rec.tasks[str(self.procid)] = self._task(off=why, start_note=f"started: {why}")
+            rec.tasks[str(self.procid)] = self._task(
+                off=why, start_note=f"checkpointing is off: {why}"
+            )
             rec.keep_highest(code, message)
             rec.log("off", f"task{self.procid}", code, message)
 
@@ -823,10 +825,13 @@ class Wrapper:
         if self.active is not None:
             self.check_done()
         self._end(status)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
+        # Signals still pending were meant for a program that is gone: they stay blocked
+        # (and go with the wrapper), so one that arrived as the program ended (scancel's
+        # SIGTERM after a SIGKILL) cannot make the wrapper die of something else.
         if status < 0:  # die of the same signal, so Slurm records what the program did
             with contextlib.suppress(OSError, ValueError):
                 signal.signal(-status, signal.SIG_DFL)  # SIGKILL has no handler to reset
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {-status})
             os.kill(os.getpid(), -status)
             return 128 - status
         return status

@@ -29,7 +29,7 @@ from rich.text import Text
 from sckpt.backend import history, operations, progress
 from sckpt.backend.config import Settings
 from sckpt.backend.config_edit import config_path_to_write, set_top_level_string
-from sckpt.backend.errors import ControllerUnreachable, SckptError, SlurmError, UnsafeVacate
+from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ActionResult, ClusterInfo, JobView, StepId, StepView
 from textual import work
@@ -381,10 +381,10 @@ class SckptApp(App[int]):
         values = params.values_for(operations.operation(operation)) if params is not None else {}
         try:
             result: ActionResult = getattr(self.facade, operation)(target, **values)
-        except UnsafeVacate as exc:
+        except NeedsForce as exc:
             assert params is not None
             self.call_from_thread(self._report_refusal, operation, target, exc)
-            self.call_from_thread(self._offer_force, target, params, exc)
+            self.call_from_thread(self._offer_force, operation, target, params, exc)
         except SckptError as exc:
             self.call_from_thread(self._report_refusal, operation, target, exc)
         else:
@@ -407,25 +407,36 @@ class SckptApp(App[int]):
             if isinstance(screen, TargetScreen) and screen.is_mounted:
                 screen.refresh_outcomes()
 
-    def _offer_force(self, target: StepId, params: ActionParams, exc: UnsafeVacate) -> None:
-        """A vacate refused for lack of images: say what would be lost, ask once more.
+    def _offer_force(
+        self, operation: str, target: StepId, params: ActionParams, exc: NeedsForce
+    ) -> None:
+        """A vacate or restart refused because tasks would lose their work: say which, ask
+        once more.
 
-        The default answer is No; Yes vacates with ``force``, and its toast says again
-        which tasks restart will start without an image.
+        The default answer is No; Yes acts with ``force``, and its toast says again which
+        tasks start without an image.
         """
+        restart = operation == "restart"
         question = Text()
-        question.append("Vacate ", style="bold")
+        question.append(f"{operation.capitalize()} ", style="bold")
         question.append_text(literal(self.describe_target(target), style="bold"))
-        question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
+        if restart:
+            question.append(" anyway?\n\nNo image to resume from, it stays as it is for now:\n")
+        else:
+            question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
         for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
             question.append(f"- {printable(loss)}\n")
-        question.append("\nYes ends it anyway: restart then starts these without an image.")
+        if restart:
+            question.append("\nYes restarts it anyway: these tasks start from the beginning.")
+        else:
+            question.append("\nYes ends it anyway: restart then starts these without an image.")
+        kept = "it stays as it is" if restart else "it keeps running"
 
         def confirmed(answer: bool | None) -> None:
             if answer:
-                self.run_operation("vacate", target, replace(params, force=True))
+                self.run_operation(operation, target, replace(params, force=True))
             else:
-                self.notify(f"vacate {target} cancelled: it keeps running", markup=False)
+                self.notify(f"{operation} {target} cancelled: {kept}", markup=False)
 
         self.push_screen(Confirm(question), confirmed)
 

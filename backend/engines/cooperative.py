@@ -62,6 +62,7 @@ from ..errors import (
     NotSupported,
     SckptError,
     SlurmError,
+    UnsafeRestart,
     UnsafeVacate,
     error_for,
 )
@@ -760,11 +761,12 @@ class CooperativeEngine(LiveEngine):
         lost = [why for code, why in plan if code]
         if lost and not force:
             code = next(code for code, _why in plan if code)
-            raise error_for(
+            raise UnsafeRestart(
                 code,
                 f"job {job.job_id} cannot resume every task: " + "; ".join(lost[:6]),
                 "nothing was changed; restore the image, or restart --force and those tasks "
                 "start from the beginning",
+                losses=tuple(lost),
             )
         images = [rec for _s, rec in records if rec.last_image]
         nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
@@ -779,9 +781,12 @@ class CooperativeEngine(LiveEngine):
             r.pinned_nodes = nodes if stick else ""
             r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", "")
 
+        unrecorded = []
         for store, _rec in records:
-            with contextlib.suppress(StoreError):
+            try:
                 store.update(mark)
+            except StoreError as exc:  # the restart goes on; its answer says what is missing
+                unrecorded.append(f"{store.step}'s record not updated: {exc.message}")
         # slurmd refuses a job credential issued in the same second as the revocation of
         # the job's previous one ("Job credential revoked"): start a second later at least.
         not_before = max((r.ended_at for _s, r in records), default=0.0) + CREDENTIAL_GAP
@@ -798,7 +803,9 @@ class CooperativeEngine(LiveEngine):
         self._keep_begin_time_now(job.job_id)
         where = f" on {nodes}" if stick and nodes else ""
         resumes = [why for code, why in plan if not code]
-        said = "; ".join([*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6])])
+        said = "; ".join(
+            [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
+        )
         return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
 
     def _resume_plan(

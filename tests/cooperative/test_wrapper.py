@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,8 +96,10 @@ class Run:
         assert rec is not None
         return rec
 
-    def checkpoint(self, max_wait: int = 10, wake: bool = True) -> StepRecord:
-        self.store.update(lambda r: r.begin_request("root", "", max_wait, "create"))
+    def checkpoint(self, max_wait: int = 10, wake: bool = True, image_dir: str = "") -> StepRecord:
+        """What the engine's create does: record a request (``image_dir``: the operator's
+        ImageDir leaf, ``<dir>/<job>.<name>``), wake the wrapper, wait for the outcome."""
+        self.store.update(lambda r: r.begin_request("root", image_dir, max_wait, "create"))
         if wake:
             os.kill(self.proc.pid, signal.SIGURG)
         wait_for(lambda: self.record().in_progress is None, timeout=max_wait + 10)
@@ -493,3 +497,205 @@ def test_the_tasks_of_one_step_share_its_name_whatever_they_run(work: Path) -> N
     assert (work / f"{JOB}.alpha" / "task1").is_dir()
     for run in (first, second):
         run.stop()
+
+
+# ---- image generations (issue 25) -------------------------------------------------------
+TWO_FILES = Path(__file__).with_name("two_files.py")
+
+
+def _complete(task_dir: Path) -> list[str]:
+    return sorted(g.path.name for g in TaskImages(task_dir).generations() if g.complete)
+
+
+def test_keep_last_k_after_five_checkpoints(work: Path) -> None:
+    """Each checkpoint is a new generation; after five, the last two (keep_images's default)
+    stay, older ones are gone, and the link points at a new, empty one."""
+    run = Run(work)
+    for n in range(1, 6):
+        wait_for(lambda: len(run.counted()) >= 2)
+        rec = run.checkpoint()
+        assert rec.error_code == 0 and rec.last_image == {"0": str(run.image / f"g{n}")}
+    assert _complete(run.image) == ["g4", "g5"]
+    assert [p.name for p in run.image.iterdir() if p.name.endswith(".partial")] == ["g6.partial"]
+    assert (run.image / "current").readlink() == Path("g6.partial")
+    assert not any((run.image / "g6.partial").iterdir())
+    counts = [int((run.image / g / "state").read_text().split()[0]) for g in ("g4", "g5")]
+    assert counts[0] < counts[1]  # two different checkpoints, oldest first
+    index = json.loads((work / ".sckpt" / f"{JOB}.images.json").read_text())
+    assert index["images"]["counter"] == {"0": str(run.image / "g5")}
+    run.stop()
+
+
+def test_an_interrupted_two_file_checkpoint_resumes_from_the_previous_generation(
+    work: Path,
+) -> None:
+    """The second checkpoint dies between its two files: the restart gets both files of the
+    first one, never the new part1 beside the old part2."""
+    log = work / "two.log"
+    program = [sys.executable, str(TWO_FILES), "--log", str(log), "--slow", "30"]
+    run = Run(work, program=program)
+    wait_for(lambda: log.exists() and len(log.read_text().split()) >= 5)
+    assert run.checkpoint().error_code == 0
+    first = run.image / "g1"
+    saved = {p: (first / p).read_bytes() for p in ("part1", "part2")}
+    assert saved["part1"] == saved["part2"]
+    wait_for(lambda: len(log.read_text().split()) >= int(saved["part1"]) + 5)
+    run.store.update(lambda r: r.begin_request("root", "", 60, "create"))
+    os.kill(run.proc.pid, signal.SIGURG)
+    wait_for((run.image / "g2.partial" / "part1").exists)  # half written: part2 missing
+    assert not (run.image / "g2.partial" / "part2").exists()
+    os.kill(run.record().tasks["0"].program_pid, signal.SIGKILL)
+    run.stop()
+    assert {p: (first / p).read_bytes() for p in saved} == saved
+    rec = run.record()
+    assert rec.error_code == ABANDONED_CODE and rec.last_image == {"0": str(first)}
+    again = Run(work, restart_count=1, program=program)
+    _, err = again.stop()
+    one, two = (int(v) for v in saved.values())
+    assert f"two_files: resumed part1={one} part2={two} ({first})" in err
+    task = again.record().tasks["0"]
+    assert task.resumed_from == str(first)
+    assert task.start_note == f"resumed from generation 1 ({first})"
+
+
+def test_a_removed_image_starts_fresh_and_the_record_says_why(work: Path) -> None:
+    """No empty directory is ever handed over as an image: the task starts from zero, and
+    its record (start note, the step's error, history) says so."""
+    run = Run(work)
+    wait_for(lambda: len(run.counted()) >= 3)
+    run.checkpoint()
+    run.stop()
+    shutil.rmtree(run.image / "g1")
+    again = Run(work, restart_count=1, log="again.log")  # Run waits for its first count
+    _, err = again.stop()
+    assert "starting from 0" in err and "resumed" not in err
+    rec = again.record()
+    task = rec.tasks["0"]
+    gone = run.image / "g1"
+    assert task.resumed_from == "" and task.start_note == (
+        f"started fresh: its last image {gone} does not exist"
+    )
+    assert rec.error_code == errno.ENOENT
+    assert rec.error_msg == f"task 0 started fresh: its last image {gone} does not exist"
+    assert rec.history[-1]["operation"] == "fresh" and rec.last_image == {}
+
+
+def test_a_refused_lock_runs_the_program_and_records_that_checkpointing_is_off(
+    work: Path,
+) -> None:
+    """A lock file replaced by a link is refused (the wrapper never follows it): the program
+    runs anyway, and the step's record, not only stderr, says checkpointing is off."""
+    state = work / ".sckpt"
+    state.mkdir()
+    (state / f"{JOB}.0.lock").symlink_to("/etc/hostname")
+    before = Path("/etc/hostname").stat()
+    run = Run(work)
+    _, err = run.stop()
+    assert "WITHOUT checkpoint support" in err and "Traceback" not in err
+    rec = run.record()
+    task = rec.tasks["0"]
+    assert "symbolic link (refused)" in task.off
+    assert task.checkpoint_blocker().startswith("checkpointing is off for this task: ")
+    assert rec.error_code == errno.ELOOP
+    assert rec.error_msg.startswith("task 0: checkpointing is off: cannot lock ")
+    assert run.counted()  # the program ran
+    after = Path("/etc/hostname").stat()
+    assert (after.st_uid, after.st_mode, after.st_size) == (
+        before.st_uid,
+        before.st_mode,
+        before.st_size,
+    )
+
+
+@pytest.fixture
+def tiny_fs(shared_dir: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs (root mounts it): a file system that fills up."""
+    where = shared_dir / "tiny"
+    where.mkdir()
+    options = "size=1m,mode=0755"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _fill(fs: Path) -> None:
+    with contextlib.suppress(OSError), (fs / "filler").open("wb") as f:
+        while True:
+            f.write(b"x" * 65536)
+            f.flush()
+
+
+def test_a_full_image_dir_is_enospc_in_one_sentence_and_keeps_the_last_image(
+    work: Path, tiny_fs: Path
+) -> None:
+    run = Run(work)
+    leaf = tiny_fs / f"{JOB}.counter"
+    wait_for(lambda: len(run.counted()) >= 3)
+    assert run.checkpoint(image_dir=str(leaf)).error_code == 0
+    copied = leaf / "task0" / "g1"
+    assert run.record().last_image == {"0": str(copied)}
+    before = (copied / "state").read_bytes()
+    _fill(tiny_fs)
+    rec = run.checkpoint(image_dir=str(leaf))
+    assert rec.error_code == errno.ENOSPC
+    assert rec.error_msg == f"cannot copy the image to {leaf / 'task0'}: No space left on device"
+    assert rec.last_image == {"0": str(copied)}  # still the last good one
+    assert (copied / "state").read_bytes() == before
+    assert _complete(leaf / "task0") == ["g1"]
+    assert run.proc.poll() is None  # the program goes on
+    run.stop()
+
+
+EXEC_RACE = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <time.h>
+/* Re-executes itself without pause, alternating between a build that catches SIGUSR1 and
+   one that does not: the window the wrapper's look-then-signal used to leave open. */
+static void on_usr1(int sig) {
+    (void)sig;
+    const char *dir = getenv("SCKPT_IMAGE_DIR"), *done = getenv("SCKPT_CKPT_DONE");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/state", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { (void)!write(fd, "1\n", 2); close(fd); }
+    fd = open(done, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { (void)!write(fd, "0\n", 2); close(fd); }
+}
+int main(int argc, char **argv) {
+    int catches = argc > 1 && strcmp(argv[1], "catch") == 0;
+    long rounds = argc > 2 ? atol(argv[2]) : 0;
+    if (catches) signal(SIGUSR1, on_usr1);
+    struct timespec pause = {0, 200000};  /* 0.2 ms in each build */
+    nanosleep(&pause, NULL);
+    char next[32];
+    snprintf(next, sizeof next, "%ld", rounds + 1);
+    execl("/proc/self/exe", argv[0], catches ? "nocatch" : "catch", next, (char *)NULL);
+    return 1;
+}
+"""
+
+
+def test_a_program_that_re_execs_itself_is_never_killed_by_a_checkpoint(work: Path) -> None:
+    """Stop, look, signal, continue: a program flipping between a build with the handler
+    and one without (thousands of execs a second) is asked 40 times and never killed; each
+    request either completes (the handler was in place) or is refused."""
+    source = work / "reexec.c"
+    source.write_text(EXEC_RACE)
+    binary = work / "reexec"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(source)], check=True)
+    run = Run(work, program=[str(binary), "catch", "0"])
+    outcomes = []
+    for _ in range(40):
+        rec = run.checkpoint(max_wait=5)
+        outcomes.append(rec.error_code)
+        assert run.proc.poll() is None, f"the program died: {run.proc.returncode}"
+    assert set(outcomes) <= {0, ESLURM_NOT_SUPPORTED, errno.ETIME}
+    status, _ = run.stop()
+    assert status == -signal.SIGTERM  # it died of the SIGTERM sent to stop it, not of USR1

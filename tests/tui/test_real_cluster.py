@@ -30,7 +30,7 @@ from tests.conftest import SlurmCluster
 from tests.helpers import catches_signal, wait_for
 
 from .conftest import notifications, screen_text, settle
-from .test_console import console_of, go_to_step, type_text
+from .test_console import console_of, go_to_job, go_to_step, type_text
 
 pytestmark = pytest.mark.slurm
 
@@ -186,6 +186,64 @@ async def test_a_refused_vacate_asks_again_and_force_vacates(
             shown = " ".join(notifications(app))
             assert "vacate" in shown and "cancelled: it keeps running" in shown
             assert "forced: restart will start without an image" in shown
+    finally:
+        facade.close()
+        slurm_cluster.run("scancel", str(job), check=False)
+
+
+async def test_a_restart_without_its_image_asks_again_and_force_restarts(
+    slurm_cluster: SlurmCluster, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: a vacated job whose image was removed is not restarted as if it would
+    resume.  The console says which task has no image and asks once more: No leaves the
+    job held, Yes restarts it and the task starts from zero."""
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
+    name = f"tui-{uuid.uuid4().hex[:6]}"
+    run = f"srun -n1 {SCKPT} run --name c -- {COUNTER} --log {workdir}/c.log"
+    out = slurm_cluster.run(
+        "sbatch", "--parsable", "-J", name, "-D", str(workdir), "--wrap", run,
+        user="sckpt-alice",
+    )  # fmt: skip
+    job = int(out.stdout.strip().split(";")[0])
+    image = workdir / f"{job}.c" / "task0" / "g1"
+
+    def job_state() -> str:
+        return slurm_cluster.run("squeue", "-h", "-j", str(job), "-o", "%T|%r").stdout.strip()
+
+    settings = Settings(audit_log=tmp_path / "audit.log", refresh_interval=3600, max_wait=20)
+    facade = open_facade(settings, engine="cooperative")
+    app = build_app(facade, settings)
+    try:
+        wait_for(lambda: catches_signal(workdir / ".sckpt", job), timeout=60)
+        facade.vacate(StepId(job, 0), max_wait=20)
+        wait_for(lambda: job_state() == "PENDING|job requeued in held state", timeout=90)
+        assert image.is_dir()
+        slurm_cluster.run("rm", "-rf", str(image), user="sckpt-alice")
+        async with app.run_test(size=(160, 50)) as pilot:
+            await settle(pilot)
+            await go_to_job(pilot, name)
+            for answer, expected in (("n", "PENDING|job requeued in held state"), ("y", "")):
+                await pilot.press("r")
+                await pilot.pause()
+                await pilot.press("enter")  # the form, as prefilled
+                await pilot.pause()
+                await pilot.press("y")  # "Restart job ...?"
+                await settle(pilot)
+                assert isinstance(pilot.app.screen, Confirm), screen_text(app)
+                question = pilot.app.screen.question.plain  # as shown, before wrapping
+                assert question.startswith(f"Restart job {job} ({name})"), question
+                assert "anyway?" in question.splitlines()[0]
+                assert "No image to resume from, it stays as it is for now:" in question
+                assert f"- {job}.0 task 0: its last image {image} does not exist" in question
+                assert "Yes restarts it anyway: these tasks start from the beginning." in question
+                await pilot.press(answer)
+                await settle(pilot)
+                if expected:
+                    assert job_state() == expected  # the refused restart changed nothing
+            wait_for(lambda: job_state().startswith("RUNNING"), timeout=90)
+            shown = " ".join(notifications(app))
+            assert f"restart {job} cancelled: it stays as it is" in shown
+            assert f"starts from zero: {job}.0 task 0: its last image {image}" in shown
     finally:
         facade.close()
         slurm_cluster.run("scancel", str(job), check=False)

@@ -11,8 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sckpt.backend.model import JobState, StepId
+from sckpt.backend.model import (
+    CheckpointKind,
+    CheckpointState,
+    JobState,
+    Step,
+    StepId,
+    StepView,
+)
 from sckpt.tui.screens.step import StepScreen
+from sckpt.tui.widgets.step_detail import StepDetail
 
 from .conftest import ME, Console, screen_text, settle, submit_mine
 
@@ -93,3 +101,27 @@ def _line(c: Console, label: str) -> str:
         if line.strip().startswith(label + " "):
             return line.strip().removeprefix(label).strip()
     raise AssertionError(f"no {label!r} line:\n{screen_text(c.app)}")
+
+
+def test_the_detail_says_how_each_task_started_after_a_restart() -> None:
+    """Tasks started: which generation each task resumed from, or that it started from
+    zero and why (issue 25); past four tasks, a count of the rest."""
+    notes = (
+        "task 0: resumed from generation 3 (/w/7.sim/task0/g3)",
+        "task 1: started fresh: its last image /w/7.sim/task1/g3 does not exist",
+        *(f"task {n}: resumed from generation 3 (/w/7.sim/task{n}/g3)" for n in range(2, 6)),
+    )
+    step = Step(StepId(7, 0), "sim", "alice", 1001, "debug", "RUNNING", num_tasks=6)
+    detail = StepDetail()
+    detail.view = StepView(step, CheckpointState(CheckpointKind.ABLE, start_notes=notes))
+    text = detail.render_detail(time.time()).plain
+    lines = [line.rstrip() for line in text.splitlines()]
+    first = lines.index(f"{'Tasks started':<18}{notes[0]}")
+    assert lines[first + 1 : first + 5] == [
+        f"{'':18}{notes[1]}",
+        f"{'':18}{notes[2]}",
+        f"{'':18}{notes[3]}",
+        f"{'':18}… 2 more tasks",
+    ]
+    detail.view = StepView(step, CheckpointState(CheckpointKind.ABLE))
+    assert "Tasks started" not in detail.render_detail(time.time()).plain

@@ -29,7 +29,7 @@ from sckpt.backend.model import (
     JobState,
     StepId,
 )
-from sckpt.backend.operations import Operation
+from sckpt.backend.operations import Operation, operation
 
 from . import output
 from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
@@ -232,8 +232,19 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
             return None
         if outcome.progress is None or outcome.progress == progress.REQUESTED:
             return output.action_line(value)
-        return output.outcome_line(value.target, value.operation, outcome.progress)
+        return _watched_line(outcome)
     return None
+
+
+def _watched_line(outcome: Outcome) -> str:
+    """``--wait``'s line once the watching ended (``42.0: create completed``); a restart's
+    also says what each task was to resume from (the answer's detail)."""
+    assert outcome.progress is not None
+    line = output.outcome_line(outcome.target, outcome.operation, outcome.progress)
+    value = outcome.value
+    if isinstance(value, ActionResult) and operation(value.operation).resumes and value.detail:
+        line += f": {output.clean(value.detail)}"
+    return line
 
 
 def _outcome_json(outcome: Outcome) -> dict[str, Any]:
@@ -369,9 +380,7 @@ def _report(
         if isinstance(outcome.error, NotAttemptedInterrupted):
             return
         if not as_json and outcome.progress is not None:
-            output.to_stdout(
-                output.outcome_line(outcome.target, outcome.operation, outcome.progress)
-            )
+            output.to_stdout(_watched_line(outcome))
         named = str(outcome.error).startswith(f"{outcome.operation} {outcome.target}")
         prefix = "" if named else f"{outcome.operation} {outcome.target}: "
         output.to_stderr(output.failure_line(prefix, outcome.error))
@@ -381,7 +390,7 @@ def _report(
             output.to_stdout(line)
     if not as_json:
         for note in outcome.notes:
-            output.to_stderr(f"{outcome.operation} {outcome.target}: {output.clean(note)}")
+            output.to_stderr(f"sckpt: {outcome.operation} {outcome.target}: {output.clean(note)}")
 
 
 def _finish(
