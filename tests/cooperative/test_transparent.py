@@ -283,10 +283,13 @@ def _uid(user: str) -> int:
     return int(subprocess.run(["id", "-u", user], capture_output=True, text=True).stdout)
 
 
-def test_another_user_cannot_command_the_coordinator(submit, facade: Facade, dmtcp_install) -> None:  # type: ignore[no-untyped-def]
+def test_another_user_cannot_command_the_coordinator(  # type: ignore[no-untyped-def]
+    submit, facade: Facade, dmtcp_install, shared_dir: Path
+) -> None:
     job = submit(user=ALICE)
     command = dmtcp_install.program("dmtcp_command")
-    environ = Path(f"/proc/{job.program_pid(0)}/environ").read_bytes().split(b"\0")
+    pid = wait_for(lambda: job.program_pid(0))  # recorded by the wrapper's first look
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     port = next(e.split(b"=", 1)[1].decode() for e in environ if e.startswith(b"DMTCP_COORD_PORT="))
     # The job's owner reaches her coordinator through the relay (so the port is the right one).
     mine = subprocess.run(
@@ -330,8 +333,17 @@ def test_another_user_cannot_command_the_coordinator(submit, facade: Facade, dmt
     for n in (0, 1):
         wait_for(lambda n=n: len(job.counted(n)) > before[n] + 50, timeout=30)  # unharmed
     assert job.generations(0) == generations  # bob's --checkpoint took none
-    facade.create(job.step, max_wait=60)  # and the coordinator still obeys its owner
+    # The coordinator still obeys its owner; an operator's ImageDir gets the whole generation.
+    elsewhere = shared_dir / "elsewhere"
+    elsewhere.mkdir(mode=0o777)
+    elsewhere.chmod(0o1777)
+    facade.create(job.step, max_wait=60, image_dir=str(elsewhere))
     assert job.field("JobState") == "RUNNING"
+    for n in (0, 1):
+        copied = list((elsewhere / f"{job.id}.cnt" / f"task{n}").glob("g*/ckpt_*.dmtcp"))
+        assert len(copied) == 1 and copied[0].parent.name == "g1", copied
+        kept = next((job.task_dir(n) / "g1").glob("ckpt_*.dmtcp"))
+        assert copied[0].read_bytes() == kept.read_bytes()
 
 
 def test_a_full_image_directory_is_enospc_and_the_program_runs_on(
