@@ -182,3 +182,51 @@ def test_run_transparent_in_read_only_mode_is_refused_before_anything(
     assert "refused: sckpt is in read-only mode" in out.stderr
     assert not marker.exists() and list(work.iterdir()) == []
     assert '"READ_ONLY"' in (tmp_path / "audit.log").read_text()
+
+
+SCRIPT = ROOT / "scripts" / "dmtcp"
+
+
+def test_build_script_without_its_tarball_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "SCKPT_DMTCP_TARBALL": str(tmp_path / "dmtcp-4.2.0.tar.xz"),
+        "SCKPT_DMTCP_CACHE": str(tmp_path / "cache"),
+    }
+    out = subprocess.run(
+        [str(SCRIPT), "build"], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert out.returncode == 3
+    assert out.stdout == ""
+    assert out.stderr.splitlines() == [
+        f"dmtcp: DMTCP source not found (looked for {tmp_path}/dmtcp-4.2.0.tar.xz); "
+        "set SCKPT_DMTCP_TARBALL=/path/to/dmtcp-4.2.0.tar.xz"
+    ]
+    assert not (tmp_path / "cache").exists()  # nothing built, nothing made
+
+
+def test_build_script_builds_once_keyed_by_the_tarball_hash() -> None:
+    """The real build that scripts/test made: a second build finds it and builds nothing."""
+    tarball = ROOT.parent / "shared" / "dmtcp" / "dmtcp-4.2.0.tar.xz"
+    if not tarball.is_file():
+        tarball = Path("/work/shared/dmtcp/dmtcp-4.2.0.tar.xz")
+    if not tarball.is_file() or not os.access(dmtcp.DEFAULT_CACHE, os.W_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no DMTCP tarball at {tarball}, or {dmtcp.DEFAULT_CACHE} not writable")
+        pytest.skip("the DMTCP tarball or a writable cache is missing here")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCKPT_DMTCP")}
+    out = subprocess.run(
+        [str(SCRIPT), "build"], capture_output=True, text=True, env=env, timeout=900, check=True
+    )
+    digest = subprocess.run(
+        ["sha256sum", str(tarball)], capture_output=True, text=True, check=True
+    ).stdout.split()[0]
+    prefix = Path(out.stdout.strip())
+    assert prefix == Path(dmtcp.DEFAULT_CACHE) / f"dmtcp-4.2.0-{digest[:16]}"
+    assert (prefix / dmtcp.BUILT_MARKER).read_text().strip() == digest
+    assert "building" not in out.stderr  # found, not rebuilt
+    again = subprocess.run(
+        [str(SCRIPT), "prefix"], capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    assert again.stdout.strip() == str(prefix)
+    assert dmtcp.find_dmtcp().prefix == prefix  # and sckpt finds that one with no variable
