@@ -206,6 +206,12 @@ def test_counter_create_keep_vacate_restart(
     assert all(n.startswith("resumed from generation 4") for n in notes), notes
     for n in (0, 1):
         assert_every_count_once(job, n, at_vacate[n])  # none started over from 1
+    # The restarted program checkpoints again, into a new generation.
+    facade.create(step, max_wait=60)
+    for n in (0, 1):
+        complete = [g for g in job.generations(n) if not g.endswith(".partial")]
+        assert complete == ["g4", "g5"], complete
+        assert list((job.task_dir(n) / "g5").glob("ckpt_*.dmtcp"))
 
 
 @pytest.mark.parametrize("kind", ["c-threads", "bash-pipeline"])
