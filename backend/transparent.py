@@ -123,6 +123,12 @@ class DmtcpCheckpointer:
         """``transparent (DMTCP 4.2.0)``: the words of the checkpoint column and detail."""
         return f"transparent ({self.install.label})"
 
+    def prepare(self, task_dir: Path) -> dict[str, str]:
+        """``Checkpointer.prepare``: DMTCP writes into ``task_dir/dmtcp``; start its
+        coordinator."""
+        self.spool = Path(task_dir) / SPOOL
+        return self.env()
+
     def env(self) -> dict[str, str]:
         """Start the task's private coordinator; the environment DMTCP's programs need."""
         self.spool.mkdir(parents=True, exist_ok=True, mode=0o700)

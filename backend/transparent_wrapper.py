@@ -1,15 +1,18 @@
 """``sckpt run --transparent``: the wrapper with DMTCP as its checkpointer.
 
 ``Wrapper`` (``wrapper.py``) does everything around a checkpoint: registration, the step's
-record, requests, generations, the image index, signals, the exit status.  What it asks of
-a checkpointer is three things, and this subclass answers them with ``DmtcpCheckpointer``
-(``transparent.py``) instead of a signal the program must catch:
+record, requests, generations, the image index, signals, the exit status.  This subclass
+overrides the wrapper's points where the signal is used and drives a ``Checkpointer``
+(``checkpointer.py``; here ``transparent.DmtcpCheckpointer``) there instead:
 
-* ``command``: what to start (``dmtcp_launch`` / ``dmtcp_restart`` around the program);
-* ``_send_if_caught``: start a checkpoint (``dmtcp_command``); a refusal (no space, DMTCP
-  said no) is written as the task's status line, as a cooperative program would write it;
-* ``check_done``: once DMTCP's images are whole, move them into the generation being
-  written and write ``0``; the wrapper's own code then completes the generation.
+* ``command``: ``prepare`` it, then start what its ``command`` says (``dmtcp_launch`` /
+  ``dmtcp_restart`` around the program);
+* ``_send_if_caught``: its ``begin`` (``dmtcp_command``); a refusal (no space, DMTCP said no)
+  is written as the task's status line, as a cooperative program would write it;
+* ``check_done``: once its ``poll`` says the image is whole, ``collect`` it into the
+  generation being written and write ``0``; the wrapper's own code then completes the
+  generation;
+* ``_end``: its ``close``.
 
 ``able`` is Yes whatever the program does with signals: the task's record names its
 checkpointer (``transparent (DMTCP 4.2.0)``), which the console shows instead of a signal.
@@ -22,10 +25,11 @@ import contextlib
 import errno
 from pathlib import Path
 
+from .checkpointer import Checkpointer
 from .config import Settings
 from .dmtcp import find_dmtcp
 from .store import HANDLER_CAUGHT, StepRecord, StoreError, TaskInfo
-from .transparent import SPOOL, DmtcpCheckpointer
+from .transparent import DmtcpCheckpointer
 from .wrapper import Wrapper, _note
 
 
@@ -37,7 +41,7 @@ class TransparentWrapper(Wrapper):
         args: argparse.Namespace,
         program: list[str],
         settings: Settings,
-        checkpointer: DmtcpCheckpointer,
+        checkpointer: Checkpointer,
     ) -> None:
         super().__init__(args, program, settings)
         self.checkpointer = checkpointer
@@ -48,9 +52,8 @@ class TransparentWrapper(Wrapper):
         coordinator cannot start, the program runs without checkpointing (the job matters
         more) and the task's record says why, as for an image directory that cannot be made.
         """
-        self.checkpointer.spool = Path(self.image_dir) / SPOOL
         try:
-            env.update(self.checkpointer.env())
+            env.update(self.checkpointer.prepare(Path(self.image_dir)))
         except OSError as exc:
             why = f"DMTCP's coordinator cannot start: {exc.strerror or exc}"
             self.switch_off(why, exc.errno or errno.EIO)
