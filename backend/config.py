@@ -23,6 +23,11 @@ The file, with every key and its default::
     [keys]                        # console key overrides: action name -> key
     create = "c"                  # names and defaults: keymap.py; unknown or taken: error
 
+    [columns]                     # the console's columns, in order (columns.py's names)
+    jobs = ["id", "user", "name", "partition", "state", "elapsed", "nodes", "steps",
+            "checkpoint"]         # unknown, repeated or no "id": error; ``l`` cycles
+    steps = ["id", "name", "state", "tasks", "nodes", "checkpoint", "error"]
+
     [demo]                        # the simulated cluster (``sckpt --demo``)
     seed = 42
     jobs = 48
@@ -46,6 +51,7 @@ from typing import Any
 
 import platformdirs
 
+from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
 from .generations import DEFAULT_KEEP, MAX_KEEP
 from .keymap import key_problem
@@ -75,7 +81,7 @@ KEYS_TABLE = "keys"
 DEMO_TABLE = "demo"
 DEMO_KEYS: tuple[str, ...] = ("seed", "jobs")
 """``[demo]``'s keys."""
-_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE})
+_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE, COLUMNS_TABLE})
 
 
 def default_config_path() -> Path:
@@ -116,6 +122,9 @@ class Settings:
     dmtcp_dir: str | None = None
     """DMTCP's install prefix (``sckpt run --transparent``); None: ``$SCKPT_DMTCP_DIR``, else
     the project's build (``backend/dmtcp.py``)."""
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """``[columns]``: ``jobs`` and/or ``steps`` to the column names shown, in order
+    (``columns.py``); a table not given keeps the console's default."""
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -244,6 +253,21 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             action, why = problem
             raise ConfigError(f"{where}key 'keys.{action}' = {keys[action]!r}: {why}")
         kwargs["keys"] = MappingProxyType(keys)
+    if COLUMNS_TABLE in data:
+        table = data[COLUMNS_TABLE]
+        if not isinstance(table, dict):
+            raise bad(COLUMNS_TABLE, 'a table such as [columns] jobs = ["id", "state"]', table)
+        extra = sorted(set(table) - set(COLUMNS_TABLES))
+        if extra:
+            raise ConfigError(f"{where}unknown key 'columns.{extra[0]}': expected jobs or steps")
+        chosen: dict[str, tuple[str, ...]] = {}
+        for name, value in table.items():
+            trouble = columns_problem(name, value)
+            if trouble is not None:
+                shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+                raise ConfigError(f"{where}key 'columns.{name}' = {shown}: {trouble}")
+            chosen[name] = tuple(str(v) for v in value)
+        kwargs["columns"] = MappingProxyType(chosen)
     if "demo" in data:
         table = data["demo"]
         if not isinstance(table, dict):

@@ -48,18 +48,20 @@ import math
 import os
 import pwd
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import history as history_rules
 from . import progress
+from .arrays import ArrayIndex, needs_listing
 from .audit import AuditLog, AuditReservation, monotonic
 from .config import ENGINES, Settings, load_settings
 from .engines.base import Engine, EngineRequest
 from .errors import (
     AlreadyDone,
     AuditLogError,
+    ControllerUnreachable,
     Disabled,
     InvalidJobId,
     NoConfig,
@@ -113,6 +115,9 @@ MAX_NODELIST = 65536
 MAX_TIME = 2**63 - 1
 
 Target = str | StepId
+_BY_TASK_NAME = frozenset({"hold", "release"})
+"""Operations that reach an array task still pending in its array's record by its name
+(``slurm_update_job2`` with ``7_5``, as scontrol); the others need a record of its own."""
 
 
 # ---------------------------------------------------------------------- engine registry
@@ -173,7 +178,7 @@ def to_target(value: object) -> StepId:
             or isinstance(step, bool)
         ):
             raise UsageError(f"invalid step id {value!r}: expected {TARGET_FORMS}")
-        if not 0 < job_id <= MAX_JOB_ID:
+        if not 0 < job_id <= MAX_JOB_ID and not value.unresolved:
             raise UsageError(f"invalid job id {job_id}: expected a number from 1 to {MAX_JOB_ID}")
         if step not in (WHOLE_JOB, STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE) and not (
             0 <= step <= MAX_STEP
@@ -348,6 +353,47 @@ class Facade:
             self._last = snap
         return snap
 
+    # ---------------------------------------------------------- array targets
+
+    def resolve(self, target: object, *, label: bool = False, pending_ok: bool = False) -> StepId:
+        """``target`` as a job record: an array task typed as ``7_3`` looked up in the
+        listing (``arrays.py``; ``InvalidJobId`` when no record holds it); with ``label``,
+        a record that is an array task also gets its array names (what the audit log and
+        the answers show), from the listing at hand."""
+        step = to_target(target)
+        if step.unresolved:
+            return self._array_index(step, fresh=True).resolve(step, pending_ok=pending_ok)
+        if label and step.array_task_id is None and self._last is not None:
+            return self._array_index(step, fresh=False).resolve(step)
+        return step
+
+    def expand_targets(self, targets: Sequence[Target]) -> list[StepId]:
+        """Typed targets as scontrol reads them, in order: an array's id names each of its
+        records (``7`` -> ``7_1``, ``7_2``, ``7_[3-50%2]``), an array task its own record.
+        Asks for a listing only when a target needs one (``arrays.needs_listing``)."""
+        steps = [to_target(t) for t in targets]
+        if not any(needs_listing(step) for step in steps):
+            return steps
+        out: list[StepId] = []
+        for step in steps:
+            out.extend(self._array_index(step, fresh=True).expand(step))
+        return out
+
+    def _array_index(self, target: StepId, *, fresh: bool) -> ArrayIndex:
+        """The arrays of the latest listing (asked for when there is none yet and
+        ``fresh``), on the target's cluster."""
+        last = self._last
+        if last is None and fresh:
+            last = self.snapshot()
+            if last.stale and not last.jobs:
+                raise ControllerUnreachable(hint=f"cannot look up {target}: {last.error}")
+        jobs = (
+            v.job
+            for v in (last.jobs if last is not None else ())
+            if not target.cluster or v.cluster == target.cluster
+        )
+        return ArrayIndex(jobs)
+
     def ping(self) -> bool:
         """Whether the controller answers one small request now (never raises).
 
@@ -363,12 +409,12 @@ class Facade:
 
     def step_processes(self, target: Target) -> StepProcesses:
         """The step's processes per node (its proctrack container)."""
-        return self._engine.step_processes(to_target(target))
+        return self._engine.step_processes(self.resolve(target))
 
     def job_stdio(self, target: Target) -> JobStdio:
         """Where the job's output and error go, as ``scontrol show job`` says (a step
         names its job: steps of a batch job write to the job's files)."""
-        return self._engine.job_stdio(StepId(to_target(target).job_id))
+        return self._engine.job_stdio(StepId(self.resolve(target).job_id))
 
     def read_output(
         self, stdio: JobStdio, stream: str = "stdout", offset: int | None = None
@@ -385,15 +431,15 @@ class Facade:
 
     def interconnect(self, target: Target) -> Interconnect:
         """The switch plugin in use and the step's network request."""
-        return self._engine.interconnect(to_target(target))
+        return self._engine.interconnect(self.resolve(target))
 
     def able(self, target: Target) -> AbleResult:
         """Whether checkpoints can be issued (``Disabled`` when not); not audited."""
-        return self._engine.able(to_target(target))
+        return self._engine.able(self.resolve(target))
 
     def error(self, target: Target) -> CheckpointError:
         """The step's last checkpoint error (code 0 when none); not audited."""
-        return self._engine.error(to_target(target))
+        return self._engine.error(self.resolve(target))
 
     def resume_state(self, target: Target) -> ResumeState:
         """One look at a restarted job (``restart --wait``): its state, and how each task
@@ -421,7 +467,7 @@ class Facade:
         disabled ``able`` cannot tell, so it is ``in progress`` unless ``error`` already
         shows a failure.  Other refusals (no answer) are raised.
         """
-        step = to_target(target)
+        step = self.resolve(target)
         try:
             running = bool(self._engine.able(step).in_progress_since)
         except Disabled:
@@ -452,7 +498,7 @@ class Facade:
         calls this: never the refresh.  ``AccountingUnavailable`` without slurmdbd;
         ``InvalidJobId`` when accounting has no record of the job in the window.
         """
-        step = to_target(target)
+        step = self.resolve(target)
         if not step.is_whole_job:
             raise UsageError(f"history of {step}: name the job (JOB), not a step")
         start = self._since(since, history_rules.HISTORY_SINCE)
@@ -695,7 +741,9 @@ class Facade:
         started = monotonic()
         shown = str(raw_target) if isinstance(raw_target, StepId | str) else repr(raw_target)
         try:
-            target = self._engine.resolve_target(to_target(raw_target))
+            target = self._engine.resolve_target(
+                self.resolve(raw_target, label=True, pending_ok=operation in _BY_TASK_NAME)
+            )
             if find_operation(operation).whole_job:
                 require_whole_job(operation, target)
             args = validate(raw_args)
@@ -896,6 +944,7 @@ def _simulated(
             n_jobs=settings.demo_jobs,
             clock=clock,
             users=demo_users_for(user),
+            arrays=True,
         )
     return simulated_engine(cluster, user)
 

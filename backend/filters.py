@@ -89,7 +89,7 @@ def matches(flt: Filter, view: JobView, ckpt: str) -> bool:
         return False
     j = view.job
     values = {
-        "id": str(j.job_id),
+        "id": j.label if j.array_job_id else str(j.job_id),
         "user": j.user.lower(),
         "name": j.name.lower(),
         "partition": j.partition.lower(),
@@ -100,8 +100,8 @@ def matches(flt: Filter, view: JobView, ckpt: str) -> bool:
         if field == "state":
             if not _state_matches(j.state, value):
                 return False
-        elif field == "id":
-            if not values["id"].startswith(value):
+        elif field == "id":  # squeue's id (7_3) or the record's own (9)
+            if not (values["id"].startswith(value) or str(j.job_id).startswith(value)):
                 return False
         elif field:
             if value not in values[field]:

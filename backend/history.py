@@ -130,3 +130,10 @@ def finished_view(record: JobRecord) -> JobView | None:
         account=record.account,
     )
     return JobView(job)
+
+
+def record_id(record: JobRecord) -> str:
+    """A record's job id as sacct prints it: ``123``, or an array task's ``7_3``."""
+    if record.array_job_id and record.array_task_id is not None:
+        return f"{record.array_job_id}_{record.array_task_id}"
+    return str(record.job_id)

@@ -32,6 +32,7 @@ CONSOLE_DEFAULTS: Mapping[str, str] = {
     "switch": "tab",
     "refresh": "ctrl+r",
     "mark": "space",
+    "layout": "l",
 }
 """Keys of the full console only."""
 STEP_DEFAULTS: Mapping[str, str] = {"back": "escape", "pids": "p"}

@@ -8,7 +8,9 @@ numbers use the values of Slurm 20.11 and later; the shim translates older ones.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 # Special step numbers (Slurm >= 20.11 values; sckpt's canonical ones on every release).
 NO_VAL = 0xFFFFFFFE
@@ -37,7 +39,13 @@ class StepId:
     """A job, one of its steps, or (``step == WHOLE_JOB``) the whole job.
 
     ``str()`` gives the form users type and ``squeue -s`` prints: ``123``, ``123.4``,
-    ``123.batch``, ``123.extern``, ``123.interactive``.
+    ``123.batch``, ``123.extern``, ``123.interactive``; a task of a job array as squeue
+    names it, ``7_3`` and ``7_3.0`` (``array_task_id`` set).
+
+    ``job_id`` is the record's own job id, the one libslurm acts on.  The array fields only
+    name it (they are left out of ``==``, hashing and ordering), so ``7_3.0`` is the same
+    step as its job's own ``9.0``.  A target typed as ``7_3`` before it is looked up has
+    ``job_id`` 0 (``unresolved``): the facade finds the record before any engine sees it.
     """
 
     job_id: int
@@ -47,15 +55,36 @@ class StepId:
     """The cluster whose controller the target is on, with ``-M`` (several clusters in one
     console); "" names slurm.conf's own cluster.  Not part of ``str()``: Slurm's tools name
     the cluster with ``-M``, never inside a job id."""
+    array_job_id: int = field(default=0, compare=False)
+    """The job array's id (squeue's ``%F``) when the job is an array task, else 0."""
+    array_task_id: int | None = field(default=None, compare=False)
+    """The task's index in its array (squeue's ``%K``), else None."""
 
     @property
     def is_whole_job(self) -> bool:
         return self.step == WHOLE_JOB
 
     @property
+    def unresolved(self) -> bool:
+        """Typed as ``ARRAY_TASK`` and not yet looked up: no engine may act on it."""
+        return self.job_id == 0 and self.array_task_id is not None
+
+    @property
     def whole_job(self) -> StepId:
         """The job this names (on the same cluster)."""
-        return StepId(self.job_id, cluster=self.cluster)
+        return StepId(
+            self.job_id,
+            cluster=self.cluster,
+            array_job_id=self.array_job_id,
+            array_task_id=self.array_task_id,
+        )
+
+    @property
+    def job_text(self) -> str:
+        """The job part as squeue prints it: ``123`` or, for an array task, ``7_3``."""
+        if self.array_task_id is not None:
+            return f"{self.array_job_id}_{self.array_task_id}"
+        return str(self.job_id)
 
     @property
     def is_batch(self) -> bool:
@@ -69,7 +98,8 @@ class StepId:
         return _STEP_NAMES.get(self.step, str(self.step))
 
     def __str__(self) -> str:
-        return f"{self.job_id}.{self.step_text}" if self.step_text else str(self.job_id)
+        job = self.job_text
+        return f"{job}.{self.step_text}" if self.step_text else job
 
 
 class JobState(enum.StrEnum):
@@ -153,6 +183,145 @@ class Job:
     required_nodes: str = ""
     account: str = ""
     """The job's account (``squeue -A``, ``%a``); empty when the controller has none."""
+    array_job_id: int = 0
+    """The job array's id when this record is part of one (squeue ``%F``), else 0."""
+    array_task_id: int | None = None
+    """This record's task (squeue ``%K``); None for an array's pending tasks not yet split
+    off (``array_task_str`` says which) and for a job that is no array."""
+    array_task_str: str = ""
+    """The pending tasks this one record holds, as libslurm gives them: ``1-50%2`` (the
+    ``%2`` is the array's limit of tasks running at once); empty for a single task."""
+    array_max_tasks: int = 0
+    """How many of the array's tasks may run at once (``--array=...%N``); 0: no limit."""
+    tres_req: str = ""
+    """Requested trackable resources, as squeue ``-O tres`` prints them:
+    ``cpu=4,mem=8G,node=1,billing=4,gres/gpu=2`` (what the job asked for)."""
+    tres_per_node: str = ""
+    """Generic resources asked per node (``--gres``, squeue ``-O tres-per-node``):
+    ``gres:gpu:2`` (``gres/gpu:2`` from 23.02 on)."""
+    tres_alloc: str = ""
+    """Trackable resources allocated to a job that started (empty while pending)."""
+    sched_nodes: str = ""
+    """The nodes the scheduler plans a pending job on (squeue ``--start``'s SCHEDNODES)."""
+
+    @property
+    def tres(self) -> str:
+        """The job's resources as squeue ``-O tres-alloc`` prints them: allocated once it
+        started, else requested (empty when Slurm reports neither)."""
+        return self.tres_alloc or self.tres_req
+
+    @property
+    def expected_start(self) -> int:
+        """When a pending job is expected to start (squeue ``--start``), 0 when Slurm has
+        no estimate (held, a dependency, the backfill scheduler has not planned it)."""
+        return self.start_time if self.state is JobState.PENDING else 0
+
+    @property
+    def label(self) -> str:
+        """The job id as squeue prints it: ``123``, ``7_3`` or ``7_[4-50%2]``."""
+        return job_label(self)
+
+    @property
+    def is_array(self) -> bool:
+        return self.array_job_id != 0
+
+    @property
+    def array_task_count(self) -> int:
+        """How many array tasks this record stands for: 1 for a task (or a plain job), the
+        size of its range for pending tasks not yet split off (0 when libslurm cut the
+        range short with ``...``)."""
+        if not self.array_task_str:
+            return 1
+        try:
+            return len(expand_task_ranges(self.array_task_str))
+        except ValueError:
+            return 0
+
+
+_RANGE = re.compile(r"([0-9]{1,10})(?:-([0-9]{1,10})(?::([0-9]{1,10}))?)?")
+MAX_ARRAY_TASKS = 4_000_001
+"""Slurm's own limit (MaxArraySize is at most 4000001): a range naming more is refused."""
+
+
+def expand_task_ranges(text: str) -> tuple[int, ...]:
+    """``1-5,7,10-20:5%2`` -> (1, 2, 3, 4, 5, 7, 10, 15, 20): the task ids of an array
+    range as Slurm writes them (a ``%N`` limit at the end is ignored).  ``ValueError`` for
+    anything else, including a range libslurm cut short with ``...``."""
+    body = text.partition("%")[0]
+    ids: list[int] = []
+    for part in body.split(","):
+        match = _RANGE.fullmatch(part.strip())
+        if match is None:
+            raise ValueError(f"not a task range: {part!r}")
+        low = int(match[1])
+        high = int(match[2]) if match[2] is not None else low
+        stride = int(match[3]) if match[3] is not None else 1
+        if high < low or stride < 1 or len(ids) + (high - low) // stride >= MAX_ARRAY_TASKS:
+            raise ValueError(f"not a task range: {part!r}")
+        ids.extend(range(low, high + 1, stride))
+    return tuple(ids)
+
+
+def compress_task_ids(ids: tuple[int, ...] | list[int]) -> str:
+    """(1, 2, 3, 5) -> ``1-3,5``: task ids as Slurm writes a range (sorted, runs joined)."""
+    parts: list[str] = []
+    run: list[int] = []
+    for task in sorted(set(ids)):
+        if run and task == run[-1] + 1:
+            run.append(task)
+            continue
+        if run:
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [task]
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(parts)
+
+
+def job_label(job: Job) -> str:
+    """squeue's JOBID: ``123``; an array task ``7_3``; pending tasks ``7_[4-50%2]``."""
+    if job.array_task_str:
+        return f"{job.array_job_id}_[{job.array_task_str}]"
+    if job.array_task_id is not None and job.array_job_id:
+        return f"{job.array_job_id}_{job.array_task_id}"
+    return str(job.job_id)
+
+
+def job_order(job: Job) -> tuple[int, int]:
+    """squeue's job id order (``-S i``): an array's tasks together under the array's id, by
+    task, its pending tasks' record after them; other jobs by their own id."""
+    if job.array_task_id is None:
+        return (job.job_id, NO_VAL)
+    return (job.array_job_id, job.array_task_id)
+
+
+def job_step_id(job: Job, step: int = WHOLE_JOB, cluster: str = "") -> StepId:
+    """The id of ``job`` (or of its step ``step``), naming its array task when it is one."""
+    if job.array_job_id and job.array_task_id is not None:
+        return StepId(
+            job.job_id,
+            step,
+            cluster=cluster,
+            array_job_id=job.array_job_id,
+            array_task_id=job.array_task_id,
+        )
+    return StepId(job.job_id, step, cluster=cluster)
+
+
+def label_steps(job: Job, steps: Sequence[Step]) -> tuple[Step, ...]:
+    """``steps`` with ids that name ``job``'s array task (``7_3.0``), as squeue ``-s``
+    prints them; unchanged (the same objects) for a job that is no array task."""
+    if job.array_task_id is None or not job.array_job_id:
+        return tuple(steps)
+    return tuple(
+        replace(
+            s,
+            step_id=replace(
+                s.step_id, array_job_id=job.array_job_id, array_task_id=job.array_task_id
+            ),
+        )
+        for s in steps
+    )
 
 
 @dataclass(frozen=True, slots=True)

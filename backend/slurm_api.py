@@ -168,6 +168,10 @@ class SlurmAPI(Protocol):
 
     def release(self, job_id: int) -> None: ...
 
+    def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
+        """``scontrol hold|release 7_5`` for a task still pending in its array's record
+        (which has no job id of its own): the controller splits it off first."""
+
     def set_required_nodes(self, job_id: int, nodelist: str) -> None: ...
 
     def set_begin_time(self, job_id: int, when: int = 0) -> None:

@@ -10,7 +10,14 @@ import re
 import signal as signal_module
 
 from .errors import UsageError
-from .model import STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE, WHOLE_JOB, StepId
+from .model import (
+    STEP_BATCH,
+    STEP_EXTERN,
+    STEP_INTERACTIVE,
+    WHOLE_JOB,
+    StepId,
+    expand_task_ranges,
+)
 
 MAX_JOB_ID = 0xFFFFFFF0
 """Job ids above this collide with Slurm's special values."""
@@ -20,13 +27,36 @@ MAX_WAIT_LIMIT = 65535
 MAX_PATH = 4095
 
 _NAMED_STEPS = {"batch": STEP_BATCH, "extern": STEP_EXTERN, "interactive": STEP_INTERACTIVE}
-_TARGET = re.compile(r"(?P<job>[0-9]{1,10})(?:\.(?P<step>[0-9]{1,10}|[a-z]+))?")
+_TARGET = re.compile(
+    r"(?P<job>[0-9]{1,10})"
+    r"(?:_(?:(?P<task>[0-9]{1,10})|\[(?P<range>[0-9,:\-]{1,200})(?:%[0-9]{1,10})?\]))?"
+    r"(?:\.(?P<step>[0-9]{1,10}|[a-z]+))?"
+)
 
-TARGET_FORMS = "JOB, JOB.STEP, JOB.batch, JOB.extern or JOB.interactive (for example 123.4)"
+TARGET_FORMS = (
+    "JOB, JOB.STEP, JOB.batch, JOB.extern or JOB.interactive (for example 123.4), "
+    "or an array task ARRAY_TASK[.STEP] (123_4, 123_4.0)"
+)
+MAX_TASKS_NAMED = 10_000
+"""Most array tasks one ``123_[...]`` may name (a typo such as ``1-4000000`` would else
+make sckpt act four million times)."""
 
 
 def parse_target(text: str) -> StepId:
-    """``"123"`` -> whole job, ``"123.4"``, ``"123.batch"``, ... -> that step."""
+    """``"123"`` -> whole job, ``"123.4"``, ``"123.batch"``, ... -> that step; ``"7_3"``,
+    ``"7_3.0"`` -> that array task (or its step), unresolved (``StepId.unresolved``: the
+    facade finds the task's own job record).  A range (``7_[1-5]``) names several
+    targets: ``parse_targets``."""
+    found = parse_targets(text)
+    if len(found) != 1 or "[" in text:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise UsageError(f"{shown!r} names several array tasks: expected one job or step")
+    return found[0]
+
+
+def parse_targets(text: str) -> tuple[StepId, ...]:
+    """``parse_target``, and ``"7_[1-5,9]"`` (``.STEP`` too) -> one target per task, as
+    scontrol reads a task range (a ``%N`` run limit after it is allowed and ignored)."""
     if not isinstance(text, str):
         raise UsageError(f"expected a step id as text: {TARGET_FORMS}")
     shown = text if len(text) <= 40 else text[:37] + "..."
@@ -36,16 +66,38 @@ def parse_target(text: str) -> StepId:
     job_id = int(match["job"])
     if not 0 < job_id <= MAX_JOB_ID:
         raise UsageError(f"invalid job id {shown!r}: expected a number from 1 to {MAX_JOB_ID}")
-    step_text = match["step"]
+    step = _step_number(match["step"], shown)
+    if match["task"] is not None:
+        tasks: tuple[int, ...] = (int(match["task"]),)
+    elif match["range"] is not None:
+        try:
+            tasks = expand_task_ranges(match["range"])
+        except ValueError:
+            raise UsageError(
+                f"invalid array task range in {shown!r}: expected tasks such as "
+                f"{job_id}_[1-5,7] or {job_id}_[0-20:4]"
+            ) from None
+        if len(tasks) > MAX_TASKS_NAMED:
+            raise UsageError(
+                f"{shown!r} names {len(tasks)} array tasks: at most {MAX_TASKS_NAMED} at once"
+            )
+    else:
+        return (StepId(job_id, step),)
+    if any(task > MAX_JOB_ID for task in tasks):
+        raise UsageError(f"invalid array task in {shown!r}: expected 0 to {MAX_JOB_ID}")
+    return tuple(StepId(0, step, array_job_id=job_id, array_task_id=task) for task in tasks)
+
+
+def _step_number(step_text: str | None, shown: str) -> int:
     if step_text is None:
-        return StepId(job_id, WHOLE_JOB)
+        return WHOLE_JOB
     if step_text.isdigit():
         step = int(step_text)
         if step > MAX_STEP:
             raise UsageError(f"invalid step number in {shown!r}: expected 0 to {MAX_STEP}")
-        return StepId(job_id, step)
+        return step
     if step_text in _NAMED_STEPS:
-        return StepId(job_id, _NAMED_STEPS[step_text])
+        return _NAMED_STEPS[step_text]
     raise UsageError(f"invalid step {step_text!r} in {shown!r}: expected {TARGET_FORMS}")
 
 

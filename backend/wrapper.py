@@ -491,7 +491,8 @@ class Wrapper:
             code = errno.ENOENT if lost else 0
             if code:  # an operator asked for a restart and this task lost its image
                 rec.keep_highest(code, f"task {self.procid} {note}")
-            rec.log("fresh" if self.restart_count else "register", who, code, note)
+            # where this task's images go, as the history said before generations
+            rec.log("fresh" if self.restart_count else "register", who, code, note, self.image_dir)
             return ""
 
         self.restart_dir = self.store.update(change, create=True, reset_corrupt=True)

@@ -184,10 +184,13 @@ def private_cluster(
     """A cluster of the module's own (started once per module, stopped after it).
 
     Each test module gets its own directory, ports and node name (derived from the module's
-    name), so two modules breaking daemons never meet, even in suites run side by side.
+    name and the checkout's path), so two modules breaking daemons never meet, even in
+    suites run side by side.
     Depends on ``slurm_cluster`` so that packages and test users exist first.
     """
-    tag = zlib.crc32(request.module.__name__.encode()) % 400
+    # The checkout's path too: the same module run from two worktrees side by side gets
+    # two clusters, not one that each session starts and stops under the other.
+    tag = zlib.crc32(f"{ROOT}:{request.module.__name__}".encode()) % 400
     directory = Path(f"/tmp/sckpt-private-{tag}")
     cluster = PrivateCluster(
         conf=directory / "slurm.conf",

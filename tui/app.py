@@ -31,7 +31,14 @@ from sckpt.backend.config import Settings
 from sckpt.backend.config_edit import config_path_to_write, set_top_level_string
 from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ActionResult, ClusterInfo, JobView, StepId, StepView
+from sckpt.backend.model import (
+    ActionResult,
+    ClusterInfo,
+    JobView,
+    StepId,
+    StepView,
+    job_step_id,
+)
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -278,6 +285,8 @@ class SckptApp(App[int]):
         ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``."""
         job = self.job(target)
         name = f" ({job.job.name})" if job is not None else ""
+        if job is not None and target.array_task_id is None:  # an array task: 7_3, 7_3.0
+            target = job_step_id(job.job, target.step, target.cluster)
         if target.cluster and self.many_clusters:
             name = f"{name} on cluster {target.cluster}"
         if target.is_whole_job:

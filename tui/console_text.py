@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from sckpt.backend import progress
+from sckpt.backend.columns import LAYOUTS, STEP_COLUMN_KEYS
 from sckpt.backend.filters import FILTER_FIELDS as FILTER_FIELDS  # re-exported
 from sckpt.backend.filters import Filter as Filter  # re-exported
 from sckpt.backend.filters import matches as match_filter
@@ -26,9 +27,11 @@ from sckpt.backend.model import (
     CheckpointError,
     CheckpointKind,
     CheckpointState,
+    Job,
     JobState,
     JobView,
     StepView,
+    job_order,
 )
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -149,6 +152,23 @@ def job_elapsed(job: JobView, now: float) -> str:
     return compact_duration(end - j.start_time)
 
 
+def job_start(job: Job, now: float) -> str:
+    """The Start column: when a pending job is expected to start (``in 12m``, squeue
+    ``--start``; ``-`` when Slurm has no estimate, ``now`` when it is overdue), else when
+    the job started (``13:27``, local time; the date when not today)."""
+    if job.state is JobState.PENDING:
+        if not job.start_time:
+            return "-"
+        ahead = job.start_time - now
+        return f"in {compact_duration(ahead)}" if ahead >= 1 else "now"
+    if not job.start_time:
+        return "-"
+    started = time.localtime(job.start_time)
+    if time.strftime("%Y-%m-%d", started) == time.strftime("%Y-%m-%d", time.localtime(now)):
+        return time.strftime("%H:%M", started)
+    return time.strftime("%b %d", started)
+
+
 def checkpoint_text(state: CheckpointState, now: float) -> Text:
     """The step's checkpoint column: able / disabled xN / in progress since ... / ..."""
     kind = state.kind
@@ -209,7 +229,8 @@ def job_summary(job: JobView) -> Text:
     """One cell for a job's checkpoint picture: counts of its steps' states."""
     state = job.job.state
     if state is JobState.PENDING:
-        return Text("pending", style="dim")
+        count = job.job.array_task_count if job.job.array_task_str else 0
+        return Text(f"pending ({count} tasks)" if count > 1 else "pending", style="dim")
     if state.is_finished:
         return Text(CheckpointKind.ENDED.value, style="dim")
     if not job.steps:
@@ -272,34 +293,68 @@ class Column:
     widens the columns whose text is cut (``columns_for``)."""
 
 
-JOB_COLUMNS: tuple[Column, ...] = (
-    Column("id", "JobID", 9),
-    Column("user", "User", 11),
-    Column("name", "Name", 16),
-    Column("partition", "Part", 7, 100),
-    Column("state", "St", 3),
-    Column("elapsed", "Elapsed", 7),
-    Column("nodes", "Nodes", 12, 120),
-    Column("steps", "Stp", 3),
-    Column("checkpoint", "Checkpoint", None, room=24),
-)
+JOB_COLUMN_SET: Mapping[str, Column] = {
+    c.key: c
+    for c in (
+        Column("id", "JobID", 9),
+        Column("user", "User", 11),
+        Column("name", "Name", 16),
+        Column("partition", "Part", 7, 100),
+        Column("state", "St", 3),
+        Column("elapsed", "Elapsed", 7),
+        Column("start", "Start", 9),
+        Column("nodes", "Nodes", 12, 120),
+        Column("steps", "Stp", 3),
+        Column("tres", "Resources", 20, 100),
+        Column("checkpoint", "Checkpoint", None, room=24),
+    )
+}
+"""Every column of the jobs table by key (``backend/columns.py`` names them for the
+config): the layouts choose among these."""
+STEP_COLUMN_SET: Mapping[str, Column] = {
+    c.key: c
+    for c in (
+        Column("id", "Step", 14),
+        Column("name", "Name", 12, 100),
+        Column("state", "State", 9),
+        Column("tasks", "Tasks", 5, 110),
+        Column("nodes", "Nodes", 12, 130),
+        Column("checkpoint", "Checkpoint", 26),
+        Column("error", "Last error", None, room=30),
+    )
+}
+"""Every column of the steps table by key."""
 
-CLUSTER_JOB_COLUMNS: tuple[Column, ...] = (
-    Column("cluster", "Cluster", 8),
-    *(Column(c.key, c.label, 11, c.min_width) if c.key == "name" else c for c in JOB_COLUMNS),
-)
+
+def job_columns(keys: Sequence[str], *, many_clusters: bool = False) -> tuple[Column, ...]:
+    """The jobs table's columns for a layout (``backend/columns.py``), in its order; with
+    ``-M`` and several clusters the cluster first, the name narrower to make room."""
+    chosen = tuple(JOB_COLUMN_SET[k] for k in keys)
+    if not many_clusters:
+        return chosen
+    return (
+        Column("cluster", "Cluster", 8),
+        *(Column(c.key, c.label, 11, c.min_width) if c.key == "name" else c for c in chosen),
+    )
+
+
+def step_columns(keys: Sequence[str]) -> tuple[Column, ...]:
+    """The steps table's columns, in the order ``keys`` (``[columns] steps``) gives."""
+    return tuple(STEP_COLUMN_SET[k] for k in keys)
+
+
+JOB_COLUMNS: tuple[Column, ...] = job_columns(LAYOUTS["default"])
+"""sckpt's own layout of the jobs table."""
+
+CLUSTER_JOB_COLUMNS: tuple[Column, ...] = job_columns(LAYOUTS["default"], many_clusters=True)
 """The jobs table with ``-M`` and more than one cluster: the cluster first (the name gives
 it room, so that 80 columns still show the checkpoint summary)."""
 
-STEP_COLUMNS: tuple[Column, ...] = (
-    Column("id", "Step", 14),
-    Column("name", "Name", 12, 100),
-    Column("state", "State", 9),
-    Column("tasks", "Tasks", 5, 110),
-    Column("nodes", "Nodes", 12, 130),
-    Column("checkpoint", "Checkpoint", 26),
-    Column("error", "Last error", None, room=30),
-)
+STEP_COLUMNS: tuple[Column, ...] = step_columns(STEP_COLUMN_KEYS)
+
+
+FLEX_MIN = 14
+"""The least the flexible column keeps when a long job id is widened into its room."""
 
 
 def columns_for(
@@ -322,8 +377,16 @@ def columns_for(
         for c in shown
         if c.width is not None and wanted and wanted.get(c.key, 0) > c.width
     }
+    # A job id squeue writes long (an array's pending range, 7_[3-20%2]) is the row's
+    # name: it is widened first, from the flexible column's own room too (down to
+    # ``FLEX_MIN``), before other cut text shares what is left.
+    first = min(needs.pop("id", 0), max(0, rest - FLEX_MIN))
+    spare = max(0, spare - first) if first <= spare else 0
+    rest -= first
     grants = share(spare, needs)
-    rest -= sum(grants.values())
+    if first:
+        grants["id"] = first
+    rest -= sum(grants.values()) - first
     return tuple(
         Column(
             c.key,
@@ -355,14 +418,16 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
     j = view.job
     return {
         "cluster": cluster_text(view),
-        "id": Text(str(j.job_id)),
+        "id": Text(j.label),
         "user": literal(j.user),
         "name": literal(j.name),
         "partition": literal(j.partition),
         "state": state_text(j.state, gone=gone),
         "elapsed": Text(job_elapsed(view, now), justify="right"),
+        "start": Text(job_start(j, now), justify="right"),
         "nodes": literal(j.nodes or (j.state_reason and f"({j.state_reason})") or ""),
         "steps": Text(str(len(view.steps)), justify="right"),
+        "tres": literal(j.tres) if j.tres else Text("-", style="dim"),
         "checkpoint": job_summary(view),
     }
 
@@ -395,7 +460,7 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
     j = view.job
     value: object
     if column == "id":
-        value = j.job_id
+        value = job_order(j)
     elif column == "cluster":
         value = view.cluster
     elif column == "user":
@@ -410,6 +475,10 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
         start = j.start_time or j.submit_time
         end = j.end_time if j.state.is_finished and j.end_time else now
         value = end - start if start else 0
+    elif column == "start":  # squeue -S S: no estimate last
+        value = j.start_time or float("inf")
+    elif column == "tres":
+        value = j.tres
     elif column == "nodes":
         value = j.nodes
     elif column == "steps":

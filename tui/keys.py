@@ -133,6 +133,13 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
     ),
     KeySpec("refresh", CONSOLE_DEFAULTS["refresh"], "Refresh", "refresh now", show=False),
     KeySpec(
+        "layout",
+        CONSOLE_DEFAULTS["layout"],
+        "Layout",
+        "next columns: [columns], default, queue (starts), resources",
+        show=False,
+    ),
+    KeySpec(
         "mark",
         CONSOLE_DEFAULTS["mark"],
         "Mark",

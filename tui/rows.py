@@ -24,6 +24,7 @@ from typing import Any, TypeAlias
 from rich.text import Text
 from sckpt.backend.model import (
     FINISHED_STATES,
+    NO_VAL,
     CheckpointKind,
     JobState,
     JobView,
@@ -107,10 +108,17 @@ def sort_key(data: RowData, view: ViewState, now: float) -> object:
     job_view = view_of(data)
     key: tuple[object, ...]
     if view.sort_column == "id":
-        job_id = job_view.job.job_id
+        # squeue's id order (``job_order``): an array's tasks together, by task.
+        job = job_view.job
+        if job.array_task_id is None:
+            first, second = job.job_id, NO_VAL
+        else:
+            first, second = job.array_job_id, job.array_task_id
+        if view.sort_reverse:
+            first, second = -first, -second
         if job_view.cluster:  # -M: ids repeat across clusters; the cluster breaks ties
-            return (-job_id, job_view.cluster) if view.sort_reverse else (job_id, job_view.cluster)
-        return -job_id if view.sort_reverse else job_id
+            return (first, second, job_view.cluster)
+        return (first, second)
     key = job_sort_key(job_view, view.sort_column, now)
     return Descending(key) if view.sort_reverse else key
 

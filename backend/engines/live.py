@@ -56,6 +56,7 @@ from ..model import (
     StepId,
     StepProcesses,
     StepView,
+    label_steps,
 )
 from ..slurm_api import ControllerConfig, SlurmAPI, StepsResult
 from .base import Engine, EngineRequest
@@ -255,7 +256,7 @@ class LiveEngine(Engine):
         """The job's view with its steps' states asked again: ``old`` (the view of this
         same job record) when they are what it shows, so the console skips it by
         identity; else a new view."""
-        steps = self.step_views(job, listed)
+        steps = self.step_views(job, label_steps(job, listed))
         if old is not None and old.steps == steps:
             return old
         return JobView(job, steps)
@@ -438,13 +439,23 @@ class LiveEngine(Engine):
         return ActionResult(target, "cancel", detail=detail)
 
     def hold(self, target: StepId) -> ActionResult:
-        """scontrol hold: priority 0 (JobHeldAdmin for an operator, JobHeldUser otherwise)."""
-        self.binding.hold(target.job_id)
+        """scontrol hold: priority 0 (JobHeldAdmin for an operator, JobHeldUser otherwise);
+        an array task still pending in its array's record (``unresolved``) by its name."""
+        if target.unresolved:
+            assert target.array_task_id is not None  # unresolved says so
+            self.binding.hold_task(target.array_job_id, target.array_task_id, hold=True)
+        else:
+            self.binding.hold(target.job_id)
         return ActionResult(target, "hold")
 
     def release(self, target: StepId) -> ActionResult:
-        """scontrol release: a held job's priority is computed again."""
-        self.binding.release(target.job_id)
+        """scontrol release: a held job's priority is computed again (an array task still
+        pending in its array's record: by its name, as ``hold``)."""
+        if target.unresolved:
+            assert target.array_task_id is not None  # unresolved says so
+            self.binding.hold_task(target.array_job_id, target.array_task_id, hold=False)
+        else:
+            self.binding.release(target.job_id)
         return ActionResult(target, "release")
 
     def requeue(self, target: StepId) -> ActionResult:

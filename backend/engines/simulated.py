@@ -112,6 +112,9 @@ from ..model import (
     StepId,
     StepProcesses,
     StepView,
+    compress_task_ids,
+    expand_task_ranges,
+    label_steps,
 )
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
@@ -272,6 +275,27 @@ class _Bits:
         return value % n
 
 
+_NODE_MEMORY = {"gpu": "512G", "bigmem": "2T"}
+_NODE_GPUS = {"gpu": 4}
+
+
+def _tres(partition: str, n_nodes: int, cpus: int) -> str:
+    """A TRES string as Slurm writes one (``cpu=64,mem=250G,node=1,billing=64``, then
+    ``gres/gpu=4`` on GPU nodes): what the simulated job asked for or was given."""
+    n = max(1, n_nodes)
+    memory = _NODE_MEMORY.get(partition, "250G")
+    amount, unit = int(memory[:-1]) * n, memory[-1]
+    text = f"cpu={max(1, cpus)},mem={amount}{unit},node={n},billing={max(1, cpus)}"
+    gpus = _NODE_GPUS.get(partition, 0) * n
+    return f"{text},gres/gpu={gpus}" if gpus else text
+
+
+def _gres(partition: str) -> str:
+    """``--gres`` of a simulated job, as 22.05's squeue ``-O tres-per-node`` writes it."""
+    gpus = _NODE_GPUS.get(partition, 0)
+    return f"gres:gpu:{gpus}" if gpus else ""
+
+
 def _with_allocation(
     job: Job,
     state: JobState,
@@ -305,13 +329,22 @@ def _with_allocation(
         job.batch,
         job.required_nodes,
         job.account,
+        job.array_job_id,
+        job.array_task_id,
+        job.array_task_str,
+        job.array_max_tasks,
+        job.tres_req or _tres(job.partition, n_nodes, cpus),
+        job.tres_per_node,
+        _tres(job.partition, n_nodes, cpus) if state is not JobState.PENDING else "",
+        "",
     )
 
 
 _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
     "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
-    "account"
+    "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node "
+    "tres_alloc sched_nodes"
 )
 _STEP_ORDER = (
     "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network"
@@ -406,7 +439,9 @@ class SimulatedCluster:
     the demo shows every state; ``min_job_age`` is how long a job that finishes during
     the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay);
     ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
-    per job), for benchmarks that need many steps per job.
+    per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
+    arrays after the generated jobs (``_demo_arrays``: running tasks, a pending range with
+    a run limit, a held array), so the other jobs keep their ids and fields.
     """
 
     def __init__(
@@ -426,6 +461,7 @@ class SimulatedCluster:
         min_job_age: int = 3600,
         first_job_id: int = 184_201,
         numbered_steps: int | None = None,
+        arrays: bool = False,
     ) -> None:
         if n_jobs < 0:
             raise UsageError("n_jobs must be 0 or more")
@@ -503,6 +539,8 @@ class SimulatedCluster:
             self._seed_accounting(n_jobs)
             if demo_touches:
                 self._demo_touches()
+            if arrays:
+                self._demo_arrays()
             self._rebuild_dirty()
             if n_jobs >= BIG_CLUSTER:
                 gc.freeze()
@@ -592,6 +630,9 @@ class SimulatedCluster:
                 0,
                 batch,
                 "",
+                tres_req=_tres(partition, placed[1], cpus),
+                tres_per_node=_gres(partition),
+                tres_alloc=_tres(partition, placed[1], cpus),
             )
             rec = _JobRec(job, app, duration, fails, n_numbered)
             self._jobs[job_id] = rec
@@ -610,13 +651,18 @@ class SimulatedCluster:
             comment=self._demo_comment(job_id),
             batch=batch,
             held=held,
+            tres_req=_tres(partition, 1, 32 if kind == "gpu" else 64),
+            tres_per_node=_gres(partition),
         )
         rec = _JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
         self._dirty.add(job_id)
         if state is JobState.PENDING:
             if reason in ("Priority", "Resources"):
-                self._push(now + 20 + bits.take(880), "start", job_id, token=rec.token)
+                expected = now + 20 + bits.take(880)
+                self._push(expected, "start", job_id, token=rec.token)
+                # The backfill scheduler's estimate, as squeue --start shows it.
+                rec.job = replace(rec.job, start_time=int(expected))
         else:
             start = submit + 5 + bits.take(1200)
             end = min(int(now) - 5, start + 30 + bits.take(4 * 3600))
@@ -798,8 +844,15 @@ class SimulatedCluster:
         if kind == "arrive":
             rng = self._rng
             new = self._new_job(rng, JobState.PENDING, when)
-            new.job = replace(new.job, submit_time=t, state_reason="Priority", held=False)
-            self._push(when + rng.randint(20, 240), "start", new.job.job_id, token=new.token)
+            expected = when + rng.randint(20, 240)
+            new.job = replace(
+                new.job,
+                submit_time=t,
+                state_reason="Priority",
+                held=False,
+                start_time=int(expected),
+            )
+            self._push(expected, "start", new.job.job_id, token=new.token)
             self._push(when + rng.randint(45, 180), "arrive", 0)
             self._version += 1
             return
@@ -1098,7 +1151,14 @@ class SimulatedCluster:
 
     def _view(self, rec: _JobRec) -> JobView:
         view = self._ckpt_view
-        return JobView(rec.job, tuple(StepView(s.step, view(rec, s)) for s in rec.steps.values()))
+        steps = rec.steps.values()
+        if rec.job.array_task_id is None:
+            return JobView(rec.job, tuple(StepView(s.step, view(rec, s)) for s in steps))
+        labelled = label_steps(rec.job, [s.step for s in steps])
+        return JobView(
+            rec.job,
+            tuple(StepView(st, view(rec, s)) for st, s in zip(labelled, steps, strict=True)),
+        )
 
     def listing(self) -> _Listing:
         """What ``load_jobs``/``get_steps`` answer.
@@ -1263,6 +1323,7 @@ class SimulatedCluster:
             rec.begin_at = now + REQUEUE_BEGIN_DELAY
             if not hold:
                 self._push(float(rec.begin_at), "start", job_id, token=rec.token)
+                rec.job = replace(rec.job, start_time=int(rec.begin_at))  # its begin time
             self._dirty.add(job_id)
             self._version += 1
 
@@ -1391,14 +1452,16 @@ class SimulatedCluster:
         held: bool = False,
         comment: str = "",
         account: str = "",
+        _job_id: int = 0,
     ) -> Job:
         """Add one job in a given state (test hook); running jobs get their steps now."""
         with self._lock:
             self._tick()
             now = int(self.clock())
             owner = self.user(user)
-            job_id = self._next_job_id
-            self._next_job_id += 1
+            job_id = _job_id or self._next_job_id
+            if not _job_id:
+                self._next_job_id += 1
             job = Job(
                 job_id=job_id,
                 name=name,
@@ -1427,6 +1490,130 @@ class SimulatedCluster:
                 )
             self._version += 1
             return rec.job
+
+    def submit_array(
+        self,
+        user: str,
+        tasks: str,
+        *,
+        running: int = 0,
+        max_tasks: int = 0,
+        held: bool = False,
+        name: str = "array",
+        n_steps: int = 1,
+        duration: int = 3600,
+        partition: str = "batch",
+    ) -> tuple[Job, ...]:
+        """A job array as ``sbatch --array=TASKS[%MAX_TASKS]`` makes it (test hook, and the
+        demo's arrays), laid out as slurmctld keeps one: the first ``running`` tasks split
+        off into records of their own with new job ids; the tasks still pending stay in one
+        record under the array's own id (``array_task_str`` ``5-50%2``); when none is left
+        pending, that record is the last task's.  Returns the records, array record last.
+        """
+        ids = expand_task_ranges(tasks)
+        if not ids or not 0 <= running <= len(ids):
+            raise UsageError("submit_array: a non-empty task range and 0..len running tasks")
+        with self._lock:
+            array_id = self._next_job_id
+            self._next_job_id += 1
+            made: list[Job] = []
+            started = ids[:running]
+            rest = ids[running:]
+            for k, task in enumerate(started):
+                last_one = not rest and k == len(started) - 1
+                job = self.submit(
+                    user,
+                    name=name,
+                    n_steps=n_steps,
+                    duration=duration,
+                    partition=partition,
+                    _job_id=array_id if last_one else 0,
+                )
+                made.append(self._relabel(job.job_id, array_id, task, "", max_tasks))
+            if rest:
+                job = self.submit(
+                    user,
+                    name=name,
+                    state=JobState.PENDING,
+                    n_steps=n_steps,
+                    duration=duration,
+                    partition=partition,
+                    held=held,
+                    _job_id=array_id,
+                )
+                limited = max_tasks and running >= max_tasks and not held
+                text = compress_task_ids(rest) + (f"%{max_tasks}" if max_tasks else "")
+                made.append(self._relabel(job.job_id, array_id, None, text, max_tasks))
+                if limited:
+                    rec = self._jobs[array_id]
+                    rec.job = replace(rec.job, state_reason="JobArrayTaskLimit")
+                    made[-1] = rec.job
+            self._version += 1
+            return tuple(made)
+
+    def _relabel(
+        self,
+        job_id: int,
+        array_id: int,
+        task: int | None,
+        text: str,
+        max_tasks: int,
+    ) -> Job:
+        rec = self._jobs[job_id]
+        rec.job = replace(
+            rec.job,
+            array_job_id=array_id,
+            array_task_id=task,
+            array_task_str=text,
+            array_max_tasks=max_tasks,
+        )
+        self._dirty.add(job_id)
+        return rec.job
+
+    def hold_task(self, caller: Caller, array_id: int, task: int, hold: bool) -> None:
+        """``scontrol hold|release 7_5`` of a task still pending in its array's record, as
+        slurmctld does it: the task is split off into a record of its own (a new job id;
+        the last one left takes the array's record itself), then held or released."""
+        with self._lock:
+            self._tick()
+            rec = self._jobs.get(array_id)
+            if rec is None or rec.job.array_job_id != array_id or not rec.job.array_task_str:
+                raise InvalidJobId()
+            self._owned(caller, array_id)
+            left = [t for t in expand_task_ranges(rec.job.array_task_str) if t != task]
+            if len(left) == len(expand_task_ranges(rec.job.array_task_str)):
+                raise InvalidJobId()
+            if left:
+                limit = f"%{rec.job.array_max_tasks}" if rec.job.array_max_tasks else ""
+                rec.job = replace(rec.job, array_task_str=compress_task_ids(left) + limit)
+                job_id = self._next_job_id
+                self._next_job_id += 1
+                split = _JobRec(
+                    replace(rec.job, job_id=job_id, array_task_id=task, array_task_str=""),
+                    rec.app,
+                    rec.duration,
+                    rec.fails,
+                    rec.n_numbered,
+                )
+                self._jobs[job_id] = split
+                self._dirty.add(array_id)
+            else:
+                job_id = array_id
+                rec.job = replace(rec.job, array_task_id=task, array_task_str="")
+            self._dirty.add(job_id)
+            self._version += 1
+        if hold:
+            self.hold_job(caller, job_id)
+        else:
+            self.release(caller, job_id)
+
+    def _demo_arrays(self) -> None:
+        """The demo's job arrays: three tasks running, a range held by its run limit behind
+        two running tasks, and a held array of 50 (``sbatch --array=1-50%2 --hold``)."""
+        users = [u.name for u in self.users]
+        self.submit_array(users[0], "1-3", running=3, name="sweep", n_steps=1)
+        self.submit_array(users[1 % len(users)], "1-20", running=2, max_tasks=2, name="scan")
+        self.submit_array(users[2 % len(users)], "1-50", max_tasks=2, held=True, name="param")
 
     def set_job_state(self, job_id: int, state: JobState) -> None:
         """Force a job's state (suspend/resume/finish) as an operator would (test hook)."""
@@ -1975,6 +2162,9 @@ class SimulatedSlurm:
 
     def release(self, job_id: int) -> None:
         self._answer(lambda: self.cluster.release(self.caller, job_id))
+
+    def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
+        self._answer(lambda: self.cluster.hold_task(self.caller, array_job_id, task, hold))
 
     def set_required_nodes(self, job_id: int, nodelist: str) -> None:
         self._answer(lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist))

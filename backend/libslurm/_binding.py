@@ -111,7 +111,7 @@ class ConfigSource:
         return f"{self.path} ({self.kind})"
 
 
-_JOB_NUMS = struct.Struct("=10I3q")
+_JOB_NUMS = struct.Struct("=14I3q")
 """Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's at load)."""
 
 _JOB_FIELDS = tuple(f.name for f in dataclasses.fields(Job))
@@ -137,7 +137,17 @@ _JOB_ORDER = (
     "batch",
     "required_nodes",
     "account",
+    "array_job_id",
+    "array_task_id",
+    "array_task_str",
+    "array_max_tasks",
+    "tres_req",
+    "tres_per_node",
+    "tres_alloc",
+    "sched_nodes",
 )
+_JOB_STRINGS = 13
+"""Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
 
 
 def _job_factory() -> Callable[..., Job]:
@@ -515,13 +525,14 @@ class Binding:
         out = []
         k = 0
         for raw in _JOB_NUMS.iter_unpack(ffi.buffer(nums, _JOB_NUMS.size * n)):
-            texts = strings[k : k + 8]
-            k += 8
+            texts = strings[k : k + _JOB_STRINGS]
+            k += _JOB_STRINGS
             key = (*raw, *texts)
             job = previous.get(key)
             if job is None:
                 job_id, uid, base, n_nodes, n_cpus, n_tasks, prio, restarts, batch = raw[:9]
-                name, part, reason, nodes, work_dir, comment, req, account = texts
+                name, part, reason, nodes, work_dir, comment, req, account = texts[:8]
+                array_job, array_task, array_max = raw[9:12]
                 job = make(
                     job_id,
                     name,
@@ -534,9 +545,9 @@ class Binding:
                     n_nodes,
                     n_cpus,
                     0 if n_tasks == no_val else n_tasks,
-                    raw[10],
-                    raw[11],
-                    raw[12],
+                    raw[14],
+                    raw[15],
+                    raw[16],
                     work_dir,
                     comment,
                     prio == 0,
@@ -544,6 +555,14 @@ class Binding:
                     bool(batch),
                     req,
                     account,
+                    array_job,
+                    None if array_task == no_val or not array_job else array_task,
+                    texts[8] if array_job else "",
+                    array_max,
+                    texts[9],
+                    texts[10],
+                    texts[11],
+                    texts[12],
                 )
             memo[key] = job
             out.append(job)
@@ -743,6 +762,12 @@ class Binding:
     def release(self, job_id: int) -> None:
         """Release a held job (priority back to normal), as ``scontrol release``."""
         self._action(self._lib.sckpt_release, job_id)
+
+    def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
+        """Hold (or release) one array task still pending in its array's record, named
+        ``7_5`` as scontrol names it: the controller splits it off into its own record."""
+        text = f"{array_job_id}_{task}".encode()
+        self._action(self._lib.sckpt_hold_task, text, 1 if hold else 0)
 
     def set_required_nodes(self, job_id: int, nodelist: str) -> None:
         """Set a pending job's required nodes (``scontrol update job ReqNodeList=``)."""

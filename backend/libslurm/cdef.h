@@ -98,6 +98,9 @@ typedef struct {
 	uint32_t priority;
 	uint32_t restart_cnt;
 	uint32_t batch_flag;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t array_max_tasks;
 	uint32_t reserved;
 	int64_t submit_time;
 	int64_t start_time;
@@ -131,6 +134,7 @@ int sckpt_kill_job(uint32_t job_id, uint32_t sig, uint32_t flags, int *err);
 int sckpt_requeue(uint32_t job_id, int hold, int *err);
 int sckpt_hold(uint32_t job_id, int *err);
 int sckpt_release(uint32_t job_id, int *err);
+int sckpt_hold_task(const char *task, int hold, int *err);
 int sckpt_set_required_nodes(uint32_t job_id, const char *nodelist, int *err);
 int sckpt_set_begin_time(uint32_t job_id, int64_t when, int *err);
 

@@ -248,7 +248,11 @@ static int sckpt_load_jobs(int64_t update_time, void **out, uint32_t *count,
 /* Jobs leave as two flat buffers, so a 10,000-job cluster converts fast: numbers in a flat array of fixed-size records, strings
  * concatenated NUL-separated (8 per job, NULL as empty) so Python decodes them in one go.
  * Order of strings: name, partition, state_reason, nodes, work_dir, comment, req_nodes,
- * account. */
+ * account, array_task_str, tres_req_str, tres_per_node, tres_alloc_str, sched_nodes.  The
+ * array, TRES and sched_nodes fields have
+ * had these names and types from 19.05 to 26.05.  array_task_str is libslurm's own text
+ * for an array's pending tasks ("1-50%2": unpacking turns the controller's bitmap into
+ * ranges and appends the run limit), what squeue prints inside 7_[...]. */
 typedef struct {
 	uint32_t job_id;
 	uint32_t user_id;
@@ -259,13 +263,16 @@ typedef struct {
 	uint32_t priority;
 	uint32_t restart_cnt;
 	uint32_t batch_flag;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	uint32_t array_max_tasks;
 	uint32_t reserved;
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
 } sckpt_job_nums_t;
 
-#define SCKPT_JOB_STRINGS 8
+#define SCKPT_JOB_STRINGS 13
 
 static size_t sckpt_jobs_strings_size(void *handle)
 {
@@ -282,7 +289,12 @@ static size_t sckpt_jobs_strings_size(void *handle)
 			+ (j->work_dir ? strlen(j->work_dir) : 0)
 			+ (j->comment ? strlen(j->comment) : 0)
 			+ (j->req_nodes ? strlen(j->req_nodes) : 0)
-			+ (j->account ? strlen(j->account) : 0) + SCKPT_JOB_STRINGS;
+			+ (j->account ? strlen(j->account) : 0)
+			+ (j->array_task_str ? strlen(j->array_task_str) : 0)
+			+ (j->tres_req_str ? strlen(j->tres_req_str) : 0)
+			+ (j->tres_per_node ? strlen(j->tres_per_node) : 0)
+			+ (j->tres_alloc_str ? strlen(j->tres_alloc_str) : 0)
+			+ (j->sched_nodes ? strlen(j->sched_nodes) : 0) + SCKPT_JOB_STRINGS;
 	}
 	return total;
 }
@@ -323,6 +335,9 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->priority = j->priority;
 		r->restart_cnt = j->restart_cnt;
 		r->batch_flag = j->batch_flag;
+		r->array_job_id = j->array_job_id;
+		r->array_task_id = j->array_task_id;
+		r->array_max_tasks = j->array_max_tasks;
 		r->reserved = 0;
 		r->submit_time = (int64_t) j->submit_time;
 		r->start_time = (int64_t) j->start_time;
@@ -335,6 +350,11 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		p = sckpt_put(p, j->comment);
 		p = sckpt_put(p, j->req_nodes);
 		p = sckpt_put(p, j->account);
+		p = sckpt_put(p, j->array_task_str);
+		p = sckpt_put(p, j->tres_req_str);
+		p = sckpt_put(p, j->tres_per_node);
+		p = sckpt_put(p, j->tres_alloc_str);
+		p = sckpt_put(p, j->sched_nodes);
 	}
 	return (size_t) (p - buf);
 }
@@ -723,6 +743,37 @@ static int sckpt_release(uint32_t job_id, int *err)
 	errno = 0;
 	rc = slurm_update_job(&desc);
 	*err = errno;
+	return rc;
+}
+
+/* Hold or release one array task still pending inside its array's record ("7_5"): it has
+ * no job id of its own, so the update names it as scontrol does (job_id_str, the same
+ * field from 19.05 to 26.05), and the controller splits it off into a record of its own.
+ * The answer per task comes back in job_array_resp_msg_t. */
+static int sckpt_hold_task(const char *task, int hold, int *err)
+{
+	job_desc_msg_t desc;
+	job_array_resp_msg_t *resp = NULL;
+	uint32_t i;
+	int rc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id_str = (char *) task;
+	desc.priority = hold ? 0 : INFINITE;
+	if (hold)
+		desc.alloc_sid = 0;
+	errno = 0;
+	rc = slurm_update_job2(&desc, &resp);
+	*err = errno;
+	if (rc == SLURM_SUCCESS && resp) {
+		for (i = 0; i < resp->job_array_count; i++) {
+			if (resp->error_code[i]) {
+				rc = (int) resp->error_code[i];
+				break;
+			}
+		}
+	}
+	if (resp)
+		slurm_free_job_array_resp(resp);
 	return rc;
 }
 

@@ -71,7 +71,9 @@ class SpyEngine(Engine):
         self.calls.append(("vacate", target, max_wait, image_dir))
         return ActionResult(target, "vacate")
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         self.calls.append(("restart", target, stick, image_dir))
         return ActionResult(target, "restart")
 

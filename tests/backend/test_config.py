@@ -106,6 +106,13 @@ def test_named_file_must_exist(tmp_path: Path) -> None:
         ("[demo]\njobs = 0", "demo.jobs", "1 to 200000"),
         ("[demo]\nsize = 3", "demo.size", "seed or jobs"),
         ("colour = 'red'", "colour", "one of"),
+        ("columns = 3", "columns", "table"),
+        ("[columns]\njobs = 'id'", "columns.jobs", "list of column names"),
+        ("[columns]\njobs = ['id', 'usr']", "columns.jobs", "did you mean 'user'"),
+        ("[columns]\njobs = ['id', 'state', 'id']", "columns.jobs", "listed twice"),
+        ("[columns]\njobs = ['user', 'state']", "columns.jobs", "id column is missing"),
+        ("[columns]\nsteps = ['id', 'tres']", "columns.steps", "unknown column 'tres'"),
+        ("[columns]\nrows = ['id']", "columns.rows", "jobs or steps"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_form(
@@ -129,3 +136,10 @@ def test_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b"max_wait = 3 # \xff\n")
     with pytest.raises(ConfigError, match="UTF-8"):
         load_settings(path)
+
+
+def test_columns_are_read_in_their_order(tmp_path: Path) -> None:
+    path = write(tmp_path, "[columns]\njobs = ['id', 'start', 'tres', 'checkpoint']\n")
+    settings = load_settings(path)
+    assert settings.columns == {"jobs": ("id", "start", "tres", "checkpoint")}
+    assert load_settings(write(tmp_path, "")).columns == {}

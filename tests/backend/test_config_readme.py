@@ -41,6 +41,7 @@ def test_the_table_lists_exactly_the_keys_config_accepts() -> None:
     expected = {
         *config.SCALAR_KEYS,
         f"{config.KEYS_TABLE}.<action>",
+        f"{config.COLUMNS_TABLE}.<table>",
         *(f"{config.DEMO_TABLE}.{key}" for key in config.DEMO_KEYS),
     }
     assert set(_table()) == expected

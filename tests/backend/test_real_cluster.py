@@ -272,7 +272,9 @@ class RpcProbeEngine(LiveEngine):
     ) -> ActionResult:
         return self._poke(target, "vacate")
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> ActionResult:
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
         return self._poke(target, "restart")
 
     def enable(self, target: StepId) -> ActionResult:

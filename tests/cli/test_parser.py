@@ -157,7 +157,7 @@ def test_bash_completion_is_valid_and_completes_commands_and_options(
     lines = answer.stdout.splitlines()
     assert lines[0].split() == ["create"]
     assert lines[1].split() == ["--max-wait"]
-    assert set(lines[2].split()) == {"--state", "--steps"}
+    assert set(lines[2].split()) == {"--start", "--state", "--steps"}  # squeue's three
     assert set(lines[3].split()) == {"bash", "zsh"}
 
 

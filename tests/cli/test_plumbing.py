@@ -55,6 +55,11 @@ class RecordingFacade:
             return ActionResult(target, operation)
         return answer if answer is not None else AbleResult(target)
 
+    def expand_targets(self, targets: Any) -> list[StepId]:
+        """No job arrays here: every target is its own record (as the facade's
+        ``expand_targets`` answers for a listing without arrays)."""
+        return list(targets)
+
     def able(self, target: StepId) -> Any:
         return self._answer("able", target)
 

@@ -361,7 +361,7 @@ def test_the_cli_drives_a_step_under_sckpt_run(
     created = sckpt(slurm_cluster, config, "create", step, "--max-wait", "60", "--json")
     assert created.returncode == 0, created.stderr
     assert json.loads(created.stdout)["results"][0]["ok"] is True
-    assert (work / f"{job}.counter" / "task0" / "state").exists()  # <job>.<step name>
+    assert (work / f"{job}.counter" / "task0" / "g1" / "state").exists()  # <job>.<name>/task0/g1
     assert sckpt(slurm_cluster, config, "error", step).stdout == "error(0): \n"
     assert squeue_state(slurm_cluster, job) == "RUNNING"
     listed = json.loads(sckpt(slurm_cluster, config, "ls", "--json", "-j", str(job)).stdout)

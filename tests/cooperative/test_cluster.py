@@ -29,6 +29,7 @@ from sckpt.backend.errors import (
     SckptError,
 )
 from sckpt.backend.facade import Facade
+from sckpt.backend.generations import TaskImages
 from sckpt.backend.model import CheckpointKind, StepId
 from sckpt.backend.store import StepStore
 
@@ -63,9 +64,13 @@ class Job:
     def step(self, n: int | str) -> str:
         return f"{self.id}.{n}"
 
-    def images(self, n: int) -> Path:
-        """Step ``n``'s image directory of task 0 (``--name stepN``)."""
+    def task_dir(self, n: int) -> Path:
+        """Step ``n``'s image directory of task 0 (``--name stepN``): its generations."""
         return self.work / f"{self.id}.step{n}" / "task0"
+
+    def latest(self, n: int) -> Path | None:
+        """Step ``n``'s newest complete image generation of task 0 (``task0/g<N>``)."""
+        return TaskImages(self.task_dir(n)).latest()
 
     def store(self, n: int) -> StepStore:
         return StepStore(self.work / ".sckpt", StepId(self.id, n))
@@ -85,7 +90,9 @@ class Job:
             return []
 
     def image(self, n: int) -> tuple[int, int]:
-        count, size = (self.images(n) / "state").read_text().split()
+        latest = self.latest(n)
+        assert latest is not None, f"no complete image generation in {self.task_dir(n)}"
+        count, size = (latest / "state").read_text().split()
         return int(count), int(size)
 
     def registered(self, restart_count: int = 0) -> bool:
@@ -192,7 +199,7 @@ def test_counter_create_and_what_others_see(submit, facade: Facade, shared_dir: 
     assert facade.error(t1).code == 0 and job.image(1)[0] > 0
     seen = state(facade, t1)
     assert seen.kind == CheckpointKind.ABLE and seen.last_error is None
-    assert seen.image_dir == str(job.images(1))
+    assert seen.image_dir == str(job.task_dir(1) / "g1")  # its first checkpoint, complete
     assert [e.operation for e in seen.history][-2:] == ["create", "done"]
 
     # The batch step is not under sckpt run: not supported, with the reason.
@@ -211,7 +218,7 @@ def test_program_failure_and_timeout_are_recorded(submit, facade: Facade) -> Non
     assert "error(42): disk quota exceeded" in failed.value.hint
     err = facade.error(t0)
     assert (err.code, err.message) == (42, "disk quota exceeded")
-    assert not (job.images(0) / "state").exists()
+    assert job.latest(0) is None and not list(job.task_dir(0).glob("*/state"))  # no image
     # A later, smaller report does not replace it (only the highest code is kept).
     begin = job.store(0).read().history[-1]["time"]  # type: ignore[union-attr]
     facade.complete(t0, begin, 5, "smaller")
@@ -237,13 +244,14 @@ def test_vacate_and_restart_continue_the_count(
         facade.vacate(job.step(0), max_wait=20)
     assert f"{job.id}.1 ESLURM_DISABLED" in blocked.value.hint
     assert job.field("JobState") == "RUNNING"
-    assert not job.images(0).joinpath("state").exists()
+    assert job.latest(0) is None and not list(job.task_dir(0).glob("*/state"))  # no image
     facade.enable(job.step(1))
     for round_, stick in enumerate((False, True), start=1):
         wait_for(lambda r=round_: len(job.counted(0)) > 10 * r)
         result = facade.vacate(job.step(0), max_wait=20)
         assert "requeued and held" in result.detail
         saved = {n: job.image(n)[0] for n in (0, 1)}
+        where = {n: job.latest(n) for n in (0, 1)}  # the generation this vacate completed
         wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
         assert job.field("Reason") == "job_requeued_in_held_state"
         assert slurm_cluster.run("squeue", "-h", "-s", "-j", str(job.id)).stdout.strip() == ""
@@ -253,7 +261,7 @@ def test_vacate_and_restart_continue_the_count(
         wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
         wait_for(lambda r=round_: job.registered(restart_count=r), timeout=60)
         assert job.field("ReqNodeList") == (slurm_cluster.node if stick else "(null)")
-        expected = [f"resumed from {saved[n]} ({job.images(n)})" for n in (0, 1)]
+        expected = [f"resumed from {saved[n]} ({where[n]})" for n in (0, 1)]
         wait_for(lambda e=expected: all(x in (job.work / "out.txt").read_text() for x in e))
         for n in (0, 1):
             wait_for(lambda n=n, s=saved[n]: len(job.counted(n)) > s + 5)
@@ -270,7 +278,9 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
     job = submit(step0="--slow 60 --slow-from 2", step1="--slow 60 --slow-from 2")
     for n in (0, 1):
         facade.create(job.step(n), max_wait=20)
-    saved = {n: (job.images(n) / "state").read_bytes() for n in (0, 1)}
+    first = {n: job.latest(n) for n in (0, 1)}  # the complete generation g1 of each step
+    assert first == {n: job.task_dir(n) / "g1" for n in (0, 1)}
+    saved = {n: (job.task_dir(n) / "g1" / "state").read_bytes() for n in (0, 1)}
     results: dict[int, object] = {}
 
     def create(n: int) -> None:
@@ -283,7 +293,7 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
     for t in threads:
         t.start()
     for n in (0, 1):
-        wait_for((job.images(n) / "state.tmp").exists, timeout=20)
+        wait_for((job.task_dir(n) / "current" / "state.tmp").exists, timeout=20)  # not g1
     rec = {n: job.store(n).read() for n in (0, 1)}
     wrapper = rec[1].tasks["0"].pid  # type: ignore[union-attr]
     program = subprocess.run(
@@ -298,8 +308,9 @@ def test_killing_program_or_wrapper_mid_checkpoint_keeps_the_previous_image(
     for t in threads:
         t.join(60)
     for n in (0, 1):
-        image = job.images(n) / "state"
-        assert image.read_bytes() == saved[n]  # the previous image, intact
+        image = job.task_dir(n) / "g1" / "state"
+        assert image.read_bytes() == saved[n]  # the previous complete generation, intact
+        assert job.latest(n) == image.parent  # and nothing newer was called complete
         count, size = (int(x) for x in image.read_text().split())
         assert count > 0 and size > 0
         after = job.store(n).read()
@@ -349,6 +360,7 @@ def test_restart_brings_back_a_finished_batch_job(
     job = submit()
     facade.create(str(job.id), max_wait=20)  # the whole job: both steps
     saved = {n: job.image(n)[0] for n in (0, 1)}
+    where = {n: job.latest(n) for n in (0, 1)}
     slurm_cluster.run("scancel", str(job.id))
     wait_for(lambda: job.field("JobState") == "CANCELLED", timeout=60)
     # Ended, with images: another user now meets the record's owner check (EPERM).
@@ -357,7 +369,7 @@ def test_restart_brings_back_a_finished_batch_job(
     assert job.field("JobState") == "CANCELLED"
     facade.restart(str(job.id), stick=False)  # requeued (not held) and started now
     wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
-    expected = [f"resumed from {saved[n]} ({job.images(n)})" for n in (0, 1)]
+    expected = [f"resumed from {saved[n]} ({where[n]})" for n in (0, 1)]
     wait_for(lambda: all(x in (job.work / "out.txt").read_text() for x in expected))
 
 
@@ -385,7 +397,9 @@ def test_a_step_outside_a_batch_job_is_ended_by_vacate(
         result = facade.vacate(f"{job_id}.0", max_wait=20)
         assert "step ended" in result.detail
         assert srun.wait(timeout=60) != 0  # srun reports its task's SIGTERM
-        count = int((cluster_work / f"{job_id}.counter" / "task0" / "state").read_text().split()[0])
+        image = TaskImages(cluster_work / f"{job_id}.counter" / "task0").latest()
+        assert image is not None
+        count = int((image / "state").read_text().split()[0])
         assert count > 0
         with pytest.raises(NotSupported) as nope:
             facade.restart(str(job_id), stick=False)
@@ -451,9 +465,9 @@ def test_an_operators_image_dir_is_used_by_create_and_restart(
     subprocess.run(["chown", f"{ALICE}:{ALICE}", str(images)], check=True)
     job = submit()
     facade.create(job.step(0), max_wait=20, image_dir=str(images))
-    copied = images / f"{job.id}.step0" / "task0" / "state"
+    copied = images / f"{job.id}.step0" / "task0" / "g1" / "state"  # the generation, whole
     count = int(copied.read_text().split()[0])
-    assert copied.read_bytes() == (job.images(0) / "state").read_bytes()
+    assert copied.read_bytes() == (job.task_dir(0) / "g1" / "state").read_bytes()
     assert job.store(0).read().last_image == {"0": str(copied.parent)}  # type: ignore[union-attr]
     facade.vacate(str(job.id), max_wait=20)  # the default image dir for both steps
     wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)

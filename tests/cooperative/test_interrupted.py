@@ -134,6 +134,19 @@ class Job:
         where = self.task_dir / f"g{n}"
         return {p: (where / p).read_bytes() for p in ("part1", "part2")}
 
+    def wait(self, predicate: Callable[[], object], timeout: float) -> None:
+        """``wait_for`` that, when it fails, says what Slurm knows of the job."""
+        try:
+            wait_for(predicate, timeout=timeout)
+        except AssertionError as exc:
+            show = self.cluster.run("scontrol", "show", "job", str(self.id), check=False)
+            log = self.cluster.directory / "log" / "slurmctld.log"
+            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+            mine = [line for line in lines if f"JobId={self.id} " in line or f"{self.id}." in line]
+            raise AssertionError(
+                f"{exc}\n{show.stdout}\n" + "\n".join(mine[-30:]) + "\n" + self.output()[-2000:]
+            ) from None
+
     def as_alice(self, command: str) -> None:
         subprocess.run(["runuser", "-u", ALICE, "--", "sh", "-c", command], check=True)
 
@@ -176,8 +189,8 @@ def submit(private_cluster: PrivateCluster, work: Path) -> Iterator[Callable[...
         )  # fmt: skip
         job = Job(private_cluster, work, config, int(out.stdout.strip().split(";")[0]))
         jobs.append(job.id)
-        wait_for(job.registered, timeout=90)
-        wait_for(lambda: job.counted() >= 5, timeout=30)
+        job.wait(job.registered, timeout=90)
+        job.wait(lambda: job.counted() >= 5, timeout=30)
         return job
 
     yield _submit
@@ -214,7 +227,7 @@ def _half_written(job: Job) -> subprocess.Popen[str]:
 
 def _resumed(job: Job, saved: dict[str, bytes], restart_count: int) -> None:
     """The restarted program got generation 1 whole: both files of the same checkpoint."""
-    wait_for(lambda: job.registered(restart_count), timeout=120)
+    job.wait(lambda: job.registered(restart_count), timeout=120)
     first = job.task_dir / "g1"
     one, two = (int(saved[p]) for p in ("part1", "part2"))
     said = f"two_files: resumed part1={one} part2={two} ({first})"
@@ -241,7 +254,7 @@ def test_a_requeue_mid_checkpoint_resumes_from_the_previous_generation(submit) -
     # previous run's credential was revoked: slurmd would refuse the launch (as restart
     # knows: CREDENTIAL_GAP).
     time.sleep(CREDENTIAL_GAP + 0.5)
-    wait_for(lambda: _start_now(job), timeout=120)
+    job.wait(lambda: _start_now(job), timeout=120)
     _resumed(job, saved, restart_count=1)
 
 

@@ -314,7 +314,8 @@ def test_steps_started_in_the_opposite_order_resume_from_their_own_images(
 
     vacated = cli(shared_dir, "vacate", str(job.id))
     assert vacated.returncode == 0, vacated
-    images = {log: job.work / f"{job.id}.{names[log]}" / "task0" for log in names}
+    # the vacate was each step's first checkpoint: its complete generation g1
+    images = {log: job.work / f"{job.id}.{names[log]}" / "task0" / "g1" for log in names}
     saved = {log: int((images[log] / "state").read_text().split()[0]) for log in names}
     wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
 

@@ -85,7 +85,7 @@ UNDER_RUN = (
 )
 """Step 0 of the security tests' jobs: a program that catches its checkpoint signal (the
 example counter, counting nowhere), so the step is checkpointable; images in
-``<work>/<job>.step0/task0``."""
+``<work>/<job>.step0/task0/g<N>`` (written through the link ``task0/current``)."""
 
 
 def submit_under_run(

@@ -133,8 +133,9 @@ def invalid_call(name: str, args: tuple[Any, ...]) -> str:
         problems += [_bad_whole(max_wait, 0, 65535), _bad_path(image_dir)]
         problems += ["" if isinstance(force, bool) else f"force {force!r}"]
     elif name == "restart":
-        stick, image_dir = rest
+        stick, image_dir, force = rest
         problems += ["" if isinstance(stick, bool) else f"stick {stick!r}", _bad_path(image_dir)]
+        problems += ["" if isinstance(force, bool) else f"force {force!r}"]
     elif name == "complete":
         begin, code, message = rest
         problems += [_bad_whole(begin, 0, 2**63 - 1), _bad_whole(code, 0, 2**32 - 1)]
@@ -956,7 +957,7 @@ def test_image_dirs_the_jobs_owner_may_not_write(
     subprocess.run(["chown", f"{ALICE}:{ALICE}", str(mine)], check=True)
     done = sckpt_as(ALICE, job.home, job.config, "create", job.step, "--image-dir", str(mine))
     assert done.returncode == 0, done.stderr
-    assert (mine / f"{job.id}.counter" / "task0" / "state").is_file()  # <job>.<step name>
+    assert (mine / f"{job.id}.counter" / "task0" / "g1" / "state").is_file()  # <job>.<name>
     # Restart reads the images as alice too: a directory she cannot read is refused and the
     # job stays held, its state files untouched.
     done = sckpt_as(ALICE, job.home, job.config, "vacate", str(job.id), "--image-dir", str(mine))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sckpt.backend.generations import TaskImages
 
 from tests.conftest import ROOT, PrivateCluster, SlurmCluster
 from tests.helpers import catches_signal, wait_for
@@ -543,8 +544,8 @@ def test_audit_log_unwritable_refuses_the_action(
         sckpt(*argv, env=env).clean_failure(EXIT_REFUSED, "refused", str(log), said)
     # Nothing was done: the step runs, no image was written, the state store is unchanged.
     assert step_running(slurm_cluster, step)
-    image = work / f"{step.split('.')[0]}.counter" / "task0" / "state"  # <job>.<step name>
-    assert not image.exists()
+    task = work / f"{step.split('.')[0]}.counter" / "task0"  # <job>.<step name>
+    assert TaskImages(task).latest() is None and not list(task.glob("*/state"))
     after = {p.name: p.read_bytes() for p in (work / ".sckpt").glob("*.json")}
     assert {k: v for k, v in after.items() if k in state_before} == state_before
     assert log.read_text() == ""
@@ -555,4 +556,4 @@ def test_audit_log_unwritable_refuses_the_action(
     healthy.write_text(f'audit_log = "{shared}/audit/{fault}-ok.log"\nengine = "cooperative"\n')
     done = sckpt("create", step, env=base_env(slurm_cluster.conf, healthy, good_cache))
     assert done.code == 0, done.stderr
-    assert image.exists()
+    assert (task / "g1" / "state").exists()  # the first generation, complete

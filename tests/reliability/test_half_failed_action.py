@@ -97,7 +97,8 @@ def test_vacate_with_the_controller_killed_half_way(
     )  # fmt: skip
     job = int(out.stdout.strip().split(";")[0])
     store = StepStore(work / ".sckpt", StepId(job, 0))
-    image = work / f"{job}.step0" / "task0"  # <job>.<step name>
+    task = work / f"{job}.step0" / "task0"  # <job>.<step name>
+    image = task / "g1"  # the generation this (first) checkpoint completes
     log = work / "step0.log"
     audit = work.parent / "audit.log"
     config = work.parent / "sckpt.toml"
@@ -112,7 +113,8 @@ def test_vacate_with_the_controller_killed_half_way(
             env=private_cluster.env(SCKPT_CONFIG=str(config)),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp",
         )  # fmt: skip
-        wait_for(lambda: (image / "state.tmp").exists() or vacate.poll() is not None, timeout=90)
+        inside = task / "current" / "state.tmp"  # the generation being written
+        wait_for(lambda: inside.exists() or vacate.poll() is not None, timeout=90)
         assert vacate.poll() is None, vacate.communicate()
         os.kill(private_cluster.pid("slurmctld"), signal.SIGKILL)
         killed = time.monotonic()
@@ -223,14 +225,16 @@ def test_console_vacate_with_the_controller_killed_half_way_says_failed(
     )  # fmt: skip
     job = int(out.stdout.strip().split(";")[0])
     store = StepStore(work / ".sckpt", StepId(job, 0))
-    image = work / f"{job}.step0" / "task0"  # <job>.<step name>
+    task = work / f"{job}.step0" / "task0"  # <job>.<step name>
+    image = task / "g1"  # the generation this (first) checkpoint completes
     log = work / "step0.log"
     audit = work.parent / "audit.log"
     try:
         wait_for(lambda: catches_signal(store.directory, job) and log.exists(), timeout=90)
         wait_for(lambda: log.stat().st_size, timeout=30)
         wait_state_saved(private_cluster)  # the killed controller must still know the job
-        report = drive_console_vacate(private_cluster, job, image / "state.tmp", audit, tmp_path)
+        inside = task / "current" / "state.tmp"  # the generation being written
+        report = drive_console_vacate(private_cluster, job, inside, audit, tmp_path)
 
         # The keys reached the form and the confirmation; the kill fell inside the checkpoint.
         assert report["loaded"] and report["form_shown"] and report["confirm_shown"], report

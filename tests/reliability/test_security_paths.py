@@ -193,7 +193,8 @@ def test_a_link_as_an_image_directory_confines_the_checkpoint_to_alice(
     scene: Scene, where: str
 ) -> None:
     """Images are written by alice's own task (her uid), never by root: a link to ROOTDIR
-    there makes her checkpoint fail, and nothing of root's changes."""
+    there makes her checkpoint fail, and nothing of root's changes.  ("task dir" is where
+    her wrapper makes each generation, ``task0/g<N>.partial``, and the link ``current``.)"""
     images = f"{scene.job}.step0"
     if where == "image dir":
         scene.alice(f"rm -rf {images} && ln -s {scene.root_dir} {images}")

@@ -102,6 +102,7 @@ def test_state_files_belong_to_the_job_user_and_other_users_cannot_rewrite_them(
         state / f"{job_id}.0.lock",
         workdir / f"{job_id}.step0",
         workdir / f"{job_id}.step0" / "task0",
+        workdir / f"{job_id}.step0" / "task0" / "g1.partial",  # the generation written next
     ]
     for path in paths:
         st = path.lstat()
@@ -130,7 +131,7 @@ tryit("rename", lambda: os.rename(rec, rec + ".moved"))
 tryit("unlink", lambda: os.unlink(rec))
 tryit("chmod", lambda: os.chmod(rec, 0o666))
 tryit("lock", lambda: open(os.path.join(d, "{job_id}.0.lock"), "a"))
-tryit("image", lambda: open({str(workdir / f"{job_id}.step0" / "task0" / "x")!r}, "w"))
+tryit("image", lambda: open({str(workdir / f"{job_id}.step0" / "task0" / "current" / "x")!r}, "w"))
 print("\\n".join(results))
 """
     out = run_as(slurm_cluster, BOB, str(PYTHON), "-c", attempt)

@@ -66,6 +66,7 @@ def console(tmp_path: Path) -> Callable[..., Console]:
         seed: int = 7,
         demo_touches: bool = False,
         interval: float = 3600.0,
+        arrays: bool = False,
     ) -> Console:
         clock = ManualClock()
         cluster = SimulatedCluster(
@@ -75,6 +76,7 @@ def console(tmp_path: Path) -> Callable[..., Console]:
             users=demo_users_for(ME),
             arrivals=False,
             demo_touches=demo_touches,
+            arrays=arrays,
         )
         audit = tmp_path / "audit.log"
         settings = Settings(

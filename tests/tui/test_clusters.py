@@ -89,8 +89,10 @@ class Breakable(Engine):
     ) -> Any:
         return self.inner.vacate(target, max_wait, image_dir, force)
 
-    def restart(self, target: StepId, stick: bool, image_dir: str | None) -> Any:
-        return self.inner.restart(target, stick, image_dir)
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> Any:
+        return self.inner.restart(target, stick, image_dir, force)
 
     def enable(self, target: StepId) -> Any:
         return self.inner.enable(target)

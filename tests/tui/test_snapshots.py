@@ -226,3 +226,21 @@ def test_theme_from_the_config(
     c = demo(console)
     c.app.settings = replace(c.app.settings, theme="nord")
     assert snap_compare(c.app, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_console_job_arrays(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    """The demo's arrays as squeue shows them: tasks ``N_1``..., pending ranges
+    ``N_[3-20%2]`` with their count of tasks, the steps of a task named ``N_1.0``."""
+    c = console(n_jobs=3, seed=42, arrays=True)
+    first = min(v.job.array_job_id for v in c.facade.snapshot().jobs if v.job.array_job_id)
+
+    async def select(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        screen = pilot.app.screen
+        screen.select_target(StepId(first))  # type: ignore[attr-defined]
+        await pilot.pause()
+
+    assert snap_compare(c.app, terminal_size=size, run_before=select)

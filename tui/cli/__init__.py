@@ -32,6 +32,7 @@ squeue -o/-O/-S), ``history`` (``sckpt history``), ``job_output`` (``sckpt outpu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from sckpt.backend.errors import ConfigError, SckptError, UsageError
 from sckpt.backend.filters import parse_filter
-from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobView, Snapshot, StepId
+from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobState, JobView, Snapshot, StepId
 from sckpt.backend.operations import NAMES, Operation, operation
 from sckpt.backend.targets import require_whole_job
 
@@ -248,6 +249,7 @@ def _cmd_operation(args: argparse.Namespace) -> int:
     """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
     op = operation(args.command)
     values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
+    args.targets = [step for typed in args.targets for step in typed]  # 7_[1-3]: three
     if op.whole_job:  # every target is checked before any is acted on
         for target in args.targets:
             require_whole_job(op.name, target)
@@ -277,7 +279,7 @@ def _cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    from .listing import layout_from, order, select
+    from .listing import START_FORMAT, layout_from, one_per_task, order, select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
         return frozenset().union(*values) if values else frozenset()
@@ -286,14 +288,19 @@ def _cmd_ls(args: argparse.Namespace) -> int:
         raise UsageError(
             "--json prints every field: it cannot be combined with -o, -O or --parsable"
         )
+    start = args.start and not args.steps  # squeue ignores --start with -s
+    # squeue --start sets its columns unless -o does: it then ignores -O, and so does sckpt
+    start_columns = start and args.format is None and not args.json
     layout = layout_from(
         steps=args.steps,
-        fmt=args.format,
-        long_fmt=args.long_format,
-        sort=args.sort,
+        fmt=START_FORMAT if start_columns else args.format,
+        long_fmt=None if start_columns else args.long_format,
+        sort="S" if start and args.sort is None else args.sort,
         parsable=args.parsable,
     )
     states = union(args.state)
+    if start and not states:
+        states = frozenset({JobState.PENDING})
     if not states and not args.all:
         states = ACTIVE_STATES
     try:
@@ -322,7 +329,10 @@ def _cmd_ls(args: argparse.Namespace) -> int:
             steps=args.steps,
         )
         snapshot = facade.snapshot()
-        views = order(select(snapshot.jobs, wanted), layout, snapshot.taken_at)
+        listed = select(snapshot.jobs, wanted)
+        if args.array:
+            listed = one_per_task(listed, wanted)
+        views = order(listed, layout, snapshot.taken_at)
         # stale: the controller did not answer; asking it again would only wait again
         info = None if snapshot.stale or not args.json else _info_or_none(facade)
         return _report_listing(args, views, wanted, snapshot, info, layout)
@@ -382,7 +392,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
     except SckptError as failure:
         if not args.json:
             raise
-        output.to_stdout(output.dumps(failure_json(args.job_id, failure)))
+        output.to_stdout(output.dumps(failure_json(args.job_id.job_id, failure)))
         return failure.exit_code
     try:
         return run_history(facade, args.job_id, args.since, args.limit, as_json=args.json)
@@ -447,6 +457,9 @@ def _cmd_console(args: argparse.Namespace) -> int:
         one = _one_cluster(args.clusters)
         if focus is not None and one:  # sckpt -M NAME JOB.STEP: that cluster's step
             focus = replace(focus, cluster=one)
+        if focus is not None and focus.unresolved:  # sckpt 7_3.0: task 3's own record
+            with contextlib.suppress(SckptError):  # else the console says no job is listed
+                focus = facade.resolve(focus)
         return int(run_console(facade, settings, focus=focus))
     finally:
         facade.close()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import progress
-from sckpt.backend.errors import CheckpointFailed, Disabled, SckptError
+from sckpt.backend.errors import CheckpointFailed, Disabled, InvalidJobId, SckptError
 from sckpt.backend.model import (
     AbleResult,
     ActionResult,
@@ -170,7 +170,10 @@ def _wait_for_resume(
     running_since = 0.0
     last: tuple[str, ...] | None = None
     while True:
-        state = facade.resume_state(target)
+        try:
+            state = facade.resume_state(target)
+        except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
+            return ENDED, last or (), NotResumed(last or (), ended=True)
         now = time.monotonic()
         if state.state.is_finished:
             return ENDED, state.notes, None
@@ -191,8 +194,10 @@ def _wait_for_resume(
 class NotResumed(SckptError):
     """``restart --wait``: the job runs (or not yet), but not every task resumed."""
 
-    def __init__(self, notes: tuple[str, ...], waited: bool = False) -> None:
-        if waited:
+    def __init__(self, notes: tuple[str, ...], waited: bool = False, ended: bool = False) -> None:
+        if ended:
+            message = "the job ended before its tasks said how they started: see sacct"
+        elif waited:
             message = (
                 f"the job did not run again within {progress.RESUME_WAIT_SECONDS} s "
                 "(it may still be waiting for resources: see squeue)"
@@ -314,6 +319,7 @@ def run_actions(
     outcomes = []
     unreachable: SckptError | None = None
     interrupted = False
+    targets = _expanded(facade, targets)
     for target in targets:
         if interrupted:
             outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
@@ -337,6 +343,19 @@ def run_actions(
             outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
         )
     return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+
+
+def _expanded(facade: Facade, targets: Sequence[StepId]) -> list[StepId]:
+    """The targets as scontrol reads them (``7`` = every record of array 7, ``7_3`` its
+    task's record: ``Facade.expand_targets``).  A target that cannot be looked up stays
+    as typed: acting on it raises the same refusal, reported (and audited) as its own."""
+    out: list[StepId] = []
+    for target in targets:
+        try:
+            out.extend(facade.expand_targets([target]))
+        except SckptError:
+            out.append(target)
+    return out
 
 
 def report_unopened(

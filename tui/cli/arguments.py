@@ -19,6 +19,7 @@ from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import CheckpointKind, JobState, StepId
 from sckpt.backend.targets import (
     parse_target,
+    parse_targets,
     validate_image_dir,
     validate_max_wait,
     validate_signal,
@@ -37,8 +38,14 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def target(text: str) -> StepId:
-    """``JOB``, ``JOB.STEP``, ``JOB.batch``, ``JOB.extern``, ``JOB.interactive``."""
+    """``JOB``, ``JOB.STEP``, ``JOB.batch``, ``JOB.extern``, ``JOB.interactive``, an array
+    task ``ARRAY_TASK[.STEP]``."""
     return parse_target(text)
+
+
+def targets(text: str) -> tuple[StepId, ...]:
+    """``target``, or a range of array tasks (``123_[1-5]``, ``123_[1,4].0``): each."""
+    return parse_targets(text)
 
 
 def line_count(text: str) -> int:
@@ -160,14 +167,16 @@ def names(text: str) -> frozenset[str]:
     return chosen
 
 
-def job_ids(text: str) -> frozenset[int]:
-    """A comma-separated list of job ids (``123,456``)."""
-    chosen: set[int] = set()
+def job_ids(text: str) -> frozenset[str]:
+    """A comma-separated list of job ids (``123,456``), as squeue ``-j`` takes them: an
+    array's id (every task of it), an array task (``7_3``), or a job record's own id.
+    Kept as the ids' text; ``listing.job_wanted`` matches them."""
+    chosen: set[str] = set()
     for part in text.split(","):
-        step = parse_target(part)
-        if not step.is_whole_job:
-            raise UsageError(f"invalid job id {_shown(part)}: expected a job id without a step")
-        chosen.add(step.job_id)
+        for step in parse_targets(part):
+            if not step.is_whole_job:
+                raise UsageError(f"invalid job id {_shown(part)}: expected a job id without a step")
+            chosen.add(step.job_text)
     return frozenset(chosen)
 
 
@@ -193,12 +202,12 @@ def filter_words(text: str) -> str:
     return text
 
 
-def job_id(text: str) -> int:
-    """One job id without a step (``sckpt history JOB``)."""
+def job_id(text: str) -> StepId:
+    """One job id without a step (``sckpt history JOB``), or an array task (``7_3``)."""
     step = parse_target(text)
     if not step.is_whole_job:
         raise UsageError(f"invalid job id {_shown(text)}: expected a job id without a step")
-    return step.job_id
+    return step
 
 
 def since(text: str) -> str:

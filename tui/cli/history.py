@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import history as rules
 from sckpt.backend.errors import SckptError
-from sckpt.backend.model import JobHistory
+from sckpt.backend.model import JobHistory, StepId
 
 from . import output
 from .exit_codes import EXIT_OK
@@ -31,7 +31,7 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     rows = [
         [
             rules.run_label(found.skipped + index, r),
-            str(r.job_id),
+            rules.record_id(r),
             rules.state_text(r),
             rules.exit_text(r),
             rules.date_text(r.submit_time),
@@ -71,20 +71,22 @@ def render_json(found: JobHistory) -> dict[str, Any]:
     for record, shown in zip(data["records"], found.records, strict=True):
         record["state_text"] = rules.state_text(shown)
         record["exit_text"] = rules.exit_text(shown)
+        record["id"] = rules.record_id(shown)  # sacct's JobID: 123 or 7_3
     data["exit_code"] = EXIT_OK
     return data
 
 
 def run_history(
-    facade: Facade, job_id: int, since: str | None, limit: int | None, *, as_json: bool
+    facade: Facade, job: StepId, since: str | None, limit: int | None, *, as_json: bool
 ) -> int:
-    """Ask, print, and return the exit code (the error's own, on failure)."""
+    """Ask, print, and return the exit code (the error's own, on failure).  An array task
+    (``7_3``) is looked up in the listing first: accounting knows it by its own job id."""
     try:
-        found = facade.history(str(job_id), since=since, limit=limit)
+        found = facade.history(job, since=since, limit=limit)
     except SckptError as failure:
         if not as_json:
             raise
-        output.to_stdout(output.dumps(failure_json(job_id, failure)))
+        output.to_stdout(output.dumps(failure_json(job.job_id, failure)))
         return failure.exit_code
     if as_json:
         output.to_stdout(output.dumps(render_json(found)))

@@ -8,7 +8,7 @@ active jobs are listed (pending, running, suspended), as squeue does by default.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sckpt.backend.filters import Filter, matches
@@ -17,10 +17,13 @@ from sckpt.backend.model import (
     ACTIVE_STATES,
     CheckpointKind,
     ClusterInfo,
+    Job,
     JobState,
     JobView,
     Snapshot,
     StepView,
+    expand_task_ranges,
+    job_order,
 )
 
 from . import output
@@ -37,7 +40,8 @@ class ListFilter:
 
     users: frozenset[str] | None = None
     states: frozenset[JobState] = ACTIVE_STATES
-    job_ids: frozenset[int] = frozenset()
+    job_ids: frozenset[str] = frozenset()
+    """squeue ``-j``: job ids, arrays' ids and array tasks (``7_3``), as typed."""
     partitions: frozenset[str] = frozenset()
     checkpoint: frozenset[CheckpointKind] = frozenset()
     words: Filter = field(default_factory=Filter)
@@ -86,7 +90,7 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
             continue
         if wanted.states and job.state not in wanted.states:
             continue
-        if wanted.job_ids and job.job_id not in wanted.job_ids:
+        if wanted.job_ids and not job_named(job, wanted.job_ids):
             continue
         if wanted.partitions and job.partition not in wanted.partitions:
             continue
@@ -100,8 +104,52 @@ def select(jobs: Iterable[JobView], wanted: ListFilter) -> list[JobView]:
         if not matches(wanted.words, view, output.job_checkpoint_summary(view)):
             continue
         kept.append(view)
-    kept.sort(key=lambda v: v.job.job_id)
+    kept.sort(key=lambda v: job_order(v.job))
     return kept
+
+
+START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
+"""squeue ``--start``'s columns (its ``opts.c``), with ``-S S`` and ``-t PD``."""
+
+
+def one_per_task(views: list[JobView], wanted: ListFilter) -> list[JobView]:
+    """squeue ``-r``: the record of an array's pending tasks as one row per task (``7_3``,
+    ``7_4`` ...), each the same record named for its task; with ``-j 7_4``, that task only.
+    A range libslurm cut short (``...``) stays one row."""
+    out: list[JobView] = []
+    for view in views:
+        job = view.job
+        try:
+            tasks = expand_task_ranges(job.array_task_str) if job.array_task_str else ()
+        except ValueError:
+            tasks = ()
+        if not tasks:
+            out.append(view)
+            continue
+        for task in tasks:
+            one = replace(job, array_task_id=task, array_task_str="")
+            if not wanted.job_ids or job_named(one, wanted.job_ids):
+                out.append(replace(view, job=one))
+    return out
+
+
+def job_named(job: Job, ids: frozenset[str]) -> bool:
+    """Whether squeue ``-j IDS`` lists ``job``: its own id, its array's id, or its task
+    (``7_3``, also while pending in its array's record ``7_[3-50]``)."""
+    if str(job.job_id) in ids:
+        return True
+    if not job.array_job_id:
+        return False
+    if str(job.array_job_id) in ids or job.label in ids:
+        return True
+    if job.array_task_str:
+        prefix = f"{job.array_job_id}_"
+        named = {int(i[len(prefix) :]) for i in ids if i.startswith(prefix)}
+        try:
+            return bool(named & set(expand_task_ranges(job.array_task_str)))
+        except ValueError:
+            return False
+    return False
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,9 @@ def job_checkpoint_summary(view: JobView) -> str:
     """The job row's checkpoint column: one kind, or a tally such as ``2 able, 1 disabled``."""
     if not view.steps:
         if view.job.state is JobState.PENDING:
-            return CheckpointKind.PENDING.value
+            count = view.job.array_task_count if view.job.array_task_str else 0
+            pending = CheckpointKind.PENDING.value
+            return f"{pending} ({count} tasks)" if count > 1 else pending
         if view.job.state.is_finished:
             return CheckpointKind.ENDED.value
         return "-"
@@ -229,7 +231,7 @@ def job_row(view: JobView, now: float) -> list[str]:
         elapsed = "0:00"
     where = job.nodes if job.nodes else f"({job.state_reason or 'None'})"
     return [
-        str(job.job_id),
+        job.label,
         job.partition,
         job.name,
         job.user,
@@ -293,6 +295,8 @@ def step_json(view: StepView, now: float) -> dict[str, Any]:
     data: dict[str, Any] = to_jsonable(view.step)
     data["run_time"] = step_run_time(view.step, now)
     data["job_id"] = view.step.step_id.job_id
+    data["array_job_id"] = view.step.step_id.array_job_id
+    data["array_task_id"] = view.step.step_id.array_task_id
     data["step"] = view.step.step_id.step_text
     data["checkpoint"] = to_jsonable(view.checkpoint)
     data["checkpoint"]["text"] = checkpoint_text(view.checkpoint)
@@ -306,6 +310,8 @@ def job_json(view: JobView, now: float) -> dict[str, Any]:
         data["cluster"] = view.cluster
         data["cluster_stale"] = view.stale
     data["state_short"] = view.job.state.short
+    data["id"] = view.job.label  # squeue's JOBID: 123, 7_3 or 7_[4-50%2]
+    data["array_task_count"] = view.job.array_task_count if view.job.is_array else 0
     data["checkpoint_summary"] = job_checkpoint_summary(view)
     data["steps"] = [step_json(step, now) for step in view.steps]
     return data

@@ -284,11 +284,15 @@ def _target_help(op: Operation) -> str:
     """What a TARGET is for ``op``: a job-control verb acts on the job itself (hold, release
     and requeue on nothing else), a checkpoint operation on every running step of it."""
     steps = "JOB.STEP, JOB.batch, JOB.extern, JOB.interactive"
+    arrays = (
+        "; an array task ARRAY_TASK (123_4, 123_4.0), tasks 123_[1-5], or the array's "
+        "id for all its tasks, as squeue and scontrol write them"
+    )
     if op.whole_job:
-        return "JOB (a job id; steps are refused)"
+        return f"JOB (a job id; steps are refused){arrays}"
     if op.kind == "job":
-        return f"JOB (the whole job), {steps}"
-    return f"JOB (every running step), {steps}"
+        return f"JOB (the whole job), {steps}{arrays}"
+    return f"JOB (every running step), {steps}{arrays}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -334,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "targets",
                 metavar="TARGET",
                 nargs="+",
-                type=arguments.target,
+                type=arguments.targets,
                 help=_target_help(op),
             ),
             _TARGET_COMPLETION,
@@ -387,7 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument(
         "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
     )
-    ls.add_argument("-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34")
+    ls.add_argument(
+        "-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34 or 7_3"
+    )
     ls.add_argument("-p", "--partition", type=arguments.names, action="append", help="partition(s)")
     ls.add_argument(
         "-n", "--name", type=arguments.names, action="append", help="job (with -s: step) name(s)"
@@ -409,6 +415,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="steps whose checkpoint state is one of: able, disabled, in_progress, ...",
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
+    ls.add_argument(
+        "--start",
+        action="store_true",
+        help="pending jobs and when Slurm expects them to start, as squeue --start: "
+        'its columns "%%.18i %%.9P %%.8j %%.8u %%.2t %%.19S %%.6D %%20Y %%R" unless -o '
+        "(over -O, as squeue), -S S unless -S, -t PD unless -t",
+    )
+    ls.add_argument(
+        "-r",
+        "--array",
+        action="store_true",
+        help="one row per array task, pending ones too (squeue -r), not 7_[3-50%%2]",
+    )
     ls.add_argument("-a", "--all", action="store_true", help="include finished jobs")
     ls.add_argument(
         "-h", "-H", "--noheader", action="store_true", help="no header line (as squeue -h)"

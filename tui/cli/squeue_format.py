@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sckpt.backend.errors import UsageError
-from sckpt.backend.model import Job, JobState, JobView, StepView
+from sckpt.backend.model import Job, JobState, JobView, StepView, job_order
 
 from . import output
 
@@ -157,13 +157,22 @@ def _ckpt_summary(view: JobView, _now: float) -> str:
     return output.job_checkpoint_summary(view)
 
 
+def _array_task(job: Job) -> str:
+    """squeue's ``%K``: the task, the pending range (``5-50%2``), or ``N/A``."""
+    if job.array_task_str:
+        return job.array_task_str
+    return "N/A" if job.array_task_id is None else str(job.array_task_id)
+
+
 def _job_time(view: JobView, now: float) -> str:
     return squeue_secs(job_time_used(view.job, now))
 
 
 JOB_FIELDS: tuple[Field[JobView], ...] = (
-    _job("i", ["JobID"], "JOBID", lambda j: str(j.job_id), lambda j: j.job_id),
-    _job("A", [], "JOBID", lambda j: str(j.job_id)),
+    _job("i", ["JobArrayID"], "JOBID", lambda j: j.label, job_order),
+    _job("A", ["JobID"], "JOBID", lambda j: str(j.job_id), lambda j: j.job_id),
+    _job("F", ["ArrayJobID"], "ARRAY_JOB_ID", lambda j: str(j.array_job_id or j.job_id)),
+    _job("K", ["ArrayTaskID"], "ARRAY_TASK_ID", _array_task),
     _job("j", ["Name"], "NAME", lambda j: j.name, lambda j: j.name),
     _job("u", ["UserName"], "USER", lambda j: j.user, lambda j: j.user),
     _job("U", ["UserID"], "UID", lambda j: str(j.uid), lambda j: j.uid),
@@ -218,6 +227,17 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
     _job("a", ["Account"], "ACCOUNT", lambda j: _or_null(j.account)),
     _job("", ["RestartCnt"], "RESTART_COUNT", lambda j: str(j.restart_count)),
     _job("", ["BatchFlag"], "BATCH_FLAG", lambda j: str(int(j.batch))),
+    _job("", ["tres-alloc", "tres"], "TRES_ALLOC", lambda j: j.tres or "N/A"),
+    _job("b", ["tres-per-node"], "TRES_PER_NODE", lambda j: j.tres_per_node or "N/A"),
+    Field(
+        "Y",
+        ("SchedNodes",),
+        "SCHEDNODES",
+        # squeue passes a NULL list to printf's %s, which glibc writes as "(null)"
+        lambda view, _now: view.job.sched_nodes or "(null)",
+        cut=lambda _view: False,
+        header_cut=False,
+    ),
     Field(CHECKPOINT_LETTER, ("Checkpoint",), "CKPT", _ckpt_summary, _ckpt_summary),
 )
 

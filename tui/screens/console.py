@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from rich.text import Text
+from sckpt.backend.columns import STEP_COLUMN_KEYS, layouts
 from sckpt.backend.model import JobView, StepId
 from textual import on
 from textual.app import ComposeResult
@@ -28,12 +29,15 @@ from textual.widgets import Input, Static
 from .. import rows
 from ..console_text import (
     CLUSTER_JOB_COLUMNS,
-    JOB_COLUMNS,
-    STEP_COLUMNS,
+    Column,
     Filter,
     checkpoint_text,
+    job_columns,
+    job_start,
     parse_filter,
     printable,
+    step_columns,
+    zoned_time,
 )
 from ..keys import CONSOLE_KEYS, bindings
 from ..messages import CheckDone, DataReady, FinishedLoaded
@@ -76,6 +80,8 @@ class ConsoleScreen(TargetScreen):
         jobs the controller forgot; replaced, never changed in place."""
         self.marks: dict[StepId, None] = {}
         """Targets marked with space, in marking order (jobs and steps alike)."""
+        self.layout_index = 0
+        """Which of ``layouts()`` the jobs table shows (``l`` moves on)."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.sckpt.info, interval=self.sckpt.interval, id="header")
@@ -86,10 +92,10 @@ class ConsoleScreen(TargetScreen):
             select_on_focus=False,
         )
         now = self.sckpt.now
-        columns = CLUSTER_JOB_COLUMNS if self.sckpt.many_clusters else JOB_COLUMNS
-        yield RowTable(columns, render=rows.render_job, clock=now, id="jobs")
+        yield RowTable(self.layout_columns(), render=rows.render_job, clock=now, id="jobs")
         yield Static("", id="steps-title", markup=False)
-        yield RowTable(STEP_COLUMNS, render=rows.render_step, clock=now, id="steps")
+        chosen = self.sckpt.settings.columns.get("steps", STEP_COLUMN_KEYS)
+        yield RowTable(step_columns(chosen), render=rows.render_step, clock=now, id="steps")
         yield KeyFooter(offered=self.offers)
 
     @property
@@ -240,11 +246,14 @@ class ConsoleScreen(TargetScreen):
         self.steps_table.sync((str(s.step.step_id), rows.step_row(s, shown(s))) for s in job.steps)
         self.steps_table.refresh_expired()
         on = f" on {job.cluster}" if job.cluster and self.sckpt.many_clusters else ""
-        heading = Text(f"Steps of {job.job.job_id}{on} ", style="bold")
+        heading = Text(f"Steps of {job.job.label}{on} ", style="bold")
         heading.append(printable(job.job.name))
         heading.append(f"  ({len(job.steps)})", style="dim")
         if job.job.state_reason and not job.steps:
             heading.append(f"  {printable(job.job.state_reason)}", style="dim")
+        if job.job.expected_start:  # squeue --start's estimate
+            start = job_start(job.job, self.sckpt.now())
+            heading.append(f"  expected start {start} ({zoned_time(job.job.start_time)})")
         self._set_steps_title(heading)
 
     def refresh_outcomes(self) -> None:
@@ -314,6 +323,8 @@ class ConsoleScreen(TargetScreen):
         """Show the view state (sort, toggles, filter) in the header."""
         arrow = "↓" if self.sort_reverse else "↑"
         parts = [f"sort {self.sort_column}{arrow}"]
+        if self.layout_index:
+            parts.append(f"columns {self.layouts()[self.layout_index][0]}")
         if self.mine_only:
             parts.append("mine")
         if self.show_finished:
@@ -389,6 +400,26 @@ class ConsoleScreen(TargetScreen):
         if not event.value:
             event.input.display = False
         self.jobs_table.focus()
+
+    def layouts(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The jobs table's layouts: ``[columns] jobs`` of the config first, then sckpt's."""
+        return layouts(self.sckpt.settings.columns.get("jobs"))
+
+    def layout_columns(self) -> tuple[Column, ...]:
+        _name, keys = self.layouts()[self.layout_index % len(self.layouts())]
+        return job_columns(keys, many_clusters=self.sckpt.many_clusters)
+
+    def action_layout(self) -> None:
+        """``l``: the next column layout (``backend/columns.py``)."""
+        self.layout_index = (self.layout_index + 1) % len(self.layouts())
+        self.jobs_table.set_columns(self.layout_columns())
+        shown = {c.key for c in self.jobs_table.all_columns}
+        if self.sort_column not in shown:
+            self.sort_column, self.sort_reverse = "id", False
+        self.update_note()
+        self.refresh_view()
+        name = self.layouts()[self.layout_index][0]
+        self.notify(f"columns: {name}", markup=False)
 
     def action_sort(self) -> None:
         """``s``: sort by the next column."""

@@ -356,6 +356,15 @@ class RowTable(ScrollView, can_focus=True):
         if self.scroll_y > self.max_scroll_y:
             self.scroll_to(y=self.max_scroll_y, animate=False)
 
+    def set_columns(self, columns: Sequence[Column]) -> None:
+        """Show another layout (``l``, ``[columns]``): these columns, fitted to the width the
+        table was last given; the rows are painted again from their data."""
+        self.all_columns = tuple(columns)
+        self._wanted = {}
+        self._painted.clear()
+        self.shown = ()
+        self.fit_columns(self._fit_width)
+
     def fit_columns(self, width: int) -> bool:
         """Show the columns that fit ``width``, a column whose text was cut widened when
         the line has room to spare; repaint only when that changes anything."""

@@ -112,11 +112,13 @@ class StepDetail(Static):
         line("Tasks / CPUs", f"{step.num_tasks} / {step.num_cpus}")
         if self.job is not None:
             job = self.job.job
-            line("Job", bounded(f"{job.job_id} {job.name} ({job.state.short})"))
+            line("Job", bounded(f"{job.label} {job.name} ({job.state.short})"))
             # The job's sbatch --comment: where sites note the project, a ticket, or "ask me
             # before cancelling" -- what an operator wants to read before acting.
             comment = self.job.job.comment
             line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
+            # squeue -O tres-alloc's: what the job holds (asked for, before it started)
+            line("Resources", bounded(job.tres) if job.tres else Text("(unknown)", style="dim"))
         if step.start_time:
             line("Started", moment(step.start_time, now))
         line("Checkpoint", _state_text(ckpt, now))
@@ -215,11 +217,11 @@ class StepDetail(Static):
         if self.seen:
             text.append("It is no longer in the controller's answer.")
         elif job is None:
-            job_id = self.target.job_id if self.target is not None else "?"
+            job_id = self.target.job_text if self.target is not None else "?"
             text.append(f"The controller lists no job {job_id}: the number may be wrong, ")
             text.append("or the job ended and was purged.")
         else:
-            text.append_text(literal(f"Job {job.job.job_id} ({job.job.name}, "))
+            text.append_text(literal(f"Job {job.job.label} ({job.job.name}, "))
             text.append(f"{job.job.state.short}) ")
             steps = [str(s.step.step_id) for s in job.steps]
             if steps:
