@@ -789,16 +789,17 @@ class CooperativeEngine(LiveEngine):
                 unrecorded.append(f"{store.step}'s record not updated: {exc.message}")
         # slurmd refuses a job credential issued in the same second as the revocation of
         # the job's previous one ("Job credential revoked"): start a second later at least.
-        # When sckpt did not end it (``scontrol requeuehold``, a node lost), the job's own
-        # end time is the previous run's end.
-        not_before = max((r.ended_at for _s, r in records), default=0.0) + CREDENTIAL_GAP
-        if 0 < job.end_time < time.time() + 86400:
-            not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
+        ended = max((r.ended_at for _s, r in records), default=0.0)
+        not_before = ended + CREDENTIAL_GAP
         if job.state == JobState.PENDING:
-            if self._wait_settled(job.job_id):  # a release while completing would be undone
+            # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
+            # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
+            if self._wait_settled(job.job_id) or not ended:
                 not_before = max(not_before, time.time() + CREDENTIAL_GAP)
             self.binding.release(job.job_id)
         else:
+            if 0 < job.end_time < time.time() + 86400:
+                not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
             self.binding.requeue(job.job_id, hold=False)
         time.sleep(max(0.0, min(not_before - time.time(), CREDENTIAL_GAP)))
         self._start_now(job.job_id)
