@@ -204,6 +204,7 @@ def _relay_main(
         child = subprocess.Popen(
             [
                 coord.coordinator,
+                "--quiet",  # warnings and errors only: a NOTE per fork would fill the log
                 "--exit-on-last",
                 "-p",
                 "0",
