@@ -17,6 +17,8 @@ The file, with every key and its default::
     audit_required = true         # refuse an action when its audit line cannot be written
     theme = ""                    # the console's theme, "" = Textual's default; the
                                   # palette's theme command writes it here
+    dmtcp_dir = ""                # DMTCP's install prefix for sckpt run --transparent,
+                                  # "" = $SCKPT_DMTCP_DIR, else scripts/dmtcp's build
 
     [keys]                        # console key overrides: action name -> key
     create = "c"                  # names and defaults: keymap.py; unknown or taken: error
@@ -71,6 +73,7 @@ SCALAR_KEYS: tuple[str, ...] = (
     "audit_log",
     "audit_required",
     "theme",
+    "dmtcp_dir",
 )
 """The top-level keys that take one value (README's table lists each)."""
 KEYS_TABLE = "keys"
@@ -123,6 +126,9 @@ class Settings:
     theme: str = ""
     """The console's theme ("" = Textual's default); the console checks the name, since
     only Textual knows its themes."""
+    dmtcp_dir: str | None = None
+    """DMTCP's install prefix (``sckpt run --transparent``); None: ``$SCKPT_DMTCP_DIR``, else
+    the project's build (``backend/dmtcp.py``)."""
     columns: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """``[columns]``: ``jobs`` and/or ``steps`` to the column names shown, in order
     (``columns.py``); a table not given keeps the console's default."""
@@ -231,6 +237,11 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
         if not isinstance(value, str) or len(value) > 60 or not value.isprintable():
             raise bad("theme", 'a theme name such as "nord" (ctrl+p, then "theme")', value)
         kwargs["theme"] = value
+    if "dmtcp_dir" in data:
+        value = data["dmtcp_dir"]
+        if not isinstance(value, str) or "\0" in value or (value and not value.startswith("/")):
+            raise bad("dmtcp_dir", 'an absolute path such as "/opt/dmtcp", or ""', value)
+        kwargs["dmtcp_dir"] = value or None
     if "keys" in data:
         table = data["keys"]
         if not isinstance(table, dict):

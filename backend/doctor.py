@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .dmtcp import find_dmtcp
 from .errors import SckptError
 from .libslurm import _build, find_config_source, get_binding
 
@@ -70,8 +71,26 @@ def _api_text(value: int) -> str:
     return f"{(value >> 16) & 0xFF}.{(value >> 8) & 0xFF}.{value & 0xFF}"
 
 
-def run_doctor() -> tuple[DoctorReport, int]:
-    """Check headers, library, shim, configuration and controller; never raises."""
+def dmtcp_check(configured: str | None = None) -> DoctorCheck:
+    """Which DMTCP ``sckpt run --transparent`` would use (where, which version), or how to
+    get one.  Informational: sckpt talks to Slurm without it."""
+    try:
+        found = find_dmtcp(configured)
+    except SckptError as exc:
+        return DoctorCheck("DMTCP", True, exc.message, exc.hint, informational=True)
+    version = found.version or "version unknown"
+    return DoctorCheck(
+        "DMTCP",
+        True,
+        f"{version} at {found.prefix} (from {found.source}): sckpt run --transparent "
+        "checkpoints unmodified programs",
+    )
+
+
+def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
+    """Check headers, library, shim, configuration and controller; never raises.
+
+    ``dmtcp_dir`` is the config's DMTCP prefix (None: the usual search)."""
     checks: list[DoctorCheck] = []
     facts: dict[str, object] = {}
 
@@ -199,6 +218,7 @@ def run_doctor() -> tuple[DoctorReport, int]:
             detail = "absent (removed in Slurm 20.02): the cooperative engine will be used"
         checks.append(DoctorCheck("checkpoint API", True, detail, informational=True))
 
+    checks.append(dmtcp_check(dmtcp_dir))
     usable = binding is not None and bool(facts.get("controller_reachable"))
     report = DoctorReport(usable=usable, checks=tuple(checks), **facts)  # type: ignore[arg-type]
     return report, EXIT_USABLE if usable else EXIT_UNUSABLE

@@ -413,6 +413,13 @@ class CheckpointState:
     image_dir: str = ""
     last_checkpoint_time: int = 0
     history: tuple[CheckpointEvent, ...] = ()
+    checkpointer: str = ""
+    """``transparent (DMTCP 4.2.0)`` for a step under ``sckpt run --transparent``; ""
+    otherwise (the program's own checkpoint, or Slurm's plugin)."""
+    image_bytes: int = 0
+    """Size of the last complete image, all tasks together (0: not known)."""
+    checkpoint_seconds: float = 0.0
+    """How long the last complete checkpoint took (its slowest task; 0: not known)."""
     start_notes: tuple[str, ...] = ()
     """How each task of this run of the step started (``task 0: resumed from generation
     3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""

@@ -193,11 +193,17 @@ class TaskInfo:
     off: str = ""
     """Why checkpointing is off for this task ("" when it is on): the wrapper could not
     prepare its image directory, for example.  The program runs anyway."""
+    checkpointer: str = ""
+    """``transparent (DMTCP 4.2.0)`` when the task runs under ``sckpt run --transparent``
+    (no signal is sent, so what the program does with one does not matter); "" for the
+    signal the program catches."""
 
     def checkpoint_blocker(self) -> str:
         """Why this task's program must not be sent its checkpoint signal ("" when it may)."""
         if self.off:
             return f"checkpointing is off for this task: {self.off}"
+        if self.checkpointer:
+            return ""
         return handler_blocker(self.handler, self.signal)
 
     def describe(self) -> str:
@@ -242,6 +248,10 @@ class StepRecord:
     last_image: dict[str, str] = field(default_factory=dict)
     """procid -> directory of the last complete image."""
     last_image_time: int = 0
+    image_bytes: dict[str, int] = field(default_factory=dict)
+    """procid -> bytes of its last complete image (transparent tasks measure it)."""
+    ckpt_seconds: dict[str, float] = field(default_factory=dict)
+    """procid -> how long its last complete checkpoint took (transparent tasks)."""
     job_nodes: str = ""
     """The nodes the job ran on when it was last vacated (for restart with stick)."""
     ended_at: float = 0.0
@@ -394,6 +404,8 @@ class StepRecord:
             error_msg=_text(data.get("error_msg", "")),
             last_image={str(k): str(v) for k, v in dict(data.get("last_image", {})).items()},
             last_image_time=int(data.get("last_image_time", 0)),
+            image_bytes={str(k): int(v) for k, v in dict(data.get("image_bytes", {})).items()},
+            ckpt_seconds={str(k): float(v) for k, v in dict(data.get("ckpt_seconds", {})).items()},
             job_nodes=str(data.get("job_nodes", "")),
             pinned_nodes=str(data.get("pinned_nodes", "")),
             ended_at=float(data.get("ended_at", 0.0)),
@@ -427,6 +439,8 @@ class StepRecord:
         self.name = name
         self.last_image = {}
         self.last_image_time = 0
+        self.image_bytes = {}
+        self.ckpt_seconds = {}
         self.disable_count = 0
         self.error_code = 0
         self.error_msg = ""

@@ -216,6 +216,17 @@ def build_parser() -> argparse.ArgumentParser:
         "(time to install its handler; default 2)",
     )
     parser.add_argument(
+        "--transparent",
+        action="store_true",
+        help="checkpoint PROGRAM without its cooperation, under DMTCP (backend/transparent.py): "
+        "it need not catch any signal",
+    )
+    parser.add_argument(
+        "--gzip",
+        action="store_true",
+        help="with --transparent: compress the images (DMTCP's gzip; slower, see bench/README)",
+    )
+    parser.add_argument(
         "--read-only",
         action="store_true",
         help="refuse to run (also read_only = true in the config): the wrapper writes the "
@@ -748,6 +759,11 @@ class Wrapper:
         return 0, "", published or str(complete)
 
     # ---- the child and the loop ----------------------------------------------------------
+    def command(self, env: dict[str, str]) -> list[str]:
+        """What is started as the task's program: PROGRAM itself (the transparent wrapper
+        starts it under DMTCP instead, and may add to ``env``)."""
+        return self.program
+
     def run(self) -> int:
         try:
             self.register()
@@ -774,7 +790,7 @@ class Wrapper:
         signal.pthread_sigmask(signal.SIG_BLOCK, watched)
         try:
             self.child = subprocess.Popen(
-                self.program,
+                self.command(env),
                 env=env,
                 preexec_fn=_unblock_all,  # the wrapper has no threads: preexec_fn is safe
             )
@@ -920,6 +936,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         settings = refuse_if_read_only(args.read_only, args.config, program)
+        if args.transparent:
+            from .transparent_wrapper import transparent_wrapper
+
+            return transparent_wrapper(args, program, settings).run()
         return Wrapper(args, program, settings).run()
     except SckptError as exc:
         _note(str(exc))

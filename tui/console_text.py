@@ -173,6 +173,8 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
     """The step's checkpoint column: able / disabled xN / in progress since ... / ..."""
     kind = state.kind
     if kind is CheckpointKind.ABLE:
+        if state.checkpointer:  # sckpt run --transparent: DMTCP, whatever the program does
+            return Text(f"able, {state.checkpointer}", style="green")
         return Text("able", style="green")
     if kind is CheckpointKind.DISABLED:
         # The native engine sees only "disabled" (slurm_checkpoint_able), not the counter.

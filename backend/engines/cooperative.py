@@ -239,6 +239,9 @@ class CooperativeEngine(LiveEngine):
             last_checkpoint_time=rec.last_image_time,
             history=rec.events(),
             start_notes=_start_notes(tasks),
+            checkpointer=next((t.checkpointer for t in tasks if t.checkpointer), ""),
+            image_bytes=sum(rec.image_bytes.values()),
+            checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
         )
 
     def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:

@@ -434,6 +434,7 @@ def _cmd_output(args: argparse.Namespace) -> int:
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
+    from sckpt.backend.config import load_settings
     from sckpt.backend.doctor import format_report, run_demo_doctor, run_doctor
 
     if args.demo:  # the simulated cluster the user asked about, not this machine's Slurm
@@ -443,8 +444,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         finally:
             facade.close()
     else:
+        try:  # only for dmtcp_dir: a broken config is reported by every other command
+            dmtcp_dir = load_settings(getattr(args, "config", None)).dmtcp_dir
+        except SckptError:
+            dmtcp_dir = None
         _announce_shim_build()
-        report, code = run_doctor()
+        report, code = run_doctor(dmtcp_dir)
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:

@@ -132,6 +132,8 @@ def checkpoint_text(state: CheckpointState) -> str:
         if not state.reason or state.reason.startswith("not supported"):
             return state.reason or "not supported"
         return f"not supported: {state.reason}"
+    if kind is CheckpointKind.ABLE and state.checkpointer:
+        return f"{kind.value}, {state.checkpointer}"  # able, transparent (DMTCP 4.2.0)
     return kind.value
 
 

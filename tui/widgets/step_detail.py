@@ -11,6 +11,7 @@ long ago that was.  The relative parts move with the clock (``tick``).
 
 from __future__ import annotations
 
+import humanize
 from rich.text import Text
 from sckpt.backend import history as records
 from sckpt.backend import progress
@@ -140,6 +141,11 @@ class StepDetail(Static):
             if ckpt.last_checkpoint_time
             else Text("never", style="dim"),
         )
+        if ckpt.checkpointer:
+            line("Checkpointer", literal(ckpt.checkpointer))
+        if ckpt.image_bytes:
+            took = f", took {ckpt.checkpoint_seconds:.1f} s" if ckpt.checkpoint_seconds else ""
+            line("Last image", f"{humanize.naturalsize(ckpt.image_bytes)}{took}")
         if ckpt.start_notes:
             # How each task of this run started: resumed from which image, or from zero
             # and why (a restart whose image was missing, checkpointing off).
