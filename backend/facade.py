@@ -64,6 +64,7 @@ from .errors import (
     ControllerUnreachable,
     Disabled,
     InvalidJobId,
+    JobPending,
     NoConfig,
     NothingMatched,
     SckptError,
@@ -446,7 +447,7 @@ class Facade:
         """One look at a restarted job (``restart --wait``): its state, and how each task
         of its steps started, as the engine knows it (the cooperative engine: from each
         wrapper's registration).  ``InvalidJobId`` when the job is not listed."""
-        step = to_target(target)
+        step = self.resolve(target)
         for view in self.snapshot().jobs:
             if view.job.job_id != step.job_id or (step.cluster and view.cluster != step.cluster):
                 continue
@@ -473,7 +474,7 @@ class Facade:
             running = bool(self._engine.able(step).in_progress_since)
         except Disabled:
             running = not self._engine.error(step).code
-        except (InvalidJobId, AlreadyDone):
+        except (InvalidJobId, AlreadyDone, JobPending):  # pending: vacate requeued it held
             return CheckpointKind.ENDED.value
         if running:
             return progress.IN_PROGRESS

@@ -206,9 +206,11 @@ def submit(private_cluster: PrivateCluster, work: Path) -> Iterator[Callable[...
 
 
 def _vacated(job: Job) -> None:
-    """``sckpt vacate JOB.0``: checkpointed, then requeued held, waiting for a restart."""
-    vacate = job.sckpt("vacate", job.step, "--max-wait", "30")
-    assert vacate.returncode == 0, vacate.stderr
+    """``sckpt vacate JOB.0 --wait``: checkpointed, then requeued held, waiting for a
+    restart; the wait ends when the step is gone (the job pends: no ESLURM_JOB_PENDING)."""
+    vacate = job.sckpt("vacate", job.step, "--wait")
+    assert vacate.returncode == 0, (vacate.stdout, vacate.stderr)
+    assert vacate.stdout.strip().splitlines()[-1] == f"{job.step}: vacate ended", vacate.stdout
     job.wait(lambda: job.field("Reason") == "job_requeued_in_held_state", timeout=90)
 
 
