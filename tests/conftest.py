@@ -100,31 +100,57 @@ def _flock(path: Path, mode: int) -> Iterator[IO[str]]:
         yield handle
 
 
-@pytest.fixture(scope="session")
-def slurm_cluster() -> Iterator[SlurmCluster]:
-    """Bring the cluster up once per session (or reuse a running one).
+@contextlib.contextmanager
+def _shared(directory: Path, *release: str, timeout: float = 900) -> Iterator[None]:
+    """A cluster of ``scripts/slurm-cluster`` (``release``: its ``--release`` arguments),
+    up for as long as the ``with`` lasts, shared with other pytest sessions.
 
-    Several pytest sessions may share it (developers and their helpers run suites side by
-    side): starting is serialized by ``<dir>.start.lock``, and every session holds a shared
+    Several sessions may share it (developers and their helpers run suites side by side):
+    starting is serialized by ``<dir>.start.lock``, and every session holds a shared
     ``<dir>.use.lock`` while it runs.  The session that started the cluster stops it at its
     end only when no other session holds the use lock.
     """
-    if os.geteuid() != 0:
-        _unavailable("the test cluster needs root (it installs Slurm and starts daemons)")
-    directory = _cluster_dir()
     start_lock = directory.with_name(directory.name + ".start.lock")
     use_lock = directory.with_name(directory.name + ".use.lock")
     with contextlib.ExitStack() as stack:
         with _flock(start_lock, fcntl.LOCK_EX):
-            status = [str(CLUSTER_SCRIPT), "status"]
+            status = [str(CLUSTER_SCRIPT), "status", *release]
             already_up = subprocess.run(status, capture_output=True, text=True).returncode == 0
             if not already_up:
                 up = subprocess.run(
-                    [str(CLUSTER_SCRIPT), "up"], capture_output=True, text=True, timeout=900
+                    [str(CLUSTER_SCRIPT), "up", *release],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
                 )
                 if up.returncode != 0:
-                    _unavailable(f"scripts/slurm-cluster up failed: {up.stderr.strip()[-2000:]}")
+                    command = " ".join(["scripts/slurm-cluster up", *release])
+                    _unavailable(f"{command} failed: {up.stderr.strip()[-2000:]}")
             using = stack.enter_context(_flock(use_lock, fcntl.LOCK_SH))
+        try:
+            yield
+        finally:
+            if not already_up:
+                with _flock(start_lock, fcntl.LOCK_EX):
+                    try:
+                        fcntl.flock(using, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        pass  # another session still uses it: leave it up
+                    else:
+                        subprocess.run(
+                            [str(CLUSTER_SCRIPT), "down", *release],
+                            capture_output=True,
+                            timeout=120,
+                        )
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    """Bring the cluster up once per session (or reuse a running one: ``_shared``)."""
+    if os.geteuid() != 0:
+        _unavailable("the test cluster needs root (it installs Slurm and starts daemons)")
+    directory = _cluster_dir()
+    with _shared(directory):
         cluster = SlurmCluster(conf=directory / "slurm.conf", directory=directory)
         previous = os.environ.get("SLURM_CONF")
         os.environ["SLURM_CONF"] = str(cluster.conf)
@@ -135,16 +161,6 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
                 os.environ.pop("SLURM_CONF", None)
             else:
                 os.environ["SLURM_CONF"] = previous
-            if not already_up:
-                with _flock(start_lock, fcntl.LOCK_EX):
-                    try:
-                        fcntl.flock(using, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        pass  # another session still uses it: leave it up
-                    else:
-                        subprocess.run(
-                            [str(CLUSTER_SCRIPT), "down"], capture_output=True, timeout=120
-                        )
 
 
 @dataclass(frozen=True)
@@ -250,37 +266,21 @@ def slurm1905(slurm_cluster: SlurmCluster) -> Iterator[Slurm1905]:
     """Slurm 19.05.8 built from ../shared/slurm (cached) and started beside the 22.05 cluster.
 
     A missing source tarball or a failed build skips outside CI and fails under CI=true.
-    Stopped at the end of the session when this session started it.
+    Shared with other sessions as the 22.05 cluster is (``_shared``): stopped at the end of
+    the session that started it, unless another still uses it.
     """
-    status = subprocess.run(
-        [str(CLUSTER_SCRIPT), "status", *RELEASE_1905], capture_output=True, text=True
-    )
-    already_up = status.returncode == 0
-    if not already_up:
-        up = subprocess.run(
-            [str(CLUSTER_SCRIPT), "up", *RELEASE_1905],
-            capture_output=True,
-            text=True,
-            timeout=1800,
+    # scripts/slurm-cluster's directory for --release 19.05 (its $DIR).
+    directory = Path(os.environ.get("SCKPT_CLUSTER_DIR", "/tmp/sckpt-cluster-19.05"))
+    with _shared(directory, *RELEASE_1905, timeout=1800):
+        env_line = subprocess.run(
+            [str(CLUSTER_SCRIPT), "env", *RELEASE_1905], capture_output=True, text=True, check=True
+        ).stdout
+        values = dict(word.split("=", 1) for word in env_line.split()[1:])
+        yield Slurm1905(
+            conf=Path(values["SLURM_CONF"]),
+            directory=Path(values["SLURM_CONF"]).parent,
+            prefix=Path(values["SLURM_LIB_DIR"]).parent,
         )
-        if up.returncode != 0:
-            _unavailable(f"scripts/slurm-cluster up --release 19.05: {up.stderr.strip()[-2000:]}")
-    env_line = subprocess.run(
-        [str(CLUSTER_SCRIPT), "env", *RELEASE_1905], capture_output=True, text=True, check=True
-    ).stdout
-    values = dict(word.split("=", 1) for word in env_line.split()[1:])
-    cluster = Slurm1905(
-        conf=Path(values["SLURM_CONF"]),
-        directory=Path(values["SLURM_CONF"]).parent,
-        prefix=Path(values["SLURM_LIB_DIR"]).parent,
-    )
-    try:
-        yield cluster
-    finally:
-        if not already_up:
-            subprocess.run(
-                [str(CLUSTER_SCRIPT), "down", *RELEASE_1905], capture_output=True, timeout=120
-            )
 
 
 @dataclass(frozen=True)
