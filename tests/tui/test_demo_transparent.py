@@ -56,9 +56,10 @@ def test_one_running_demo_job_in_ten_runs_transparent_steps(
     assert _marked(console(n_jobs=200, seed=42, demo_touches=True)) == marked
     # Without demo touches (the differential tests' cluster), no step is transparent.
     assert _marked(console(n_jobs=200, seed=42)) == set()
-    # The console acts as ME: ME's transparent steps show as such, in the column's words;
-    # another user's steps the controller does not answer for show nothing more.
-    c = console(n_jobs=48, seed=8, demo_touches=True)
+    # The console acts as ME: ME's transparent steps show as such, in the column's words
+    # (the acting user has at least one such job); another user's steps, which the
+    # controller does not answer for, show nothing more.
+    c = console(n_jobs=48, seed=42, demo_touches=True)  # the default demo
     marked = _marked(c)
     shown = {v.step.step_id: v for v in _transparent(c)}
     mine = {
@@ -76,7 +77,7 @@ def test_one_running_demo_job_in_ten_runs_transparent_steps(
 async def test_the_detail_of_a_transparent_demo_step_and_create_on_it(
     console: Callable[..., Console],
 ) -> None:
-    c = console(n_jobs=48, seed=8, demo_touches=True)  # a transparent job of ME's with images
+    c = console(n_jobs=48, seed=42, demo_touches=True)  # the default demo
     view = next(v for v in _transparent(c) if v.checkpoint.image_bytes and v.step.user == ME)
     step, ckpt = view.step.step_id, view.checkpoint
     gen = int(ckpt.image_dir.rsplit("/g", 1)[1])
