@@ -62,6 +62,12 @@ class DmtcpInstall:
         return f"DMTCP {self.version}" if self.version else "DMTCP"
 
 
+def checkpointer_label(install: DmtcpInstall) -> str:
+    """``transparent (DMTCP 4.2.0)``: how the checkpoint column and the step detail name a
+    step under ``sckpt run --transparent`` (the wrapper records it; the demo shows it)."""
+    return f"transparent ({install.label})"
+
+
 def _missing_programs(prefix: Path) -> list[str]:
     return [p for p in PROGRAMS if not os.access(prefix / "bin" / p, os.X_OK)]
 

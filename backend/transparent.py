@@ -46,7 +46,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .dmtcp import DmtcpInstall
+from .dmtcp import DmtcpInstall, checkpointer_label
 from .dmtcp_coordinator import PrivateCoordinator
 
 SPOOL = "dmtcp"
@@ -121,7 +121,7 @@ class DmtcpCheckpointer:
     @property
     def label(self) -> str:
         """``transparent (DMTCP 4.2.0)``: the words of the checkpoint column and detail."""
-        return f"transparent ({self.install.label})"
+        return checkpointer_label(self.install)
 
     def prepare(self, task_dir: Path) -> dict[str, str]:
         """``Checkpointer.prepare``: DMTCP writes into ``task_dir/dmtcp``; start its

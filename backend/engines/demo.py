@@ -4,14 +4,20 @@
 shows only what 19.05's API can tell.  That API keeps no checkpoint history; the simulated
 controller does (``SimulatedCluster.checkpoint_events``), and ``sckpt history`` and the step
 detail promise the demo's, as the cooperative engine's state files give them on a real
-cluster.  This is the one thing the demo's engine adds.
+cluster.  The same goes for the steps the simulated controller launched under ``sckpt run
+--transparent`` (``SimulatedCluster.transparent_steps``): their checkpointer, last image,
+its size and how long it took, which the cooperative engine reads from the wrapper's state
+files.  These are the things the demo's engine adds.
 """
 
 from __future__ import annotations
 
-from ..model import StepCheckpointEvent
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..model import CheckpointKind, Job, Step, StepCheckpointEvent, StepView
 from .native import NativeEngine
-from .simulated import SimulatedCluster
+from .simulated import SimulatedCluster, TransparentStep
 
 
 class DemoEngine(NativeEngine):
@@ -26,3 +32,32 @@ class DemoEngine(NativeEngine):
     ) -> tuple[StepCheckpointEvent, ...]:
         """The job's steps' checkpoint events as the simulated controller kept them."""
         return self._cluster.checkpoint_events(job_id)
+
+    def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
+        """``NativeEngine.step_views``, with what a transparent step's state files add."""
+        views = super().step_views(job, steps)
+        marked = self._cluster.transparent_steps(job.job_id)
+        if not marked:
+            return views
+        return tuple(_with_images(view, marked.get(view.step.step_id.step)) for view in views)
+
+
+def _with_images(view: StepView, marked: TransparentStep | None) -> StepView:
+    """The view of a step under ``sckpt run --transparent``: its checkpointer and last image
+    (the fields ``CoopEngine.checkpoint_state`` fills); another step's view unchanged, and
+    so is a step not asked (another user's, or left for a later refresh by the probe budget):
+    what the controller did not answer, its state files do not tell either."""
+    state = view.checkpoint
+    if marked is None or state.kind is CheckpointKind.UNKNOWN:
+        return view
+    return StepView(
+        view.step,
+        replace(
+            state,
+            checkpointer=marked.checkpointer,
+            image_dir=marked.image_dir or state.image_dir,
+            last_checkpoint_time=marked.last_time or state.last_checkpoint_time,
+            image_bytes=marked.image_bytes,
+            checkpoint_seconds=marked.checkpoint_seconds,
+        ),
+    )

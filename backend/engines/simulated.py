@@ -62,12 +62,15 @@ import signal as _signal
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from itertools import chain
+from pathlib import Path
+from types import MappingProxyType
 from typing import TypeVar
 
 from .. import operations, rules
+from ..dmtcp import DmtcpInstall, checkpointer_label
 from ..errors import (
     ESLURM_ALREADY_DONE,
     ESLURM_BATCH_ONLY,
@@ -120,6 +123,7 @@ from ..model import (
 )
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
+from ..store import image_leaf
 from .demo_output import DemoOutput
 
 DEMO_EPOCH = 1_780_000_000.0
@@ -140,6 +144,11 @@ SLURM_UID = 64030
 HISTORY_LIMIT = 20
 DEMO_HISTORY_JOBS = 40
 """The demo's jobs with an hourly checkpoint history (``_demo_hourly``)."""
+TRANSPARENT_ONE_IN = 10
+"""One running job in this many (chosen by a hash of the seed and its id) runs its steps
+under ``sckpt run --transparent`` in the demo (``_demo_transparent``)."""
+DEMO_DMTCP = DmtcpInstall(Path("/var/cache/sckpt/dmtcp-4.2.0"), "4.2.0", "cache")
+"""The DMTCP the demo's transparent steps pretend to run under (only its label is shown)."""
 ETIME = _errno.ETIME
 BIG_CLUSTER = 10_000
 """From this many jobs on, the built records are hidden from the cyclic GC (gc.freeze)."""
@@ -251,6 +260,11 @@ def _h(*parts: int) -> int:
     return zlib.crc32(b"/".join(str(p).encode() for p in parts))
 
 
+def _numbered(rec: _JobRec) -> list[_StepRec]:
+    """The job's numbered steps (srun's), not its batch or extern step."""
+    return [s for k, s in rec.steps.items() if k < STEP_EXTERN - 16]
+
+
 def uid_for(name: str) -> int:
     """The uid of a simulated user: fixed for the demo users, else from passwd, else hashed."""
     if name == "root":
@@ -358,6 +372,31 @@ if " ".join(f.name for f in fields(Job)) != _JOB_ORDER or (
     " ".join(f.name for f in fields(Step)) != _STEP_ORDER
 ):  # pragma: no cover - fails loudly the day model.py reorders its fields
     raise ImportError("model.Job/Step fields changed: update the positional calls in simulated.py")
+
+
+@dataclass(frozen=True, slots=True)
+class TransparentStep:
+    """A demo step launched under ``sckpt run --transparent``: what the wrapper's state
+    files say of it on a real cluster (``CoopEngine.checkpoint_state``), kept by the
+    simulated controller so that the demo's engine can show it (``DemoEngine``)."""
+
+    name: str
+    """Its ``sckpt run --name``: the image directory's leaf ``<job>.<name>``."""
+    checkpointer: str
+    """``transparent (DMTCP 4.2.0)``."""
+    generation: int = 0
+    """The number of its last complete image (``g<N>``); 0 before the first."""
+    image_dir: str = ""
+    """Task 0's last complete image, ``<root>/<job>.<name>/task0/g<N>``."""
+    image_bytes: int = 0
+    """The last image's size, all tasks together."""
+    checkpoint_seconds: float = 0.0
+    """How long the last complete checkpoint took."""
+    last_time: int = 0
+    """When the last complete checkpoint ended."""
+
+
+_NO_TRANSPARENT: Mapping[int, TransparentStep] = MappingProxyType({})
 
 
 class _StepRec:
@@ -517,6 +556,8 @@ class SimulatedCluster:
         self._pending_codes: dict[tuple[StepId, int], int] = {}
         self._next_job_id = first_job_id
         self._first_job_id = first_job_id
+        self._transparent: dict[int, dict[int, TransparentStep]] = {}
+        """Job id -> step number -> the step launched under ``sckpt run --transparent``."""
         self._acct: dict[int, list[JobRecord]] = {}
         """Accounting: each job's closed runs (requeued or ended), as slurmdbd keeps them."""
         self._past_ids = range(0)
@@ -838,6 +879,7 @@ class SimulatedCluster:
                 self._event(srec, now - 900, "create", rec.job.user, 0, srec.image_dir)
             self._dirty.add(rec.job.job_id)
         self._demo_hourly(running, picks, now)
+        self._demo_transparent(running, picks, now)
 
     def _demo_hourly(self, running: list[_JobRec], picks: list[_JobRec], now: int) -> None:
         """A checkpoint history, as a job checkpointed hourly (by a cron job or by its owner)
@@ -860,6 +902,88 @@ class SimulatedCluster:
                 self._event(srec, t, "create", rec.job.user, 0, srec.image_dir)
             srec.last_ckpt = times[-1]
             self._dirty.add(rec.job.job_id)
+
+    def _demo_transparent(self, running: list[_JobRec], picks: list[_JobRec], now: int) -> None:
+        """One running job in ``TRANSPARENT_ONE_IN`` (a hash of the seed and its id, so no
+        other job's draws change) runs its numbered steps under ``sckpt run --transparent``:
+        the console shows them as it shows such steps on a real cluster.  The first user
+        (the acting user's place, ``demo_users_for``) has at least one such job, since the
+        console shows only the caller's own steps' checkpoint state."""
+        touched = {rec.job.job_id for rec in picks}
+        eligible = [r for r in running if r.job.job_id not in touched and _numbered(r)]
+        for rec in eligible:
+            if not _h(self.seed, rec.job.job_id, 26) % TRANSPARENT_ONE_IN:
+                self._mark_transparent(rec, now, len(self._transparent) < DEMO_HISTORY_JOBS)
+        first = self.users[0].name
+        if not any(
+            rec.job.user == first for rec in eligible if rec.job.job_id in self._transparent
+        ):
+            # Their newest running job: the oldest ones, at the top of the list, keep what
+            # the demo showed before (the README's picture, the snapshot tests).
+            mine = next((rec for rec in reversed(eligible) if rec.job.user == first), None)
+            if mine is not None:
+                self._mark_transparent(mine, now, True)
+
+    def _mark_transparent(self, rec: _JobRec, now: int, history: bool) -> None:
+        """The job's numbered steps run under ``sckpt run --transparent``; a step that ran
+        an hour has an hourly image history (``g1``, ``g2``...), the last with its size.
+        Without ``history`` (past the first ``DEMO_HISTORY_JOBS`` jobs) only the last image
+        is recorded, so that a cluster of 100,000 jobs builds about as fast as before."""
+        numbered = _numbered(rec)
+        marked: dict[int, TransparentStep] = {}
+        for srec in numbered:
+            step = srec.step
+            # Each step its own --name, as sckpt run asks of several steps of one job.
+            name = step.name if len(numbered) == 1 else f"{step.name}-{step.step_id.step}"
+            marked[step.step_id.step] = TransparentStep(name, checkpointer_label(DEMO_DMTCP))
+        self._transparent[rec.job.job_id] = marked
+        for srec in numbered:
+            first = srec.step.start_time + 3600
+            times = range(first, now - 60, 3600)
+            kept = times[-HISTORY_LIMIT:] if history else times[-1:]
+            if len(times) > len(kept):  # generations before the ones recorded here
+                srec.ckpt_count += len(times) - len(kept)
+                marked[srec.step.step_id.step] = replace(
+                    marked[srec.step.step_id.step], generation=len(times) - len(kept)
+                )
+            srec.history = None  # a transparent step's images, not the plugin's
+            srec.last_ckpt = 0
+            for t in kept:
+                srec.ckpt_count += 1
+                took = self._checkpoint_outcome(rec, srec)[0]
+                srec.image_dir = self._image_path(rec, srec, None)
+                self._event(srec, t - int(took), "create", rec.job.user, 0, srec.image_dir)
+                self._event(srec, t, "done", "", 0, srec.image_dir)
+                self._image_done(rec, srec, t, took)
+        self._dirty.add(rec.job.job_id)
+
+    def _image_done(self, rec: _JobRec, srec: _StepRec, t: int, seconds: float) -> None:
+        """A transparent step's checkpoint ended well: ``srec.image_dir`` is its new last
+        image (``_image_path`` named it), of a size drawn from the seed, the step and the
+        generation (tens to hundreds of MB a task: a program's resident memory)."""
+        sid = srec.step.step_id
+        marked = self._transparent.get(sid.job_id, {})
+        was = marked.get(sid.step)
+        if was is None:
+            return
+        generation = was.generation + 1
+        per_task = (20 + _h(self.seed, sid.job_id, sid.step, generation) % 280) * 1_000_000
+        marked[sid.step] = replace(
+            was,
+            generation=generation,
+            image_dir=srec.image_dir,
+            image_bytes=per_task * max(1, srec.step.num_tasks),
+            checkpoint_seconds=seconds,
+            last_time=t,
+        )
+        srec.last_ckpt = t
+
+    def transparent_steps(self, job_id: int) -> Mapping[int, TransparentStep]:
+        """The job's steps launched under ``sckpt run --transparent``, by step number
+        (the demo's; none on a cluster built without ``demo_touches``)."""
+        with self._lock:
+            marked = self._transparent.get(job_id)
+            return MappingProxyType(dict(marked)) if marked else _NO_TRANSPARENT
 
     # ------------------------------------------------------------------ time
 
@@ -930,6 +1054,7 @@ class SimulatedCluster:
                 return
             self._keep_final_record(rec.job)
             del self._jobs[job_id]
+            self._transparent.pop(job_id, None)
             self._dirty.add(job_id)
         elif kind == "ckpt_done":
             srec = rec.steps.get(step)
@@ -953,10 +1078,12 @@ class SimulatedCluster:
 
     def _finish_checkpoint(self, rec: _JobRec, srec: _StepRec, t: int, code: int) -> None:
         """A checkpoint ends: start_time back to 0, the result recorded, vacate terminates."""
-        srec.ckpt_start = 0
+        started, srec.ckpt_start = srec.ckpt_start, 0
         _keep_highest(srec, code, "")
         srec.last_ckpt = t
         self._event(srec, t, "done", "", code, srec.image_dir)
+        if not code:
+            self._image_done(rec, srec, t, float(t - started))
         self._dirty.add(rec.job.job_id)
         if srec.ckpt_vacate:
             srec.ckpt_vacate = False
@@ -1737,8 +1864,16 @@ class SimulatedCluster:
         return rules.steps_acted_on(target, rec.steps.values(), _step_of)
 
     def _image_path(self, rec: _JobRec, srec: _StepRec, image_dir: str | None) -> str:
-        """(image_dir, else the step's checkpoint dir) + /<job>.<step> (or /<job> for batch)."""
-        return rules.image_path(image_dir or srec.ckpt_dir or rec.job.work_dir, srec.step.step_id)
+        """(image_dir, else the step's checkpoint dir) + /<job>.<step> (or /<job> for batch);
+        for a step under ``sckpt run --transparent``, the wrapper's layout instead: task 0's
+        next generation, ``<root>/<job>.<name>/task0/g<N>``."""
+        root = image_dir or srec.ckpt_dir or rec.job.work_dir
+        sid = srec.step.step_id
+        marked = self._transparent.get(sid.job_id, {}).get(sid.step)
+        if marked is not None:
+            leaf = image_leaf(sid, marked.name)
+            return str(Path(root) / leaf / "task0" / f"g{marked.generation + 1}")
+        return rules.image_path(root, sid)
 
     def _plugin_supported(self) -> bool:
         return self.checkpoint_type != "checkpoint/none"
