@@ -332,7 +332,9 @@ async def run_vacate_half(
                 report["restart_error"] = await asyncio.to_thread(restart_controller, cluster)
                 recovered = await wait_until(pilot, lambda: not stale_shown(app), 90)
                 report["recovered"] = recovered is not None
-                await pilot.pause(2 * interval)
+                # The first listing after the restart may still lack the step (slurmctld
+                # learns it again from slurmd): wait for the step's row, not a fixed time.
+                await wait_until(pilot, lambda: "RUNNING" in screen_text(app), 60)
                 report["screen_after"] = screen_text(app)
             report["notifications"] = [
                 entry for i, entry in enumerate(log.entries) if entry not in log.entries[:i]
