@@ -868,14 +868,23 @@ class CooperativeEngine(LiveEngine):
         """A requeue still completing sets the begin time ahead again: clear it again.
 
         Watches the job for a few seconds; returns as soon as it left PENDING or waits for
-        anything but its begin time (resources, priority ...).
+        anything but its begin time (resources, priority ...).  A finished job whose requeue
+        waits for its completion to end (its epilog) still shows its old state: it is
+        watched until it pends (at most SETTLE_TIMEOUT), or it would wait out the begin time
+        the requeue then sets, two minutes ahead.
         """
         deadline = time.monotonic() + timeout
+        extended = False
         while time.monotonic() < deadline:
             time.sleep(SETTLE_POLL)
             with self._lock:
                 self.refresh()
                 job = self._by_job.get(job_id)
+            if job is not None and job.state.is_finished:
+                if not extended:  # once: the longest a completion is waited for
+                    deadline = max(deadline, time.monotonic() + SETTLE_TIMEOUT)
+                    extended = True
+                continue
             if job is None or job.state != JobState.PENDING:
                 return
             if job.state_reason == "BeginTime":

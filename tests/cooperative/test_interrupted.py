@@ -288,7 +288,12 @@ def test_scancel_kill_mid_checkpoint_then_restart_resumes_from_the_previous_gene
     wait_for(lambda: job.field("JobState") not in ("RUNNING", "COMPLETING"), timeout=90)
     assert job.generation(1) == saved
     restart = job.sckpt("restart", str(job.id), "--wait")
-    assert restart.returncode == 0, (restart.stdout, restart.stderr)
+    assert restart.returncode == 0, (
+        restart.stdout,
+        restart.stderr,
+        job.cluster.run("scontrol", "show", "job", str(job.id), check=False).stdout,
+        job.output()[-1500:],
+    )
     assert f"{job.id}.0 task 0 resumes from generation 1" in restart.stdout, restart.stdout
     told = f"sckpt: restart {job.id}: {job.id}.0 task 0: resumed from generation 1"
     assert told in restart.stderr, restart.stderr

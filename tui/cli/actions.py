@@ -182,9 +182,13 @@ def _wait_for_resume(
     (it started from zero, or runs without checkpoint support) or nothing could be seen.
     The words are final once two looks a second apart agree (tasks register one by one).
     """
-    deadline = time.monotonic() + progress.RESUME_WAIT_SECONDS
+    started = time.monotonic()
+    deadline = started + progress.RESUME_WAIT_SECONDS
     running_since = 0.0
     last: tuple[str, ...] | None = None
+    seen_active = False
+    """The job was seen pending or running again: a finished state after that is its end,
+    where one before it may be the listing from before the requeue took effect."""
     while True:
         try:
             state = facade.resume_state(target)
@@ -192,7 +196,11 @@ def _wait_for_resume(
             return ENDED, last or (), NotResumed(last or (), ended=True)
         now = time.monotonic()
         if state.state.is_finished:
-            return ENDED, state.notes, None
+            if seen_active or now - started > REGISTER_GRACE_SECONDS:
+                return ENDED, state.notes, NotResumed(state.notes, ended=True)
+            time.sleep(WAIT_POLL_SECONDS)
+            continue
+        seen_active = True
         if state.state == JobState.RUNNING:
             running_since = running_since or now
             if state.notes and state.notes == last:
