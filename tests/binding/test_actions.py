@@ -83,11 +83,15 @@ def test_requeue_hold_then_release(
     released = squeue_jobs(slurm_cluster, {job_id})[job_id]
     assert released["priority"] != 0
     # Slurm makes a requeued job eligible only ~120 s later (BeginTime); bring that forward
-    # with scontrol so the test need not wait, then the released job must run again.
+    # with scontrol so the test need not wait, then the released job must run again.  The
+    # requeue's completion may set the begin time again afterwards: clear it while it waits.
     slurm_cluster.run("scontrol", "update", f"JobId={job_id}", "StartTime=now")
 
     def running_again() -> bool:
         ref = squeue_jobs(slurm_cluster, {job_id}).get(job_id)
+        waiting = ref is not None and ref["job_state"] == "PENDING"
+        if waiting and ref is not None and ref.get("state_reason") == "BeginTime":
+            slurm_cluster.run("scontrol", "update", f"JobId={job_id}", "StartTime=now", check=False)
         return ref is not None and ref["job_state"] == "RUNNING"
 
     wait_for(running_again, timeout=120, interval=1)
