@@ -1,9 +1,10 @@
 """Writing one top-level key back into the user's config file (the console's theme).
 
-The config is the user's own TOML, with their comments and layout; a TOML library would
-rewrite all of it, and the standard library only reads TOML.  One top-level string key is
-simple to edit as text: its line is replaced where it is (before the first table), or a
-line is added before the first table.  The result is then parsed again and must hold
+The config is the user's own TOML, with their comments and layout, which must survive.
+The standard library only reads TOML; tomlkit could write it and keep the layout, but the
+console writes exactly one top-level string key, which is simple to edit as text: its line
+is replaced where it is (before the first table), or a line is added before the first
+table.  No dependency is added for that one line.  The result is then parsed again and must hold
 exactly the old data with only that key changed; otherwise (a multi-line string that looks
 like the key, odd syntax) nothing is written and the caller is told why.  The new file is
 written beside the old one and renamed over it, so a crash or a full disk never leaves a

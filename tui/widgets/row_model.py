@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sortedcontainers import SortedList  # type: ignore[import-untyped]
+from sortedcontainers import SortedList
 
 Upsert = tuple[str, Any, object]
 """(row key, sort key, data): sort keys of one model must compare with each other."""
@@ -43,7 +43,7 @@ class RowModel:
     """Row keys in sort order, each with its sort key and data."""
 
     def __init__(self) -> None:
-        self._order: SortedList = SortedList()
+        self._order: SortedList[tuple[Any, str]] = SortedList()
         """(sort key, row key) pairs."""
         self._rows: dict[str, tuple[Any, object]] = {}
         """Row key → (sort key, data)."""
