@@ -99,7 +99,7 @@ from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
 
 if TYPE_CHECKING:
-    from .engines.simulated import SimulatedCluster
+    from .simulator import SimulatedCluster
 from .targets import (
     MAX_JOB_ID,
     MAX_STEP,
@@ -976,7 +976,7 @@ def _check_user_name(name: object) -> None:
 def _simulated(
     settings: Settings, as_user: str | None, cluster: Any, clock: Callable[[], float] | None
 ) -> Engine:
-    from .engines.simulated import SimulatedCluster, demo_users_for
+    from .simulator import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
     if cluster is None:

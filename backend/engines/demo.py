@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..model import CheckpointKind, Job, Step, StepCheckpointEvent, StepView
+from ..simulator import SimulatedCluster, TransparentStep
 from .native import NativeEngine
-from .simulated import SimulatedCluster, TransparentStep
 
 
 class DemoEngine(NativeEngine):

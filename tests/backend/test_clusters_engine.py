@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.engines.clusters import RETRY_FIRST, ClustersEngine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import simulated_engine
 from sckpt.backend.model import ClusterInfo, JobState, Snapshot, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 ME = "alice"
 

@@ -12,11 +12,11 @@ from sckpt.backend import errors as E
 from sckpt.backend import facade as facade_mod
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings, demo_audit_log_path
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import Facade, open_facade, register_engine
 from sckpt.backend.model import ActionResult, CheckpointKind, JobState, Snapshot, StepId
 from sckpt.backend.operations import MUTATING, NAMES
 from sckpt.backend.operations import operation as find_operation
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 from .spy import FailingEngine, SpyEngine
 

@@ -9,9 +9,9 @@ import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 from .spy import SpyEngine
 

@@ -12,11 +12,6 @@ import errno
 import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.engines.base import Engine
-from sckpt.backend.engines.simulated import (
-    ManualClock,
-    SavedRecord,
-    SimulatedCluster,
-)
 from sckpt.backend.facade import simulated_engine
 from sckpt.backend.model import (
     STEP_BATCH,
@@ -25,6 +20,11 @@ from sckpt.backend.model import (
     CheckpointKind,
     JobState,
     StepId,
+)
+from sckpt.backend.simulator import (
+    ManualClock,
+    SavedRecord,
+    SimulatedCluster,
 )
 
 

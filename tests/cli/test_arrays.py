@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.errors import UsageError
 from sckpt.backend.model import (
     WHOLE_JOB,
@@ -23,6 +22,7 @@ from sckpt.backend.model import (
     expand_task_ranges,
     job_label,
 )
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.backend.targets import parse_target, parse_targets
 
 from .conftest import CliEnv

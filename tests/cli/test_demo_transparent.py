@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 from .conftest import CliEnv
 

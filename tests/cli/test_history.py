@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 

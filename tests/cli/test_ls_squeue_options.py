@@ -7,8 +7,8 @@ here each rule is pinned on values known in advance.
 from __future__ import annotations
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 

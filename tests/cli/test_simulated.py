@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.tui.cli.output import format_time
 
 from .conftest import CliEnv

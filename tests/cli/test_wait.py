@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.tui.cli import actions
 
 from .conftest import CliEnv

@@ -557,7 +557,7 @@ class Simulated:
 
     def __init__(self, config: Path, plugin: str | None = "ompi") -> None:
         """``plugin`` None: the simulator's default (BLCR), to measure how far it drifts."""
-        from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+        from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
         self.clock = ManualClock()
         # The 19.05 test cluster: checkpoint/ompi, no PrologFlags=Contain (no extern step),

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.tui.app import SckptApp, build_app
 from sckpt.tui.widgets.header import StatusHeader
 

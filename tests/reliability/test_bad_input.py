@@ -43,7 +43,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -53,6 +52,7 @@ from sckpt.backend.model import (
     StepId,
 )
 from sckpt.backend.operations import NAMES
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui import cli
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
 from sckpt.tui.rows import view_of
 from sckpt.tui.screens.console import ConsoleScreen

@@ -20,9 +20,9 @@ from sckpt.backend import errors as E
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.base import Engine
 from sckpt.backend.engines.clusters import ClustersEngine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import Facade, simulated_engine
 from sckpt.backend.model import JobState, Snapshot, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 

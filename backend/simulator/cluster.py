@@ -124,7 +124,7 @@ from ..model import (
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from ..store import image_leaf
-from .demo_output import DemoOutput
+from .output import DemoOutput
 
 DEMO_EPOCH = 1_780_000_000.0
 T = TypeVar("T")
@@ -371,7 +371,7 @@ _STEP_ORDER = (
 if " ".join(f.name for f in fields(Job)) != _JOB_ORDER or (
     " ".join(f.name for f in fields(Step)) != _STEP_ORDER
 ):  # pragma: no cover - fails loudly the day model.py reorders its fields
-    raise ImportError("model.Job/Step fields changed: update the positional calls in simulated.py")
+    raise ImportError("model.Job/Step fields changed: update the positional calls in simulator/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,7 +489,7 @@ class SimulatedCluster:
     per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
     arrays after the generated jobs (``_demo_arrays``: running tasks, a pending range with
     a run limit, a held array), so the other jobs keep their ids and fields; ``output_dir``
-    (the demo's) gives batch jobs real output files there (``demo_output.py``; "" = none,
+    (the demo's) gives batch jobs real output files there (``simulator/output.py``; "" = none,
     the paths alone, as before).
     """
 
