@@ -318,9 +318,12 @@ class Facade:
         return self._engine
 
     @property
-    def simulated_cluster(self) -> Any:
+    def simulated_cluster(self) -> SimulatedCluster | None:
         """The ``SimulatedCluster`` behind the demo's engine (test hooks), else None."""
-        return getattr(getattr(self._raw_engine, "binding", None), "cluster", None)
+        from .engines.demo import DemoEngine  # light: it imports the simulator for typing only
+
+        engine = self._raw_engine
+        return engine.simulator if isinstance(engine, DemoEngine) else None
 
     def snapshot(self) -> Snapshot:
         """Jobs, steps and checkpoint states; on failure the last data, marked stale.
