@@ -21,12 +21,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..errors import (
     UsageError,
 )
-from ..model import Job, JobState, StepId
 from ..rules import Caller
 from .accounting import Accounting
 from .catalog import DEMO_USERS, SLURM_UID, SLURM_USER, uid_for
@@ -36,7 +34,7 @@ from .clock import EventQueue
 from .control import SimulatorControl
 from .output import DemoOutput
 from .plugins import CHECKPOINT_TYPES, plugin_for
-from .records import DEFAULT_JOB_CHECKPOINT_DIR, Listing, SavedRecord
+from .records import DEFAULT_JOB_CHECKPOINT_DIR, Listing
 
 BIG_CLUSTER = 10_000
 """From this many jobs on, the built records are hidden from the cyclic GC (gc.freeze)."""
@@ -168,29 +166,3 @@ class SimulatedCluster(CheckpointController):
     def control(self) -> SimulatorControl:
         """What tests do to the cluster: move its clock, submit jobs, force outcomes."""
         return SimulatorControl(self)
-
-    # Until the tests reach them through ``control``: the test hooks' old names.
-
-    def advance(self, seconds: float) -> None:
-        self.control.advance(seconds)
-
-    def submit(self, user: str, **kwargs: Any) -> Job:
-        return self.control.submit(user, **kwargs)
-
-    def submit_array(self, user: str, tasks: str, **kwargs: Any) -> tuple[Job, ...]:
-        return self.control.submit_array(user, tasks, **kwargs)
-
-    def script_checkpoint(self, target: StepId, duration: float, code: int = 0) -> None:
-        self.control.script_checkpoint(target, duration, code)
-
-    def set_job_state(self, job_id: int, state: JobState) -> None:
-        self.control.set_job_state(job_id, state)
-
-    def set_output_paths(self, job_id: int, std_out: str, std_err: str = "") -> None:
-        self.control.set_output_paths(job_id, std_out, std_err)
-
-    def put_record(self, path: str, record: SavedRecord) -> None:
-        self.control.put_record(path, record)
-
-    def remove_record(self, path: str) -> None:
-        self.control.remove_record(path)

@@ -39,9 +39,9 @@ def live_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
 
 
 def _step(cluster: SimulatedCluster, duration: float, code: int = 0) -> StepId:
-    job = cluster.submit("alice", name="md", n_steps=1).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1).job_id
     step = StepId(job, 0)
-    cluster.script_checkpoint(step, duration=duration, code=code)
+    cluster.control.script_checkpoint(step, duration=duration, code=code)
     return step
 
 

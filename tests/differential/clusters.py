@@ -587,9 +587,9 @@ class Simulated:
         from sckpt.backend.model import JobState
 
         if state == "pending":
-            job = self.cluster.submit(user, name="wrap", state=JobState.PENDING, held=True)
+            job = self.cluster.control.submit(user, name="wrap", state=JobState.PENDING, held=True)
         else:
-            job = self.cluster.submit(user, name="wrap", n_steps=1)
+            job = self.cluster.control.submit(user, name="wrap", n_steps=1)
         return job.job_id
 
     def change(self, job: int, how: str) -> None:
@@ -601,7 +601,7 @@ class Simulated:
             "finish": JobState.COMPLETED,
             "cancel": JobState.CANCELLED,
         }
-        self.cluster.set_job_state(job, states[how])
+        self.cluster.control.set_job_state(job, states[how])
         self.clock.advance(1)
 
     def nodes(self, job: int) -> str:

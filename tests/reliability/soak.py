@@ -230,7 +230,7 @@ class SimChurn:
         self.owed += self.per_call
         while self.owed >= 1:
             self.owed -= 1
-            job = self.cluster.submit(
+            job = self.cluster.control.submit(
                 self.rng.choice(("alice", "bob", "carol")),
                 name="soak",
                 n_steps=self.rng.randint(1, 4),

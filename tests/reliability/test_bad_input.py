@@ -786,7 +786,7 @@ async def _ends_while_open(c: Any, operation: str, refreshed: bool) -> None:
             await pilot.pause()
             assert isinstance(c.app.screen, Confirm)
         # The job ends (and with it the step) while the dialog is open.
-        c.cluster.set_job_state(job_id, JobState.COMPLETED)
+        c.cluster.control.set_job_state(job_id, JobState.COMPLETED)
         if refreshed:  # the console has seen it end, behind the dialog
             c.clock.advance(5)
             c.app.refresh_now()

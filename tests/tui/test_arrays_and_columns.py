@@ -76,8 +76,8 @@ async def test_a_pending_job_shows_when_slurm_expects_it_to_start(tmp_path: Any)
     cluster = SimulatedCluster(
         seed=1, n_jobs=0, clock=clock, users=demo_users_for(ME), arrivals=False
     )
-    job = cluster.submit(ME, name="waits", state=JobState.PENDING)
-    cluster.requeue_job(cluster.user(ME), cluster.submit(ME, name="requeued").job_id, False)
+    job = cluster.control.submit(ME, name="waits", state=JobState.PENDING)
+    cluster.requeue_job(cluster.user(ME), cluster.control.submit(ME, name="requeued").job_id, False)
     settings = Settings(refresh_interval=3600, audit_log=tmp_path / "a.log")
     facade = open_facade(settings, as_user=ME, cluster=cluster)
     app = build_app(facade, settings, clock=clock)

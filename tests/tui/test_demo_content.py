@@ -68,7 +68,7 @@ async def test_o_on_a_demo_job_shows_its_output_and_follows_it(
         assert str(outdir / "slurm-184201.out") in text
         assert "pw.x: step" in text and "following" in text
         before = (outdir / "slurm-184201.out").read_text()
-        cluster.advance(12)  # two more lines of simulated output
+        cluster.control.advance(12)  # two more lines of simulated output
         screen._poll()  # what the 1 s timer does
         await settle(pilot)
         after = (outdir / "slurm-184201.out").read_text()
