@@ -18,11 +18,11 @@ from ..model import (
     StepId,
 )
 from .catalog import APPS, Bits
-from .population import Population
 from .records import JobRec, StepRec, keep_highest, record_event
+from .touches import DemoTouches
 
 
-class Timeline(Population):
+class Timeline(DemoTouches):
     """The events the controller applies as time passes, and the transitions they make."""
 
     def _tick(self) -> None:

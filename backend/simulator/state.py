@@ -2,13 +2,13 @@
 
 ``ClusterState`` declares the controller's data (its jobs, the events to come, the saved
 job records, the listing's version...) and the small rules on it that the other parts
-share: who the caller is and may act on (checks 1-6 of the controller, ``rules.py``'s), where
-a step's image goes, how long a checkpoint takes.  Each part of the controller is a
-subclass that adds one concern, in this order (each imports only the ones before it):
-``population.Population`` (data generation), ``events.Timeline`` (time), ``views.Views``
-(what is listed and answered), ``jobctl.JobControl`` (scancel/scontrol), ``checkpoint.
-CheckpointController`` (the checkpoint API), ``cluster.SimulatedCluster`` (the arguments).
-"""
+share: who the caller is and may act on (checks 1-6 of the controller, ``rules.py``'s),
+where a step's image goes, how long a checkpoint takes.  Each part of the controller is a
+subclass that adds one concern, in this order (each module imports only the ones before
+it): ``population.Population`` (data generation), ``touches.DemoTouches`` (the demo's
+touches), ``events.Timeline`` (time), ``views.Views`` (what is listed and answered),
+``jobctl.JobControl`` (scancel/scontrol), ``checkpoint.CheckpointController`` (the
+checkpoint API), ``cluster.SimulatedCluster`` (the arguments)."""
 
 from __future__ import annotations
 
