@@ -99,7 +99,7 @@ from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
 
 if TYPE_CHECKING:
-    from .engines.simulated import SimulatedCluster
+    from .simulator import SimulatedCluster
 from .targets import (
     MAX_JOB_ID,
     MAX_STEP,
@@ -318,9 +318,12 @@ class Facade:
         return self._engine
 
     @property
-    def simulated_cluster(self) -> Any:
+    def simulated_cluster(self) -> SimulatedCluster | None:
         """The ``SimulatedCluster`` behind the demo's engine (test hooks), else None."""
-        return getattr(getattr(self._raw_engine, "binding", None), "cluster", None)
+        from .engines.demo import DemoEngine  # light: it imports the simulator for typing only
+
+        engine = self._raw_engine
+        return engine.simulator if isinstance(engine, DemoEngine) else None
 
     def snapshot(self) -> Snapshot:
         """Jobs, steps and checkpoint states; on failure the last data, marked stale.
@@ -976,7 +979,7 @@ def _check_user_name(name: object) -> None:
 def _simulated(
     settings: Settings, as_user: str | None, cluster: Any, clock: Callable[[], float] | None
 ) -> Engine:
-    from .engines.simulated import SimulatedCluster, demo_users_for
+    from .simulator import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
     if cluster is None:

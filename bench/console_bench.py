@@ -41,8 +41,8 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 from report import print_report  # bench/report.py: run as python bench/console_bench.py
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui.app import SckptApp, build_app
 from textual import events
 from textual.app import App

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sckpt.backend import facade as facade_module
 from sckpt.backend.config import demo_audit_log_path
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui import cli
 
 

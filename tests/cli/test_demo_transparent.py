@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 from .conftest import CliEnv
 
@@ -77,7 +77,7 @@ def test_create_on_a_transparent_demo_step_records_the_next_image(
     result = cli_env.run("create", sid)
     assert result.code == 0, result.err
     assert _transparent(_steps(cli_env))[sid]["kind"] == "in_progress"
-    demo_cluster.advance(60)  # every simulated checkpoint ends within 42 s
+    demo_cluster.control.advance(60)  # every simulated checkpoint ends within 42 s
     after = _transparent(_steps(cli_env))[sid]
     new_dir = ckpt["image_dir"].removesuffix(f"g{gen}") + f"g{gen + 1}"
     assert after["image_dir"] == new_dir

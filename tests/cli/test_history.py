@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 
-from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 
 
 def _requeued(cluster: SimulatedCluster, times: int) -> int:
-    job = cluster.submit("alice", name="md", n_steps=1, duration=36000).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=36000).job_id
     for _ in range(times):
         cluster.requeue_job(cluster.user("alice"), job, hold=False)
-        cluster.advance(200)  # past the requeue's begin time: it runs again
+        cluster.control.advance(200)  # past the requeue's begin time: it runs again
     return job
 
 
@@ -62,10 +62,10 @@ def test_limit_keeps_the_newest_and_says_so(cli_env: CliEnv, cluster: SimulatedC
 
 def test_since_bounds_the_window(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     job = _requeued(cluster, 1)
-    cluster.advance(3 * 3600)
+    cluster.control.advance(3 * 3600)
     assert cli_env.run("history", str(job), "--since", "1h").code == 0  # the run goes on
     cluster.kill_job(cluster.user("alice"), job, 9)
-    cluster.advance(2 * 3600)
+    cluster.control.advance(2 * 3600)
     gone = cli_env.run("history", str(job), "--since", "1h", "--json")
     assert gone.code == 1
     error = json.loads(gone.out)["error"]

@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.operations import NAMES
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui import cli
 
 from .conftest import CliEnv

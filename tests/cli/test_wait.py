@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.tui.cli import actions
 
 from .conftest import CliEnv
@@ -39,9 +39,9 @@ def live_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
 
 
 def _step(cluster: SimulatedCluster, duration: float, code: int = 0) -> StepId:
-    job = cluster.submit("alice", name="md", n_steps=1).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1).job_id
     step = StepId(job, 0)
-    cluster.script_checkpoint(step, duration=duration, code=code)
+    cluster.control.script_checkpoint(step, duration=duration, code=code)
     return step
 
 

@@ -557,7 +557,7 @@ class Simulated:
 
     def __init__(self, config: Path, plugin: str | None = "ompi") -> None:
         """``plugin`` None: the simulator's default (BLCR), to measure how far it drifts."""
-        from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+        from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
         self.clock = ManualClock()
         # The 19.05 test cluster: checkpoint/ompi, no PrologFlags=Contain (no extern step),
@@ -587,9 +587,9 @@ class Simulated:
         from sckpt.backend.model import JobState
 
         if state == "pending":
-            job = self.cluster.submit(user, name="wrap", state=JobState.PENDING, held=True)
+            job = self.cluster.control.submit(user, name="wrap", state=JobState.PENDING, held=True)
         else:
-            job = self.cluster.submit(user, name="wrap", n_steps=1)
+            job = self.cluster.control.submit(user, name="wrap", n_steps=1)
         return job.job_id
 
     def change(self, job: int, how: str) -> None:
@@ -601,7 +601,7 @@ class Simulated:
             "finish": JobState.COMPLETED,
             "cancel": JobState.CANCELLED,
         }
-        self.cluster.set_job_state(job, states[how])
+        self.cluster.control.set_job_state(job, states[how])
         self.clock.advance(1)
 
     def nodes(self, job: int) -> str:

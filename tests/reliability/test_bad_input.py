@@ -43,7 +43,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -53,6 +52,7 @@ from sckpt.backend.model import (
     StepId,
 )
 from sckpt.backend.operations import NAMES
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui import cli
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
@@ -786,7 +786,7 @@ async def _ends_while_open(c: Any, operation: str, refreshed: bool) -> None:
             await pilot.pause()
             assert isinstance(c.app.screen, Confirm)
         # The job ends (and with it the step) while the dialog is open.
-        c.cluster.set_job_state(job_id, JobState.COMPLETED)
+        c.cluster.control.set_job_state(job_id, JobState.COMPLETED)
         if refreshed:  # the console has seen it end, behind the dialog
             c.clock.advance(5)
             c.app.refresh_now()

@@ -143,7 +143,7 @@ def test_demo_over_ssh_o_shows_the_jobs_output_file_or_why_not(
         time.sleep(0.5)  # over SSH, let the focus move to the table first
         term.keys("o")
         shown = term.wait(lambda s: f"Output of job {job_id}" in s and "slurm-" in s)
-        assert "steps/s" in shown or "cannot read" in shown, shown  # engines/demo_output.py
+        assert "steps/s" in shown or "cannot read" in shown, shown  # simulator/output.py
         assert "? Help" in shown and "q Quit" in shown  # the footer at 80 columns
         term.keys("Escape")
         term.wait(lambda s: "JobID" in s and f"Output of job {job_id}" not in s)

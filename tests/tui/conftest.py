@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 
@@ -95,7 +95,9 @@ def console(tmp_path: Path) -> Callable[..., Console]:
 
 def submit_mine(cluster: SimulatedCluster, name: str = "ui-test", n_steps: int = 2) -> int:
     """A running job of the acting user with ``n_steps`` numbered steps; returns its id."""
-    job = cluster.submit(ME, name=name, state=JobState.RUNNING, n_steps=n_steps, duration=36000)
+    job = cluster.control.submit(
+        ME, name=name, state=JobState.RUNNING, n_steps=n_steps, duration=36000
+    )
     return job.job_id
 
 

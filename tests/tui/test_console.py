@@ -101,7 +101,7 @@ async def test_lists_the_clusters_jobs_and_steps(console: Any) -> None:
 
 async def test_values_from_slurm_are_shown_literally(console: Any) -> None:
     c = console()
-    c.cluster.submit(ME, name="[red]evil\x1b]0;x", state=JobState.RUNNING, n_steps=1)
+    c.cluster.control.submit(ME, name="[red]evil\x1b]0;x", state=JobState.RUNNING, n_steps=1)
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "evil")
@@ -130,7 +130,9 @@ async def test_refresh_keeps_cursor_and_updates_changed_rows_only(console: Any) 
 
         table.apply = spy  # type: ignore[method-assign]
         before = table.row_keys_in_order
-        new = c.cluster.submit("bob", name="late-arrival", state=JobState.PENDING, n_steps=0)
+        new = c.cluster.control.submit(
+            "bob", name="late-arrival", state=JobState.PENDING, n_steps=0
+        )
         c.clock.advance(5)
         c.app.refresh_now()
         await settle(pilot)
@@ -345,7 +347,7 @@ async def test_finished_jobs_linger_before_vanishing(console: Any) -> None:
         await settle(pilot)
         con = console_of(pilot)
         assert str(job_id) in con.jobs_table.row_keys_in_order
-        c.cluster.set_job_state(job_id, JobState.COMPLETED)
+        c.cluster.control.set_job_state(job_id, JobState.COMPLETED)
         c.clock.advance(10)
         c.app.refresh_now()
         await settle(pilot)
@@ -443,7 +445,7 @@ async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    c.cluster.script_checkpoint(step, duration=5, code=code)
+    c.cluster.control.script_checkpoint(step, duration=5, code=code)
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
@@ -453,12 +455,12 @@ async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
         await settle(pilot)
         assert any(f"create {step}: requested" in m for m in notifications(c.app))
         assert not any(f"create {step}: {word}" in m for m in notifications(c.app))
-        c.cluster.advance(6)
+        c.cluster.control.advance(6)
         c.app.refresh_now()
         await settle(pilot)
         assert any(m == f"create {step}: {word}" for m in notifications(c.app))
         # Said once: the next refreshes do not repeat it.
-        c.cluster.advance(1)
+        c.cluster.control.advance(1)
         c.app.refresh_now()
         await settle(pilot)
         assert sum(m == f"create {step}: {word}" for m in notifications(c.app)) == 1
@@ -475,7 +477,7 @@ async def test_the_rows_checkpoint_time_counts_up_while_in_progress(console: Any
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    c.cluster.script_checkpoint(step, duration=600)
+    c.cluster.control.script_checkpoint(step, duration=600)
     async with c.app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
@@ -583,7 +585,7 @@ async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: An
 
 async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) -> None:
     c = console()
-    other = c.cluster.submit("bob", name="bobs-job", state=JobState.RUNNING, n_steps=1)
+    other = c.cluster.control.submit("bob", name="bobs-job", state=JobState.RUNNING, n_steps=1)
     step = first_numbered(c.cluster, other.job_id)
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -842,7 +844,7 @@ async def test_restart_asks_about_the_job_not_every_running_step(console: Any) -
     # resubmits the job itself.
     c = console()
     job_id = submit_mine(c.cluster)
-    c.cluster.set_job_state(job_id, JobState.CANCELLED)
+    c.cluster.control.set_job_state(job_id, JobState.CANCELLED)
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         console_of(pilot).select_target(StepId(job_id))

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from sckpt.backend import facade as facade_module
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui import cli
 from sckpt.tui.app import build_app
 from sckpt.tui.screens.console import ConsoleScreen

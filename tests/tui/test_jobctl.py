@@ -110,7 +110,7 @@ async def test_hold_release_requeue_keys_change_the_job_as_slurm_does(console: A
 
 async def test_refusal_names_the_slurm_error(console: Any) -> None:
     c = console()
-    other = c.cluster.submit("bob", name="bobs-run", state=JobState.RUNNING, n_steps=1)
+    other = c.cluster.control.submit("bob", name="bobs-run", state=JobState.RUNNING, n_steps=1)
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "bobs-run")

@@ -72,7 +72,7 @@ async def test_each_target_reports_its_own_refusal(console: Any) -> None:
     """One of the two is bob's: alice's is held, bob's refused with Slurm's words."""
     c = console()
     mine = submit_mine(c.cluster, name="mixed-mine", n_steps=1)
-    bobs = c.cluster.submit("bob", name="mixed-bob", state=JobState.RUNNING).job_id
+    bobs = c.cluster.control.submit("bob", name="mixed-bob", state=JobState.RUNNING).job_id
     async with c.app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await _mark_jobs(pilot, "mixed")

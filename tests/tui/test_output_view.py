@@ -34,7 +34,7 @@ def _job_writing(c: Console, tmp_path: Path, text: bytes, name: str = "writer") 
     job_id = submit_mine(c.cluster, name=name)
     out = tmp_path / f"slurm-{job_id}.out"
     out.write_bytes(text)
-    c.cluster.set_output_paths(job_id, str(out), str(tmp_path / f"slurm-{job_id}.err"))
+    c.cluster.control.set_output_paths(job_id, str(out), str(tmp_path / f"slurm-{job_id}.err"))
     return job_id, out
 
 
@@ -103,7 +103,7 @@ async def test_o_says_why_a_file_cannot_be_shown(
         await settle(pilot)
         assert "oops on stderr" in screen_text(c.app)
     c = console()  # an app runs once: a new one for the next look
-    interactive = c.cluster.submit(
+    interactive = c.cluster.control.submit(
         ME, name="salloc", state=JobState.RUNNING, n_steps=1, batch=False
     )
     async with c.app.run_test(size=(80, 24)) as pilot:
