@@ -2,10 +2,10 @@
 
 The console and the command line call only this module.  It has one method per operation
 (the nine checkpoint operations and the four job-control verbs) of the table in
-``operations.py``, named for it and taking exactly its
-``arguments``, so callers dispatch with ``getattr(facade, op.name)(target, **values)``.
-Every action goes through ``act(name, target, **arguments)``; the named methods call it.
-Each action:
+``operations.py``, named for it and taking exactly its ``arguments``.  Every action (a
+mutating operation) goes through ``act(name, target, **arguments)``, which the named
+methods call, so a caller holding a table row dispatches with ``facade.act(op.name,
+target, **values)``.  Each action:
 
 1. **validates** its input (``targets.py``, and ``arguments.py`` for each argument the
    table gives the operation): a bad id or argument raises ``UsageError`` saying what was
@@ -106,15 +106,15 @@ EngineFactory = Callable[[EngineRequest], Engine]
 
 
 def engine_factory(name: str) -> EngineFactory | None:
-    """``create_engine`` of ``sckpt.backend.engines.<name>``; None when there is no such
-    engine in this installation."""
+    """``create_engine`` of ``sckpt.backend.engines.<name>`` (``config.ENGINES`` names the
+    ones there are); None when that module is not in this installation."""
     try:
         module = importlib.import_module(f"sckpt.backend.engines.{name}")
     except ModuleNotFoundError as exc:
         if exc.name == f"sckpt.backend.engines.{name}":
             return None
         raise
-    factory: EngineFactory | None = getattr(module, "create_engine", None)
+    factory: EngineFactory = module.create_engine
     return factory
 
 
