@@ -98,9 +98,6 @@ if TYPE_CHECKING:
     from .engines.simulated import SimulatedCluster
 
 Target = str | StepId
-_BY_TASK_NAME = frozenset({"hold", "release"})
-"""Operations that reach an array task still pending in its array's record by its name
-(``slurm_update_job2`` with ``7_5``, as scontrol); the others need a record of its own."""
 EngineFactory = Callable[[EngineRequest], Engine]
 """An engine module's ``create_engine``."""
 
@@ -417,7 +414,7 @@ class Facade:
         shown = str(target) if isinstance(target, StepId | str) else repr(target)
         try:
             step = self._engine.resolve_target(
-                self.resolve(target, label=True, pending_ok=name in _BY_TASK_NAME)
+                self.resolve(target, label=True, pending_ok=op.pending_task_by_name)
             )
             if op.whole_job:
                 require_whole_job(name, step)

@@ -93,6 +93,10 @@ class Operation:
     whole_job: bool = False
     """Acts on a job, never on one step (hold, release, requeue, as scontrol's verbs): a
     ``JOB.STEP`` target is refused as bad usage before Slurm is asked."""
+    pending_task_by_name: bool = False
+    """Reaches an array task still pending in its array's record by its name
+    (``slurm_update_job2`` with ``7_5``, as scontrol: hold, release); the others need the
+    task's own job record."""
     starts_checkpoint: bool = False
     """Starts a checkpoint whose outcome is worth watching: the command line's ``--wait``
     and the console's outcome toast (``tasks`` asks slurmd, which reports no outcome)."""
@@ -207,6 +211,7 @@ OPERATIONS: tuple[Operation, ...] = (
         confirm="hold it: it will not start until released (a running job keeps running)",
         kind="job",
         whole_job=True,
+        pending_task_by_name=True,
     ),
     Operation(
         "release",
@@ -216,6 +221,7 @@ OPERATIONS: tuple[Operation, ...] = (
         confirm="release it: it may start again",
         kind="job",
         whole_job=True,
+        pending_task_by_name=True,
     ),
     Operation(
         "requeue",

@@ -99,7 +99,8 @@ class ClustersEngine(Engine):
         first = engines[0][1]
         self.name = first.name
         self.binding = getattr(first, "binding", None)
-        """The first cluster's binding: the facade asks it whether a controller is behind."""
+        """The first cluster's binding (the demo's simulated controller is reached
+        through it: ``Facade.simulated_cluster``)."""
         self._monotonic = monotonic
         self._views: tuple[JobView, ...] = ()
         self._taken_at = 0.0
