@@ -7,12 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sckpt.backend.arguments import RULES
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
+from sckpt.backend.engines.base import Engine
 from sckpt.backend.errors import ReadOnlyError, UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import StepId
-from sckpt.backend.operations import MUTATING, NAMES, operation
+from sckpt.backend.operations import ARGUMENTS, MUTATING, NAMES, operation
 from sckpt.backend.readonly import ReadOnlyEngine
 from sckpt.tui.cli import arguments as cli_arguments
 
@@ -113,3 +115,9 @@ def test_read_only_engine_refuses_exactly_the_mutating_operations() -> None:
     guarded.snapshot()
     assert spy.calls == [("able", StepId(12, 0)), ("error", StepId(12, 0)), ("snapshot",)]
     assert spy.writes_allowed is False
+
+
+def test_every_argument_has_one_rule_and_every_engine_method_is_guarded() -> None:
+    assert tuple(RULES) == ARGUMENTS
+    interface = {n for n, m in vars(Engine).items() if callable(m) and not n.startswith("_")}
+    assert interface - set(vars(ReadOnlyEngine)) == set()
