@@ -51,11 +51,11 @@ from typing import Any
 
 import platformdirs
 
+from .arguments import MAX_WAIT_LIMIT, validate_image_dir
 from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
 from .generations import DEFAULT_KEEP, MAX_KEEP
 from .keymap import key_problem
-from .targets import MAX_WAIT_LIMIT, validate_image_dir
 
 APP_NAME = "sckpt"
 ENV_CONFIG = "SCKPT_CONFIG"

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import errors as E
-from sckpt.backend import facade as facade_mod
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings, demo_audit_log_path
-from sckpt.backend.facade import Facade, open_facade, register_engine
+from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import ActionResult, CheckpointKind, JobState, Snapshot, StepId
 from sckpt.backend.operations import MUTATING, NAMES
 from sckpt.backend.operations import operation as find_operation
@@ -260,14 +259,6 @@ def test_unknown_engine_is_a_usage_error(settings: Settings) -> None:
 def test_as_user_on_a_real_engine_is_refused(settings: Settings) -> None:
     with pytest.raises(E.UsageError, match="simulated"):
         open_facade(settings, engine="live", as_user="alice")
-
-
-def test_registered_engine_is_used(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(facade_mod, "_FACTORIES", {})
-    monkeypatch.setattr(facade_mod, "load_binding", lambda: object())
-    register_engine("cooperative", lambda request: SpyEngine())
-    f = open_facade(settings, engine="auto")
-    assert f.engine_name == "spy"
 
 
 def test_prebuilt_cluster_is_shared(settings: Settings) -> None:

@@ -2,39 +2,34 @@
 
 Each converter raises ``UsageError`` (exit code 2) with a sentence saying what was expected,
 so a bad value stops the command before a facade is even opened: invalid input never
-reaches an engine, Slurm, or the audit log.  Ids, max_wait and image dirs reuse the
-backend's own validators (``sckpt.backend.targets``) so the console and the command line
-accept exactly the same things.
+reaches an engine, Slurm, or the audit log.  Ids (``sckpt.backend.targets``) and every
+operation's arguments (``sckpt.backend.arguments``) are the backend's own rules, so the
+console, the facade and the command line accept exactly the same things; what the command
+line adds is that typed text shows no control characters (``plain_text``).
 """
 
 from __future__ import annotations
 
 import re
-import time
-from datetime import datetime
 
+from sckpt.backend.arguments import shown as _shown
+from sckpt.backend.arguments import (
+    validate_begin_time,
+    validate_error_code,
+    validate_image_dir,
+    validate_max_wait,
+    validate_nodelist,
+    validate_signal,
+    validate_text,
+)
 from sckpt.backend.errors import UsageError
 from sckpt.backend.filters import require_checkpoint_words, require_valid
 from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import JobState, StepId
-from sckpt.backend.targets import (
-    parse_target,
-    parse_targets,
-    validate_image_dir,
-    validate_max_wait,
-    validate_signal,
-)
+from sckpt.backend.targets import parse_target, parse_targets
 
-MAX_ERROR_CODE = 0xFFFFFFFF
-"""error_code is a uint32_t in slurm_checkpoint_complete."""
-MAX_TEXT = 1024
-_HOSTLIST = re.compile(r"[A-Za-z0-9_.\-\[\],]{1,4095}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DIGITS = re.compile(r"[0-9]{1,20}")
-
-
-def _shown(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def target(text: str) -> StepId:
@@ -74,24 +69,14 @@ def image_dir(text: str) -> str:
 
 def error_code(text: str) -> int:
     """A checkpoint error code to report: a whole number 0..4294967295."""
-    if not _DIGITS.fullmatch(text.strip()) or int(text) > MAX_ERROR_CODE:
-        raise UsageError(
-            f"invalid error code {_shown(text)}: expected a whole number from 0 to {MAX_ERROR_CODE}"
-        )
-    return int(text)
+    return validate_error_code(text, "error code")
 
 
 def plain_text(text: str, what: str = "text") -> str:
     """Free text (an error message): printable, at most 1024 characters."""
     if _CONTROL.search(text):
         raise UsageError(f"{what} {_shown(text)} contains control characters: expected plain text")
-    if len(text) > MAX_TEXT:
-        raise UsageError(f"{what} is {len(text)} characters long: at most {MAX_TEXT} allowed")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"{what} {_shown(text)} is not valid UTF-8: expected plain text") from None
-    return text
+    return validate_text(text, what)
 
 
 def error_msg(text: str) -> str:
@@ -100,12 +85,10 @@ def error_msg(text: str) -> str:
 
 
 def nodelist(text: str) -> str:
-    """A Slurm host list such as ``node[1-4],gpu7``."""
-    if not _HOSTLIST.fullmatch(text):
-        raise UsageError(
-            f"invalid node list {_shown(text)}: expected a Slurm host list such as node[1-4],gpu7"
-        )
-    return text
+    """A Slurm host list such as ``node[1-4],gpu7`` (never empty on the command line)."""
+    if not text:
+        raise UsageError("invalid node list '': expected a Slurm host list such as node[1-4],gpu7")
+    return validate_nodelist(text)
 
 
 def node_names(text: str) -> frozenset[str]:
@@ -115,22 +98,7 @@ def node_names(text: str) -> frozenset[str]:
 
 def begin_time(text: str) -> int:
     """When the checkpoint began: ``now``, Unix seconds, or ``YYYY-MM-DDTHH:MM[:SS]`` (local)."""
-    value = text.strip()
-    if value.lower() == "now":
-        return int(time.time())
-    if _DIGITS.fullmatch(value):
-        seconds = int(value)
-        if seconds > 0x7FFFFFFFFFFF:
-            raise UsageError(f"begin time {_shown(text)} is out of range")
-        return seconds
-    if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2})?)?", value):
-        try:
-            return int(datetime.fromisoformat(value).timestamp())
-        except (ValueError, OverflowError, OSError):
-            pass
-    raise UsageError(
-        f"invalid begin time {_shown(text)}: expected now, Unix seconds, or YYYY-MM-DDTHH:MM[:SS]"
-    )
+    return validate_begin_time(text, "begin time")
 
 
 _STATE_WORDS: dict[str, JobState] = {}

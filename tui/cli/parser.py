@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from sckpt.backend.arguments import MAX_WAIT_LIMIT
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import UsageError
 from sckpt.backend.operations import NAMES, OPERATIONS, Argument, Operation
@@ -199,7 +200,8 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
             {
                 "metavar": "SECONDS",
                 "type": arguments.max_wait,
-                "help": "seconds the checkpoint may take, 0-65535 (default: config, 10)",
+                "help": f"seconds the checkpoint may take, 0-{MAX_WAIT_LIMIT} "
+                "(default: config, 10)",
             },
             None,
         ),
