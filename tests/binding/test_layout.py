@@ -33,9 +33,7 @@ def _sibling_imports(path: Path) -> set[str]:
 
 def test_the_binding_modules_import_each_other_without_a_loop() -> None:
     graph = {
-        p.stem: _sibling_imports(p) - {p.stem}
-        for p in PACKAGE.glob("*.py")
-        if p.stem != "__init__"
+        p.stem: _sibling_imports(p) - {p.stem} for p in PACKAGE.glob("*.py") if p.stem != "__init__"
     }
     assert "runtime" in graph and "binding" in graph
     done: set[str] = set()
