@@ -41,7 +41,12 @@ BUILD_FORMAT = 1
 """Bump when the build procedure changes in a way the cache key would not notice."""
 
 HERE = Path(__file__).resolve().parent
-SHIM_SOURCE = HERE / "shim.c"
+SHIM_PARTS = tuple(
+    HERE / name
+    for name in ("shim.c", "shim_jobs.c", "shim_actions.c", "shim_checkpoint.c", "shim_slurmdb.c")
+)
+"""The shim's C source, in the order it is handed to cffi as one text: the shared part first
+(includes, records, init, error names), then reads, actions, checkpoint API, slurmdbd."""
 CDEF_SOURCE = HERE / "cdef.h"
 
 INCLUDE_PREFIXES = ("/usr/include", "/usr/local/include", "/opt/slurm/include")
@@ -168,7 +173,8 @@ def _hash_inputs(include_dir: Path, lib_path: Path) -> str:
         if header.name.endswith(".h"):
             h.update(header.name.encode())
             h.update(header.read_bytes())
-    h.update(SHIM_SOURCE.read_bytes())
+    for part in SHIM_PARTS:
+        h.update(part.read_bytes())
     h.update(CDEF_SOURCE.read_bytes())
     import cffi
 
@@ -299,9 +305,10 @@ def error_names(include_dir: Path) -> list[str]:
 
 
 def shim_source(include_dir: Path) -> str:
-    """The C source handed to cffi: shim.c with the generated error-name table."""
+    """The C source handed to cffi: the shim's parts with the generated error-name table."""
     table = "".join(f'\t{{ "{n}", {n} }},\n' for n in error_names(include_dir))
-    return SHIM_SOURCE.read_text().replace("SCKPT_ERRNAME_TABLE\n", table)
+    source = "".join(part.read_text() for part in SHIM_PARTS)
+    return source.replace("SCKPT_ERRNAME_TABLE\n", table)
 
 
 def compile_module(

@@ -81,7 +81,7 @@ from pathlib import Path
 
 from sckpt.tui import cli
 
-_binding = importlib.import_module("sckpt.backend.libslurm._binding")
+_binding = importlib.import_module("sckpt.backend.libslurm.config_source")
 
 _binding.DEFAULT_CONF = Path(sys.argv[1]) / "slurm.conf"
 _binding.CONFIGLESS_CACHE = Path(sys.argv[1]) / "cache.conf"
