@@ -130,6 +130,8 @@ class EngineFactory(Protocol):
 
 
 _FACTORIES: dict[str, EngineFactory] = {}
+_ENGINE_MODULES = {"cooperative": "sckpt.backend.checkpointing.engine"}
+"""Engines whose module is not ``sckpt.backend.engines.<name>``."""
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -145,10 +147,11 @@ def engine_factory(name: str) -> EngineFactory | None:
         found = _FACTORIES.get(name)
     if found is not None:
         return found
+    where = _ENGINE_MODULES.get(name, f"sckpt.backend.engines.{name}")
     try:
-        module = importlib.import_module(f"sckpt.backend.engines.{name}")
+        module = importlib.import_module(where)
     except ModuleNotFoundError as exc:
-        if exc.name == f"sckpt.backend.engines.{name}":
+        if exc.name == where:
             return None
         raise
     with _REGISTRY_LOCK:

@@ -70,7 +70,8 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from .. import operations, rules
-from ..dmtcp import DmtcpInstall, checkpointer_label
+from ..checkpointing.dmtcp import DmtcpInstall, checkpointer_label
+from ..checkpointing.store import image_leaf
 from ..errors import (
     ESLURM_ALREADY_DONE,
     ESLURM_BATCH_ONLY,
@@ -123,7 +124,6 @@ from ..model import (
 )
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
-from ..store import image_leaf
 from .demo_output import DemoOutput
 
 DEMO_EPOCH = 1_780_000_000.0

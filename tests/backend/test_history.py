@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.audit import AuditLog
-from sckpt.backend.engines.cooperative import CooperativeEngine
+from sckpt.backend.checkpointing.engine import CooperativeEngine
+from sckpt.backend.checkpointing.store import StepRecord, StepStore
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.errors import InvalidJobId, UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import STEP_BATCH, StepId
-from sckpt.backend.store import StepRecord, StepStore
 
 
 def _cluster() -> SimulatedCluster:

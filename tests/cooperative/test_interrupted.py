@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sckpt.backend.engines.cooperative import CREDENTIAL_GAP
-from sckpt.backend.generations import TaskImages
+from sckpt.backend.checkpointing.engine import CREDENTIAL_GAP
+from sckpt.backend.checkpointing.generations import TaskImages
+from sckpt.backend.checkpointing.store import StepRecord, StepStore
 from sckpt.backend.model import StepId
-from sckpt.backend.store import StepRecord, StepStore
 
 from tests.conftest import PrivateCluster
 from tests.cooperative.conftest import ALICE, SCKPT

@@ -52,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import rules
+from ..engines.base import Engine
+from ..engines.live import LiveEngine
 from ..errors import (
     ESLURM_INVALID_JOB_ID,
     ESLURM_JOB_NOT_PENDING,
@@ -66,9 +68,7 @@ from ..errors import (
     UnsafeVacate,
     error_for,
 )
-from ..generations import TaskImages, generation_of, image_problem
 from ..hostlist import expand_hostlist
-from ..image_access import image_dir_problem
 from ..model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -84,7 +84,9 @@ from ..model import (
     StepId,
 )
 from ..slurm_api import SlurmAPI
-from ..store import (
+from .access import image_dir_problem
+from .generations import TaskImages, generation_of, image_problem
+from .store import (
     ImageIndex,
     StepRecord,
     StepStore,
@@ -95,8 +97,6 @@ from ..store import (
     recorded_image,
     state_dir_for,
 )
-from .base import Engine
-from .live import LiveEngine
 
 WAKE_SIGNAL = signal.SIGURG
 """Sent to the step after a request is written; default-ignored by programs (see wrapper)."""

@@ -55,9 +55,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import rules
-from .errors import SckptError, describe
-from .model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
+from .. import rules
+from ..errors import SckptError, describe
+from ..model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
 
 T = TypeVar("T")
 

@@ -25,8 +25,8 @@ import contextlib
 import errno
 from pathlib import Path
 
+from ..config import Settings
 from .checkpointer import Checkpointer
-from .config import Settings
 from .dmtcp import find_dmtcp
 from .store import HANDLER_CAUGHT, StepRecord, StoreError, TaskInfo
 from .transparent import DmtcpCheckpointer

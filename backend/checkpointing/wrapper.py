@@ -75,11 +75,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .audit import AuditLog, monotonic
-from .config import Settings, load_settings
-from .errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
+from ..audit import AuditLog, monotonic
+from ..config import Settings, load_settings
+from ..errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
+from ..model import MAX_TEXT, STEP_BATCH, StepId
 from .generations import TaskImages, copy_generation, generation_of, image_problem
-from .model import MAX_TEXT, STEP_BATCH, StepId
 from .store import (
     ABANDONED_CODE,
     HANDLER_CAUGHT,
