@@ -1,4 +1,12 @@
-"""Can a job's owner use an image directory?  Asked before any checkpoint request is recorded.
+"""Trusted-path access: which directories sckpt may walk, write and read for a job's user.
+
+Two questions, one per half of this module.  ``open_trusted_dir``: how sckpt (often root)
+reaches a state directory the job's user owns without letting that user steer the walk
+(``store.py`` opens every file relative to it).  ``image_dir_problem`` and
+``file_read_problem``: whether the job's user could use a directory or read a file, asked
+before anything is recorded (below).
+
+Can a job's owner use an image directory?  Asked before any checkpoint request is recorded.
 
 Images are written (create, vacate, tasks) and read (restart) by the job's own tasks under
 ``sckpt run``, as the job's user, not by sckpt.  An operator naming a directory that user
@@ -15,11 +23,14 @@ its nearest existing ancestor is writable: the wrapper creates it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pwd
 import stat
 from pathlib import Path
+
+from .protocol import StoreError
 
 _READ, _WRITE, _SEARCH = 4, 2, 1
 
@@ -114,3 +125,101 @@ def file_read_problem(path: str, uid: int) -> tuple[int, str]:
     if not _allows(st, uid, groups, _READ):
         return errno.EACCES, f"user {name} cannot read it"
     return 0, ""
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_LINKS = 40
+
+
+def open_trusted_dir(
+    path: Path, owner: int | None, *, create: bool = False, what: str = "directory"
+) -> int:
+    """A descriptor of directory ``path``, reached without letting a user steer the walk.
+
+    The walk starts at "/" and opens one component at a time relative to its parent's
+    descriptor, never following a link: a symbolic link is followed only when root owns it
+    (a site's ``/home -> /data/home``), any other is refused.  With ``owner``, every
+    directory on the way must belong to root or to ``owner``, and one that others may
+    write must be sticky (``/tmp``): anybody else could swap what comes next.  The caller
+    then opens, renames and unlinks relative to the descriptor, so a directory swapped for a
+    link after the walk changes nothing.  ``create`` makes missing directories (0755).
+
+    Raises ``StoreError`` naming the component and the reason; ``FileNotFoundError`` when
+    a component does not exist (and ``create`` is not set).
+    """
+    parts = list(Path(path).absolute().parts[1:])
+    fd = os.open("/", _DIR_FLAGS)
+    walked = Path("/")
+    links = 0
+
+    def refuse(reason: str) -> StoreError:
+        return StoreError(
+            f"{what} {path} refused: {reason}",
+            hint="keep the job's working directory (or $SCKPT_STATE_DIR, `sckpt run "
+            "--state-dir`) on a path only root and the job's user can change",
+            errno=errno.EPERM,
+        )
+
+    try:
+        while parts:
+            part = parts.pop(0)
+            if part in ("", "."):
+                continue
+            try:
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):  # made meanwhile: looked at below
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            here = walked / part if part != ".." else walked.parent
+            if stat.S_ISLNK(st.st_mode):
+                if st.st_uid != 0:
+                    raise refuse(
+                        f"{here} is a symbolic link owned by uid {st.st_uid}: sckpt follows "
+                        "no link that a user controls"
+                    )
+                links += 1
+                if links > _MAX_LINKS:
+                    raise refuse(f"too many symbolic links at {here}")
+                target = Path(os.readlink(part, dir_fd=fd))
+                if target.is_absolute():
+                    os.close(fd)
+                    fd = os.open("/", _DIR_FLAGS)
+                    walked = Path("/")
+                    parts = list(target.parts[1:]) + parts
+                else:
+                    parts = list(target.parts) + parts
+                continue
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise refuse(f"{here} is not a directory (or was just replaced)") from None
+                raise
+            os.close(fd)
+            fd = child
+            walked = here
+            st = os.fstat(fd)
+            if owner is not None and st.st_uid not in (0, owner):
+                raise refuse(
+                    f"{walked} belongs to uid {st.st_uid}, neither root nor the job's user "
+                    f"(uid {owner}): its owner could redirect what sckpt writes"
+                )
+            if owner is not None and st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+                raise refuse(
+                    f"{walked} is writable by other users and not sticky "
+                    f"(mode {stat.S_IMODE(st.st_mode):o}): they could redirect what sckpt writes"
+                )
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_failure(exc: OSError) -> str:
+    """An open's failure in words; a symlink refused by O_NOFOLLOW is named as such."""
+    if exc.errno == errno.ELOOP:
+        return "it is a symbolic link (refused)"
+    return exc.strerror or str(exc)

@@ -86,20 +86,17 @@ from ..model import (
 from ..slurm_api import SlurmAPI
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
-from .store import (
-    ImageIndex,
+from .protocol import (
+    DEFAULT_WAKE,
     StepRecord,
-    StepStore,
     StoreError,
     TaskInfo,
     image_leaf,
-    job_stores,
     recorded_image,
     state_dir_for,
 )
+from .store import ImageIndex, StepStore, job_stores
 
-WAKE_SIGNAL = signal.SIGURG
-"""Sent to the step after a request is written; default-ignored by programs (see wrapper)."""
 WAIT_POLL = 0.05
 SETTLE_POLL = 0.2
 CACHE_LIMIT = 20_000
@@ -446,7 +443,7 @@ class CooperativeEngine(LiveEngine):
                 if not req.pending:
                     rec.in_progress = None
                     return ESLURM_INVALID_JOB_ID, "", ""
-                wake = next((x.wake for x in tasks if x.procid in req.pending), WAKE_SIGNAL.name)
+                wake = next((x.wake for x in tasks if x.procid in req.pending), DEFAULT_WAKE)
                 return 0, req.request_id, wake
 
             code, request_id, wake = self._update(t, change)

@@ -6,7 +6,9 @@ node, often root) and the ``sckpt run`` wrapper (the job's user, on a compute no
 the cluster's shared filesystem, so the state lives there, by default next to the job's
 working directory (the reference's image-dir rule): ``<work_dir>/.sckpt/<job>.<step>.json``.
 ``$SCKPT_STATE_DIR`` (or the wrapper's ``--state-dir``) names another directory for sites
-whose working directories are not shared; consoles must then use the same value.
+whose working directories are not shared; consoles must then use the same value.  What the
+files are called and what they hold is the protocol's (``protocol.py``); this module reads
+and writes them, and the walk to their directory is ``access.open_trusted_dir``.
 
 How it stays correct with several writers:
 
@@ -40,503 +42,37 @@ How it stays correct with several writers:
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
-import hashlib
 import json
 import os
 import pwd
-import re
 import stat
 import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import rules
-from ..errors import SckptError, describe
-from ..model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
+from ..model import StepId
+from .access import open_failure, open_trusted_dir
+from .protocol import (
+    DATA_SUFFIX,
+    INDEX_NAMES_LIMIT,
+    LOCK_SUFFIX,
+    StepRecord,
+    StoreError,
+    done_file_name,
+    index_document,
+    index_images,
+    index_stem,
+    step_key,
+    step_of_state_file,
+)
 
 T = TypeVar("T")
 
-FORMAT = 1
-"""Version of the JSON layout; a newer one is reported as corrupt rather than misread."""
-HISTORY_LIMIT = 100
-"""History lines kept per step (the oldest are dropped)."""
-STATE_SUBDIR = ".sckpt"
-ENV_STATE_DIR = "SCKPT_STATE_DIR"
-TIMEOUT_CODE = errno.ETIME
-"""Recorded when a checkpoint does not complete within max_wait (as the simulated engine)."""
-ABANDONED_CODE = errno.ECANCELED
-"""Recorded when the program ends before completing a checkpoint."""
 MAX_STATE_BYTES = 4 * 1024 * 1024
 """A state file is a few KB (history is bounded); anything larger is refused, not read."""
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
-STEP_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-INDEX_NAMES_LIMIT = 1000
-"""Step names kept in a job's image index (a job has a handful; more is refused)."""
-
-HANDLER_CAUGHT = "caught"
-HANDLER_DEFAULT = "default"
-HANDLER_IGNORED = "ignored"
-"""How a task's program disposes of its checkpoint signal, as its wrapper last saw it in
-``/proc/PID/status`` (``""``: not looked at yet)."""
-
-
-class StoreError(SckptError):
-    """The state file exists but cannot be read, parsed or written; the message names it.
-
-    ``errno`` is the system's code when one caused it (ENOSPC for a full file system,
-    ELOOP for a refused link ...), 0 otherwise: the engines turn it into the error a
-    person sees with its code and name, as Slurm's own refusals are.
-    """
-
-    def __init__(self, message: str, hint: str = "", errno: int = 0) -> None:
-        super().__init__(message, hint)
-        self.errno = errno
-
-
-def step_key(step: StepId) -> str:
-    """File-name key of a step: ``123.4``, ``123.batch``."""
-    return str(step)
-
-
-def image_leaf(step: StepId, name: str = "") -> str:
-    """The image-dir leaf of a step: ``<job>.<name>`` for a named step, else the reference's.
-
-    ``sckpt run`` names every step (``--name``, or ``default_step_name``) so that a restarted
-    job's steps find their images whatever order they start in; records written before names
-    existed (``name`` empty) keep the reference's ``<job>.<step>`` (``<job>`` for the batch
-    script).
-    """
-    if name:
-        return f"{step.job_id}.{name}"
-    return str(step.job_id) if step.step == STEP_BATCH else f"{step.job_id}.{step.step_text}"
-
-
-def default_step_name(program: Sequence[str]) -> str:
-    """A step's name when ``sckpt run --name`` is not given: its command line, hashed.
-
-    The same command line gives the same name in every run of the job, so a step finds its
-    images after a restart even when the steps of the job took their ids in another order;
-    the program's base name keeps it readable (``python3-1f0c2a9e``).
-    """
-    digest = hashlib.sha256("\0".join(program).encode("utf-8", "surrogateescape")).hexdigest()
-    base = re.sub(r"[^A-Za-z0-9_-]", "_", Path(program[0]).name if program else "")[:32]
-    return f"{base or 'step'}-{digest[:8]}"
-
-
-def handler_blocker(handler: str, signal_name: str) -> str:
-    """Why a program must not be sent its checkpoint signal ("" when it may be).
-
-    The one rule of what makes a task checkpointable: its program catches the signal.  One
-    that does not would be killed by it (SIGUSR1's default action is to terminate), one
-    that ignores it would never checkpoint, and until the wrapper has looked nobody knows.
-    """
-    if handler == HANDLER_CAUGHT:
-        return ""
-    if handler == HANDLER_DEFAULT:
-        return f"program does not catch {signal_name} (it would be killed by it)"
-    if handler == HANDLER_IGNORED:
-        return f"program ignores {signal_name} (it would never checkpoint)"
-    return f"not yet known whether the program catches {signal_name}"
-
-
-def check_step_name(name: str) -> str:
-    """``name`` when it can name a step's images (one path component); ``ValueError`` if not."""
-    if not STEP_NAME_RE.fullmatch(name):
-        raise ValueError(
-            f"invalid step name {name!r}: 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return name
-
-
-def state_dir_for(work_dir: str, configured: str | None = None) -> Path:
-    """Where a job's state files live: the configured dir, else ``<work_dir>/.sckpt``."""
-    chosen = configured or os.environ.get(ENV_STATE_DIR) or ""
-    if chosen:
-        return Path(chosen)
-    return Path(work_dir or "/") / STATE_SUBDIR
-
-
-@dataclass
-class TaskInfo:
-    """One task (``SLURM_PROCID``) of the step, as its wrapper registered it."""
-
-    procid: int
-    host: str
-    pid: int
-    since: int
-    signal: str
-    image_dir: str
-    state: str = "running"
-    """``running`` or ``ended``."""
-    ended_at: int = 0
-    exit_status: int = 0
-    restart_count: int = 0
-    """``SLURM_RESTART_COUNT`` of the run that registered it (older runs are dropped)."""
-    wake: str = "SIGURG"
-    """The signal the console sends the step to wake this wrapper (``--wake-signal``)."""
-    program_pid: int = 0
-    """The program's pid (the wrapper's child; ``pid`` is the wrapper's own)."""
-    handler: str = ""
-    """``caught``, ``default`` or ``ignored``: what the program does with ``signal``."""
-    resumed_from: str = ""
-    """The complete image generation this run of the task was handed (``SLURM_RESTART_DIR``);
-    "" when it started fresh."""
-    start_note: str = ""
-    """How this run of the task started, in words: ``resumed from generation 3 (PATH)`` or
-    ``started fresh: ...`` and why."""
-    off: str = ""
-    """Why checkpointing is off for this task ("" when it is on): the wrapper could not
-    prepare its image directory, for example.  The program runs anyway."""
-    checkpointer: str = ""
-    """``transparent (DMTCP 4.2.0)`` when the task runs under ``sckpt run --transparent``
-    (no signal is sent, so what the program does with one does not matter); "" for the
-    signal the program catches."""
-
-    def checkpoint_blocker(self) -> str:
-        """Why this task's program must not be sent its checkpoint signal ("" when it may)."""
-        if self.off:
-            return f"checkpointing is off for this task: {self.off}"
-        if self.checkpointer:
-            return ""
-        return handler_blocker(self.handler, self.signal)
-
-    def describe(self) -> str:
-        """``task 1 (pid 4242 on node1)``: how messages name a task."""
-        pid = self.program_pid or self.pid
-        return f"task {self.procid} (pid {pid} on {self.host})"
-
-
-@dataclass
-class Request:
-    """A checkpoint in progress: who asked, when, where the image goes, what is still owed."""
-
-    request_id: str
-    start: int
-    by: str
-    image_dir: str
-    max_wait: int
-    deadline: int
-    """0 = no limit; else the time after which anyone may record the timeout."""
-    operation: str = "create"
-    pending: list[int] = field(default_factory=list)
-    """procids that have not reported yet."""
-    results: dict[str, list[Any]] = field(default_factory=dict)
-    """procid -> [code, message] as reported."""
-    signalled: list[int] = field(default_factory=list)
-
-
-@dataclass
-class StepRecord:
-    """Everything sckpt knows about one step's checkpoints."""
-
-    job_id: int
-    step: str
-    owner_uid: int = -1
-    name: str = ""
-    """The step's name (``sckpt run --name`` or its default); "" in records older than names."""
-    tasks: dict[str, TaskInfo] = field(default_factory=dict)
-    disable_count: int = 0
-    in_progress: Request | None = None
-    error_code: int = 0
-    error_msg: str = ""
-    last_image: dict[str, str] = field(default_factory=dict)
-    """procid -> directory of the last complete image."""
-    last_image_time: int = 0
-    image_bytes: dict[str, int] = field(default_factory=dict)
-    """procid -> bytes of its last complete image (transparent tasks measure it)."""
-    ckpt_seconds: dict[str, float] = field(default_factory=dict)
-    """procid -> how long its last complete checkpoint took (transparent tasks)."""
-    job_nodes: str = ""
-    """The nodes the job ran on when it was last vacated (for restart with stick)."""
-    ended_at: float = 0.0
-    """When sckpt last ended the job (vacate's requeue): a restart waits past it (below)."""
-    pinned_nodes: str = ""
-    """Required nodes sckpt set on restart with stick (cleared by a later restart)."""
-    history: list[dict[str, Any]] = field(default_factory=list)
-    last_results: dict[str, list[Any]] = field(default_factory=dict)
-    """procid -> [code, message] of the last checkpoint that ended (which task failed, why)."""
-
-    # ---- derived views -------------------------------------------------------------------
-    @property
-    def running_tasks(self) -> list[TaskInfo]:
-        return [t for t in self.tasks.values() if t.state == "running"]
-
-    def checkpoint_error(self) -> CheckpointError:
-        """The last error as ``error`` reports it (code 0 when none)."""
-        name, _text = describe(self.error_code)
-        return CheckpointError(self.error_code, name, self.error_msg if self.error_code else "")
-
-    def events(self) -> tuple[CheckpointEvent, ...]:
-        out = []
-        for h in self.history:
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                out.append(
-                    CheckpointEvent(
-                        time=int(h["time"]),
-                        operation=str(h["operation"]),
-                        by=str(h.get("by", "")),
-                        code=int(h.get("code", 0)),
-                        message=str(h.get("message", "")),
-                        image_dir=str(h.get("image_dir", "")),
-                    )
-                )
-        return tuple(out)
-
-    # ---- changes -------------------------------------------------------------------------
-    def log(
-        self, operation: str, by: str, code: int = 0, message: str = "", image_dir: str = ""
-    ) -> None:
-        """Append one history line (bounded)."""
-        self.history.append(
-            {
-                "time": int(time.time()),
-                "operation": operation,
-                "by": by,
-                "code": code,
-                "message": message,
-                "image_dir": image_dir,
-            }
-        )
-        del self.history[:-HISTORY_LIMIT]
-
-    def keep_highest(self, code: int, message: str) -> None:
-        """Completion rule of the man page: only the highest code is kept, with its message."""
-        code, message = rules.kept_error(self.error_code, self.error_msg, code, message)
-        self.error_code, self.error_msg = code, _text(message)
-
-    def report(self, procid: int, code: int, message: str, request_id: str = "") -> bool:
-        """Task ``procid``'s outcome of the checkpoint in progress (of ``request_id``, when
-        given): kept with the other tasks', and the request closed once every task reported.
-        False when that request is no longer in progress (nothing is changed)."""
-        req = self.in_progress
-        if req is None or (request_id and req.request_id != request_id):
-            return False
-        if procid in req.pending:
-            req.pending.remove(procid)
-        req.results[str(procid)] = [code, message]
-        if not req.pending:
-            self.finish_request()
-        return True
-
-    def finish_request(self, now: int | None = None) -> None:
-        """Close the request in progress once every task reported (or it expired)."""
-        req = self.in_progress
-        if req is None:
-            return
-        now = int(time.time()) if now is None else now
-        codes = []
-        for _procid, (code, message) in sorted(req.results.items()):
-            self.keep_highest(int(code), str(message))
-            codes.append(int(code))
-        worst = max(codes, default=0)
-        self.log("done", req.by, worst, self.error_msg if worst else "", req.image_dir)
-        self.last_results = {k: [int(c), str(m)] for k, (c, m) in req.results.items()}
-        self.in_progress = None
-
-    def expire(self, now: int | None = None) -> bool:
-        """Record a timeout when the request in progress is past its deadline."""
-        req = self.in_progress
-        now = int(time.time()) if now is None else now
-        if req is None or not req.deadline or now < req.deadline:
-            return False
-        for procid in req.pending:
-            req.results[str(procid)] = [
-                TIMEOUT_CODE,
-                f"checkpoint not complete within max_wait={req.max_wait}s (task {procid})",
-            ]
-        req.pending = []
-        self.finish_request(now)
-        return True
-
-    def begin_request(
-        self, by: str, image_dir: str, max_wait: int, operation: str, now: int | None = None
-    ) -> Request:
-        """Start a checkpoint of every running task: reset the error, record who asked."""
-        now = int(time.time()) if now is None else now
-        req = Request(
-            request_id=f"{now}-{os.getpid()}-{uuid.uuid4().hex[:8]}",
-            start=now,
-            by=by,
-            image_dir=image_dir,
-            max_wait=max_wait,
-            deadline=now + max_wait if max_wait else 0,
-            operation=operation,
-            pending=sorted(t.procid for t in self.running_tasks),
-        )
-        self.error_code = 0
-        self.error_msg = ""
-        self.last_results = {}
-        self.in_progress = req
-        self.log(operation, by, 0, "", image_dir)
-        return req
-
-    # ---- (de)serialisation ---------------------------------------------------------------
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["format"] = FORMAT
-        return data
-
-    @classmethod
-    def from_json(cls, data: Any) -> StepRecord:
-        """Validate and build; any mismatch raises ``ValueError``/``TypeError``/``KeyError``."""
-        if not isinstance(data, dict):
-            raise TypeError("top level is not an object")
-        if data.get("format") != FORMAT:
-            raise ValueError(f"unknown format {data.get('format')!r}")
-        tasks = {str(k): TaskInfo(**v) for k, v in dict(data.get("tasks", {})).items()}
-        req_data = data.get("in_progress")
-        req = Request(**req_data) if req_data is not None else None
-        rec = cls(
-            job_id=int(data["job_id"]),
-            step=str(data["step"]),
-            owner_uid=int(data.get("owner_uid", -1)),
-            name=str(data.get("name", "")),
-            tasks=tasks,
-            disable_count=int(data.get("disable_count", 0)),
-            in_progress=req,
-            error_code=int(data.get("error_code", 0)),
-            error_msg=_text(data.get("error_msg", "")),
-            last_image={str(k): str(v) for k, v in dict(data.get("last_image", {})).items()},
-            last_image_time=int(data.get("last_image_time", 0)),
-            image_bytes={str(k): int(v) for k, v in dict(data.get("image_bytes", {})).items()},
-            ckpt_seconds={str(k): float(v) for k, v in dict(data.get("ckpt_seconds", {})).items()},
-            job_nodes=str(data.get("job_nodes", "")),
-            pinned_nodes=str(data.get("pinned_nodes", "")),
-            ended_at=float(data.get("ended_at", 0.0)),
-            history=[
-                {k: _text(v) if isinstance(v, str) else v for k, v in dict(h).items()}
-                for h in list(data.get("history", []))[-HISTORY_LIMIT:]
-            ],
-            last_results={
-                str(k): [int(v[0]), _text(v[1])]
-                for k, v in dict(data.get("last_results", {})).items()
-            },
-        )
-        if rec.disable_count < 0:
-            raise ValueError("negative disable_count")
-        if rec.name:
-            check_step_name(rec.name)
-        return rec
-
-    def rename(self, name: str) -> None:
-        """Make this record the step ``name``'s: what belonged to another program goes.
-
-        A restarted job's steps may take their ids in another order, so the record found at
-        a step id can be another program's: its images (kept in the job's ``ImageIndex``),
-        counter, error and checkpoint in progress are not this one's.  What belongs to the
-        job (its nodes, when it ended, pinned nodes) and the history stay.
-        """
-        if name == self.name:
-            return
-        if self.name:
-            self.log("rename", "", 0, f"step was {self.name}, now {name}")
-        self.name = name
-        self.last_image = {}
-        self.last_image_time = 0
-        self.image_bytes = {}
-        self.ckpt_seconds = {}
-        self.disable_count = 0
-        self.error_code = 0
-        self.error_msg = ""
-        self.last_results = {}
-        self.in_progress = None
-
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_MAX_LINKS = 40
-
-
-def open_trusted_dir(
-    path: Path, owner: int | None, *, create: bool = False, what: str = "directory"
-) -> int:
-    """A descriptor of directory ``path``, reached without letting a user steer the walk.
-
-    The walk starts at "/" and opens one component at a time relative to its parent's
-    descriptor, never following a link: a symbolic link is followed only when root owns it
-    (a site's ``/home -> /data/home``), any other is refused.  With ``owner``, every
-    directory on the way must belong to root or to ``owner``, and one that others may
-    write must be sticky (``/tmp``): anybody else could swap what comes next.  The caller
-    then opens, renames and unlinks relative to the descriptor, so a directory swapped for a
-    link after the walk changes nothing.  ``create`` makes missing directories (0755).
-
-    Raises ``StoreError`` naming the component and the reason; ``FileNotFoundError`` when
-    a component does not exist (and ``create`` is not set).
-    """
-    parts = list(Path(path).absolute().parts[1:])
-    fd = os.open("/", _DIR_FLAGS)
-    walked = Path("/")
-    links = 0
-
-    def refuse(reason: str) -> StoreError:
-        return StoreError(
-            f"{what} {path} refused: {reason}",
-            hint="keep the job's working directory (or $SCKPT_STATE_DIR, `sckpt run "
-            "--state-dir`) on a path only root and the job's user can change",
-            errno=errno.EPERM,
-        )
-
-    try:
-        while parts:
-            part = parts.pop(0)
-            if part in ("", "."):
-                continue
-            try:
-                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):  # made meanwhile: looked at below
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
-            here = walked / part if part != ".." else walked.parent
-            if stat.S_ISLNK(st.st_mode):
-                if st.st_uid != 0:
-                    raise refuse(
-                        f"{here} is a symbolic link owned by uid {st.st_uid}: sckpt follows "
-                        "no link that a user controls"
-                    )
-                links += 1
-                if links > _MAX_LINKS:
-                    raise refuse(f"too many symbolic links at {here}")
-                target = Path(os.readlink(part, dir_fd=fd))
-                if target.is_absolute():
-                    os.close(fd)
-                    fd = os.open("/", _DIR_FLAGS)
-                    walked = Path("/")
-                    parts = list(target.parts[1:]) + parts
-                else:
-                    parts = list(target.parts) + parts
-                continue
-            try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise refuse(f"{here} is not a directory (or was just replaced)") from None
-                raise
-            os.close(fd)
-            fd = child
-            walked = here
-            st = os.fstat(fd)
-            if owner is not None and st.st_uid not in (0, owner):
-                raise refuse(
-                    f"{walked} belongs to uid {st.st_uid}, neither root nor the job's user "
-                    f"(uid {owner}): its owner could redirect what sckpt writes"
-                )
-            if owner is not None and st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
-                raise refuse(
-                    f"{walked} is writable by other users and not sticky "
-                    f"(mode {stat.S_IMODE(st.st_mode):o}): they could redirect what sckpt writes"
-                )
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 class _GuardedFile:
@@ -555,8 +91,8 @@ class _GuardedFile:
         self.directory = Path(directory)
         self.owner = owner
         """The uid whose file this must be (root's also accepted); None: any."""
-        self.path = self.directory / f"{stem}.json"
-        self.lock_path = self.directory / f"{stem}.lock"
+        self.path = self.directory / f"{stem}{DATA_SUFFIX}"
+        self.lock_path = self.directory / f"{stem}{LOCK_SUFFIX}"
 
     @contextlib.contextmanager
     def _directory(self) -> Iterator[int]:
@@ -583,7 +119,8 @@ class _GuardedFile:
             return None
         except OSError as exc:
             raise StoreError(
-                f"{self.kind} file {self.path} cannot be read: {_why(exc)}", errno=exc.errno or 0
+                f"{self.kind} file {self.path} cannot be read: {open_failure(exc)}",
+                errno=exc.errno or 0,
             ) from None
         try:
             st = os.fstat(fd)
@@ -681,7 +218,7 @@ class _GuardedFile:
 
     def _lock_error(self, exc: OSError) -> StoreError:
         return StoreError(
-            f"cannot lock {self.kind} {self.lock_path}: {_why(exc)}", errno=exc.errno or 0
+            f"cannot lock {self.kind} {self.lock_path}: {open_failure(exc)}", errno=exc.errno or 0
         )
 
     def _fix_owner(self, fd: int, dfd: int) -> None:
@@ -764,7 +301,7 @@ class StepStore(_GuardedFile):
 
     def done_file(self, procid: int) -> Path:
         """Where task ``procid`` writes its completion status (``$SCKPT_CKPT_DONE``)."""
-        return self.directory / f"{step_key(self.step)}.task{procid}.done"
+        return self.directory / done_file_name(self.step, procid)
 
     def read(self) -> StepRecord | None:
         """The record, ``None`` when the file does not exist; ``StoreError`` when unusable."""
@@ -851,37 +388,13 @@ def job_stores(directory: Path, job_id: int, owner: int | None = None) -> list[S
         names = os.listdir(fd)  # noqa: PTH208 (a descriptor: no Path for it)
     except OSError as exc:
         raise StoreError(
-            f"checkpoint state directory {directory} cannot be listed: {_why(exc)}",
+            f"checkpoint state directory {directory} cannot be listed: {open_failure(exc)}",
             errno=exc.errno or 0,
         ) from None
     finally:
         os.close(fd)
-    stores = []
-    prefix = f"{job_id}."
-    for name in sorted(names):
-        if not (name.startswith(prefix) and name.endswith(".json")):
-            continue
-        key = name[len(prefix) : -len(".json")]
-        step = STEP_BATCH if key == "batch" else int(key) if key.isdigit() else None
-        if step is not None:
-            stores.append(StepStore(Path(directory), StepId(job_id, step), owner=owner))
-    return stores
-
-
-def recorded_image(
-    images: dict[str, dict[str, str]], name: str, rec: StepRecord, procid: int
-) -> str:
-    """Where task ``procid`` of the step named ``name`` has its last complete image ("").
-
-    The one rule the wrapper (handing ``SLURM_RESTART_DIR``) and restart (checking before it
-    releases the job) share: by the step's name in the job's image index (``images``, as
-    ``ImageIndex.read`` gives it), else the record's own when the record is that step's
-    (or older than names).
-    """
-    found = images.get(name, {}).get(str(procid), "") if name else ""
-    if not found and rec.name in ("", name):
-        found = rec.last_image.get(str(procid), "")
-    return found
+    steps = (step_of_state_file(job_id, name) for name in sorted(names))
+    return [StepStore(Path(directory), step, owner=owner) for step in steps if step is not None]
 
 
 class ImageIndex(_GuardedFile):
@@ -895,7 +408,7 @@ class ImageIndex(_GuardedFile):
     kind = "image index"
 
     def __init__(self, directory: Path, job_id: int, owner: int | None = None) -> None:
-        super().__init__(directory, f"{job_id}.images", owner)
+        super().__init__(directory, index_stem(job_id), owner)
         self.job_id = job_id
 
     def read(self) -> dict[str, dict[str, str]]:
@@ -907,17 +420,9 @@ class ImageIndex(_GuardedFile):
             return {}
         data = self._load_json(raw)
         try:
-            if not isinstance(data, dict) or data.get("format") != FORMAT:
-                raise ValueError(
-                    f"unknown format {data.get('format') if isinstance(data, dict) else None!r}"
-                )
-            images = {
-                check_step_name(str(name)): {str(p): str(d) for p, d in dict(tasks).items()}
-                for name, tasks in dict(data.get("images", {})).items()
-            }
+            return index_images(data)
         except (TypeError, ValueError, AttributeError) as exc:
             raise self._corrupt(exc) from None
-        return images
 
     def image(self, name: str, procid: int) -> str:
         """The last complete image of task ``procid`` of step ``name`` ("" when none)."""
@@ -935,24 +440,10 @@ class ImageIndex(_GuardedFile):
                 raise StoreError(
                     f"image index {self.path} lists more than {INDEX_NAMES_LIMIT} step names"
                 )
-            self._write_json(dfd, {"format": FORMAT, "job_id": self.job_id, "images": current})
+            self._write_json(dfd, index_document(self.job_id, current))
 
 
 @contextlib.contextmanager
 def _unlocked(dfd: int) -> Iterator[None]:
     """``_GuardedFile._locked``'s stand-in for the one write made without the lock."""
     yield
-
-
-def _text(value: object) -> str:
-    """A text field of a state file, cut at ``MAX_TEXT`` characters: its writer (the job's
-    owner) decides its length, not the console that shows it."""
-    text = str(value)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
-
-
-def _why(exc: OSError) -> str:
-    """An open's failure in words; a symlink refused by O_NOFOLLOW is named as such."""
-    if exc.errno == errno.ELOOP:
-        return "it is a symbolic link (refused)"
-    return exc.strerror or str(exc)

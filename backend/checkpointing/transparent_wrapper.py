@@ -28,7 +28,7 @@ from pathlib import Path
 from ..config import Settings
 from .checkpointer import Checkpointer
 from .dmtcp import find_dmtcp
-from .store import HANDLER_CAUGHT, StepRecord, StoreError, TaskInfo
+from .protocol import HANDLER_CAUGHT, StepRecord, StoreError, TaskInfo
 from .transparent import DmtcpCheckpointer
 from .wrapper import Wrapper, _note
 

@@ -78,30 +78,34 @@ from pathlib import Path
 from ..audit import AuditLog, monotonic
 from ..config import Settings, load_settings
 from ..errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
-from ..model import MAX_TEXT, STEP_BATCH, StepId
+from ..model import STEP_BATCH, StepId
 from .generations import TaskImages, copy_generation, generation_of, image_problem
-from .store import (
+from .protocol import (
     ABANDONED_CODE,
+    DEFAULT_SIGNAL,
+    DEFAULT_WAKE,
+    ENV_DONE,
+    ENV_IMAGE_DIR,
+    ENV_RESTART,
+    ENV_SIGNAL,
+    ENV_WORK_DIR,
     HANDLER_CAUGHT,
     HANDLER_DEFAULT,
     HANDLER_IGNORED,
-    ImageIndex,
     Request,
     StepRecord,
-    StepStore,
     StoreError,
     TaskInfo,
     check_step_name,
     default_step_name,
     handler_blocker,
     image_leaf,
-    job_stores,
+    parse_status,
     recorded_image,
     state_dir_for,
 )
+from .store import ImageIndex, StepStore, job_stores
 
-DEFAULT_SIGNAL = "SIGUSR1"
-DEFAULT_WAKE = "SIGURG"
 DEFAULT_POLL = 1.0
 DEFAULT_GRACE = 2.0
 """A signal that arrives before the program installed its handler would kill it."""
@@ -112,11 +116,6 @@ HANDLER_WATCH = 10.0
 """A program that does not catch its signal yet is looked at every HANDLER_POLL seconds for
 its first HANDLER_WATCH seconds (programs install their handler as they start), then at
 every ``--poll``."""
-ENV_IMAGE_DIR = "SCKPT_IMAGE_DIR"
-ENV_DONE = "SCKPT_CKPT_DONE"
-ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
-ENV_RESTART = "SLURM_RESTART_DIR"
-ENV_WORK_DIR = "SCKPT_WORK_DIR"
 
 # Signals the kernel raises for a fault in this very process: never block them.
 _SYNCHRONOUS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGTRAP}
@@ -906,22 +905,6 @@ def _unblock_all() -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-
-def parse_status(raw: bytes) -> tuple[int, str]:
-    """``0`` -> success; ``<code> <message>`` -> that error; anything else is EINVAL."""
-    text = raw.decode("utf-8", "replace").strip().splitlines()[0].strip() if raw.strip() else ""
-    head, _, rest = text.partition(" ")
-    if head.isdigit():
-        code = int(head)
-        if code == 0:
-            return 0, ""
-        message = rest.strip()[:MAX_TEXT]
-        if not message and code < 1000:
-            message = os.strerror(code)
-        return code, message
-    shown = text[:80]
-    return errno.EINVAL, f"unreadable checkpoint status {shown!r}: expected '0' or '<code> <msg>'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

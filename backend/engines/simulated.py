@@ -71,7 +71,7 @@ from typing import TypeVar
 
 from .. import operations, rules
 from ..checkpointing.dmtcp import DmtcpInstall, checkpointer_label
-from ..checkpointing.store import image_leaf
+from ..checkpointing.protocol import image_leaf
 from ..errors import (
     ESLURM_ALREADY_DONE,
     ESLURM_BATCH_ONLY,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from sckpt.backend.audit import AuditLog
 from sckpt.backend.checkpointing.engine import CooperativeEngine
-from sckpt.backend.checkpointing.store import StepRecord, StepStore
+from sckpt.backend.checkpointing.protocol import StepRecord
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.errors import InvalidJobId, UsageError
 from sckpt.backend.facade import Facade

@@ -30,7 +30,8 @@ from pathlib import Path
 import pytest
 from sckpt.backend.checkpointing.engine import CREDENTIAL_GAP
 from sckpt.backend.checkpointing.generations import TaskImages
-from sckpt.backend.checkpointing.store import StepRecord, StepStore
+from sckpt.backend.checkpointing.protocol import StepRecord
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.model import StepId
 
 from tests.conftest import PrivateCluster

@@ -10,16 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sckpt.backend.checkpointing.store import (
+from sckpt.backend.checkpointing.protocol import (
     HISTORY_LIMIT,
     TIMEOUT_CODE,
     StepRecord,
-    StepStore,
     StoreError,
     TaskInfo,
     image_leaf,
     state_dir_for,
 )
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.model import STEP_BATCH, StepId
 
 from tests.cooperative.conftest import VENV_PYTHON

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import errors as E
-from sckpt.backend.checkpointing.store import TIMEOUT_CODE, Request, StepRecord, StepStore
+from sckpt.backend.checkpointing.protocol import TIMEOUT_CODE, Request, StepRecord
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import CheckpointKind, CheckpointState, Snapshot, StepId
