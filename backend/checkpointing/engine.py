@@ -1,8 +1,8 @@
 """The cooperative engine: the nine checkpoint operations on Slurm 20.02 and later.
 
 Slurm no longer checkpoints anything, so the work is shared with the application: a step
-launched under ``sckpt run`` (``backend/wrapper.py``) registers itself in a per-step state
-file on the shared filesystem (``backend/store.py``), and this engine maps each operation
+launched under ``sckpt run`` (``wrapper.py``) registers itself in a per-step state
+file on the shared filesystem (``store.py``, ``protocol.py``), and this engine maps each operation
 onto that file and onto the libslurm primitives that remain (through the binding only):
 
 ======== ==================================================================================
@@ -814,7 +814,7 @@ class CooperativeEngine(LiveEngine):
         """What each task of ``job`` will start from: ``(0, "1.0 task 0 resumes from
         generation 3")`` or ``(code, "1.0 task 1: /img/g2 does not exist")``.
 
-        The image is found by the rule the wrapper uses (``store.recorded_image``) and
+        The image is found by the rule the wrapper uses (``protocol.recorded_image``) and
         looked at as the job's user would (``image_problem``, then ``image_dir_problem``
         for that user's permissions): the wrapper hands over nothing else.
         """

@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.checkpointing.generations import TaskImages
+from sckpt.backend.checkpointing.options import parse_signal
 from sckpt.backend.checkpointing.protocol import (
     ABANDONED_CODE,
     StepRecord,
     default_step_name,
     parse_status,
 )
+from sckpt.backend.checkpointing.signal_checkpointer import signal_handler
 from sckpt.backend.checkpointing.store import StepStore
-from sckpt.backend.checkpointing.wrapper import parse_signal, signal_handler
 from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
 from sckpt.backend.model import StepId
 
