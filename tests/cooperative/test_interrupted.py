@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sckpt.backend.checkpointing.engine import CREDENTIAL_GAP
 from sckpt.backend.checkpointing.generations import TaskImages
 from sckpt.backend.checkpointing.protocol import StepRecord
+from sckpt.backend.checkpointing.restart import CREDENTIAL_GAP
 from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.model import StepId
 
