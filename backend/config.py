@@ -52,9 +52,9 @@ from typing import Any
 import platformdirs
 
 from .arguments import MAX_WAIT_LIMIT, validate_image_dir
+from .checkpointing.generations import DEFAULT_KEEP, MAX_KEEP
 from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
-from .generations import DEFAULT_KEEP, MAX_KEEP
 from .keymap import key_problem
 
 APP_NAME = "sckpt"

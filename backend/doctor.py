@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .dmtcp import find_dmtcp
+from .checkpointing.dmtcp import find_dmtcp
 from .errors import SckptError
 from .libslurm import _build, find_config_source, get_binding
 

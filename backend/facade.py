@@ -100,15 +100,18 @@ if TYPE_CHECKING:
 Target = str | StepId
 EngineFactory = Callable[[EngineRequest], Engine]
 """An engine module's ``create_engine``."""
+_ENGINE_MODULES = {"cooperative": "sckpt.backend.checkpointing.engine"}
+"""Engines whose module is not ``sckpt.backend.engines.<name>``."""
 
 
 def engine_factory(name: str) -> EngineFactory | None:
-    """``create_engine`` of ``sckpt.backend.engines.<name>`` (``config.ENGINES`` names the
+    """``create_engine`` of the engine module named ``name`` (``config.ENGINES`` names the
     ones there are); None when that module is not in this installation."""
+    where = _ENGINE_MODULES.get(name, f"sckpt.backend.engines.{name}")
     try:
-        module = importlib.import_module(f"sckpt.backend.engines.{name}")
+        module = importlib.import_module(where)
     except ModuleNotFoundError as exc:
-        if exc.name == f"sckpt.backend.engines.{name}":
+        if exc.name == where:
             return None
         raise
     factory: EngineFactory = module.create_engine

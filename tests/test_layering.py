@@ -7,12 +7,17 @@
   standard library), the operations table (``backend/operations.py``) only the standard
   library: both are pure data and decisions, read by every other layer;
 * the command line (``sckpt.tui.cli``) never imports Textual or rich: only its console
-  command imports the app, inside the function, when the console is opened.
+  command imports the app, inside the function, when the console is opened;
+* ``sckpt run`` (``backend/checkpointing/wrapper.py`` and everything it imports, even inside
+  functions) imports neither the console nor libslurm: it runs on compute nodes, where
+  neither should be needed; and the checkpoint mechanism's modules import each other
+  without a loop.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -284,3 +289,112 @@ def test_screens_widgets_and_dialogs_never_import_the_app() -> None:
     assert not any(
         n.startswith(("sckpt.tui.screens", "sckpt.tui.app", "sckpt.tui.refresh")) for n in messages
     )
+
+
+CHECKPOINTING = BACKEND / "checkpointing"
+WRAPPER = "sckpt.backend.checkpointing.wrapper"
+NOT_ON_COMPUTE_NODES = (
+    "textual",
+    "rich",
+    "sckpt.tui",
+    "sckpt.cli",
+    "sckpt.backend.facade",
+    "sckpt.backend.engines",
+    "sckpt.backend.libslurm",
+    "cffi",
+    "_cffi_backend",
+)
+"""The console (Textual, the app, the command line), what it drives Slurm with (the facade
+and its engines) and libslurm's binding (cffi)."""
+
+
+def _source_of(module: str) -> Path | None:
+    """``sckpt.backend.checkpointing.store`` -> its file in the checkout; None for a name
+    that is not one of sckpt's modules (another package's, or a name inside a module)."""
+    for top, installed in _PACKAGES.items():
+        if module == installed or module.startswith(f"{installed}."):
+            base = ROOT.joinpath(top, *module.split(".")[2:])
+            for path in (base / "__init__.py", base.with_suffix(".py")):
+                if path.is_file():
+                    return path
+    return None
+
+
+def _loaded_with(module: str) -> set[str]:
+    """Every name ``module`` imports, and what those import in turn: its parent packages
+    too, imports inside functions too (``sckpt run --transparent`` imports its checkpointer
+    there), non-sckpt ones by their full name."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        path = _source_of(name)
+        if path is not None:
+            todo += sorted(_imports(path))
+    return seen
+
+
+def _console_side(names: set[str]) -> list[str]:
+    return sorted(
+        name
+        for name in names
+        if any(name == bad or name.startswith(f"{bad}.") for bad in NOT_ON_COMPUTE_NODES)
+    )
+
+
+def test_the_wrapper_imports_neither_the_console_nor_libslurm() -> None:
+    loaded = _loaded_with(WRAPPER)
+    # Both checkpointers are followed, the one imported only for --transparent included.
+    assert {
+        "sckpt.backend.checkpointing.signal_checkpointer",
+        "sckpt.backend.checkpointing.transparent",
+        "sckpt.backend.checkpointing.dmtcp_coordinator",
+    } <= loaded
+    assert _console_side(loaded) == []
+
+
+def test_running_the_wrapper_loads_neither_the_console_nor_libslurm() -> None:
+    # Outside a job both runs stop with one line on stderr, after the config is read (and,
+    # with --transparent, its checkpointer imported and DMTCP looked for).
+    code = (
+        "import sys\n"
+        f"from {WRAPPER} import main\n"
+        "codes = [main(['--', 'true']), main(['--transparent', '--', 'true'])]\n"
+        "import sckpt.backend.checkpointing.transparent\n"
+        f"bad = {NOT_ON_COMPUTE_NODES!r}\n"
+        "print(codes, sorted(m for m in sys.modules\n"
+        "    if any(m == b or m.startswith(b + '.') for b in bad)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SCKPT_"))}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    codes, _, loaded = out.stdout.strip().partition("] ")
+    assert codes.startswith("[2, ") and loaded == "[]"
+    assert "must run inside a Slurm job" in out.stderr
+
+
+def test_the_checkpoint_mechanism_has_no_import_loop() -> None:
+    paths = sorted(CHECKPOINTING.glob("*.py"))
+    ours = {_module_name(path) for path in paths}
+    graph = {_module_name(path): sorted(_imports(path) & ours) for path in paths}
+    loops: set[tuple[str, ...]] = set()
+
+    def walk(name: str, path: list[str]) -> None:
+        if name in path:
+            loop = path[path.index(name) :]
+            first = loop.index(min(loop))  # each loop once, whichever module it is met at
+            loops.add(tuple(loop[first:] + loop[:first]))
+            return
+        for imported in graph.get(name, []):
+            walk(imported, [*path, name])
+
+    for name in sorted(graph):
+        walk(name, [])
+    assert "sckpt.backend.checkpointing.protocol" in graph[WRAPPER]
+    assert loops == set()

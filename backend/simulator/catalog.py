@@ -13,7 +13,7 @@ import pwd
 import zlib
 from pathlib import Path
 
-from ..dmtcp import DmtcpInstall
+from ..checkpointing.dmtcp import DmtcpInstall
 from ..model import (
     JobState,
 )

@@ -30,7 +30,7 @@ from ..model import (
     StepId,
 )
 from ..rules import Caller
-from ..store import image_leaf
+from ..checkpointing.protocol import image_leaf
 from .accounting import Accounting
 from .catalog import FAIL_CODES, SLURM_UID, stable_hash, uid_for
 from .clock import EventQueue

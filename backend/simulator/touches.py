@@ -13,7 +13,7 @@ import errno
 import random
 from dataclasses import replace
 
-from ..dmtcp import checkpointer_label
+from ..checkpointing.dmtcp import checkpointer_label
 from ..model import STEP_EXTERN, JobState
 from .catalog import DEMO_DMTCP, DEMO_HISTORY_JOBS, TRANSPARENT_ONE_IN, stable_hash
 from .population import Population

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sckpt.backend import dmtcp
+from sckpt.backend.checkpointing import dmtcp
 from sckpt.backend.doctor import dmtcp_check
 
 ROOT = Path(__file__).resolve().parents[2]

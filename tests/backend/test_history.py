@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.audit import AuditLog
-from sckpt.backend.engines.cooperative import CooperativeEngine
+from sckpt.backend.checkpointing.engine import CooperativeEngine
+from sckpt.backend.checkpointing.protocol import StepRecord
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import InvalidJobId, UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import STEP_BATCH, StepId
 from sckpt.backend.simulator import ManualClock, SimulatedCluster
-from sckpt.backend.store import StepRecord, StepStore
 
 
 def _cluster() -> SimulatedCluster:

@@ -201,7 +201,7 @@ def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str])
 
 
 def test_run_hands_every_word_after_it_to_the_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sckpt.backend import wrapper
+    from sckpt.backend.checkpointing import wrapper
 
     seen: list[list[str]] = []
 
@@ -220,7 +220,7 @@ def test_run_keeps_the_global_options_given_before_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--read-only and --config before ``run`` reach the wrapper; nonsense there is refused."""
-    from sckpt.backend import wrapper
+    from sckpt.backend.checkpointing import wrapper
 
     seen: list[list[str]] = []
     monkeypatch.setattr(wrapper, "main", lambda argv: seen.append(list(argv)) or 0)

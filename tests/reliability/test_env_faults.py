@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sckpt.backend.generations import TaskImages
+from sckpt.backend.checkpointing.generations import TaskImages
 
 from tests.conftest import ROOT, PrivateCluster, SlurmCluster
 from tests.helpers import catches_signal, wait_for

@@ -139,7 +139,7 @@ def _cmd_run(before: list[str], words: list[str]) -> int:
     started it and opens no console); ``--demo``, ``--engine`` and ``--json`` choose the
     console's cluster and output and mean nothing to the wrapper.
     """
-    from sckpt.backend.wrapper import main as wrapper_main
+    from sckpt.backend.checkpointing.wrapper import main as wrapper_main
 
     args = build_parser().parse_args(before)
     if args.as_user is not None:

@@ -2,9 +2,10 @@
 
 ``sckpt run --transparent -- PROGRAM`` runs PROGRAM under ``dmtcp_launch`` (or, when the
 task has a complete image, ``dmtcp_restart`` of it), with one private coordinator per task
-(``backend/dmtcp_coordinator.py``: reachable only by the job's uid).  The wrapper stays
+(``dmtcp_coordinator.py``: reachable only by the job's uid).  The wrapper stays
 beside it exactly as for a cooperative program; only three things differ, and they are
-this class's methods (the signal checkpointer's counterparts are in ``wrapper.py``):
+this class's methods (the signal checkpointer's counterparts are in
+``signal_checkpointer.py``; both are ``checkpointer.Checkpointer``):
 
 * ``command``: what the wrapper starts (``dmtcp_launch ... PROGRAM`` / ``dmtcp_restart``);
 * ``begin``: how a checkpoint is asked for (``dmtcp_command -c`` to the task's coordinator,
@@ -46,8 +47,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .dmtcp import DmtcpInstall, checkpointer_label
+from ..config import Settings
+from .checkpointer import Unavailable
+from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
 from .dmtcp_coordinator import PrivateCoordinator
+from .protocol import HANDLER_CAUGHT
 
 SPOOL = "dmtcp"
 """Per task: where DMTCP writes before the files move into the generation."""
@@ -125,9 +129,18 @@ class DmtcpCheckpointer:
 
     def prepare(self, task_dir: Path) -> dict[str, str]:
         """``Checkpointer.prepare``: DMTCP writes into ``task_dir/dmtcp``; start its
-        coordinator."""
+        coordinator (``Unavailable`` when it cannot start)."""
         self.spool = Path(task_dir) / SPOOL
-        return self.env()
+        try:
+            return self.env()
+        except OSError as exc:
+            why = f"DMTCP's coordinator cannot start: {exc.strerror or exc}"
+            raise Unavailable(exc.errno or errno.EIO, why) from None
+
+    def handler(self, pid: int) -> str:
+        """``caught``: no signal is sent, so whatever the program does with one, it can be
+        checkpointed (the console shows the label instead)."""
+        return HANDLER_CAUGHT
 
     def env(self) -> dict[str, str]:
         """Start the task's private coordinator; the environment DMTCP's programs need."""
@@ -255,3 +268,10 @@ class DmtcpCheckpointer:
         if self.coordinator is not None:
             self.coordinator.close()
             self.coordinator = None
+
+
+def transparent_checkpointer(settings: Settings, *, gzip: bool = False) -> DmtcpCheckpointer:
+    """The checkpointer of ``sckpt run --transparent``; ``DmtcpMissing`` (one line, exit 3)
+    before anything is started when this machine has no usable DMTCP."""
+    install = find_dmtcp(settings.dmtcp_dir)
+    return DmtcpCheckpointer(install, Path(), gzip=gzip)

@@ -3,18 +3,22 @@
 It runs as a step's task (``srun sckpt run -- ./app``) or around a batch script's program,
 starts PROGRAM as its child and stays beside it until it ends.  Standard library plus
 sckpt's config and audit modules, so it starts fast on compute nodes and never pulls in the
-console or libslurm.
+console or libslurm (``tests/test_layering.py`` checks it).  Its options and the read-only
+refusal are in ``options.py``, the files it shares with the console in ``protocol.py`` and
+``store.py``; how the program is checkpointed is a ``Checkpointer`` (``checkpointer.py``),
+picked once: the signal the program catches (``signal_checkpointer.py``), or DMTCP with
+``--transparent`` (``transparent.py``).  The wrapper calls only that interface.
 
 What it does, and why this way:
 
-* **Registers the task** in the step's state file (``backend/store.py``): job, step,
+* **Registers the task** in the step's state file (``store.py``): job, step,
   ``SLURM_PROCID``, node, pid, the program's checkpoint signal and image directory.  A step
   whose state file lists a running task is what the cooperative engine calls
   checkpoint-capable.
 * **Names the step** (``--name``, by default the program's name and a hash of its command
   line) and **tells the program where images go**: ``SCKPT_IMAGE_DIR`` (the link
   ``<image root>/<job>.<name>/task<procid>/current``, pointed at a new, empty generation
-  before each checkpoint: ``backend/generations.py``), ``SCKPT_CKPT_DONE`` (the status
+  before each checkpoint: ``generations.py``), ``SCKPT_CKPT_DONE`` (the status
   file) and ``SCKPT_CKPT_SIGNAL``; and, when a complete image of this task exists (the job
   was requeued and restarted), ``SLURM_RESTART_DIR`` with that generation, as srun_cr did.
   The image is found by the step's name in the job's image index (``store.ImageIndex``),
@@ -26,7 +30,7 @@ What it does, and why this way:
   checkpoint signal (``SigCgt`` in ``/proc/PID/status``) every poll and records it, so the
   console can say "program does not catch SIGUSR1" and refuse before anything is sent; and
   right before sending it stops the program, reads the handler again, sends the signal
-  only if it is caught, and lets the program continue (``Wrapper._send_if_caught``): a
+  only if it is caught, and lets the program continue (``SignalCheckpointer.begin``): a
   stopped program cannot ``exec`` into a build without the handler in between.
 * **Learns of a request two ways.**  The console cannot reach the wrapper directly, so the
   engine writes the request into the state file and then signals the step with the *wake*
@@ -40,7 +44,8 @@ What it does, and why this way:
   reach the program directly through the container: forwarding them would deliver twice).
   Signals are taken synchronously with ``sigtimedwait``, which also gives the sender's pid.
 * **Learns when the image is complete** from the status file the program writes
-  (``0`` or ``<code> <message>``, one line), records the outcome (highest code kept) and,
+  (``0`` or ``<code> <message>``, one line; under DMTCP the wrapper writes it once the
+  checkpointer's ``poll`` says the images are whole), records the outcome (highest code kept) and,
   only on ``0``, renames the generation to ``g<N>`` and records it as the last complete
   image; older generations beyond ``keep_images`` go then.  If the operator named another
   ImageDir, the generation is copied there whole first.  If the program ends mid-checkpoint,
@@ -66,7 +71,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -75,36 +79,41 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .audit import AuditLog, monotonic
-from .config import Settings, load_settings
-from .errors import ESLURM_NOT_SUPPORTED, ConfigError, ReadOnlyError, SckptError, UsageError
+from ..config import Settings
+from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
+from .checkpointer import Checkpointer, NotSent, Unavailable
 from .generations import TaskImages, copy_generation, generation_of, image_problem
-from .model import MAX_TEXT, STEP_BATCH, StepId
-from .store import (
+from .options import (
+    build_parser,
+    job_work_dir,
+    note,
+    parse_signal,
+    refuse_if_read_only,
+    step_from_env,
+)
+from .protocol import (
     ABANDONED_CODE,
+    ENV_DONE,
+    ENV_IMAGE_DIR,
+    ENV_RESTART,
+    ENV_SIGNAL,
     HANDLER_CAUGHT,
-    HANDLER_DEFAULT,
-    HANDLER_IGNORED,
-    ImageIndex,
     Request,
     StepRecord,
-    StepStore,
     StoreError,
     TaskInfo,
     check_step_name,
     default_step_name,
     handler_blocker,
     image_leaf,
-    job_stores,
+    parse_status,
     recorded_image,
     state_dir_for,
+    status_line,
 )
+from .signal_checkpointer import SignalCheckpointer
+from .store import ImageIndex, StepStore, job_stores
 
-DEFAULT_SIGNAL = "SIGUSR1"
-DEFAULT_WAKE = "SIGURG"
-DEFAULT_POLL = 1.0
-DEFAULT_GRACE = 2.0
-"""A signal that arrives before the program installed its handler would kill it."""
 ACTIVE_POLL = 0.05
 """How often the status file is looked at while a checkpoint runs."""
 HANDLER_POLL = 0.1
@@ -112,11 +121,6 @@ HANDLER_WATCH = 10.0
 """A program that does not catch its signal yet is looked at every HANDLER_POLL seconds for
 its first HANDLER_WATCH seconds (programs install their handler as they start), then at
 every ``--poll``."""
-ENV_IMAGE_DIR = "SCKPT_IMAGE_DIR"
-ENV_DONE = "SCKPT_CKPT_DONE"
-ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
-ENV_RESTART = "SLURM_RESTART_DIR"
-ENV_WORK_DIR = "SCKPT_WORK_DIR"
 
 # Signals the kernel raises for a fault in this very process: never block them.
 _SYNCHRONOUS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGTRAP}
@@ -127,227 +131,17 @@ _SENT_BY_PROCESS = {
 }
 
 
-def signal_handler(pid: int, sig: signal.Signals) -> str:
-    """What process ``pid`` does with ``sig`` now: ``caught``, ``ignored`` or ``default``.
-
-    Read from ``/proc/PID/status`` (``SigCgt``, ``SigIgn``: hexadecimal masks, bit N-1 for
-    signal N), which shows the program the process runs now, whatever it exec'd into.
-    ``""`` when the process is gone or the file cannot be read.
-    """
-    masks: dict[str, int] = {}
-    try:
-        with Path(f"/proc/{pid}/status").open(encoding="ascii", errors="replace") as status:
-            for line in status:
-                key, _, value = line.partition(":")
-                if key in ("SigCgt", "SigIgn"):
-                    masks[key] = int(value.strip(), 16)
-    except (OSError, ValueError):
-        return ""
-    if len(masks) < 2:
-        return ""
-    bit = 1 << (int(sig) - 1)
-    if masks["SigCgt"] & bit:
-        return HANDLER_CAUGHT
-    if masks["SigIgn"] & bit:
-        return HANDLER_IGNORED
-    return HANDLER_DEFAULT
-
-
-def parse_signal(text: str) -> signal.Signals:
-    """``USR1``, ``SIGUSR1`` or ``10`` -> the signal; ``UsageError`` otherwise."""
-    value = text.strip().upper()
-    try:
-        if value.isdigit():
-            sig = signal.Signals(int(value))
-        else:
-            sig = signal.Signals[value if value.startswith("SIG") else "SIG" + value]
-    except (KeyError, ValueError):
-        raise UsageError(f"unknown signal {text!r}: expected a name such as SIGUSR1") from None
-    if sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
-        raise UsageError(f"{sig.name} cannot be used here: expected a catchable signal")
-    return sig
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The options of ``sckpt run`` (also used by the CLI's ``run`` sub-command)."""
-    parser = argparse.ArgumentParser(
-        prog="sckpt run",
-        description="Run PROGRAM as a checkpoint-capable Slurm task (the successor of srun_cr).",
-    )
-    parser.add_argument(
-        "--signal",
-        default=os.environ.get(ENV_SIGNAL, DEFAULT_SIGNAL),
-        help="signal that asks PROGRAM to checkpoint (default SIGUSR1)",
-    )
-    parser.add_argument(
-        "--wake-signal",
-        default=DEFAULT_WAKE,
-        help="signal the console sends the step to wake the wrapper (default SIGURG)",
-    )
-    parser.add_argument(
-        "--state-dir",
-        default=None,
-        help="where the step's state file lives (default: $SCKPT_STATE_DIR, else "
-        "<job work dir>/.sckpt); consoles must look in the same place",
-    )
-    parser.add_argument(
-        "--image-dir",
-        default=None,
-        help="root of the image directories (default: the job's working directory)",
-    )
-    parser.add_argument(
-        "--name",
-        default=None,
-        help="the step's name for its images: <image root>/<job>.<name>/task<rank> "
-        "(default: the program's name and a hash of its command line, the same in every "
-        "run, so a restarted job's steps find their images whatever order they start in)",
-    )
-    parser.add_argument(
-        "--poll",
-        type=float,
-        default=DEFAULT_POLL,
-        help="seconds between two reads of the state file (default 1)",
-    )
-    parser.add_argument(
-        "--grace",
-        type=float,
-        default=DEFAULT_GRACE,
-        help="seconds after the program starts before it is sent a checkpoint signal "
-        "(time to install its handler; default 2)",
-    )
-    parser.add_argument(
-        "--transparent",
-        action="store_true",
-        help="checkpoint PROGRAM without its cooperation, under DMTCP (backend/transparent.py): "
-        "it need not catch any signal",
-    )
-    parser.add_argument(
-        "--gzip",
-        action="store_true",
-        help="with --transparent: compress the images (DMTCP's gzip; slower, see bench/README)",
-    )
-    parser.add_argument(
-        "--read-only",
-        action="store_true",
-        help="refuse to run (also read_only = true in the config): the wrapper writes the "
-        "step's state file and carries out checkpoint requests; the refusal is audited",
-    )
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=None,
-        help="configuration file (default: $SCKPT_CONFIG, else the XDG config path)",
-    )
-    parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
-    return parser
-
-
-def _step_from_env() -> StepId | None:
-    """The step this task belongs to, from Slurm's environment (None outside a job)."""
-    job = os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_JOBID")
-    if not job or not job.isdigit():
-        return None
-    step_text = os.environ.get("SLURM_STEP_ID") or os.environ.get("SLURM_STEPID")
-    step = int(step_text) if step_text and step_text.isdigit() else STEP_BATCH
-    if step >= 0xFFFFFFF0:
-        step = STEP_BATCH
-    return StepId(int(job), step)
-
-
-def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) -> Settings:
-    """Raise ``ReadOnlyError`` (after auditing it) when read-only mode is on; else return
-    the settings the wrapper then runs with (``keep_images``).
-
-    Checked before anything else happens (no ``scontrol``, no state directory, no child), so
-    a refused run leaves no trace but the audit line.  The config is read even without the
-    flag because ``read_only = true`` there must mean the same as ``--read-only``.
-
-    A config named with ``--config`` must load (``ConfigError``, exit 2).  One found through
-    ``$SCKPT_CONFIG`` or the default path that cannot be read or is invalid only earns a
-    warning: sbatch copies the submitter's environment into the job, so ``$SCKPT_CONFIG``
-    may name a file the compute node or the job's user cannot read, and a job must not fail
-    at start over the console's settings (its ``read_only`` is then unknown: not applied).
-    """
-    started = monotonic()
-    try:
-        settings = load_settings(config)
-    except ConfigError as exc:
-        if config is not None:
-            raise
-        _note(f"{exc.message}; its read_only and audit_log settings are not applied")
-        settings = Settings()
-    if not (flag or settings.read_only):
-        return settings
-    step = _step_from_env()
-    target = str(step) if step is not None else "-"
-    what = f"run {target}" if step is not None else "run"  # outside a step: no "run -"
-    refused = ReadOnlyError(
-        f"{what} refused: sckpt is in read-only mode; {program[0]} was not started, since "
-        "sckpt run writes the step's state file and carries out checkpoint requests",
-        "start it without --read-only, and with read_only = false in the config",
-    )
-    audit = AuditLog(settings.audit_log, settings.audit_required)
-    try:
-        reservation = audit.reserve()
-    except SckptError as exc:  # a log failure never hides the refusal: say both
-        refused.hint = f"{refused.hint}; the refusal is not audited: {exc.message}"
-        raise refused from None
-    record = audit.record(
-        engine="wrapper",
-        operation="run",
-        target=target,
-        arguments={"program": list(program)[:20]},
-        code=None,
-        name="READ_ONLY",
-        message=refused.message,
-        duration=monotonic() - started,
-    )
-    problem = audit.write(reservation, record)
-    if problem:
-        refused.hint = f"{refused.hint}; the refusal is not audited: {problem}"
-    raise refused
-
-
-def _job_work_dir(job_id: int) -> str:
-    """The job's working directory: ``$SCKPT_WORK_DIR``, else scontrol's WorkDir, else cwd."""
-    given = os.environ.get(ENV_WORK_DIR)
-    if given:
-        return given
-    try:
-        out = subprocess.run(
-            ["scontrol", "show", "job", "-o", str(job_id)],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        ).stdout
-        match = re.search(r"\bWorkDir=(\S+)", out)
-        if match:
-            return match.group(1)
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return str(Path.cwd())
-
-
-def _is_slurmstepd(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip().startswith("slurmstepd")
-    except OSError:
-        return False
-
-
-def _note(message: str) -> None:
-    sys.stderr.write(f"sckpt run: {message}\n")
-    sys.stderr.flush()
-
-
 class Wrapper:
     """One task's wrapper: registration, the child, signals and checkpoint requests."""
 
     def __init__(
-        self, args: argparse.Namespace, program: list[str], settings: Settings | None = None
+        self,
+        args: argparse.Namespace,
+        program: list[str],
+        settings: Settings | None = None,
+        checkpointer: Checkpointer | None = None,
     ) -> None:
-        step_id = _step_from_env()
+        step_id = step_from_env()
         if step_id is None:
             raise UsageError("sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set)")
         self.step_id = step_id
@@ -372,7 +166,7 @@ class Wrapper:
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
         self.keep = (settings or Settings()).keep_images
-        work_dir = _job_work_dir(self.step_id.job_id)
+        work_dir = job_work_dir(self.step_id.job_id)
         state_dir = state_dir_for(work_dir, args.state_dir)
         self.store = StepStore(state_dir, self.step_id, owner=os.getuid())
         self.index = ImageIndex(state_dir, self.step_id.job_id, owner=os.getuid())
@@ -385,6 +179,8 @@ class Wrapper:
         self.partial: Path | None = None
         """The generation the active request's image is written into."""
         self.restart_dir = ""
+        self.checkpointer: Checkpointer = checkpointer or SignalCheckpointer(self.ckpt_signal)
+        """How the program is checkpointed: the signal it catches, or ``--transparent``'s."""
 
     @property
     def step_image_dir(self) -> str:
@@ -422,7 +218,7 @@ class Wrapper:
     def _previous_image(self, rec: StepRecord, index: dict[str, dict[str, str]]) -> tuple[str, str]:
         """This task's last complete image and how the task starts, in words.
 
-        The image is looked up by the one rule restart uses too (``store.recorded_image``),
+        The image is looked up by the one rule restart uses too (``protocol.recorded_image``),
         then looked at: one that is missing, unreadable or empty is never handed over, and
         the words say so (they become the task's ``start_note`` and, then, its error).
         """
@@ -453,6 +249,7 @@ class Wrapper:
             resumed_from=resumed_from,
             start_note=start_note,
             off=off,
+            checkpointer=self.checkpointer.label,
         )
 
     def register(self) -> None:
@@ -460,7 +257,7 @@ class Wrapper:
         if self._name_taken():
             taken = self.name
             self.name = f"{self.name}.{self.step_id.step_text}"[:64]
-            _note(
+            note(
                 f"another step of job {self.step_id.job_id} is named {taken}: this one's "
                 f"images go to {self.step_image_dir}; give each step its own --name so a "
                 "restart finds them whatever order the steps start in"
@@ -468,7 +265,7 @@ class Wrapper:
         try:
             index = self.index.read()
         except StoreError as exc:  # records still hold their images by step id
-            _note(f"{exc.message}; looking for this task's image in its step record only")
+            note(f"{exc.message}; looking for this task's image in its step record only")
             index = {}
         who = f"task{self.procid}"
 
@@ -526,11 +323,13 @@ class Wrapper:
         try:
             self.store.update(change, create=True, locked=locked)
         except StoreError as exc:
-            _note(f"{message}; and that could not be recorded: {exc.message}")
+            note(f"{message}; and that could not be recorded: {exc.message}")
             return False
         return True
 
     def _end(self, status: int) -> None:
+        self.checkpointer.close()
+
         def change(rec: StepRecord) -> None:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
@@ -545,7 +344,7 @@ class Wrapper:
         try:
             self.store.update(change)
         except StoreError as exc:
-            _note(f"could not record the end of the task: {exc}")
+            note(f"could not record the end of the task: {exc}")
 
     # ---- the program's signal handler ----------------------------------------------------
     def look_at_handler(self) -> str:
@@ -553,11 +352,11 @@ class Wrapper:
 
         The console decides from this record whether the step is checkpointable (and says
         why not); the wrapper looks again, with the program stopped, before it sends the
-        signal (``_send_if_caught``).
+        signal (``Checkpointer.begin``).
         """
         if self.child is None:
             return ""
-        return self._record_handler(signal_handler(self.child.pid, self.ckpt_signal))
+        return self._record_handler(self.checkpointer.handler(self.child.pid))
 
     def _record_handler(self, handler: str) -> str:
         if handler and handler != self.handler and self.child is not None:
@@ -573,7 +372,7 @@ class Wrapper:
                 self.store.update(change)
                 self.handler = handler
             except StoreError as exc:
-                _note(f"could not record whether the program catches the signal: {exc}")
+                note(f"could not record whether the program catches the signal: {exc}")
         return handler
 
     def _refuse_signal(self, req: Request, handler: str, why: str) -> None:
@@ -584,7 +383,7 @@ class Wrapper:
         """
         pid = self.child.pid if self.child is not None else 0
         message = f"task {self.procid} (pid {pid} on {self.host}): {why}: not signalled"
-        _note(f"checkpoint {req.request_id} refused: {message}")
+        note(f"checkpoint {req.request_id} refused: {message}")
         self._report(req, ESLURM_NOT_SUPPORTED, message, handler=handler)
 
     def _report(self, req: Request, code: int, message: str, handler: str = "") -> None:
@@ -599,38 +398,6 @@ class Wrapper:
         with contextlib.suppress(StoreError):
             self.store.update(change)
 
-    def _send_if_caught(self, pid: int) -> str:
-        """Send the checkpoint signal only to a program that catches it; returns what the
-        program does with the signal (``caught`` when it was sent).
-
-        Stop, look, signal, continue: the program is stopped (SIGSTOP, every thread), its
-        handler read, the signal sent while it is still stopped, then it continues.  A
-        stopped process cannot ``exec``, and ``exec`` is what resets a handler, so the
-        handler that receives the signal is the one that was read: the window in which a
-        program that re-execs itself into a build without the handler was killed is
-        closed.  The signal is delivered as the program continues, before it runs anything.
-        A program already stopped (``scontrol suspend``, a debugger) is left alone and
-        asked again on the next poll: continuing it would undo its stop.
-        """
-        if _stopped(pid):
-            return ""
-        try:
-            os.kill(pid, signal.SIGSTOP)
-        except ProcessLookupError:
-            return ""
-        try:
-            if not _wait_stopped(pid):
-                return ""  # still running after STOP_WAIT: not looked at, asked again
-            handler = signal_handler(pid, self.ckpt_signal)
-            if handler == HANDLER_CAUGHT:
-                os.kill(pid, self.ckpt_signal)
-            return handler
-        except ProcessLookupError:
-            return ""
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
-
     # ---- requests ------------------------------------------------------------------------
     def check_request(self) -> None:
         """Read the state file; start a new request addressed to this task; expire old ones."""
@@ -638,7 +405,7 @@ class Wrapper:
         try:
             rec = self.store.read()
         except StoreError as exc:
-            _note(str(exc))
+            note(str(exc))
             return
         if rec is None:
             return
@@ -670,14 +437,18 @@ class Wrapper:
             self.done_path.unlink()
         if self.child is None or self.child.poll() is not None:
             return
-        handler = self._record_handler(self._send_if_caught(self.child.pid))
-        if not handler:
-            self.deferred = True  # stopped by someone else, or would not stop: next turn
+        try:
+            code, message = self.checkpointer.begin(self.child.pid)
+        except NotSent as not_sent:
+            if not self._record_handler(not_sent.handler):
+                self.deferred = True  # stopped by someone else, or would not stop: next turn
+            else:  # changed since the record was read (an exec): not sent
+                self._refuse_signal(req, not_sent.handler, not_sent.why)
             return
-        blocker = handler_blocker(handler, self.ckpt_signal.name)
-        if blocker:  # changed since the record was read (an exec): not sent
-            self._refuse_signal(req, handler, blocker)
-            return
+        self._record_handler(HANDLER_CAUGHT)
+        if code:  # it could not start (no space, DMTCP said no): the task's outcome
+            note(f"checkpoint not taken: {message}")
+            self._write_status(status_line(code, message))
         self.active = req
         self.partial = partial
 
@@ -693,6 +464,8 @@ class Wrapper:
         req = self.active
         if req is None:
             return
+        if not self.done_path.exists():
+            self._ask_checkpointer()
         try:
             first = self.done_path.read_bytes()
         except FileNotFoundError:
@@ -728,7 +501,37 @@ class Wrapper:
                 self.index.remember(self.name, {str(self.procid): image})
             self.store.update(change)
         except StoreError as exc:
-            _note(f"could not record the checkpoint outcome: {exc}")
+            note(f"could not record the checkpoint outcome: {exc}")
+
+    def _ask_checkpointer(self) -> None:
+        """A checkpointer that learns the outcome itself (DMTCP) writes it as the status line
+        a program would; then the same code completes the generation for both.  The signal
+        checkpointer's ``poll`` leaves it to the program."""
+        outcome = self.checkpointer.poll()
+        if outcome is None:
+            return
+        code, message = outcome
+        if code == 0 and self.partial is not None:
+            try:
+                size = self.checkpointer.collect(self.partial)
+                self._record_image(size, self.checkpointer.last_seconds)
+            except OSError as exc:
+                code = exc.errno or errno.EIO
+                message = f"cannot move the image into {self.partial}: {exc.strerror}"
+        self._write_status(status_line(code, message))
+
+    def _write_status(self, line: str) -> None:
+        tmp = self.done_path.with_name(self.done_path.name + ".tmp")
+        tmp.write_text(line + "\n")
+        tmp.rename(self.done_path)
+
+    def _record_image(self, size: int, seconds: float) -> None:
+        def change(rec: StepRecord) -> None:
+            rec.image_bytes[str(self.procid)] = size
+            rec.ckpt_seconds[str(self.procid)] = round(seconds, 3)
+
+        with contextlib.suppress(StoreError):
+            self.store.update(change)
 
     def _publish(self, req: Request) -> tuple[int, str, str]:
         """Make the generation just written the task's last good image: ``(0, "", path)``,
@@ -760,9 +563,17 @@ class Wrapper:
 
     # ---- the child and the loop ----------------------------------------------------------
     def command(self, env: dict[str, str]) -> list[str]:
-        """What is started as the task's program: PROGRAM itself (the transparent wrapper
-        starts it under DMTCP instead, and may add to ``env``)."""
-        return self.program
+        """What is started as the task's program, as the checkpointer says (PROGRAM, or
+        DMTCP around it), after it is ready (``prepare`` may add to ``env``).  When it
+        cannot get ready, the program runs without checkpointing (the job matters more) and
+        the task's record says why, as for an image directory that cannot be made."""
+        try:
+            env.update(self.checkpointer.prepare(Path(self.image_dir)))
+        except Unavailable as exc:
+            self.switch_off(exc.why, exc.code)
+            note(f"{exc.why}; running {self.program[0]} WITHOUT checkpoint support")
+            return self.program
+        return self.checkpointer.command(self.program, self.restart_dir)
 
     def run(self) -> int:
         try:
@@ -774,7 +585,7 @@ class Wrapper:
             code = exc.errno or errno.EIO
             recorded = self.switch_off(why, code, locked=False)
             told = "" if recorded else " (this could not be recorded for the console)"
-            _note(f"{why}; running {self.program[0]} WITHOUT checkpoint support{told}")
+            note(f"{why}; running {self.program[0]} WITHOUT checkpoint support{told}")
             try:
                 os.execvp(self.program[0], self.program)
             except OSError as err:
@@ -851,46 +662,11 @@ class Wrapper:
                 os.kill(self.child.pid, sig)
 
 
-STOP_WAIT = 2.0
-"""Longest wait for a program to stop (SIGSTOP) before its handler is read; a process in
-uninterruptible I/O stops only when that I/O ends."""
-
-
-def _thread_states(pid: int) -> list[str]:
-    """The scheduler state letter of each thread of ``pid`` (``R``, ``S``, ``T`` ...)."""
-    states = []
+def _is_slurmstepd(pid: int) -> bool:
     try:
-        tids = [p.name for p in Path(f"/proc/{pid}/task").iterdir()]
+        return Path(f"/proc/{pid}/comm").read_text().strip().startswith("slurmstepd")
     except OSError:
-        return []
-    for tid in tids:
-        try:
-            stat_line = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
-            continue
-        # "tid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ')'
-        states.append(stat_line.rpartition(")")[2].split()[0])
-    return states
-
-
-def _stopped(pid: int) -> bool:
-    """Whether ``pid`` is stopped by someone (``T``: a signal, ``t``: a debugger)."""
-    return any(s in ("T", "t") for s in _thread_states(pid))
-
-
-def _wait_stopped(pid: int, timeout: float = STOP_WAIT) -> bool:
-    """Wait until SIGSTOP has stopped every thread of ``pid``; False when it has not (or
-    the process is gone or a zombie)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        states = _thread_states(pid)
-        if not states or "Z" in states or "X" in states:
-            return False
-        if all(s == "T" for s in states):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.001)
+        return False
 
 
 _PR_SET_PDEATHSIG = 1
@@ -908,41 +684,26 @@ def _unblock_all() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
-def parse_status(raw: bytes) -> tuple[int, str]:
-    """``0`` -> success; ``<code> <message>`` -> that error; anything else is EINVAL."""
-    text = raw.decode("utf-8", "replace").strip().splitlines()[0].strip() if raw.strip() else ""
-    head, _, rest = text.partition(" ")
-    if head.isdigit():
-        code = int(head)
-        if code == 0:
-            return 0, ""
-        message = rest.strip()[:MAX_TEXT]
-        if not message and code < 1000:
-            message = os.strerror(code)
-        return code, message
-    shown = text[:80]
-    return errno.EINVAL, f"unreadable checkpoint status {shown!r}: expected '0' or '<code> <msg>'"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``sckpt run`` / ``python -m sckpt.backend.wrapper``."""
+    """Entry point of ``sckpt run`` / ``python -m sckpt.backend.checkpointing.wrapper``."""
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     program = list(args.program)
     if program and program[0] == "--":
         program = program[1:]
     if not program:
-        _note("usage: sckpt run [options] -- PROGRAM [ARGS...]")
+        note("usage: sckpt run [options] -- PROGRAM [ARGS...]")
         return 2
     try:
         settings = refuse_if_read_only(args.read_only, args.config, program)
+        checkpointer = None  # the signal the program catches
         if args.transparent:
-            from .transparent_wrapper import transparent_wrapper
+            from .transparent import transparent_checkpointer
 
-            return transparent_wrapper(args, program, settings).run()
-        return Wrapper(args, program, settings).run()
+            checkpointer = transparent_checkpointer(settings, gzip=args.gzip)
+        return Wrapper(args, program, settings, checkpointer).run()
     except SckptError as exc:
-        _note(str(exc))
+        note(str(exc))
         return exc.exit_code
 
 

@@ -1,8 +1,8 @@
 """The cooperative engine: the nine checkpoint operations on Slurm 20.02 and later.
 
 Slurm no longer checkpoints anything, so the work is shared with the application: a step
-launched under ``sckpt run`` (``backend/wrapper.py``) registers itself in a per-step state
-file on the shared filesystem (``backend/store.py``), and this engine maps each operation
+launched under ``sckpt run`` (``wrapper.py``) registers itself in a per-step state
+file on the shared filesystem (``store.py``, ``protocol.py``), and this engine maps each operation
 onto that file and onto the libslurm primitives that remain (through the binding only):
 
 ======== ==================================================================================
@@ -43,7 +43,6 @@ looks next (console or wrapper) records the timeout.
 from __future__ import annotations
 
 import contextlib
-import errno
 import signal
 import time
 from collections.abc import Callable, Iterable
@@ -52,23 +51,20 @@ from pathlib import Path
 from typing import Any
 
 from .. import rules
+from ..engines.base import Engine
+from ..engines.live import LiveEngine
 from ..errors import (
     ESLURM_INVALID_JOB_ID,
-    ESLURM_JOB_NOT_PENDING,
     ESLURM_NOT_SUPPORTED,
-    AccessDenied,
     CheckpointFailed,
     InvalidJobId,
     NotSupported,
     SckptError,
-    SlurmError,
     UnsafeRestart,
     UnsafeVacate,
     error_for,
 )
-from ..generations import TaskImages, generation_of, image_problem
 from ..hostlist import expand_hostlist
-from ..image_access import image_dir_problem
 from ..model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -84,33 +80,31 @@ from ..model import (
     StepId,
 )
 from ..slurm_api import SlurmAPI
-from ..store import (
-    ImageIndex,
+from .access import image_dir_problem
+from .protocol import (
+    DEFAULT_WAKE,
     StepRecord,
-    StepStore,
     StoreError,
-    TaskInfo,
     image_leaf,
-    job_stores,
-    recorded_image,
     state_dir_for,
 )
-from .base import Engine
-from .live import LiveEngine
+from .records import (
+    NOT_UNDER_RUN,
+    blocked_tasks,
+    column,
+    current_tasks,
+    image_in,
+    job_records,
+    resume_plan,
+    start_notes,
+    typed,
+)
+from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
+from .store import ImageIndex, StepStore, job_stores
 
-WAKE_SIGNAL = signal.SIGURG
-"""Sent to the step after a request is written; default-ignored by programs (see wrapper)."""
 WAIT_POLL = 0.05
-SETTLE_POLL = 0.2
 CACHE_LIMIT = 20_000
 """Parsed state files kept for snapshots (cleared when exceeded: ended jobs' files)."""
-CREDENTIAL_GAP = 2.0
-"""Seconds between the end of a job's run and its restart (credential revocation, above)."""
-BEGIN_WATCH = 10.0
-"""How long restart watches for a begin time set again by a late requeue completion."""
-SETTLE_TIMEOUT = 120.0
-"""Longest wait for a requeued job to finish completing (KillWait + MessageTimeout ...)."""
-NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
 
 
 @dataclass(frozen=True)
@@ -180,8 +174,17 @@ class CooperativeEngine(LiveEngine):
                 found.extend(StepCheckpointEvent(store.step, e) for e in rec.events())
         return tuple(sorted(found, key=lambda e: (e.event.time, e.step_id)))
 
+    def _state_dir_of(self, job: Job) -> Path:
+        return state_dir_for(job.work_dir, self._state_dir)
+
     def _store(self, job: Job, step: StepId) -> StepStore:
-        return StepStore(state_dir_for(job.work_dir, self._state_dir), step, owner=job.uid)
+        return StepStore(self._state_dir_of(job), step, owner=job.uid)
+
+    def _look(self, job_id: int) -> tuple[Job | None, tuple[Step, ...]]:
+        """A fresh listing's ``job_id`` and its steps (``restart.Look``)."""
+        with self._lock:
+            self.refresh()
+            return self._by_job.get(job_id), self._steps_by_job.get(job_id, ())
 
     def _cached_read(self, store: StepStore) -> StepRecord | None:
         """``store.read()``, parsed again only when the file's bytes changed.
@@ -215,34 +218,7 @@ class CooperativeEngine(LiveEngine):
             rec = self._cached_read(self._store(job, step.step_id))
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
-        tasks = _current_tasks(rec, job) if rec is not None else []
-        if rec is None or not tasks:
-            return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
-        reason = ""
-        blocked = _blocked(rec, job)
-        if blocked:
-            task, why = blocked[0]
-            reason = why if len(tasks) == 1 else f"task {task.procid}: {why}"
-        kind = rules.column_for_step(
-            rec.disable_count,
-            rec.in_progress is not None,
-            rules.Plugin.NONE if blocked else rules.Plugin.WORKS,
-        )
-        err = rec.checkpoint_error()
-        return CheckpointState(
-            kind=kind,
-            reason=reason,
-            disable_count=rec.disable_count,
-            in_progress_since=rec.in_progress.start if rec.in_progress else 0,
-            last_error=err if err.code else None,
-            image_dir=next(iter(sorted(rec.last_image.values())), ""),
-            last_checkpoint_time=rec.last_image_time,
-            history=rec.events(),
-            start_notes=_start_notes(tasks),
-            checkpointer=next((t.checkpointer for t in tasks if t.checkpointer), ""),
-            image_bytes=sum(rec.image_bytes.values()),
-            checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
-        )
+        return column(rec, job)
 
     def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:
         """The reference's checks 1-6 (``LiveEngine.check_target``), on fresh data."""
@@ -280,8 +256,8 @@ class CooperativeEngine(LiveEngine):
         try:
             rec = store.read()
         except StoreError as exc:
-            raise _typed(exc) from None
-        if rec is None or not _current_tasks(rec, job):
+            raise typed(exc) from None
+        if rec is None or not current_tasks(rec, job):
             return None
         return _Target(step, store, rec)
 
@@ -295,7 +271,7 @@ class CooperativeEngine(LiveEngine):
         blocked = [
             f"{t.step.step_id} {task.describe()}: {why}"
             for t in targets
-            for task, why in _blocked(t.record, job)
+            for task, why in blocked_tasks(t.record, job)
         ]
         if blocked:
             raise NotSupported(
@@ -321,7 +297,7 @@ class CooperativeEngine(LiveEngine):
         try:
             return t.store.update(change)
         except StoreError as exc:
-            raise _typed(exc) from None
+            raise typed(exc) from None
 
     def _check_image_dir(
         self, job: Job, targets: Iterable[_Target], image_dir: str | None, *, write: bool
@@ -366,7 +342,7 @@ class CooperativeEngine(LiveEngine):
             if job.restart_count:  # after a restart: say which tasks did not resume
                 notes += [
                     f"{t.step.step_id} {note}"
-                    for note in _start_notes(_current_tasks(rec, job))
+                    for note in start_notes(current_tasks(rec, job))
                     if "resumed from" not in note
                 ]
         self._aggregate(target, "able", codes)
@@ -441,12 +417,12 @@ class CooperativeEngine(LiveEngine):
                 if refused:
                     return refused, "", ""
                 req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
-                tasks = _current_tasks(rec, job)
+                tasks = current_tasks(rec, job)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
                 if not req.pending:
                     rec.in_progress = None
                     return ESLURM_INVALID_JOB_ID, "", ""
-                wake = next((x.wake for x in tasks if x.procid in req.pending), WAKE_SIGNAL.name)
+                wake = next((x.wake for x in tasks if x.procid in req.pending), DEFAULT_WAKE)
                 return 0, req.request_id, wake
 
             code, request_id, wake = self._update(t, change)
@@ -633,7 +609,7 @@ class CooperativeEngine(LiveEngine):
                 raise
             settled = ""
             try:
-                self._wait_settled(job.job_id)
+                wait_settled(self._look, job.job_id)
             except SckptError as exc:  # requeued (Slurm said so); only the watching failed
                 settled = f"; its end could not be watched ({exc.message})"
             for t in targets:
@@ -714,7 +690,7 @@ class CooperativeEngine(LiveEngine):
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
         if not job.batch:
             raise NotSupported(hint="only batch jobs can be requeued by Slurm")
-        records = self._job_records(job, strict=True)
+        records = job_records(self._state_dir_of(job), job, strict=True)
         chosen: list[tuple[StepStore, str, dict[str, str]]] = []
         if image_dir:
             self._check_image_dir(job, [], image_dir, write=False)
@@ -725,7 +701,7 @@ class CooperativeEngine(LiveEngine):
                 found = {
                     p: image
                     for p in set(rec.tasks) | set(rec.last_image)
-                    if (image := _image_in(leaf / f"task{p}"))
+                    if (image := image_in(leaf / f"task{p}"))
                 }
                 if found:
                     chosen.append((store, rec.name, found))
@@ -745,7 +721,7 @@ class CooperativeEngine(LiveEngine):
             job.user,
             self.caller(),
         )
-        directory = state_dir_for(job.work_dir, self._state_dir)
+        directory = self._state_dir_of(job)
         index = ImageIndex(directory, job.job_id, owner=job.uid)
         if chosen:
             for store, name, found in chosen:
@@ -756,8 +732,8 @@ class CooperativeEngine(LiveEngine):
                 store.update(point)
                 if name:  # the wrappers find images by step name
                     index.remember(name, found)
-            records = self._job_records(job, strict=True)
-        plan = self._resume_plan(job, records, index)
+            records = job_records(self._state_dir_of(job), job, strict=True)
+        plan = resume_plan(job, records, index)
         lost = [why for code, why in plan if code]
         if lost and not force:
             code = next(code for code, _why in plan if code)
@@ -794,7 +770,7 @@ class CooperativeEngine(LiveEngine):
         if job.state == JobState.PENDING:
             # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
             # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
-            if self._wait_settled(job.job_id) or not ended:
+            if wait_settled(self._look, job.job_id) or not ended:
                 not_before = max(not_before, time.time() + CREDENTIAL_GAP)
             self.binding.release(job.job_id)
         else:
@@ -802,129 +778,14 @@ class CooperativeEngine(LiveEngine):
                 not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
             self.binding.requeue(job.job_id, hold=False)
         time.sleep(max(0.0, min(not_before - time.time(), CREDENTIAL_GAP)))
-        self._start_now(job.job_id)
-        self._keep_begin_time_now(job.job_id)
+        start_now(self.binding, job.job_id)
+        keep_begin_time_now(self._look, self.binding, job.job_id)
         where = f" on {nodes}" if stick and nodes else ""
         resumes = [why for code, why in plan if not code]
         said = "; ".join(
             [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
         )
         return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
-
-    def _resume_plan(
-        self, job: Job, records: list[tuple[StepStore, StepRecord]], index: ImageIndex
-    ) -> list[tuple[int, str]]:
-        """What each task of ``job`` will start from: ``(0, "1.0 task 0 resumes from
-        generation 3")`` or ``(code, "1.0 task 1: /img/g2 does not exist")``.
-
-        The image is found by the rule the wrapper uses (``store.recorded_image``) and
-        looked at as the job's user would (``image_problem``, then ``image_dir_problem``
-        for that user's permissions): the wrapper hands over nothing else.
-        """
-        try:
-            images = index.read()
-        except StoreError:
-            images = {}  # the records still hold their images
-        plan: list[tuple[int, str]] = []
-        for store, rec in records:
-            for procid in sorted(set(rec.tasks) | set(rec.last_image), key=_procid_order):
-                who = f"{store.step} task {procid}"
-                path = recorded_image(images, rec.name, rec, int(procid))
-                if not path:
-                    plan.append((0, f"{who} starts fresh (no image recorded)"))
-                    continue
-                code, why = image_problem(path)
-                if not code:
-                    code, why = image_dir_problem(path, job.uid, write=False)
-                if code:
-                    plan.append((code, f"{who}: its last image {why}"))
-                    continue
-                number = generation_of(path)
-                what = f"generation {number}" if number else path
-                plan.append((0, f"{who} resumes from {what}"))
-        return plan
-
-    def _wait_settled(self, job_id: int, timeout: float = SETTLE_TIMEOUT) -> bool:
-        """Wait until a requeued job has finished completing: no nodes, no steps left.
-
-        Until then its steps still run (vacate has not "ended the step" yet), and the end of
-        the requeue would set the begin time again after a restart had cleared it.
-        Returns whether it had to wait.
-        """
-        deadline = time.monotonic() + timeout
-        waited = False
-        while time.monotonic() < deadline:
-            with self._lock:
-                self.refresh()
-                job = self._by_job.get(job_id)
-                steps = self._steps_by_job.get(job_id, ())
-            if job is None or (not job.nodes and not steps):
-                return waited
-            waited = True
-            time.sleep(SETTLE_POLL)
-        return waited
-
-    def _keep_begin_time_now(self, job_id: int, timeout: float = BEGIN_WATCH) -> None:
-        """A requeue still completing sets the begin time ahead again: clear it again.
-
-        Watches the job for a few seconds; returns as soon as it left PENDING or waits for
-        anything but its begin time (resources, priority ...).  A finished job whose requeue
-        waits for its completion to end (its epilog) still shows its old state: it is
-        watched until it pends (at most SETTLE_TIMEOUT), or it would wait out the begin time
-        the requeue then sets, two minutes ahead.
-        """
-        deadline = time.monotonic() + timeout
-        extended = False
-        while time.monotonic() < deadline:
-            time.sleep(SETTLE_POLL)
-            with self._lock:
-                self.refresh()
-                job = self._by_job.get(job_id)
-            if job is not None and job.state.is_finished:
-                if not extended:  # once: the longest a completion is waited for
-                    deadline = max(deadline, time.monotonic() + SETTLE_TIMEOUT)
-                    extended = True
-                continue
-            if job is None or job.state != JobState.PENDING:
-                return
-            if job.state_reason == "BeginTime":
-                self._start_now(job_id)
-            elif job.state_reason not in ("None", ""):
-                return
-
-    def _job_records(self, job: Job, *, strict: bool = False) -> list[tuple[StepStore, StepRecord]]:
-        """Every step record of ``job``.  ``strict`` (restart): a state directory or file
-        that is refused (a link, another user's) raises its typed error naming it, where a
-        lenient read skips it."""
-        directory = state_dir_for(job.work_dir, self._state_dir)
-        out = []
-        try:
-            stores = job_stores(directory, job.job_id, owner=job.uid)
-        except StoreError as exc:
-            if strict:
-                raise _typed(exc) from None
-            return []
-        for store in stores:
-            try:
-                rec = store.read()
-            except StoreError as exc:
-                if strict:
-                    raise _typed(exc) from None
-                continue
-            if rec is not None:
-                out.append((store, rec))
-        return out
-
-    def _start_now(self, job_id: int) -> None:
-        """Clear the begin time a requeue sets (about two minutes ahead).
-
-        A job that started meanwhile (ESLURM_JOB_NOT_PENDING) has nothing left to clear.
-        """
-        try:
-            self.binding.set_begin_time(job_id, 0)
-        except SlurmError as exc:
-            if exc.code != ESLURM_JOB_NOT_PENDING:
-                raise
 
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str
@@ -966,53 +827,6 @@ class CooperativeEngine(LiveEngine):
 
     def close(self) -> None:
         """The binding is process-wide and closed by its owner; nothing to release here."""
-
-
-def _image_in(task_dir: Path) -> str:
-    """The image to resume from in an operator's task directory: its newest complete
-    generation, else (images copied before generations) the directory itself when it holds
-    an image; "" when there is none."""
-    try:
-        latest = TaskImages(task_dir).latest()
-    except OSError:
-        return ""
-    if latest is not None:
-        return str(latest)
-    return "" if image_problem(task_dir)[0] else str(task_dir)
-
-
-def _start_notes(tasks: Iterable[TaskInfo]) -> tuple[str, ...]:
-    """``task 0: resumed from generation 3 (PATH)`` for each task that said how it started."""
-    return tuple(
-        f"task {t.procid}: {t.start_note}"
-        for t in sorted(tasks, key=lambda t: t.procid)
-        if t.start_note
-    )
-
-
-def _procid_order(procid: str) -> int:
-    return int(procid) if procid.isdigit() else -1
-
-
-def _typed(exc: StoreError) -> SckptError:
-    """A state-store failure as the error a person sees: one sentence with the code of the
-    system call behind it (ENOSPC for a full file system, EPERM for a refused link), or
-    the controller's access error for a permission refusal, as Slurm's own refusals read."""
-    if exc.errno == errno.EACCES or "Permission denied" in exc.message:
-        return AccessDenied(hint=exc.message)
-    if exc.errno:
-        return error_for(exc.errno, exc.message, exc.hint)
-    return exc
-
-
-def _current_tasks(rec: StepRecord, job: Job) -> list[TaskInfo]:
-    """Tasks registered by this run of the job (a requeued job's old ones do not count)."""
-    return [t for t in rec.running_tasks if t.restart_count == job.restart_count]
-
-
-def _blocked(rec: StepRecord, job: Job) -> list[tuple[TaskInfo, str]]:
-    """This run's tasks whose program must not be sent its checkpoint signal, and why."""
-    return [(t, why) for t in _current_tasks(rec, job) if (why := t.checkpoint_blocker())]
 
 
 def create_engine(request: Any) -> Engine:

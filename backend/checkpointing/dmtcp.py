@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SetupError
+from ..errors import SetupError
 
 ENV_DIR = "SCKPT_DMTCP_DIR"
 ENV_CACHE = "SCKPT_DMTCP_CACHE"
