@@ -19,7 +19,7 @@ internal error; 2 bad usage or input; 3 Slurm cannot be reached or the shim is u
 traceback.  Every value is validated while argv is parsed, before a facade is opened, so
 invalid input never reaches an engine.
 
-This package holds no Textual: the console (``..app.run_console``) is imported only when it
+This package holds no Textual: the console (``sckpt.tui.app.run_console``) is imported only when it
 is opened, so ``sckpt ls`` and the actions start fast and work on machines where only the
 command line is used (``tests/test_layering.py`` checks it).  This entry module reads argv
 and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
@@ -47,9 +47,10 @@ from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobState, JobView, S
 from sckpt.backend.operations import NAMES, Operation, operation
 from sckpt.backend.targets import require_whole_job
 
+from sckpt.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+
 from . import arguments, output, terminal
 from .actions import report_unopened, run_actions
-from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .historical import is_checkpoint_keyword, parse_historical
 from .listing import Layout, ListFilter
 from .parser import COMMANDS, ParserExit, build_parser, completion_script, unknown_command
@@ -470,8 +471,7 @@ def _cmd_console(args: argparse.Namespace) -> int:
     facade, settings = _open(args)
     try:
         from sckpt.backend.libslurm import divert_c_stderr
-
-        from ..app import run_console
+        from sckpt.tui.app import run_console
 
         # libslurm logs its failures on the C stderr stream, which would land in the middle
         # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).

@@ -32,8 +32,9 @@ from sckpt.backend.model import (
 )
 from sckpt.backend.operations import Operation, operation
 
+from sckpt.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+
 from . import output, terminal
-from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
 from .wait_progress import WaitProgress
 
 if TYPE_CHECKING:

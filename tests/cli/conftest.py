@@ -18,7 +18,8 @@ import pytest
 from sckpt.backend import facade as facade_module
 from sckpt.backend.config import demo_audit_log_path
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
-from sckpt.tui import cli
+
+from sckpt import cli
 
 
 @dataclass

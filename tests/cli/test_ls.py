@@ -6,7 +6,7 @@ import json
 
 from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
-from sckpt.tui.cli.output import format_elapsed
+from sckpt.cli.output import format_elapsed
 
 from .conftest import CliEnv
 

@@ -7,7 +7,8 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from sckpt.tui import cli
+
+from sckpt import cli
 
 from ..conftest import IN_CI
 
@@ -244,8 +245,8 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
     from pathlib import Path
 
     from sckpt.backend.model import STEP_BATCH, StepId
+    from sckpt.cli import terminal
     from sckpt.tui import app
-    from sckpt.tui.cli import terminal
 
     config = Path(str(tmp_path)) / "config.toml"
     config.write_text(f'audit_log = "{Path(str(tmp_path)) / "audit.log"}"\n[demo]\njobs = 5\n')
@@ -356,7 +357,7 @@ def test_read_only_run_outside_a_step_names_no_dash_target(
 
 def test_cancel_with_a_signal_says_the_signal_was_sent_not_cancel() -> None:
     from sckpt.backend.model import ActionResult, StepId
-    from sckpt.tui.cli.output import action_line
+    from sckpt.cli.output import action_line
 
     signalled = ActionResult(StepId(42), "cancel", detail="signal SIGUSR1 sent")
     assert action_line(signalled) == "42: signal SIGUSR1 sent"

@@ -29,7 +29,8 @@ from sckpt.backend.model import (
     ClusterInfo,
     StepId,
 )
-from sckpt.tui import cli
+
+from sckpt import cli
 
 
 @dataclass

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from sckpt.backend import facade as facade_module
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.operations import NAMES
-from sckpt.tui import cli
+
+from sckpt import cli
 
 from .conftest import CliEnv
 

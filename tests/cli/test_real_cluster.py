@@ -413,7 +413,7 @@ def test_doctor_on_the_real_cluster(slurm_cluster: SlurmCluster, config: Path) -
 PROBE_SCRIPT = """
 import sys
 from hypothesis import HealthCheck, assume, given, settings
-from sckpt.tui import cli
+from sckpt import cli
 from tests.cli.test_properties import ARGV
 
 real_open = cli._open

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
-from sckpt.tui.cli.output import format_time
+from sckpt.cli.output import format_time
 
 from .conftest import CliEnv
 

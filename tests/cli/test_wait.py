@@ -21,7 +21,7 @@ import pytest
 from sckpt.backend import facade as facade_module
 from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
-from sckpt.tui.cli import actions
+from sckpt.cli import actions
 
 from .conftest import CliEnv
 

@@ -9,7 +9,7 @@ run as a given user.  Three implementations:
     sbatch and changed with scontrol suspend/resume and scancel.
 ``Simulated``
     the in-process ``SimulatedCluster`` in its ompi setting, jobs made with its public
-    ``submit``/``set_job_state``, operations through ``sckpt.tui.cli.main`` in-process with
+    ``submit``/``set_job_state``, operations through ``sckpt.cli.main`` in-process with
     ``--as-user`` and ``open_facade`` acting on that cluster; the manual clock moves one
     second per step, as time passes between two commands on a real cluster.
 ``Cooperative``
@@ -610,7 +610,7 @@ class Simulated:
     def sckpt(self, user: str, argv: Sequence[str]) -> Raw:
         from sckpt.backend import facade as facade_module
 
-        cli = importlib.import_module("sckpt.tui.cli")
+        cli = importlib.import_module("sckpt.cli")
         shared = functools.partial(facade_module.open_facade, cluster=self.cluster)
         out, err = io.StringIO(), io.StringIO()
         env = {"SCKPT_CONFIG": str(self.config), "NO_COLOR": "1"}

@@ -53,11 +53,12 @@ from sckpt.backend.model import (
     StepId,
 )
 from sckpt.backend.operations import NAMES
-from sckpt.tui import cli
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
 from sckpt.tui.screens.step import StepScreen
 from textual.widgets import Input
+
+from sckpt import cli
 
 from ..conftest import SlurmCluster
 from ..helpers import probe_user_home, rpc_count, wait_for
@@ -251,8 +252,8 @@ def cli_run(
         started.append((settings, focus))
         return 0
 
+    from sckpt.cli import terminal
     from sckpt.tui import app as app_module
-    from sckpt.tui.cli import terminal
 
     monkeypatch.setattr(app_module, "run_console", console_stub)
     monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout

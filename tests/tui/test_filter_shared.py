@@ -16,9 +16,10 @@ from sckpt.backend import facade as facade_module
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
-from sckpt.tui import cli
 from sckpt.tui.app import build_app
 from sckpt.tui.screens.console import ConsoleScreen
+
+from sckpt import cli
 
 from .conftest import settle
 
