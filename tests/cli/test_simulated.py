@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from sckpt.backend.engines.simulated import SimulatedCluster
@@ -453,17 +454,14 @@ def test_the_demo_audits_apart_from_the_real_log(cli_env: CliEnv) -> None:
     ]
 
 
-def test_doctor_with_demo_checks_the_demo_not_this_machine(
-    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_doctor_with_demo_checks_the_demo_not_this_machine(cli_env: CliEnv) -> None:
     # 'sckpt --demo doctor' checked this machine's Slurm and told a demo user that
     # "sckpt --demo works without it".
-    from sckpt.backend import doctor
 
-    def no_slurm() -> None:
+    def no_slurm(dmtcp_dir: str | None) -> NoReturn:
         raise AssertionError("--demo doctor looked at this machine's Slurm")
 
-    monkeypatch.setattr(doctor, "run_doctor", no_slurm)
+    cli_env.inject["doctor"] = no_slurm
     result = cli_env.run("--demo", "doctor")
     assert result.code == 0, result.err
     assert "works without it" not in result.out

@@ -615,13 +615,12 @@ class Simulated:
         out, err = io.StringIO(), io.StringIO()
         env = {"SCKPT_CONFIG": str(self.config), "NO_COLOR": "1"}
         with (
-            mock.patch.object(facade_module, "open_facade", shared),
             mock.patch.dict(os.environ, env),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
         ):
             os.environ.pop("SLURM_CONF", None)
-            code = cli.main(["--as-user", user, *argv])
+            code = cli.main(["--as-user", user, *argv], facade_factory=shared)
         return Raw(code, out.getvalue(), err.getvalue())
 
     def after(self, argv: Sequence[str], raw: Raw) -> None:
