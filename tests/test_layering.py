@@ -6,8 +6,9 @@
 * the rules module (``backend/rules.py``) imports only ``model`` and ``errors`` (and the
   standard library), the operations table (``backend/operations.py``) only the standard
   library: both are pure data and decisions, read by every other layer;
-* the command line (``sckpt.tui.cli``) never imports Textual or rich: only its console
+* the command line (``sckpt.cli``) never imports Textual or rich: only its console
   command imports the app, inside the function, when the console is opened;
+* the console (``sckpt.tui``) never imports the command line, so the two are no import loop.
 * ``sckpt run`` (``backend/checkpointing/wrapper.py`` and everything it imports, even inside
   functions) imports neither the console nor libslurm: it runs on compute nodes, where
   neither should be needed; and the checkpoint mechanism's modules import each other
@@ -26,9 +27,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKEND = ROOT / "backend"
-CLI = ROOT / "tui" / "cli"
+CLI = ROOT / "cli"
+TUI = ROOT / "tui"
 RULES = BACKEND / "rules.py"
-_PACKAGES = {"backend": "sckpt.backend", "tui": "sckpt.tui", "styles": "sckpt.styles"}
+_PACKAGES = {
+    "backend": "sckpt.backend",
+    "tui": "sckpt.tui",
+    "cli": "sckpt.cli",
+    "styles": "sckpt.styles",
+}
 
 
 def _imported_roots(path: Path) -> set[str]:
@@ -72,15 +79,19 @@ def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                source = ".".join([*base, node.module] if node.module else base)
-            else:
-                source = node.module or ""
+            source = _source(node, package)
             found.add(source)
             found.update(f"{source}.{alias.name}" for alias in node.names)
     return found
+
+
+def _source(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module ``from ... import`` reads."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
 
 
 def test_no_backend_module_imports_textual_or_the_ui() -> None:
@@ -148,20 +159,95 @@ def test_the_command_line_never_imports_textual_or_rich() -> None:
         at_top = _imports(path, top_level_only=True)
         bad = {name for name in everywhere if name.split(".")[0] in ("textual", "rich")}
         # The console is the one door out, opened inside the command that runs it.
-        bad |= {
-            name
-            for name in at_top
-            if name.startswith("sckpt.tui.") and not name.startswith("sckpt.tui.cli")
-        }
+        bad |= {name for name in at_top if _in_package(name, "sckpt.tui")}
         bad |= {
             name
             for name in everywhere - at_top
-            if name.startswith("sckpt.tui.")
-            and not name.startswith(("sckpt.tui.cli", "sckpt.tui.app"))
+            if _in_package(name, "sckpt.tui") and not _in_package(name, "sckpt.tui.app")
         }
         if bad:
             offenders[str(path.relative_to(ROOT))] = sorted(bad)
     assert offenders == {}
+
+
+def _in_package(name: str, package: str) -> bool:
+    return name == package or name.startswith(f"{package}.")
+
+
+def test_the_console_never_imports_the_command_line() -> None:
+    # The command line opens the console; the console needs nothing of the command line
+    # (what both need, such as the exit codes, is in the sckpt package itself).
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            n for n in _imports(path) if _in_package(n, "sckpt.cli")
+        )
+        for path in sorted(TUI.rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+    code = "import sys, sckpt.tui.app\nprint(sorted(m for m in sys.modules if 'cli' in m))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "sckpt.cli" not in out.stdout, out.stdout
+
+
+def _module_edges(path: Path, modules: set[str]) -> set[str]:
+    """The modules among ``modules`` that ``path`` imports, inside functions too.
+
+    ``from pkg import mod`` is an edge to ``pkg.mod`` only: the package is initialised
+    first, but nothing is read from it, so it closes no loop.
+    """
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            edges.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = _source(node, package)
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                edges.add(sub if sub in modules else source)
+    return (edges & modules) - {module}
+
+
+def _import_loops(paths: list[Path]) -> list[list[str]]:
+    """The import loops among ``paths`` (imports inside functions included): each strongly
+    connected component of more than one module, by Tarjan's algorithm."""
+    modules = {_module_name(path): path for path in paths}
+    graph = {name: sorted(_module_edges(path, set(modules))) for name, path in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                loops.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return loops
+
+
+def test_no_import_loop_in_or_between_the_command_line_and_the_console() -> None:
+    # Loops inside the console alone are the console's own test's business.
+    loops = _import_loops([*sorted(CLI.rglob("*.py")), *sorted(TUI.rglob("*.py"))])
+    assert [loop for loop in loops if any(_in_package(m, "sckpt.cli") for m in loop)] == []
 
 
 def test_importing_the_command_line_loads_no_textual() -> None:
@@ -170,13 +256,13 @@ def test_importing_the_command_line_loads_no_textual() -> None:
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "from sckpt.tui.cli.parser import build_parser, completion_script\n"
+        "from sckpt.cli.parser import build_parser, completion_script\n"
         "build_parser().format_help(); completion_script('bash')\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "sckpt.tui.cli" in modules
+    assert "sckpt.cli" in modules
     assert out.stdout.strip() == ""
 
 
@@ -252,7 +338,7 @@ def _dependency_private_uses(paths: list[Path], own_paths: list[Path]) -> list[s
 
 
 def _package_paths() -> list[Path]:
-    return sorted((ROOT / "tui").rglob("*.py")) + sorted(BACKEND.rglob("*.py"))
+    return sorted(TUI.rglob("*.py")) + sorted(CLI.rglob("*.py")) + sorted(BACKEND.rglob("*.py"))
 
 
 def test_the_package_uses_no_private_name_of_a_dependency() -> None:

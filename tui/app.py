@@ -46,7 +46,8 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from .cli.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
+from sckpt.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
+
 from .commands import ActionsProvider
 from .console_text import clock_time, error_text, literal, printable
 from .dialogs.confirm import Confirm

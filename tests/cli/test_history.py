@@ -99,7 +99,7 @@ def test_runs_are_counted_from_the_left_out_records_when_slurm_has_no_restart_co
     """Before 24.11 slurmdbd records no restart count: the run is the record's position,
     counting the older records ``--limit`` left out."""
     from sckpt.backend.model import JobHistory, JobRecord
-    from sckpt.tui.cli.history import render_text
+    from sckpt.cli.history import render_text
 
     def record(state: str, start: int) -> JobRecord:
         return JobRecord(7, "c", "md", "alice", 1001, "debug", state, start_time=start)
@@ -116,7 +116,7 @@ def test_records_of_several_clusters_name_their_cluster() -> None:
     """``-M a,b history JOB``: job ids repeat across clusters, so a table holding records of
     more than one cluster gains sacct -M's CLUSTER column (one cluster: no column)."""
     from sckpt.backend.model import JobHistory, JobRecord
-    from sckpt.tui.cli.history import render_text
+    from sckpt.cli.history import render_text
 
     def record(cluster: str, start: int) -> JobRecord:
         return JobRecord(7, cluster, "md", "alice", 1001, "debug", "COMPLETED", start_time=start)

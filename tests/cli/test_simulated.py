@@ -13,11 +13,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from sckpt.backend.model import JobState, StepId
-from sckpt.backend.simulator import SimulatedCluster
-from sckpt.tui.cli.output import format_time
+from sckpt.cli.output import format_time
 
 from .conftest import CliEnv
 
@@ -453,17 +453,14 @@ def test_the_demo_audits_apart_from_the_real_log(cli_env: CliEnv) -> None:
     ]
 
 
-def test_doctor_with_demo_checks_the_demo_not_this_machine(
-    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_doctor_with_demo_checks_the_demo_not_this_machine(cli_env: CliEnv) -> None:
     # 'sckpt --demo doctor' checked this machine's Slurm and told a demo user that
     # "sckpt --demo works without it".
-    from sckpt.backend import doctor
 
-    def no_slurm() -> None:
+    def no_slurm(dmtcp_dir: str | None) -> NoReturn:
         raise AssertionError("--demo doctor looked at this machine's Slurm")
 
-    monkeypatch.setattr(doctor, "run_doctor", no_slurm)
+    cli_env.inject["doctor"] = no_slurm
     result = cli_env.run("--demo", "doctor")
     assert result.code == 0, result.err
     assert "works without it" not in result.out

@@ -52,12 +52,12 @@ from sckpt.backend.model import (
     StepId,
 )
 from sckpt.backend.operations import NAMES
-from sckpt.backend.simulator import ManualClock, SimulatedCluster
-from sckpt.tui import cli
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
 from sckpt.tui.screens.step import StepScreen
 from textual.widgets import Input
+
+from sckpt import cli
 
 from ..conftest import SlurmCluster
 from ..helpers import probe_user_home, rpc_count, wait_for
@@ -235,31 +235,28 @@ def cli_run(
     for _ in range(3):
         submit_mine(cluster, n_steps=2)
     recorders: list[Recorder] = []
-    real_open = facade_module.open_facade
 
     def recorded_open(*args: Any, **kwargs: Any) -> Any:
         # Whatever --engine says, the simulated cluster (a real engine is tested below).
-        facade = real_open(*args, **{**kwargs, "cluster": cluster})
+        facade = facade_module.open_facade(*args, **{**kwargs, "cluster": cluster})
         recorders.append(record_engine(facade))
         return facade
 
-    monkeypatch.setattr(facade_module, "open_facade", recorded_open)
-    monkeypatch.setattr(cli, "_cmd_run", lambda words: 0)  # never run a random program
     started: list[Any] = []
 
     def console_stub(facade: Any, settings: Any, *, focus: Any = None) -> int:
         started.append((settings, focus))
         return 0
 
-    from sckpt.tui import app as app_module
-    from sckpt.tui.cli import terminal
-
-    monkeypatch.setattr(app_module, "run_console", console_stub)
-    monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout
-
     def run(argv: list[str]) -> tuple[int, str, str]:
         capsys.readouterr()
-        code = cli.main(argv)
+        code = cli.main(
+            argv,
+            facade_factory=recorded_open,
+            console=console_stub,
+            missing_terminal=lambda: "",  # pytest holds stdout
+            wrapper=lambda words: 0,  # never run a random program
+        )
         out, err = capsys.readouterr()
         return code, out, err
 

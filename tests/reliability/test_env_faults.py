@@ -44,7 +44,7 @@ SCKPT = ROOT / ".venv" / "bin" / "sckpt"
 EXAMPLE = ROOT / "examples" / "counter.py"
 ALICE = "sckpt-alice"
 
-# The exit codes tui/cli/exit_codes.py names, and sckpt doctor's.
+# The exit codes sckpt/exit_codes.py names, and sckpt doctor's.
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 EXIT_DOCTOR_UNUSABLE = 2

@@ -1,32 +1,10 @@
-"""The ``sckpt`` command line: the console's twin for one quick action or a script.
+"""Each ``sckpt`` command: from its parsed arguments to the facade's answer, printed.
 
-``sckpt`` with no command opens the console (``sckpt JOB.STEP`` opens it on that step).
-The commands call the same facade as the console, so they share its engines, read-only guard
-and audit log::
-
-    sckpt able|error|create|vacate|restart|enable|disable|complete|tasks TARGET... [options]
-    sckpt checkpoint <op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]
-    sckpt ls [--json] [--steps] [filters]
-    sckpt history JOB [--json] [--since WHEN] [--limit N]
-    sckpt output JOB [--stderr] [--follow] [--lines N]
-    sckpt doctor
-    sckpt completion bash|zsh
-    sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper, sckpt.backend.wrapper)
-
-Exit codes: 0 success; 1 Slurm (or sckpt's read-only/audit guard) refused, or an unexpected
-internal error; 2 bad usage or input; 3 Slurm cannot be reached or the shim is unavailable;
-130 interrupted by Ctrl-C.  Every failure is one line on stderr; ``--debug`` adds the
-traceback.  Every value is validated while argv is parsed, before a facade is opened, so
-invalid input never reaches an engine.
-
-This package holds no Textual: the console (``..app.run_console``) is imported only when it
-is opened, so ``sckpt ls`` and the actions start fast and work on machines where only the
-command line is used (``tests/test_layering.py`` checks it).  This entry module reads argv
-and runs one command; beside it: ``parser`` (the commands and their options), ``arguments``
-(argv value types), ``historical`` (scontrol's ``checkpoint`` syntax), ``actions`` (one
-operation on each target, reported), ``listing`` (``sckpt ls``), ``squeue_format`` (its
-squeue -o/-O/-S), ``history`` (``sckpt history``), ``job_output`` (``sckpt output``), ``output``
-(what is printed) and ``exit_codes``.
+One handler per command, each taking the parsed ``argparse.Namespace`` and the ``Runtime``
+(``runtime.py``: the facade factory, the console, the wrapper...).  Opening the facade
+(``_open``: the configuration, ``--as-user``, the first-use shim build's progress) is
+written once here; what is printed is in ``actions`` (the operations), ``listing``
+(``ls``), ``history``, ``job_output`` and ``output``.
 """
 
 from __future__ import annotations
@@ -34,8 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -47,88 +23,21 @@ from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobState, JobView, S
 from sckpt.backend.operations import NAMES, Operation, operation
 from sckpt.backend.targets import require_whole_job
 
+from sckpt.exit_codes import EXIT_OK, EXIT_UNREACHABLE
+
 from . import arguments, output, terminal
 from .actions import report_unopened, run_actions
-from .exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
-from .historical import is_checkpoint_keyword, parse_historical
+from .historical import parse_historical
 from .listing import Layout, ListFilter
-from .parser import COMMANDS, ParserExit, build_parser, completion_script, unknown_command
+from .parser import build_parser, completion_script
+from .runtime import Runtime
 
 if TYPE_CHECKING:
     from sckpt.backend.config import Settings
     from sckpt.backend.facade import Facade
 
-_GLOBAL_WITH_VALUE = frozenset({"--as-user", "--config", "--engine", "--step", "-M", "--clusters"})
 
-
-def _command_index(argv: Sequence[str]) -> int | None:
-    """Where the command word is: the first word that is neither an option nor its value."""
-    index = 0
-    while index < len(argv):
-        word = argv[index]
-        if word == "--":
-            return None
-        if word.startswith("-"):
-            index += 2 if word in _GLOBAL_WITH_VALUE else 1
-            continue
-        return index
-    return None
-
-
-def _rewrite(argv: list[str]) -> list[str]:
-    """Map the forms argparse cannot express onto ones it can.
-
-    ``sckpt JOB.STEP`` becomes ``sckpt --step JOB.STEP``; scontrol's abbreviated, any-case
-    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.  Any other word is
-    an unknown command, refused here with the nearest command's name.  ``ls -S -t,i`` (a
-    value that starts with ``-``, as squeue's sort keys do) becomes ``ls --sort=-t,i``.
-    """
-    out = list(argv)
-    index = _command_index(out)
-    if index is not None and out[index] == "ls":
-        return _join_dash_values(out, index + 1)
-    if index is None or out[index] in COMMANDS:
-        return out
-    word = out[index]
-    if is_checkpoint_keyword(word):
-        out[index] = "checkpoint"
-    elif word[:1].isdigit():
-        out[index : index + 1] = ["--step", word]
-    else:
-        raise unknown_command(word)
-    return out
-
-
-_LS_WITH_VALUE = {
-    "-S": "--sort",
-    "--sort": "--sort",
-    "-o": "--format",
-    "--format": "--format",
-    "-O": "--Format",
-    "--Format": "--Format",
-}
-
-
-def _join_dash_values(argv: list[str], start: int) -> list[str]:
-    """Attach a value starting with ``-`` to its option (argparse would read it as an
-    option): squeue takes ``-S -t,i`` and ``-o -%i``, so ``sckpt ls`` does."""
-    out = argv[:start]
-    index = start
-    while index < len(argv):
-        word = argv[index]
-        if word == "--":
-            return out + argv[index:]
-        following = argv[index + 1] if index + 1 < len(argv) else ""
-        if word in _LS_WITH_VALUE and following.startswith("-"):
-            out.append(f"{_LS_WITH_VALUE[word]}={following}")
-            index += 2
-            continue
-        out.append(word)
-        index += 1
-    return out
-
-
-def _cmd_run(before: list[str], words: list[str]) -> int:
+def run_command(before: list[str], words: list[str], rt: Runtime) -> int:
     """``sckpt run``: hand everything after ``run`` to the job-side wrapper, untouched.
 
     The wrapper has its own options and exits like the program it runs (any status), so the
@@ -139,8 +48,6 @@ def _cmd_run(before: list[str], words: list[str]) -> int:
     started it and opens no console); ``--demo``, ``--engine`` and ``--json`` choose the
     console's cluster and output and mean nothing to the wrapper.
     """
-    from sckpt.backend.checkpointing.wrapper import main as wrapper_main
-
     args = build_parser().parse_args(before)
     if args.as_user is not None:
         raise UsageError("--as-user cannot be used with 'sckpt run': it runs as its own user")
@@ -150,12 +57,9 @@ def _cmd_run(before: list[str], words: list[str]) -> int:
     if args.config is not None:
         passed += ["--config", args.config]
     try:
-        return wrapper_main([*passed, *words])
+        return rt.wrapper([*passed, *words])
     except SystemExit as done:  # its argparse: --help (0) or a usage error (2)
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
-
-
-# ---------------------------------------------------------------- commands
 
 
 def _load_settings(args: argparse.Namespace) -> Settings:
@@ -192,14 +96,12 @@ def _announce_shim_build() -> None:
     report_build_progress(lambda line: output.to_stderr(f"sckpt: {line}"))
 
 
-def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
+def _open(args: argparse.Namespace, rt: Runtime) -> tuple[Facade, Settings]:
     """The facade the flags ask for; ``--as-user`` is refused on a real engine."""
-    from sckpt.backend.facade import open_facade
-
     settings = _load_settings(args)
     if not args.demo:
         _announce_shim_build()
-    facade = open_facade(
+    facade = rt.facade_factory(
         settings,
         demo=args.demo,
         read_only=True if args.read_only else None,
@@ -216,8 +118,9 @@ def _open(args: argparse.Namespace) -> tuple[Facade, Settings]:
     return facade, settings
 
 
-def _cmd_actions(
+def _act(
     args: argparse.Namespace,
+    rt: Runtime,
     op: Operation,
     targets: Sequence[StepId],
     values: Mapping[str, Any],
@@ -228,7 +131,7 @@ def _cmd_actions(
     if one:  # sckpt -M NAME vacate JOB.STEP: the targets are on that cluster
         targets = [replace(target, cluster=one) for target in targets]
     try:
-        facade, _settings = _open(args)
+        facade, _settings = _open(args, rt)
     except SckptError as failure:
         if not args.json:
             raise
@@ -246,6 +149,7 @@ def _cmd_actions(
             historical=args.command == "checkpoint",
             debug=args.debug,
             wait=wait,
+            timing=rt.wait,
         )
     finally:
         facade.close()
@@ -257,7 +161,7 @@ def _one_cluster(clusters: str | None) -> str:
     return names[0] if len(names) == 1 and names[0].lower() != "all" else ""
 
 
-def _cmd_operation(args: argparse.Namespace) -> int:
+def operation_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
     op = operation(args.command)
     values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
@@ -273,10 +177,10 @@ def _cmd_operation(args: argparse.Namespace) -> int:
                 f"them ('sckpt {op.name} --help')"
             )
         values["max_wait"] = 0  # Slurm's "no limit": the checkpoint may take what it needs
-    return _cmd_actions(args, op, args.targets, values, wait=wait)
+    return _act(args, rt, op, args.targets, values, wait=wait)
 
 
-def _cmd_checkpoint(args: argparse.Namespace) -> int:
+def checkpoint_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt checkpoint <op> <jobid>[.<stepid>] [args]``: validated, then as the modern form."""
     request = parse_historical(list(args.words))
     target = arguments.target(request.target)
@@ -287,10 +191,11 @@ def _cmd_checkpoint(args: argparse.Namespace) -> int:
     }
     op = operation(request.operation)
     values: dict[str, Any] = {name: given[name] for name in op.arguments if name in given}
-    return _cmd_actions(args, op, [target], values)
+    return _act(args, rt, op, [target], values)
 
 
-def _cmd_ls(args: argparse.Namespace) -> int:
+def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
+    """``sckpt ls``: the jobs (or steps) as squeue lists them, with their checkpoint state."""
     from .listing import START_FORMAT, layout_from, one_per_task, order, select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
@@ -316,7 +221,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     if not states and not args.all:
         states = ACTIVE_STATES
     try:
-        facade, _settings = _open(args)
+        facade, _settings = _open(args, rt)
     except SckptError as failure:
         if failure.exit_code != EXIT_UNREACHABLE:
             raise
@@ -395,12 +300,12 @@ def _info_or_none(facade: Facade) -> ClusterInfo | None:
         return None
 
 
-def _cmd_history(args: argparse.Namespace) -> int:
+def history_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt history JOB``: the job's accounting records (``history.py``)."""
     from .history import failure_json, run_history
 
     try:
-        facade, _settings = _open(args)
+        facade, _settings = _open(args, rt)
     except SckptError as failure:
         if not args.json:
             raise
@@ -412,13 +317,13 @@ def _cmd_history(args: argparse.Namespace) -> int:
         facade.close()
 
 
-def _cmd_output(args: argparse.Namespace) -> int:
+def output_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt output JOB [--stderr] [--follow] [--lines N]``: the job's output file."""
     from .job_output import print_output
 
     if args.json and args.follow:
         raise UsageError("--json prints the paths once: it cannot be combined with --follow")
-    facade, _settings = _open(args)
+    facade, _settings = _open(args, rt)
     try:
         return print_output(
             facade,
@@ -432,13 +337,13 @@ def _cmd_output(args: argparse.Namespace) -> int:
         facade.close()
 
 
-def _cmd_doctor(args: argparse.Namespace) -> int:
+def doctor_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
     from sckpt.backend.config import load_settings
-    from sckpt.backend.doctor import format_report, run_demo_doctor, run_doctor
+    from sckpt.backend.doctor import format_report, run_demo_doctor
 
     if args.demo:  # the simulated cluster the user asked about, not this machine's Slurm
-        facade, settings = _open(args)
+        facade, settings = _open(args, rt)
         try:
             report, code = run_demo_doctor(facade, settings)
         finally:
@@ -449,7 +354,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         except SckptError:
             dmtcp_dir = None
         _announce_shim_build()
-        report, code = run_doctor(dmtcp_dir)
+        report, code = rt.doctor(dmtcp_dir)
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:
@@ -457,21 +362,21 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return code
 
 
-def _cmd_completion(args: argparse.Namespace) -> int:
+def completion_command(args: argparse.Namespace, rt: Runtime) -> int:
+    """``sckpt completion bash|zsh``: the script, generated from the parser."""
     output.to_stdout(completion_script(args.shell))
     return EXIT_OK
 
 
-def _cmd_console(args: argparse.Namespace) -> int:
+def console_command(args: argparse.Namespace, rt: Runtime) -> int:
+    """``sckpt`` (``sckpt JOB.STEP``): the console, once a terminal and a facade are there."""
     _load_settings(args)  # an invalid config is named first, as for every command
-    problem = terminal.missing_terminal()
+    problem = rt.missing_terminal()
     if problem:
         raise UsageError(problem)
-    facade, settings = _open(args)
+    facade, settings = _open(args, rt)
     try:
         from sckpt.backend.libslurm import divert_c_stderr
-
-        from ..app import run_console
 
         # libslurm logs its failures on the C stderr stream, which would land in the middle
         # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
@@ -484,81 +389,30 @@ def _cmd_console(args: argparse.Namespace) -> int:
         if focus is not None and focus.unresolved:  # sckpt 7_3.0: task 3's own record
             with contextlib.suppress(SckptError):  # else the console says no job is listed
                 focus = facade.resolve(focus)
-        return int(run_console(facade, settings, focus=focus))
+        return rt.console(facade, settings, focus=focus)
     finally:
         facade.close()
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+Command = Callable[[argparse.Namespace, Runtime], int]
+
+COMMAND_HANDLERS: dict[str, Command] = {
+    **dict.fromkeys(NAMES, operation_command),
+    "checkpoint": checkpoint_command,
+    "ls": ls_command,
+    "output": output_command,
+    "doctor": doctor_command,
+    "history": history_command,
+    "completion": completion_command,
+}
+"""The handler of each parsed command (``run`` is handed over before parsing: ``main``)."""
+
+
+def dispatch(args: argparse.Namespace, rt: Runtime) -> int:
+    """Run the command ``args`` names; none: the console."""
     command: str | None = args.command
     if command is None:
-        return _cmd_console(args)
+        return console_command(args, rt)
     if args.step is not None:
         raise UsageError(f"--step opens the console; it cannot be combined with '{command}'")
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
-        **dict.fromkeys(NAMES, _cmd_operation),
-        "checkpoint": _cmd_checkpoint,
-        "ls": _cmd_ls,
-        "output": _cmd_output,
-        "doctor": _cmd_doctor,
-        "history": _cmd_history,
-        "completion": _cmd_completion,
-    }
-    return handlers[command](args)
-
-
-def _debug_requested(argv: Sequence[str]) -> bool:
-    """``--debug`` anywhere before ``--`` (known even when parsing itself fails)."""
-    for word in argv:
-        if word == "--":
-            return False
-        if word == "--debug":
-            return True
-    return False
-
-
-def _silence_stdout() -> None:
-    """After a broken pipe, point stdout at /dev/null so the final flush cannot fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _print_traceback() -> None:
-    """``--debug``'s traceback, whatever bytes the arguments held (a surrogate from an
-    undecodable argument would make a strict stderr raise while printing it)."""
-    text = traceback.format_exc().encode("utf-8", "backslashreplace").decode("utf-8")
-    sys.stderr.write(text)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (the ``sckpt`` script exits with it)."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    debug = _debug_requested(words)
-    try:
-        index = _command_index(words)
-        if index is not None and words[index] == "run":
-            return _cmd_run(words[:index], words[index + 1 :])
-        args = build_parser().parse_args(_rewrite(words))
-        return _dispatch(args)
-    except ParserExit as done:
-        return done.status
-    except SckptError as failure:
-        if debug:
-            _print_traceback()
-        output.to_stderr(output.failure_line("", failure))
-        return failure.exit_code
-    except KeyboardInterrupt:
-        output.to_stderr("sckpt: interrupted")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_OK
-    except Exception as bug:
-        if debug:
-            _print_traceback()
-        detail = output.clean(f"{type(bug).__name__}: {bug}")
-        output.to_stderr(f"sckpt: internal error: {detail} (run with --debug for the traceback)")
-        return EXIT_INTERNAL
+    return COMMAND_HANDLERS[command](args, rt)

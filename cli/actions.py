@@ -14,7 +14,6 @@ checkpoint.
 from __future__ import annotations
 
 import sys
-import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,8 +31,10 @@ from sckpt.backend.model import (
 )
 from sckpt.backend.operations import Operation, operation
 
+from sckpt.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+
 from . import output, terminal
-from .exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+from .runtime import WaitTiming
 from .wait_progress import WaitProgress
 
 if TYPE_CHECKING:
@@ -77,10 +78,6 @@ class NotAttemptedInterrupted(SckptError):
         super().__init__("not attempted: interrupted (Ctrl-C) before this target")
 
 
-WAIT_POLL_SECONDS = 1.0
-"""How often ``--wait`` asks for the checkpoint's state: once a second is two small
-requests a second to slurmctld per target, and a person waiting sees the outcome soon."""
-
 ENDED = CheckpointKind.ENDED.value
 """``--wait``'s outcome when the step itself is gone (a vacate ends it): the code of its
 checkpoint went with it (``Facade.checkpoint_progress``)."""
@@ -117,14 +114,15 @@ def _call(
     values: Mapping[str, Any],
     *,
     wait: bool,
+    timing: WaitTiming,
     line: TextIO | None = None,
 ) -> Outcome:
     """One facade call for one target; Slurm's refusals become the outcome, not an exception.
 
     The facade has one method per operation, named for it and taking exactly the table's
     ``arguments`` (``backend/operations.py``), so the call is found by name.  With
-    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), its
-    progress shown on ``line`` (a terminal's stderr; None: silent).
+    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), at
+    ``timing``'s pace, its progress shown on ``line`` (a terminal's stderr; None: silent).
     """
     outcome = Outcome(target, op.name)
     try:
@@ -134,11 +132,12 @@ def _call(
         if isinstance(outcome.value, AbleResult):
             outcome.notes = outcome.value.notes
         if wait and op.resumes:
-            outcome.progress, outcome.notes, outcome.error = _wait_for_resume(facade, target)
-        elif wait:
-            outcome.progress = _wait_for_outcome(
-                facade, target, WaitProgress(op.name, target, line)
+            outcome.progress, outcome.notes, outcome.error = _wait_for_resume(
+                facade, target, timing
             )
+        elif wait:
+            shown = WaitProgress(op.name, target, line, clock=timing.monotonic)
+            outcome.progress = _wait_for_outcome(facade, target, shown, timing)
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
     except Disabled as refused:
@@ -154,7 +153,9 @@ def _call(
     return outcome
 
 
-def _wait_for_outcome(facade: Facade, target: StepId, shown: WaitProgress) -> str:
+def _wait_for_outcome(
+    facade: Facade, target: StepId, shown: WaitProgress, timing: WaitTiming
+) -> str:
     """Ask where ``target``'s checkpoint stands until it is no longer in progress, saying
     so on the progress line meanwhile (erased before returning, Ctrl-C included)."""
     try:
@@ -163,7 +164,7 @@ def _wait_for_outcome(facade: Facade, target: StepId, shown: WaitProgress) -> st
             if word != progress.IN_PROGRESS:
                 return word
             shown.show(word)
-            time.sleep(WAIT_POLL_SECONDS)
+            timing.sleep(timing.poll_seconds)
     finally:
         shown.done()
 
@@ -174,7 +175,7 @@ registered under ``sckpt run`` (the state directory may be unusable: see its std
 
 
 def _wait_for_resume(
-    facade: Facade, target: StepId
+    facade: Facade, target: StepId, timing: WaitTiming
 ) -> tuple[str, tuple[str, ...], SckptError | None]:
     """Watch a restarted job until it runs and its tasks said how they started.
 
@@ -182,7 +183,7 @@ def _wait_for_resume(
     (it started from zero, or runs without checkpoint support) or nothing could be seen.
     The words are final once two looks a second apart agree (tasks register one by one).
     """
-    started = time.monotonic()
+    started = timing.monotonic()
     deadline = started + progress.RESUME_WAIT_SECONDS
     running_since = 0.0
     last: tuple[str, ...] | None = None
@@ -194,11 +195,11 @@ def _wait_for_resume(
             state = facade.resume_state(target)
         except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
             return ENDED, last or (), NotResumed(last or (), ended=True)
-        now = time.monotonic()
+        now = timing.monotonic()
         if state.state.is_finished:
             if seen_active or now - started > REGISTER_GRACE_SECONDS:
                 return ENDED, state.notes, NotResumed(state.notes, ended=True)
-            time.sleep(WAIT_POLL_SECONDS)
+            timing.sleep(timing.poll_seconds)
             continue
         seen_active = True
         if state.state == JobState.RUNNING:
@@ -212,7 +213,7 @@ def _wait_for_resume(
         if now > deadline:
             return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
         last = state.notes
-        time.sleep(WAIT_POLL_SECONDS)
+        timing.sleep(timing.poll_seconds)
 
 
 class NotResumed(SckptError):
@@ -331,14 +332,17 @@ def run_actions(
     historical: bool,
     debug: bool,
     wait: bool = False,
+    timing: WaitTiming | None = None,
 ) -> int:
     """Act on each target in turn, report each, and return the worst exit code.
 
     ``values`` are the operation's keyword arguments (those of ``op.arguments`` given; the
     facade's defaults stand for the others).  ``wait``: watch each checkpoint until it
-    ends and report its outcome; Ctrl-C then stops the watching (exit 130), not the
-    checkpoint, and the targets not reached yet are reported ``not attempted``.
+    ends (at ``timing``'s pace) and report its outcome; Ctrl-C then stops the watching
+    (exit 130), not the checkpoint, and the targets not reached yet are reported ``not
+    attempted``.
     """
+    timing = timing if timing is not None else WaitTiming()
     operation = op.name
     outcomes = []
     unreachable: SckptError | None = None
@@ -354,7 +358,7 @@ def run_actions(
             outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
             try:
-                outcome = _call(facade, op, target, values, wait=wait, line=line)
+                outcome = _call(facade, op, target, values, wait=wait, timing=timing, line=line)
             except KeyboardInterrupt:
                 if not wait:
                     raise  # main's "sckpt: interrupted", exit 130

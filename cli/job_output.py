@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from sckpt.backend.job_output import last_lines, stream_path
 from sckpt.backend.model import JobStdio, StepId
 
+from sckpt.exit_codes import EXIT_OK, EXIT_REFUSED
+
 from . import output
-from .exit_codes import EXIT_OK, EXIT_REFUSED
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade

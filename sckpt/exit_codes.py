@@ -1,9 +1,10 @@
-"""The command line's exit codes, one place for the contract the README states.
+"""sckpt's exit codes, one place for the contract the README states.
 
 0 success; 1 Slurm (or sckpt's read-only/audit guard) refused, or an unexpected internal
 error; 2 bad usage or input; 3 Slurm cannot be reached or the shim is unavailable; 129
 the console's terminal hung up; 130 interrupted by Ctrl-C.  Errors carry their own code
-(``SckptError.exit_code``); these names are for the command line's own decisions.
+(``SckptError.exit_code``); these names are for the front ends' own decisions: the command
+line's (``sckpt.cli``) and the console's (``sckpt.tui.app``: hang-up, Ctrl-C).
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ from sckpt.backend import history as rules
 from sckpt.backend.errors import SckptError
 from sckpt.backend.model import JobHistory, StepId
 
+from sckpt.exit_codes import EXIT_OK
+
 from . import output
-from .exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade

@@ -1,5 +1,13 @@
 """The ``sckpt`` argument parser: every command, its options, and the completion scripts.
 
+This is the one grammar of the command line: ``parse`` reads argv with it, and the two forms
+argparse cannot express directly are mapped onto ones it can with what the parser itself
+declares (``normalize``): ``sckpt JOB.STEP`` (the console on a step) and scontrol's
+abbreviated ``checkpoint`` keyword.  Which options take a value is never written twice: the
+command word is located by a lenient twin of the top-level parser built from its own
+declared options (``split_command``), and ``ls``'s squeue options whose values start with
+``-`` (``-S -t,i``) are marked where they are declared.
+
 argparse here never exits the process: a usage error becomes a one-line ``UsageError`` (exit
 code 2) and ``--help``/``--version`` a ``ParserExit`` carrying the status to ``main``.  Every
 value is converted (and so validated) by ``arguments`` while argv is parsed.
@@ -9,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from sckpt.backend.arguments import MAX_WAIT_LIMIT
@@ -23,7 +33,7 @@ from sckpt.backend.progress import RESUME_WAIT_SECONDS
 from sckpt import __version__
 
 from . import arguments
-from .historical import prefix_rule
+from .historical import is_checkpoint_keyword, prefix_rule
 
 COMMANDS = (*NAMES, "ls", "history", "output", "doctor", "completion", "checkpoint", "run")
 """Every command: one per checkpoint operation (the table's order), then the others."""
@@ -55,11 +65,16 @@ class _Parser(argparse.ArgumentParser):
 
     It also remembers its options (``option_names``, its parents' included), so that an
     option it does not know is answered with the nearest one it does (``--maxwait``:
-    did you mean ``--max-wait``?); Python 3.11's argparse only says "unrecognized".
+    did you mean ``--max-wait``?); Python 3.11's argparse only says "unrecognized".  It
+    keeps the actions it declared (``declared``: ``split_command`` reads which options
+    take a value there), and the options whose value may start with ``-``
+    (``dash_values``, see ``values_may_start_with_a_dash``).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.option_names: list[str] = []  # before argparse's __init__ adds --help
+        self.declared: list[argparse.Action] = []
+        self.dash_values: dict[str, str] = {}
         super().__init__(*args, **kwargs)
         for parent in kwargs.get("parents", ()):
             self.option_names += getattr(parent, "option_names", [])
@@ -67,11 +82,38 @@ class _Parser(argparse.ArgumentParser):
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
         self.option_names += action.option_strings
+        self.declared.append(action)
         return action
+
+    def values_may_start_with_a_dash(self, *actions: argparse.Action) -> None:
+        """Let these options take a value that starts with ``-``, as squeue's do (``-S -t,i``,
+        ``-o -%i``): argparse reads such a word as an option, so it is attached to its option
+        (``--sort=-t,i``) before parsing."""
+        for action in actions:
+            long = next(name for name in action.option_strings if name.startswith("--"))
+            self.dash_values.update(dict.fromkeys(action.option_strings, long))
+
+    def _attach_dash_values(self, args: list[str]) -> list[str]:
+        out: list[str] = []
+        index = 0
+        while index < len(args):
+            word = args[index]
+            if word == "--":
+                return out + args[index:]
+            following = args[index + 1] if index + 1 < len(args) else ""
+            if word in self.dash_values and following.startswith("-"):
+                out.append(f"{self.dash_values[word]}={following}")
+                index += 2
+                continue
+            out.append(word)
+            index += 1
+        return out
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None and self.dash_values:
+            args = self._attach_dash_values(list(args))
         parsed, extras = super().parse_known_args(args, namespace)
         for word in extras:
             option = word.partition("=")[0]
@@ -297,7 +339,7 @@ def _target_help(op: Operation) -> str:
     return f"JOB (every running step), {steps}{arrays}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     """The whole command line (also the source of the shell completion scripts)."""
 
     parser = _Parser(
@@ -436,22 +478,23 @@ def build_parser() -> argparse.ArgumentParser:
         "-h", "-H", "--noheader", action="store_true", help="no header line (as squeue -h)"
     )
     layout = ls.add_mutually_exclusive_group()
-    layout.add_argument(
+    short_format = layout.add_argument(
         "-o",
         "--format",
         metavar="FORMAT",
         help='squeue -o: "%%.18i %%.2t %%=" (%%[.][size]letter[suffix])',
     )
-    layout.add_argument(
+    long_format = layout.add_argument(
         "-O",
         "--Format",
         dest="long_format",
         metavar="FIELDS",
         help="squeue -O: JobID:10,UserName,State,Checkpoint (Name[:[.][size][suffix]])",
     )
-    ls.add_argument(
+    sort = ls.add_argument(
         "-S", "--sort", metavar="KEYS", help="squeue -S: letters such as -t,i (- descending)"
     )
+    ls.values_may_start_with_a_dash(sort, short_format, long_format)
     ls.add_argument(
         "--parsable",
         action="store_true",
@@ -574,3 +617,79 @@ def completion_script(shell: str) -> str:
     import shtab
 
     return str(shtab.complete(build_parser(), shell=shell, preamble=_COMPLETION_PREAMBLE[shell]))
+
+
+@dataclass(frozen=True)
+class CommandWord:
+    """argv around its command word: the options before it, the word, the words after it."""
+
+    before: list[str]
+    word: str | None
+    """None: no command (the console, ``--help``, or a parse error the parser will report)."""
+    after: list[str]
+
+
+class _Locator(argparse.ArgumentParser):
+    """The twin ``split_command`` parses with: it suggests no names and never exits (an
+    error only means that the real parser will report one)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+@functools.cache
+def _command_locator() -> _Locator:
+    """A lenient twin of the top-level parser: the same options, taking values as they do,
+    but converting and checking none, and every word from the first positional on kept.
+
+    It answers one question, where the command word is, from the parser's own declarations,
+    so that which option takes a value is written once (in ``build_parser``).
+    """
+    twin = _Locator(prog="sckpt", add_help=False, allow_abbrev=False)
+    for action in build_parser().declared:
+        if not action.option_strings:
+            continue
+        if action.nargs == 0:  # a flag (--demo, --help, --version)
+            twin.add_argument(*action.option_strings, dest=action.dest, action="store_true")
+        else:
+            twin.add_argument(*action.option_strings, dest=action.dest, nargs=action.nargs)
+    twin.add_argument("words", nargs=argparse.REMAINDER)
+    return twin
+
+
+def split_command(argv: Sequence[str]) -> CommandWord:
+    """Find the command word: the first word that is neither a top-level option nor its
+    value (``sckpt --config 12 ls``: ``ls``)."""
+    words = list(argv)
+    try:
+        found, _unknown = _command_locator().parse_known_args(words)
+    except UsageError:  # --config with no value: the real parser says so
+        return CommandWord(words, None, [])
+    rest: list[str] = found.words
+    if not rest or rest[0] == "--":
+        return CommandWord(words, None, [])
+    index = len(words) - len(rest)
+    return CommandWord(words[:index], rest[0], rest[1:])
+
+
+def normalize(argv: Sequence[str]) -> list[str]:
+    """Map the forms argparse cannot express onto ones it can.
+
+    ``sckpt JOB.STEP`` becomes ``sckpt --step JOB.STEP``; scontrol's abbreviated, any-case
+    ``checkpoint`` keyword (``ch``, ``CHECK``) becomes ``checkpoint``.  Any other word is
+    an unknown command, refused here with the nearest command's name.
+    """
+    split = split_command(argv)
+    word = split.word
+    if word is None or word in COMMANDS:
+        return list(argv)
+    if is_checkpoint_keyword(word):
+        return [*split.before, "checkpoint", *split.after]
+    if word[:1].isdigit():
+        return [*split.before, "--step", word, *split.after]
+    raise unknown_command(word)
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """argv read as the command line's grammar says: every value converted and checked."""
+    return build_parser().parse_args(normalize(argv))
