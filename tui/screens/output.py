@@ -16,7 +16,7 @@ carriage return starts a new line.
 from __future__ import annotations
 
 import re
-from typing import cast
+from typing import ClassVar, cast
 
 from rich.text import Text
 from sckpt.backend.errors import SckptError
@@ -29,7 +29,8 @@ from textual.widgets import Log, Static
 
 from ..console_text import printable
 from ..context import Console
-from ..keys import OUTPUT_KEYS, bindings
+from ..dialogs.help import Sections
+from ..keys import GLOBAL_KEYS, OUTPUT_KEYS, bindings
 from ..widgets.key_footer import KeyFooter
 
 POLL = 1.0
@@ -73,6 +74,8 @@ class OutputScreen(Screen[None]):
     name, the part an operator needs."""
 
     BINDINGS = bindings(OUTPUT_KEYS)
+    HELP_SECTIONS: ClassVar[Sections] = (("Output", OUTPUT_KEYS), ("Everywhere", GLOBAL_KEYS))
+    """The sections of ``?``'s help here: every key is offered (``dialogs.help.plain_help``)."""
 
     def __init__(self, job: StepId) -> None:
         super().__init__(id="output-screen")
