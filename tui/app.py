@@ -48,7 +48,7 @@ from .keys import GLOBAL_KEYS, bindings, keymap
 from .messages import ActionDone, CheckAnswered, CheckDone, DataReady, Freshness
 from .multi_target import summary
 from .outcomes import Outcomes, Shown
-from .refresh import JobKey, Planner, RefreshPipeline, target_key
+from .refresh import JobKey, Planner, RefreshPipeline, Timers, target_key
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
 from .screens.output import OutputScreen
@@ -79,7 +79,10 @@ class SckptApp(App[int]):
         *,
         focus: StepId | None = None,
         clock: Callable[[], float] | None = None,
+        timers: Timers | None = None,
     ) -> None:
+        """``clock`` is the wall clock the screens show (``time.time``); ``timers`` the
+        refresh pipeline's monotonic time and timers (real ones: ``refresh.AppTimers``)."""
         super().__init__()
         self.facade = facade
         self.settings = settings
@@ -99,6 +102,7 @@ class SckptApp(App[int]):
             clock=self.now,
             post=self.broadcast,
             planner=self._planner,
+            timers=timers,
         )
         self.actions = ActionRunner(self, facade, self.broadcast)
         """Runs the facade's calls in workers; their answers come back as Messages."""
@@ -409,9 +413,11 @@ def build_app(
     *,
     focus: StepId | None = None,
     clock: Callable[[], float] | None = None,
+    timers: Timers | None = None,
 ) -> SckptApp:
-    """The console app for ``facade``; tests build it directly (with a fixed clock)."""
-    return SckptApp(facade, settings, focus=focus, clock=clock)
+    """The console app for ``facade``; tests build it directly (with a fixed clock, and
+    timers of their own where they move the refresh's time themselves)."""
+    return SckptApp(facade, settings, focus=focus, clock=clock, timers=timers)
 
 
 def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = None) -> int:
