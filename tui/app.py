@@ -19,7 +19,6 @@ table's (``dialogs/help.py``).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -108,8 +107,7 @@ class SckptApp(App[int]):
         """Runs the facade's calls in workers; their answers come back as Messages."""
         self.theme_keeper = ThemeKeeper(self, lambda: self.settings, self._saved_settings)
         self.set_keymap(keymap(settings.keys))
-        if "TEXTUAL_ANIMATIONS" not in os.environ:
-            # No animations by default: cheaper over SSH, and nothing moves on its own.
+        if terminal.animations_off():
             self.animation_level = "none"
 
     # ------------------------------------------------------------------ lifecycle

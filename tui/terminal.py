@@ -3,7 +3,8 @@
 The console is meant to stay open all day over SSH.  What that needs from the process
 around the app lives here, apart from the app's screens and data: noticing a terminal
 that hung up without a SIGHUP, dropping size hints that would pin the screen to its start
-size, and tuning the cyclic garbage collector once the first screen is painted.
+size, no animations unless asked for, and tuning the cyclic garbage collector once the
+first screen is painted.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ TERMINAL_CHECK = 2.0
 
 GC_THRESHOLDS = (10_000, 20, 50)
 """The cyclic GC's thresholds once the console runs (Python's defaults: 700, 10, 10)."""
+
+
+def animations_off() -> bool:
+    """Whether the console turns Textual's animations off: yes unless the operator chose
+    a level with ``TEXTUAL_ANIMATIONS`` (cheaper over SSH, and nothing moves on its own)."""
+    return "TEXTUAL_ANIMATIONS" not in os.environ
 
 
 def controlling_terminal() -> int | None:
