@@ -62,11 +62,11 @@ from sckpt import cli
 from ..conftest import SlurmCluster
 from ..helpers import probe_user_home, rpc_count, wait_for
 from ..tui import conftest as tui
-from ..tui.conftest import notifications, screen_text, settle, submit_mine
+from ..tui.conftest import notifications, run_test, screen_text, settle, submit_mine
 
 # The console tests' fixtures: the simulated cluster on a frozen clock, no user config.
 console = tui.console
-_isolated = tui._isolated
+isolated = tui.isolated
 
 SCKPT = Path(sys.executable).with_name("sckpt")
 ROOT = Path(__file__).resolve().parents[2]
@@ -620,7 +620,7 @@ async def _console_with(config: Path, tmp: Path) -> None:
     facade = open_facade(settings, as_user="alice", cluster=cluster)
     recorder = record_engine(facade)
     app = build_app(facade, settings, clock=ManualClock())
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_test(app, size=(100, 30)) as pilot:
         await settle(pilot)
         for key in ("question_mark", "escape", "ctrl+p", "escape", "down", "x"):
             await pilot.press(key)
@@ -714,7 +714,7 @@ KEY_SEQUENCES = st.lists(st.one_of(st.sampled_from(KEYS).map(lambda k: [k]), TYP
 
 async def _press_all(c: Any, keys: list[str]) -> Recorder:
     recorder = record_engine(c.facade)
-    async with c.app.run_test(size=(100, 30)) as pilot:
+    async with run_test(c.app, size=(100, 30)) as pilot:
         await settle(pilot)
         for key in keys:
             if key in ("q", "ctrl+c"):  # quitting is tested elsewhere
@@ -771,7 +771,7 @@ async def _ends_while_open(c: Any, operation: str, refreshed: bool) -> None:
     job_id = submit_mine(c.cluster, "ending", n_steps=2)
     step = _first_numbered(c, job_id)
     c.app.focus_target = step  # opens on the step's own screen
-    async with c.app.run_test(size=(100, 30)) as pilot:
+    async with run_test(c.app, size=(100, 30)) as pilot:
         await settle(pilot)
         home = c.app.screen
         assert isinstance(home, StepScreen) and home.target == step
@@ -996,7 +996,7 @@ def test_console_on_the_real_cluster_refuses_an_unwritable_image_dir_then_the_st
     app = build_app(facade, settings, focus=StepId(job.id, 0))
 
     async def drive() -> None:
-        async with app.run_test(size=(120, 36)) as pilot:
+        async with run_test(app, size=(120, 36)) as pilot:
             await settle(pilot)
             home = app.screen
             assert isinstance(home, StepScreen)

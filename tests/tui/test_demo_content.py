@@ -69,7 +69,7 @@ async def test_o_on_a_demo_job_shows_its_output_and_follows_it(
         assert "pw.x: step" in text and "following" in text
         before = (outdir / "slurm-184201.out").read_text()
         cluster.control.advance(12)  # two more lines of simulated output
-        screen._poll()  # what the 1 s timer does
+        screen.poll()  # what the 1 s timer does
         await settle(pilot)
         after = (outdir / "slurm-184201.out").read_text()
         assert after.startswith(before) and after.count("\n") == before.count("\n") + 2

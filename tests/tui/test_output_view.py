@@ -65,7 +65,7 @@ async def test_o_shows_the_tail_and_follows_appended_lines(
         assert "line 40" in text and "following" in text
         with out.open("ab") as handle:
             handle.write(b"appended later\n")
-        screen._poll()  # what the 1 s timer does
+        screen.poll()  # what the 1 s timer does
         await settle(pilot)
         assert "appended later" in screen_text(c.app)
         assert "line 40" in screen_text(c.app)
@@ -132,8 +132,8 @@ async def test_leaving_while_a_read_is_under_way_is_harmless(
         read = c.facade.read_output(stdio, "stdout")
         await pilot.press("escape")
         await settle(pilot)
-        screen._show(stdio, "stdout", read, True)
-        screen._failed("late")
+        screen.show_read(stdio, "stdout", read, True)
+        screen.show_failure("late")
         await settle(pilot)
         assert not isinstance(c.app.screen, OutputScreen)
         assert c.app.is_running

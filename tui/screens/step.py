@@ -32,6 +32,7 @@ class StepScreen(TargetScreen):
     """The detail of ``target`` (a step, or a whole job shown through its first step)."""
 
     BINDINGS = bindings(STEP_KEYS)
+    HELP_SECTIONS = (*TargetScreen.HELP_SECTIONS, ("Step", STEP_KEYS))
 
     def __init__(self, target: StepId) -> None:
         super().__init__(id="step-screen")
