@@ -16,7 +16,7 @@ from sckpt.backend.facade import Facade
 from sckpt.backend.model import StepId
 from sckpt.backend.operations import ARGUMENTS, MUTATING, NAMES, operation
 from sckpt.backend.readonly import ReadOnlyEngine
-from sckpt.tui.cli import arguments as cli_arguments
+from sckpt.cli import arguments as cli_arguments
 
 from .spy import SpyEngine
 
