@@ -11,7 +11,7 @@ and audit log::
     sckpt output JOB [--stderr] [--follow] [--lines N]
     sckpt doctor
     sckpt completion bash|zsh
-    sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper, sckpt.backend.checkpointing.wrapper)
+    sckpt run [options] -- PROGRAM ARGS    (the job-side wrapper: backend/checkpointing)
 
 Exit codes (``sckpt.exit_codes``): 0 success; 1 Slurm (or sckpt's read-only/audit guard)
 refused, or an unexpected internal error; 2 bad usage or input; 3 Slurm cannot be reached or

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import rules
+from ..checkpointing.protocol import image_leaf
 from ..errors import (
     AccessDenied,
     InvalidJobId,
@@ -30,7 +31,6 @@ from ..model import (
     StepId,
 )
 from ..rules import Caller
-from ..checkpointing.protocol import image_leaf
 from .accounting import Accounting
 from .catalog import FAIL_CODES, SLURM_UID, stable_hash, uid_for
 from .clock import EventQueue

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from sckpt.backend.config import demo_audit_log_path
-from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 from sckpt import cli
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 from .conftest import CliEnv
 

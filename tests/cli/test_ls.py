@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.cli.output import format_elapsed
 
 from .conftest import CliEnv

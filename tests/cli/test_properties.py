@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.backend.operations import NAMES
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 from sckpt import cli
 

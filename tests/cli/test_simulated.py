@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import pytest
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.cli.output import format_time
 
 from .conftest import CliEnv

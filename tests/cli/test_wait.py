@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend.simulator import SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.cli import WaitTiming
 
 from .conftest import CliEnv

@@ -52,6 +52,7 @@ from sckpt.backend.model import (
     StepId,
 )
 from sckpt.backend.operations import NAMES
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
 from sckpt.tui.screens.step import StepScreen

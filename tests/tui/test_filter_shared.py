@@ -13,6 +13,7 @@ from typing import Any
 
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
 from sckpt.tui.screens.console import ConsoleScreen
 
