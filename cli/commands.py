@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -64,9 +63,9 @@ def run_command(before: list[str], words: list[str], rt: Runtime) -> int:
 
 def _load_settings(args: argparse.Namespace) -> Settings:
     """Settings from ``--config``, else ``$SCKPT_CONFIG``, else the XDG path."""
-    from sckpt.backend.config import ENV_CONFIG, load_settings
+    from sckpt.backend.config import environment, load_settings
 
-    named = args.config if args.config is not None else os.environ.get(ENV_CONFIG) or None
+    named = args.config if args.config is not None else environment().config
     if named is not None:
         _regular_file_or_missing(named)
     if args.config is not None:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import platformdirs
 
+from ..config import environment
 from ..errors import ShimUnavailable
 
 FIX_PACKAGES = "apt-get install libslurm-dev gcc python3-dev"
@@ -102,7 +103,7 @@ def version_text(v: int) -> str:
 
 def cache_root() -> Path:
     """Where built shims live (``~/.cache/sckpt/shim`` on Linux; ``SCKPT_CACHE_DIR`` wins)."""
-    override = os.environ.get("SCKPT_CACHE_DIR")
+    override = environment().cache_dir
     base = Path(override) if override else platformdirs.user_cache_path("sckpt")
     return base / "shim"
 
