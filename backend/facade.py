@@ -566,6 +566,12 @@ class Facade:
             self._closed = True
         self._engine.close()
 
+    def wrap_engine(self, wrap: Callable[[Engine], Engine]) -> None:
+        """Put ``wrap(engine)`` between the facade and the engine it calls, read-only guard
+        included: how a test or a bench sees every call that reaches the engine, without
+        reaching inside the facade."""
+        self._engine = wrap(self._engine)
+
     def __enter__(self) -> Facade:
         return self
 

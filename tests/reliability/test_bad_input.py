@@ -196,9 +196,14 @@ class Recorder:
 
 def record_engine(facade: Any) -> Recorder:
     """Put a ``Recorder`` between the facade and its engine (the read-only guard included)."""
-    recorder = Recorder(facade._engine)
-    facade._engine = recorder
-    return recorder
+    made: list[Recorder] = []
+
+    def wrap(engine: Any) -> Any:
+        made.append(Recorder(engine))
+        return made[-1]
+
+    facade.wrap_engine(wrap)
+    return made[0]
 
 
 # ------------------------------------------------------------------ the command line
