@@ -378,7 +378,7 @@ def console_command(args: argparse.Namespace, rt: Runtime) -> int:
         from sckpt.backend.libslurm import divert_c_stderr
 
         # libslurm logs its failures on the C stderr stream, which would land in the middle
-        # of the screen; the console shows every error itself (backend/libslurm/_stderr.py).
+        # of the screen; the console shows every error itself (backend/libslurm/c_stderr.py).
         divert_c_stderr()
 
         focus = args.step

@@ -21,7 +21,7 @@ Public API::
     b.ping() -> seconds; b.plan (headers, library, cache dir); b.config (ConfigSource)
     report_build_progress(print_line)   # hear what the first-use shim build is doing
 
-The rooms, from the bottom up: ``_build`` compiles ``shim.c`` (declared to cffi in
+The rooms, from the bottom up: ``shim_build`` compiles ``shim.c`` (declared to cffi in
 ``cdef.h``); ``config_source`` finds slurm.conf before libslurm may exit over it;
 ``runtime`` loads the module and owns the one call thread and ``check(rc)``; ``decode``
 turns the shim's records into frozen dataclasses; ``reads``, ``actions``, ``checkpoint``,
@@ -40,11 +40,11 @@ from __future__ import annotations
 import threading
 
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
-from ._build import report_build_progress
-from ._stderr import divert_c_stderr
 from .binding import Binding, load_binding
+from .c_stderr import divert_c_stderr
 from .checkpoint import CHECKPOINT_SYMBOLS
 from .config_source import ConfigSource, find_config_source
+from .shim_build import report_build_progress
 
 __all__ = [
     "CHECKPOINT_SYMBOLS",

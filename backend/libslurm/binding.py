@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from ..errors import SlurmError, UsageError
 from ..model import JobRecord, JobStdio, StepId, StepProcesses
 from ..slurm_api import AccountingConfig, ClusterRoute, ControllerConfig, JobsResult, StepsResult
-from . import _build, accounting, actions, checkpoint, clusters, decode, reads, runtime
+from . import accounting, actions, checkpoint, clusters, decode, reads, runtime, shim_build
 from .config_source import ConfigSource, user_name
 
 T = TypeVar("T")
@@ -48,7 +48,7 @@ class Binding:
         return self._route.cluster if self._route else None
 
     @property
-    def plan(self) -> _build.BuildPlan:
+    def plan(self) -> shim_build.BuildPlan:
         """Headers, library and cache directory the shim was built from."""
         return self.runtime.plan
 

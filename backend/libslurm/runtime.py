@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..model import JobState
 from ..slurm_api import ClusterRoute
-from . import _build
+from . import shim_build
 from .config_source import ConfigSource, find_config_source, probe_init
 
 T = TypeVar("T")
@@ -131,7 +131,7 @@ class Runtime:
     at start: error names and messages, job state names.  Obtain it with :func:`load`."""
 
     def __init__(
-        self, module: Any, plan: _build.BuildPlan, module_path: Path, config: ConfigSource
+        self, module: Any, plan: shim_build.BuildPlan, module_path: Path, config: ConfigSource
     ) -> None:
         self.ffi = module.ffi
         self.lib = module.lib
@@ -296,16 +296,16 @@ class Runtime:
 def load() -> Runtime:
     """Build (if needed) and load the shim, check versions, find a config, call slurm_init."""
     source = find_config_source()  # cheap, and nothing to build for without a cluster
-    plan = _build.plan()
-    _build.require_matching_release(plan)
-    module_path = _build.build(plan)
-    current_api = _build.library_api_version(plan.lib_path)
-    if _build.read_meta(plan).get("api_version") != current_api:
+    plan = shim_build.plan()
+    shim_build.require_matching_release(plan)
+    module_path = shim_build.build(plan)
+    current_api = shim_build.library_api_version(plan.lib_path)
+    if shim_build.read_meta(plan).get("api_version") != current_api:
         # The library changed under an existing build: build again, then refuse if it
         # still disagrees (never call through a layout built for another library).
-        _build.discard(plan)
-        module_path = _build.build(plan)
-        built_api = _build.read_meta(plan).get("api_version")
+        shim_build.discard(plan)
+        module_path = shim_build.build(plan)
+        built_api = shim_build.read_meta(plan).get("api_version")
         if built_api != current_api:
             raise ShimUnavailable(
                 f"libslurm's API version {current_api:#x} differs from the shim's "

@@ -27,8 +27,8 @@
  *
  * This file is the shared part (includes, step ids, flat records, init, job state names,
  * error names); the calls are in shim_jobs.c (reads), shim_actions.c, shim_checkpoint.c and
- * shim_slurmdb.c (accounting, -M).  _build.py hands cffi all five as one source, this one
- * first (_build.SHIM_PARTS).
+ * shim_slurmdb.c (accounting, -M).  shim_build.py hands cffi all five as one source, this one
+ * first (shim_build.SHIM_PARTS).
  */
 #include <dlfcn.h>
 #include <stdio.h>

@@ -541,7 +541,7 @@ def _build_locked(p: BuildPlan) -> Path:
         log = tmp / "build.log"
         with log.open("w") as fh:
             proc = subprocess.run(
-                [sys.executable, "-m", "sckpt.backend.libslurm._build", args],
+                [sys.executable, "-m", "sckpt.backend.libslurm.shim_build", args],
                 stdout=fh,
                 stderr=subprocess.STDOUT,
                 check=False,
