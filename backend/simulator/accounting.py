@@ -7,11 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ..model import (
-    Job,
-    JobRecord,
-    JobState,
-)
+from ..model import Job, JobRecord, JobState
 from ..rules import Caller
 from .catalog import APPS, CPU_PARTITIONS, stable_hash
 from .records import JobRec

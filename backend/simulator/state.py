@@ -19,16 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import rules
-from ..errors import (
-    AccessDenied,
-    InvalidJobId,
-)
-from ..model import (
-    Job,
-    JobView,
-    Step,
-    StepId,
-)
+from ..errors import AccessDenied, InvalidJobId
+from ..model import Job, JobView, Step, StepId
 from ..rules import Caller
 from ..store import image_leaf
 from .accounting import Accounting

@@ -14,10 +14,7 @@ from itertools import chain
 from types import MappingProxyType
 
 from .. import rules
-from ..errors import (
-    InvalidJobId,
-    describe,
-)
+from ..errors import InvalidJobId, describe
 from ..model import (
     CheckpointError,
     CheckpointKind,
