@@ -7,11 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ..model import (
-    Job,
-    JobRecord,
-    JobState,
-)
+from ..errors import SlurmError
+from ..model import Job, JobRecord, JobState
 from ..rules import Caller
 from .catalog import APPS, CPU_PARTITIONS, stable_hash
 from .records import JobRec
@@ -40,6 +37,17 @@ class Accounting:
         """Jobs that ended before the demo began, known only to accounting (seeded)."""
         self._past_now = 0
         """When the seeded past was drawn (its end times count back from it)."""
+        self.refusal: SlurmError | None = None
+        """The error every query is answered with (``SimulatorControl.refuse_accounting``)."""
+        self.queries: list[tuple[int, bool]] | None = None
+        """Each query's (job id, finished), once asked to record them."""
+
+    def asked(self, job_id: int, finished: bool) -> None:
+        """A query arrives: noted when queries are recorded, refused when told to."""
+        if self.queries is not None:
+            self.queries.append((job_id, finished))
+        if self.refusal is not None:
+            raise self.refusal
 
     def record(self, job: Job, end: int, state: str, exit_code: int = 0) -> JobRecord:
         """The accounting record of one run of ``job`` (``end`` 0: still going)."""

@@ -14,21 +14,20 @@ import zlib
 from pathlib import Path
 
 from ..checkpointing.dmtcp import DmtcpInstall
-from ..model import (
-    JobState,
-)
+from ..model import JobState
 
 DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
 
 SLURM_USER = "slurm"
 
 SLURM_UID = 64030
+
 DEMO_HISTORY_JOBS = 40
-"""The demo's jobs with an hourly checkpoint history (``Population._demo_hourly``)."""
+"""The demo's jobs with an hourly checkpoint history (``DemoTouches._demo_hourly``)."""
 
 TRANSPARENT_ONE_IN = 10
 """One running job in this many (chosen by a hash of the seed and its id) runs its steps
-under ``sckpt run --transparent`` in the demo (``_demo_transparent``)."""
+under ``sckpt run --transparent`` in the demo (``DemoTouches._demo_transparent``)."""
 
 DEMO_DMTCP = DmtcpInstall(Path("/var/cache/sckpt/dmtcp-4.2.0"), "4.2.0", "cache")
 """The DMTCP the demo's transparent steps pretend to run under (only its label is shown)."""

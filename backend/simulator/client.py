@@ -6,16 +6,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from .. import operations
-from ..errors import (
-    SlurmError,
-    error_for,
-)
-from ..model import (
-    JobRecord,
-    JobStdio,
-    StepId,
-    StepProcesses,
-)
+from ..errors import SlurmError, error_for
+from ..model import JobRecord, JobStdio, StepId, StepProcesses
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from .checkpoint import CheckpointController

@@ -21,10 +21,9 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
-from ..errors import (
-    UsageError,
-)
+from ..errors import UsageError
 from ..rules import Caller
 from .accounting import Accounting
 from .catalog import DEMO_USERS, SLURM_UID, SLURM_USER, uid_for
@@ -45,8 +44,8 @@ class SimulatedCluster(CheckpointController):
 
     Arguments: ``seed`` and ``n_jobs`` fix the generated cluster; ``clock`` (default
     ``time.time``; pass ``ManualClock()`` for tests) is read on every call; ``users`` are the
-    job owners (default ``DEMO_USERS``); ``checkpoint_type`` ``"checkpoint/blcr"`` (works)
-    or ``"checkpoint/none"`` (every op ESLURM_NOT_SUPPORTED after the state checks);
+    job owners (default ``DEMO_USERS``); ``checkpoint_type`` is one of ``CHECKPOINT_TYPES``
+    (``plugins.py``: blcr, the default, ompi as the real 19.05 test cluster runs it, none);
     ``job_checkpoint_dir`` is slurm.conf's JobCheckpointDir ("" = none configured);
     ``arrivals`` submits a new job every few minutes so the demo stays alive;
     ``demo_touches`` disables a few steps, starts one checkpoint and leaves one error so
@@ -54,7 +53,7 @@ class SimulatedCluster(CheckpointController):
     the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay);
     ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
     per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
-    arrays after the generated jobs (``Population._demo_arrays``: running tasks, a pending
+    arrays after the generated jobs (``DemoTouches._demo_arrays``: running tasks, a pending
     range with a run limit, a held array), so the other jobs keep their ids and fields;
     ``output_dir`` (the demo's) gives batch jobs real output files there (``output.py``;
     "" = none, the paths alone).
@@ -162,7 +161,7 @@ class SimulatedCluster(CheckpointController):
         """This controller's client library, acting as ``user`` (a ``SlurmAPI``)."""
         return SimulatedSlurm(self, self.user(user))
 
-    @property
+    @cached_property
     def control(self) -> SimulatorControl:
         """What tests do to the cluster: move its clock, submit jobs, force outcomes."""
         return SimulatorControl(self)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..errors import SlurmError
 from ..model import Job, JobState, StepId
 from .checkpoint import CheckpointController
 from .clock import ManualClock
@@ -117,6 +118,18 @@ class SimulatorControl:
         point it at files they write."""
         with self._cluster._lock:
             self._cluster._output_paths[job_id] = (std_out, std_err or std_out)
+
+    def refuse_accounting(self, error: SlurmError | None) -> None:
+        """Make the simulated slurmdbd answer every query with ``error``, as a cluster
+        without accounting does (None: it answers again)."""
+        self._cluster._dbd.refusal = error
+
+    def record_accounting_queries(self) -> list[tuple[int, bool]]:
+        """From now on, note every accounting query as (job id, finished) in the list
+        returned (the console asks accounting only when it must)."""
+        queries: list[tuple[int, bool]] = []
+        self._cluster._dbd.queries = queries
+        return queries
 
     def put_record(self, path: str, record: SavedRecord) -> None:
         """Place a saved record at ``path`` (a copied or foreign file: restart's EINVAL)."""

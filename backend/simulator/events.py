@@ -11,12 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-from ..model import (
-    STEP_BATCH,
-    STEP_EXTERN,
-    JobState,
-    StepId,
-)
+from ..model import STEP_BATCH, STEP_EXTERN, JobState, StepId
 from .catalog import APPS, Bits
 from .records import JobRec, StepRec, keep_highest, record_event
 from .touches import DemoTouches

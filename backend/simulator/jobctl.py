@@ -18,12 +18,7 @@ from ..errors import (
     JobPending,
     error_for,
 )
-from ..model import (
-    JobState,
-    StepId,
-    compress_task_ids,
-    expand_task_ranges,
-)
+from ..model import JobState, StepId, compress_task_ids, expand_task_ranges
 from ..rules import Caller
 from .records import REQUEUE_BEGIN_DELAY, JobRec
 from .views import Views

@@ -13,9 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from ..errors import (
-    UsageError,
-)
+from ..errors import UsageError
 from ..hostlist import compress_range, expand_hostlist
 from ..model import (
     STEP_BATCH,
@@ -40,11 +38,7 @@ from .catalog import (
     gres,
     tres,
 )
-from .records import (
-    JobRec,
-    StepRec,
-    with_allocation,
-)
+from .records import JobRec, StepRec, with_allocation
 from .state import ClusterState
 
 

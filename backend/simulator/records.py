@@ -8,16 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from .. import rules
-from ..errors import (
-    describe,
-)
-from ..model import (
-    STEP_EXTERN,
-    CheckpointEvent,
-    Job,
-    JobState,
-    Step,
-)
+from ..errors import describe
+from ..model import STEP_EXTERN, CheckpointEvent, Job, JobState, Step
 from .catalog import stable_hash, tres
 
 SIMULATED_RELEASE = "19.05.8"

@@ -20,16 +20,8 @@ from pathlib import Path
 
 from .. import rules
 from ..checkpointing.protocol import image_leaf
-from ..errors import (
-    AccessDenied,
-    InvalidJobId,
-)
-from ..model import (
-    Job,
-    JobView,
-    Step,
-    StepId,
-)
+from ..errors import AccessDenied, InvalidJobId
+from ..model import Job, JobView, Step, StepId
 from ..rules import Caller
 from .accounting import Accounting
 from .catalog import FAIL_CODES, SLURM_UID, stable_hash, uid_for

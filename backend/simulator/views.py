@@ -14,10 +14,7 @@ from itertools import chain
 from types import MappingProxyType
 
 from .. import rules
-from ..errors import (
-    InvalidJobId,
-    describe,
-)
+from ..errors import InvalidJobId, describe
 from ..model import (
     CheckpointError,
     CheckpointKind,
@@ -58,6 +55,7 @@ class Views(Timeline):
         self, job_id: int, since: int, until: int = 0, finished: bool = False
     ) -> tuple[JobRecord, ...]:
         """What slurmdbd answers (``Accounting.query``), up to now."""
+        self._dbd.asked(job_id, finished)
         with self._lock:
             self._tick()
             return self._dbd.query(self._jobs, int(self._now), job_id, since, until, finished)

@@ -9,9 +9,8 @@ job.  Its calls are counted here to show no refresh asks it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from sckpt.backend.model import JobRecord, StepId
+from sckpt.backend.model import StepId
 from sckpt.tui.screens.console import ConsoleScreen
 from sckpt.tui.screens.step import StepScreen
 
@@ -22,17 +21,7 @@ SIZE = (120, 36)
 
 def counting(c: Console) -> list[tuple[int, bool]]:
     """Record every accounting query the console makes: (job id, finished)."""
-    calls: list[tuple[int, bool]] = []
-    real = c.cluster.accounting
-
-    def counted(
-        job_id: int, since: int, until: int = 0, finished: bool = False
-    ) -> tuple[JobRecord, ...]:
-        calls.append((job_id, finished))
-        return real(job_id, since, until, finished)
-
-    c.cluster.accounting = counted  # type: ignore[method-assign]
-    return calls
+    return c.cluster.control.record_accounting_queries()
 
 
 def only_in_accounting(c: Console) -> set[str]:
@@ -76,11 +65,9 @@ async def test_f_without_accounting_warns_and_still_shows_finished_jobs(
     from sckpt.backend.errors import AccountingUnavailable
 
     c = console()
-
-    def refuse(*_args: Any, **_kwargs: Any) -> tuple[JobRecord, ...]:
-        raise AccountingUnavailable(message="Slurm accounting is not configured on this cluster")
-
-    c.cluster.accounting = refuse  # type: ignore[method-assign]
+    c.cluster.control.refuse_accounting(
+        AccountingUnavailable(message="Slurm accounting is not configured on this cluster")
+    )
     async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f")
