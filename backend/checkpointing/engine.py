@@ -293,7 +293,7 @@ class CooperativeEngine(LiveEngine):
         ]
 
     def _update(self, t: _Target, change: Callable[[StepRecord], Any]) -> Any:
-        """A locked store update; its failure as the error a person sees (``_typed``)."""
+        """A locked store update; its failure as the error a person sees (``records.typed``)."""
         try:
             return t.store.update(change)
         except StoreError as exc:
@@ -673,7 +673,7 @@ class CooperativeEngine(LiveEngine):
         a caller neither owner, root nor SlurmUser (EPERM), before anything changes.
 
         "Finished" is wider here: a vacated job waits held in PENDING for its restart.
-        Then every task's last image is looked at where its record says (``_resume_plan``):
+        Then every task's last image is looked at where its record says (``records.resume_plan``):
         one that is missing or unreadable refuses the restart, naming the task and the path,
         unless ``force``; the answer says which tasks resume from which generation and which
         start from zero.

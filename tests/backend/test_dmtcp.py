@@ -1,4 +1,4 @@
-"""Finding DMTCP (``backend/dmtcp.py``), ``sckpt doctor``'s line, and ``sckpt run
+"""Finding DMTCP (``backend/checkpointing/dmtcp.py``), ``sckpt doctor``'s line, and ``sckpt run
 --transparent`` on a machine without it.
 
 The installs here are fake prefixes whose ``dmtcp_launch --version`` is a shell script, so
