@@ -1,11 +1,11 @@
-"""What the console says of an action's outcome: the toasts' texts and the force question.
+"""What the console says of an action: its target's name, its outcome, the force question.
 
 The action runner (``actions.py``) posts the facade's raw answers; the app turns them
-into what an operator reads with these functions (and names targets with
-``describe_target``, as the confirmations do): a refusal with Slurm's error name, code
+into what an operator reads with these functions: a refusal with Slurm's error name, code
 and message, ``requested`` with Slurm's detail, the summary of an action on marked rows
 (``multi_target.summary``), the answers of ``x``, and the second question a vacate or
-restart refused for lost work asks.
+restart refused for lost work asks.  ``describe_target`` names a target as the
+confirmations and that question do.
 """
 
 from __future__ import annotations
