@@ -48,8 +48,13 @@ class ActionRunner:
         self.facade = facade
         self.broadcast = broadcast
 
-    def _thread(self, work: Callable[[], None], group: str, **options: Any) -> Worker[None]:
-        return self.app.run_worker(work, thread=True, exit_on_error=False, group=group, **options)
+    def _thread(
+        self, work: Callable[[], None], name: str, group: str, **options: Any
+    ) -> Worker[None]:
+        """``work`` in a thread worker called ``name`` (what an internal error names)."""
+        return self.app.run_worker(
+            work, name=name, thread=True, exit_on_error=False, group=group, **options
+        )
 
     def _to_screens(self, make: Callable[[], Message]) -> None:
         self.app.call_from_thread(self.broadcast, make)
@@ -84,7 +89,8 @@ class ActionRunner:
                     answers.append(Answer(target, error=exc))
             self.app.post_message(ActionDone(operation, tuple(answers), params, several))
 
-        return self._thread(run, "actions")
+        name = "run_operation_many" if several else "run_operation"
+        return self._thread(run, name, "actions")
 
     def check(self, target: StepId) -> Worker[None]:
         """``x``: ask able and error again for one row.  A refusal of able by sckpt itself
@@ -106,7 +112,7 @@ class ActionRunner:
                 error = exc
             self.app.post_message(CheckAnswered(target, able, error))
 
-        return self._thread(run, "actions")
+        return self._thread(run, "run_check", "actions")
 
     # ------------------------------------------------------------------ data on demand
 
@@ -126,7 +132,7 @@ class ActionRunner:
                 interconnect = str(exc)
             self._to_screens(partial(ExtrasLoaded, target, processes, interconnect))
 
-        return self._thread(run, "extras")
+        return self._thread(run, "load_step_extras", "extras")
 
     def load_finished(self) -> Worker[None]:
         """Finished jobs from accounting (``f``): asked once per press, never by a refresh."""
@@ -140,7 +146,7 @@ class ActionRunner:
             views = tuple(v for r in found.records if (v := history.finished_view(r)) is not None)
             self._to_screens(partial(FinishedLoaded, views))
 
-        return self._thread(run, "accounting", exclusive=True)
+        return self._thread(run, "load_finished", "accounting", exclusive=True)
 
     def load_job_history(self, job_id: int) -> Worker[None]:
         """A job's records from accounting, for the step detail (asked when it opens)."""
@@ -153,4 +159,4 @@ class ActionRunner:
                 return
             self._to_screens(partial(HistoryLoaded, job_id, found))
 
-        return self._thread(run, "history")
+        return self._thread(run, "load_job_history", "history")

@@ -29,7 +29,7 @@ from sckpt.backend import operations
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import NeedsForce, SckptError, SlurmError
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView, job_step_id
+from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
@@ -207,17 +207,9 @@ class SckptApp(App[int]):
     def describe_target(self, target: StepId, *, every_step: bool = True) -> str:
         """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
         ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``."""
-        job = self.job(target)
-        name = f" ({job.job.name})" if job is not None else ""
-        if job is not None and target.array_task_id is None:  # an array task: 7_3, 7_3.0
-            target = job_step_id(job.job, target.step, target.cluster)
-        if target.cluster and self.many_clusters:
-            name = f"{name} on cluster {target.cluster}"
-        if target.is_whole_job:
-            return (
-                f"job {target}{name}, every running step" if every_step else f"job {target}{name}"
-            )
-        return f"step {target}{name}"
+        return reports.describe_target(
+            target, self.job(target), many_clusters=self.many_clusters, every_step=every_step
+        )
 
     # ------------------------------------------------------------------ refresh
 

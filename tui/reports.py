@@ -1,10 +1,11 @@
-"""What the console says of an action's outcome: the toasts' texts and the force question.
+"""What the console says of an action: its target's name, its outcome, the force question.
 
 The action runner (``actions.py``) posts the facade's raw answers; the app turns them
 into what an operator reads with these functions: a refusal with Slurm's error name, code
 and message, ``requested`` with Slurm's detail, the summary of an action on marked rows
 (``multi_target.summary``), the answers of ``x``, and the second question a vacate or
-restart refused for lost work asks.
+restart refused for lost work asks.  ``describe_target`` names a target as the
+confirmations and that question do.
 """
 
 from __future__ import annotations
@@ -12,11 +13,28 @@ from __future__ import annotations
 from rich.text import Text
 from sckpt.backend import progress
 from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
-from sckpt.backend.model import AbleResult, CheckpointError, StepId
+from sckpt.backend.model import AbleResult, CheckpointError, JobView, StepId, job_step_id
 
 from .console_text import clock_time, literal, printable
 from .messages import Answer
 from .multi_target import Outcome
+
+
+def describe_target(
+    target: StepId, job: JobView | None, *, many_clusters: bool, every_step: bool = True
+) -> str:
+    """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
+    ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``.  ``job``
+    is the target's job as last seen (None: not known); ``many_clusters``: ``-M`` chose
+    several, so the cluster is named."""
+    name = f" ({job.job.name})" if job is not None else ""
+    if job is not None and target.array_task_id is None:  # an array task: 7_3, 7_3.0
+        target = job_step_id(job.job, target.step, target.cluster)
+    if target.cluster and many_clusters:
+        name = f"{name} on cluster {target.cluster}"
+    if target.is_whole_job:
+        return f"job {target}{name}, every running step" if every_step else f"job {target}{name}"
+    return f"step {target}{name}"
 
 
 def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[str, str]:

@@ -57,7 +57,11 @@ class ThemeKeeper:
     def _chosen(self, theme: Theme) -> None:
         if theme.name != self.settings().theme:
             self.app.run_worker(
-                lambda: self._save(theme.name), thread=True, exit_on_error=False, group="theme"
+                lambda: self._save(theme.name),
+                name="save_theme",
+                thread=True,
+                exit_on_error=False,
+                group="theme",
             )
 
     def _save(self, name: str) -> None:
