@@ -257,7 +257,8 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             kwargs[key] = value
     if "max_wait" in data:
         value = data["max_wait"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if not whole or not 0 <= value <= MAX_WAIT_LIMIT:
             raise bad("max_wait", f"a whole number of seconds from 0 to {MAX_WAIT_LIMIT}", value)
         kwargs["max_wait"] = value
     if "keep_images" in data:

@@ -336,6 +336,14 @@ class Facade:
         """The step's last checkpoint error (code 0 when none); not audited."""
         return self._engine.error(self.resolve(target))
 
+    def ask(self, name: str, target: Target) -> AbleResult | CheckpointError:
+        """Run the reading operation ``name`` of the table (``able``, ``error``) on
+        ``target``: with ``act`` for the others, the front ends' one way to run an
+        operation they hold by name."""
+        if find_operation(name).mutating:
+            raise ValueError(f"{name} acts: call Facade.act")
+        return self.able(target) if name == "able" else self.error(target)
+
     def resume_state(self, target: Target) -> ResumeState:
         """One look at a restarted job (``restart --wait``): its state, and how each task
         of its steps started, as the engine knows it (the cooperative engine: from each

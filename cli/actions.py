@@ -119,14 +119,17 @@ def _call(
 ) -> Outcome:
     """One facade call for one target; Slurm's refusals become the outcome, not an exception.
 
-    The facade has one method per operation, named for it and taking exactly the table's
-    ``arguments`` (``backend/operations.py``), so the call is found by name.  With
+    ``Facade.act`` runs a mutating operation by name with exactly the table's ``arguments``
+    (``backend/operations.py``); ``Facade.ask`` runs a reading one (able, error).  With
     ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), at
     ``timing``'s pace, its progress shown on ``line`` (a terminal's stderr; None: silent).
     """
     outcome = Outcome(target, op.name)
     try:
-        outcome.value = getattr(facade, op.name)(target, **values)
+        if op.mutating:
+            outcome.value = facade.act(op.name, target, **values)
+        else:
+            outcome.value = facade.ask(op.name, target)
         if isinstance(outcome.value, ActionResult):
             outcome.progress = progress.REQUESTED
         if isinstance(outcome.value, AbleResult):

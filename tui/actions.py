@@ -72,19 +72,20 @@ class ActionRunner:
         """Run ``operation`` on each of ``targets``, one facade call each (each refused or
         audited on its own), and post every answer in one ``ActionDone``.
 
-        The facade's method is the operation's name and takes the operation's
-        ``arguments`` (``backend/operations.py``), which the form's ``params`` hold.
+        ``Facade.act`` takes the operation's name and its ``arguments``
+        (``backend/operations.py``), which the form's ``params`` hold.  The reading
+        operations (able, error) are ``check``'s.
         """
         chosen = tuple(targets)
 
         def run() -> None:
             op = operations.operation(operation)
             values = params.values_for(op) if params is not None else {}
-            call = getattr(self.facade, operation)
             answers: list[Answer] = []
             for target in chosen:
                 try:
-                    answers.append(Answer(target, result=call(target, **values)))
+                    result = self.facade.act(operation, target, **values)
+                    answers.append(Answer(target, result=result))
                 except SckptError as exc:
                     answers.append(Answer(target, error=exc))
             self.app.post_message(ActionDone(operation, tuple(answers), params, several))

@@ -63,6 +63,13 @@ class RecordingFacade:
         ``expand_targets`` answers for a listing without arrays)."""
         return list(targets)
 
+    def act(self, name: str, target: StepId, **values: Any) -> Any:
+        """The facade's one way to act, dispatched to the recording methods below."""
+        return getattr(self, name)(target, **values)
+
+    def ask(self, name: str, target: StepId) -> Any:
+        return getattr(self, name)(target)
+
     def able(self, target: StepId) -> Any:
         return self._answer("able", target)
 
