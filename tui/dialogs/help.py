@@ -7,9 +7,8 @@ leaves the mutating actions out.
 It fits an 80x24 terminal: each key takes one line (the key column is as narrow as the
 longest key, not as the section titles, so no description wraps at 80 columns), the
 title is on the border, and the keys that work everywhere (help, palette, quit) share
-one line at the bottom -- they used to be a section below the fold -- as the job-control
-verbs share one (``KeySpec.group``).  A smaller terminal scrolls it, with its scrollbar
-showing.
+one line at the bottom, not a section below the fold, as the job-control verbs share one
+(``KeySpec.group``).  A smaller terminal scrolls it, with its scrollbar showing.
 """
 
 from __future__ import annotations
