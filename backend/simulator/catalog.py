@@ -9,11 +9,12 @@ the same cluster, and outcomes do not depend on call order.
 from __future__ import annotations
 
 import errno
+import functools
 import pwd
 import zlib
 from pathlib import Path
 
-from ..checkpointing.dmtcp import DmtcpInstall
+from ..checkpointing.dmtcp import DmtcpInstall, checkpointer_label
 from ..model import JobState
 
 DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
@@ -31,6 +32,8 @@ under ``sckpt run --transparent`` in the demo (``DemoTouches._demo_transparent``
 
 DEMO_DMTCP = DmtcpInstall(Path("/var/cache/sckpt/dmtcp-4.2.0"), "4.2.0", "cache")
 """The DMTCP the demo's transparent steps pretend to run under (only its label is shown)."""
+DEMO_CHECKPOINTER = checkpointer_label(DEMO_DMTCP)
+"""Its label, one string shared by every transparent step of the demo."""
 
 APPS: tuple[tuple[str, str, str], ...] = (
     ("lammps-eq", "lmp_mpi", "cpu"),
@@ -128,9 +131,12 @@ class Bits:
         return value % n
 
 
+@functools.cache
 def tres(partition: str, n_nodes: int, cpus: int) -> str:
     """A TRES string as Slurm writes one (``cpu=64,mem=250G,node=1,billing=64``, then
-    ``gres/gpu=4`` on GPU nodes): what the simulated job asked for or was given."""
+    ``gres/gpu=4`` on GPU nodes): what the simulated job asked for or was given.  Cached:
+    a few shapes serve 100,000 jobs, which share their strings instead of holding two new
+    ones each (15 MB)."""
     n = max(1, n_nodes)
     memory = NODE_MEMORY.get(partition, "250G")
     amount, unit = int(memory[:-1]) * n, memory[-1]

@@ -13,9 +13,8 @@ import errno
 import random
 from dataclasses import replace
 
-from ..checkpointing.dmtcp import checkpointer_label
 from ..model import STEP_EXTERN, JobState
-from .catalog import DEMO_DMTCP, DEMO_HISTORY_JOBS, TRANSPARENT_ONE_IN, stable_hash
+from .catalog import DEMO_CHECKPOINTER, DEMO_HISTORY_JOBS, TRANSPARENT_ONE_IN, stable_hash
 from .population import Population
 from .records import HISTORY_LIMIT, JobRec, TransparentStep, numbered_of, record_event, strerror
 
@@ -115,7 +114,7 @@ class DemoTouches(Population):
             step = srec.step
             # Each step its own --name, as sckpt run asks of several steps of one job.
             name = step.name if len(numbered) == 1 else f"{step.name}-{step.step_id.step}"
-            marked[step.step_id.step] = TransparentStep(name, checkpointer_label(DEMO_DMTCP))
+            marked[step.step_id.step] = TransparentStep(name, DEMO_CHECKPOINTER)
         self._transparent[rec.job.job_id] = marked
         for srec in numbered:
             first = srec.step.start_time + 3600
