@@ -24,17 +24,16 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import ENV_DMTCP_DIR, environment
 from ..errors import SetupError
 
-ENV_DIR = "SCKPT_DMTCP_DIR"
-ENV_CACHE = "SCKPT_DMTCP_CACHE"
 DEFAULT_CACHE = "/var/cache/sckpt"
 BUILT_MARKER = ".sckpt-built"
 PROGRAMS = ("dmtcp_coordinator", "dmtcp_launch", "dmtcp_command", "dmtcp_restart")
 """The four programs sckpt runs; an install without one of them is not usable."""
 HOW_TO_GET = (
     "run scripts/dmtcp build (as root, once: builds ../shared/dmtcp/dmtcp-4.2.0.tar.xz into "
-    f"{DEFAULT_CACHE}), or set {ENV_DIR} (or dmtcp_dir in the config) to an install prefix"
+    f"{DEFAULT_CACHE}), or set {ENV_DMTCP_DIR} (or dmtcp_dir in the config) to an install prefix"
 )
 _VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)?)\b")
 
@@ -90,7 +89,7 @@ def dmtcp_version(prefix: Path) -> str:
 
 def cached_builds(cache: str | os.PathLike[str] | None = None) -> list[Path]:
     """The complete builds in the project's cache, newest first."""
-    root = Path(cache or os.environ.get(ENV_CACHE) or DEFAULT_CACHE)
+    root = Path(cache or environment().dmtcp_cache or DEFAULT_CACHE)
     try:
         found = [
             p
@@ -107,18 +106,20 @@ def find_dmtcp(configured: str | None = None) -> DmtcpInstall:
 
     ``configured`` is the config's ``dmtcp_dir`` (None or ``""``: not set).
     """
-    named, source = (configured, "config") if configured else (os.environ.get(ENV_DIR), ENV_DIR)
+    named, source = (
+        (configured, "config") if configured else (environment().dmtcp_dir, ENV_DMTCP_DIR)
+    )
     if named:
         prefix = Path(named)
         missing = _missing_programs(prefix)
         if missing:
-            where = "dmtcp_dir in the config" if source == "config" else f"${ENV_DIR}"
+            where = "dmtcp_dir in the config" if source == "config" else f"${ENV_DMTCP_DIR}"
             raise DmtcpMissing(
                 f"DMTCP not usable at {prefix} ({where}): no executable bin/{missing[0]}",
                 HOW_TO_GET,
             )
         return DmtcpInstall(
-            prefix, dmtcp_version(prefix), source if source == "config" else f"${ENV_DIR}"
+            prefix, dmtcp_version(prefix), source if source == "config" else f"${ENV_DMTCP_DIR}"
         )
     for prefix in cached_builds():
         return DmtcpInstall(prefix, dmtcp_version(prefix), "cache")
@@ -127,8 +128,8 @@ def find_dmtcp(configured: str | None = None) -> DmtcpInstall:
         prefix = Path(launch).resolve().parent.parent
         if not _missing_programs(prefix):
             return DmtcpInstall(prefix, dmtcp_version(prefix), "PATH")
-    cache = os.environ.get(ENV_CACHE) or DEFAULT_CACHE
+    cache = environment().dmtcp_cache or DEFAULT_CACHE
     raise DmtcpMissing(
-        f"DMTCP not found (no {ENV_DIR}, no build in {cache}, no dmtcp_launch on PATH)",
+        f"DMTCP not found (no {ENV_DMTCP_DIR}, no build in {cache}, no dmtcp_launch on PATH)",
         HOW_TO_GET,
     )

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..audit import AuditLog, monotonic
-from ..config import Settings, load_settings
+from ..config import Settings, environment, load_settings
 from ..errors import ConfigError, ReadOnlyError, SckptError, UsageError
 from ..model import STEP_BATCH, StepId
-from .protocol import DEFAULT_SIGNAL, DEFAULT_WAKE, ENV_SIGNAL, ENV_WORK_DIR
+from .protocol import DEFAULT_SIGNAL, DEFAULT_WAKE
 
 DEFAULT_POLL = 1.0
 DEFAULT_GRACE = 2.0
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--signal",
-        default=os.environ.get(ENV_SIGNAL, DEFAULT_SIGNAL),
+        default=environment().checkpoint_signal or DEFAULT_SIGNAL,
         help="signal that asks PROGRAM to checkpoint (default SIGUSR1)",
     )
     parser.add_argument(
@@ -185,7 +185,7 @@ def refuse_if_read_only(flag: bool, config: str | None, program: Sequence[str]) 
 
 def job_work_dir(job_id: int) -> str:
     """The job's working directory: ``$SCKPT_WORK_DIR``, else scontrol's WorkDir, else cwd."""
-    given = os.environ.get(ENV_WORK_DIR)
+    given = environment().work_dir
     if given:
         return given
     try:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import rules
+from ..config import environment
 from ..errors import SckptError, describe
 from ..model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
 
@@ -44,7 +45,6 @@ FORMAT = 1
 HISTORY_LIMIT = 100
 """History lines kept per step (the oldest are dropped)."""
 STATE_SUBDIR = ".sckpt"
-ENV_STATE_DIR = "SCKPT_STATE_DIR"
 TIMEOUT_CODE = errno.ETIME
 """Recorded when a checkpoint does not complete within max_wait (as the simulated engine)."""
 ABANDONED_CODE = errno.ECANCELED
@@ -65,14 +65,11 @@ ENV_IMAGE_DIR = "SCKPT_IMAGE_DIR"
 """Given to the program: the link its checkpoint is written through (``generations.py``)."""
 ENV_DONE = "SCKPT_CKPT_DONE"
 """Given to the program: the file it writes its status line into once the image is saved."""
-ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
-"""Given to the program: the signal that asks it to checkpoint; also read by ``sckpt run``
-as its ``--signal`` default."""
+# The program is also given ``$SCKPT_CKPT_SIGNAL`` (``config.ENV_SIGNAL``, which ``sckpt run``
+# reads as its ``--signal`` default): the signal that asks it to checkpoint.
 ENV_RESTART = "SLURM_RESTART_DIR"
 """Given to the program when a complete image of its task exists: resume from it (as
 srun_cr did)."""
-ENV_WORK_DIR = "SCKPT_WORK_DIR"
-"""Read by the wrapper: the job's working directory, instead of asking scontrol."""
 DEFAULT_SIGNAL = "SIGUSR1"
 """The checkpoint signal when none is named."""
 DEFAULT_WAKE = "SIGURG"
@@ -155,7 +152,7 @@ def check_step_name(name: str) -> str:
 
 def state_dir_for(work_dir: str, configured: str | None = None) -> Path:
     """Where a job's state files live: the configured dir, else ``<work_dir>/.sckpt``."""
-    chosen = configured or os.environ.get(ENV_STATE_DIR) or ""
+    chosen = configured or environment().state_dir or ""
     if chosen:
         return Path(chosen)
     return Path(work_dir or "/") / STATE_SUBDIR

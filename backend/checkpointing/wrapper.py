@@ -79,7 +79,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..config import Settings
+from ..config import ENV_SIGNAL, Settings
 from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
 from .checkpointer import Checkpointer, NotSent, Unavailable
 from .generations import TaskImages, copy_generation, generation_of, image_problem
@@ -96,7 +96,6 @@ from .protocol import (
     ENV_DONE,
     ENV_IMAGE_DIR,
     ENV_RESTART,
-    ENV_SIGNAL,
     HANDLER_CAUGHT,
     Request,
     StepRecord,
