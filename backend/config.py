@@ -51,14 +51,27 @@ from typing import Any
 
 import platformdirs
 
+from .arguments import MAX_WAIT_LIMIT, validate_image_dir
+from .checkpointing.generations import DEFAULT_KEEP, MAX_KEEP
 from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
-from .generations import DEFAULT_KEEP, MAX_KEEP
 from .keymap import key_problem
-from .targets import MAX_WAIT_LIMIT, validate_image_dir
 
 APP_NAME = "sckpt"
 ENV_CONFIG = "SCKPT_CONFIG"
+"""The config file to read instead of the XDG one."""
+ENV_STATE_DIR = "SCKPT_STATE_DIR"
+"""Where ``sckpt run`` keeps a job's state when the config's ``state_dir`` is not set."""
+ENV_CACHE_DIR = "SCKPT_CACHE_DIR"
+"""Where built libslurm shims are cached (else the XDG cache)."""
+ENV_DMTCP_DIR = "SCKPT_DMTCP_DIR"
+"""DMTCP's install prefix when the config's ``dmtcp_dir`` is not set."""
+ENV_DMTCP_CACHE = "SCKPT_DMTCP_CACHE"
+"""Where ``scripts/dmtcp build`` put its builds (else ``/var/cache/sckpt``)."""
+ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
+"""``sckpt run``'s default checkpoint signal."""
+ENV_WORK_DIR = "SCKPT_WORK_DIR"
+"""The job's working directory, for ``sckpt run`` when Slurm's environment lacks it."""
 ENGINES = ("auto", "native", "cooperative", "live", "simulated")
 """Accepted values of ``engine``; ``live`` is the listing-only engine for modern Slurm."""
 
@@ -136,16 +149,54 @@ class Settings:
     """The file these settings came from (None: built-in defaults)."""
 
 
+@dataclass(frozen=True)
+class Environment:
+    """The ``SCKPT_*`` variables sckpt reads, each None when unset or empty.
+
+    They are read here and nowhere else, so that one place says which exist and what each
+    means; the variables the wrapper *sets* for a program (``$SCKPT_IMAGE_DIR`` ...) are the
+    checkpoint protocol's (``checkpointing/protocol.py``).  Read when asked, not at import:
+    a test or a job may set them after sckpt was imported.
+    """
+
+    config: str | None
+    state_dir: str | None
+    cache_dir: str | None
+    dmtcp_dir: str | None
+    dmtcp_cache: str | None
+    checkpoint_signal: str | None
+    work_dir: str | None
+
+
+def environment(environ: Mapping[str, str] | None = None) -> Environment:
+    """The ``SCKPT_*`` variables of ``environ`` (this process's environment by default)."""
+    env = os.environ if environ is None else environ
+
+    def get(name: str) -> str | None:
+        return env.get(name) or None
+
+    return Environment(
+        config=get(ENV_CONFIG),
+        state_dir=get(ENV_STATE_DIR),
+        cache_dir=get(ENV_CACHE_DIR),
+        dmtcp_dir=get(ENV_DMTCP_DIR),
+        dmtcp_cache=get(ENV_DMTCP_CACHE),
+        checkpoint_signal=get(ENV_SIGNAL),
+        work_dir=get(ENV_WORK_DIR),
+    )
+
+
 def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     """Read and validate the config file; defaults when the default file does not exist.
 
     ``path`` wins over ``$SCKPT_CONFIG``, which wins over the XDG path.
     """
-    explicit = path is not None or bool(os.environ.get(ENV_CONFIG))
+    named = environment().config
+    explicit = path is not None or named is not None
     if path is not None:
         chosen = Path(path)
-    elif os.environ.get(ENV_CONFIG):
-        chosen = Path(os.environ[ENV_CONFIG])
+    elif named is not None:
+        chosen = Path(named)
     else:
         chosen = default_config_path()
     if "\0" in str(chosen):  # the OS cannot take it: Python raises ValueError, not OSError
@@ -206,7 +257,8 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             kwargs[key] = value
     if "max_wait" in data:
         value = data["max_wait"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if not whole or not 0 <= value <= MAX_WAIT_LIMIT:
             raise bad("max_wait", f"a whole number of seconds from 0 to {MAX_WAIT_LIMIT}", value)
         kwargs["max_wait"] = value
     if "keep_images" in data:

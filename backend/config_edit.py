@@ -21,7 +21,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .config import ENV_CONFIG, default_config_path
+from .config import default_config_path, environment
 from .errors import ConfigError
 
 _TABLE = re.compile(r"^\s*\[")
@@ -32,7 +32,7 @@ def config_path_to_write(source: Path | None) -> Path:
     ``$SCKPT_CONFIG``, else the default path (``~/.config/sckpt/config.toml``)."""
     if source is not None:
         return source
-    named = os.environ.get(ENV_CONFIG)
+    named = environment().config
     if named:
         return Path(named)
     try:

@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .dmtcp import find_dmtcp
+from .checkpointing.dmtcp import find_dmtcp
 from .errors import SckptError
-from .libslurm import _build, find_config_source, get_binding
+from .libslurm import find_config_source, get_binding, shim_build
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -97,7 +97,7 @@ def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
     # 1. Headers and library (no compiling yet).
     plan = None
     try:
-        plan = _build.plan()
+        plan = shim_build.plan()
         facts["headers"] = f"{plan.include_dir}/slurm (Slurm {plan.version_text})"
         facts["slurm_version"] = plan.version_text
         facts["libslurm_path"] = str(plan.lib_path)
@@ -110,18 +110,18 @@ def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
                     True,
                     f"{plan.headers_missing}; using the shim built earlier against "
                     f"{facts['headers']}",
-                    f"a Slurm upgrade will need them to rebuild: {_build.FIX_PACKAGES}",
+                    f"a Slurm upgrade will need them to rebuild: {shim_build.FIX_PACKAGES}",
                     informational=True,
                 )
             )
         else:
             checks.append(DoctorCheck("headers", True, str(facts["headers"])))
         try:
-            api = _build.library_api_version(plan.lib_path)
+            api = shim_build.library_api_version(plan.lib_path)
             facts["libslurm_api_version"] = _api_text(api)
-            release = _build.library_release(plan.lib_path)
+            release = shim_build.library_release(plan.lib_path)
             what = f"Slurm {release}, API {_api_text(api)}" if release else f"API {_api_text(api)}"
-            _build.require_matching_release(plan)
+            shim_build.require_matching_release(plan)
             checks.append(DoctorCheck("libslurm", True, f"{plan.lib_path} ({what})"))
         except OSError as exc:
             checks.append(DoctorCheck("libslurm", False, f"{plan.lib_path}: {exc}"))

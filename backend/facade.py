@@ -2,13 +2,15 @@
 
 The console and the command line call only this module.  It has one method per operation
 (the nine checkpoint operations and the four job-control verbs) of the table in
-``operations.py``, named for it and taking exactly its
-``arguments``, so callers dispatch with ``getattr(facade, op.name)(target, **values)``.
-Each call:
+``operations.py``, named for it and taking exactly its ``arguments``.  Every action (a
+mutating operation) goes through ``act(name, target, **arguments)``, which the named
+methods call, so a caller holding a table row dispatches with ``facade.act(op.name,
+target, **values)``.  Each action:
 
-1. **validates** its input (``targets.py``): a bad id or argument raises ``UsageError``
-   saying what was expected, and no engine is called;
-2. for a mutating operation (``operations.MUTATING``): refuses with ``ReadOnlyError`` in
+1. **validates** its input (``targets.py``, and ``arguments.py`` for each argument the
+   table gives the operation): a bad id or argument raises ``UsageError`` saying what was
+   expected, and no engine is called;
+2. for a mutating operation (its row's ``mutating``): refuses with ``ReadOnlyError`` in
    read-only mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then
    opens the audit log (``AuditLogError`` and no action when it cannot be opened and is
    required);
@@ -32,30 +34,31 @@ Engines are chosen by ``open_facade``:
   cooperative when it is available, else live.  Without any Slurm configuration ``auto``
   fails with ``NoConfig`` whose hint names ``--demo``.
 
-Engine registry (how the cooperative engine plugs in): an engine module calls
-``register_engine(name, factory)`` at import time, where ``factory(request: EngineRequest)
--> Engine`` (``EngineRequest`` is defined in ``engines/base.py``, so that engines never import
-the facade).  When a name is not registered yet, ``open_facade`` imports
-``sckpt.backend.engines.<name>`` (which registers itself, or defines a module-level
-``create_engine(request)``) and looks again.  ``auto`` asks for ``cooperative`` this way, so
-the cooperative engine needs no change here: it only has to exist.
+An engine's module is ``sckpt.backend.engines.<name>`` and makes it with a module-level
+``create_engine(request: EngineRequest) -> Engine`` (``EngineRequest`` is defined in
+``engines/base.py``, so that engines never import the facade).
+
+Beside this module: ``arguments.py`` (each argument's rule), ``targets.py`` (ids),
+``acting.py`` (an action's audit lines), ``accounting.py`` (history reads) and
+``readonly.py`` (the engine-side guard).
 """
 
 from __future__ import annotations
 
 import importlib
-import math
 import os
 import pwd
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from . import history as history_rules
-from . import progress
+from . import accounting, progress
+from .acting import ActionLog, complete_matching, printable
+from .arguments import check as check_arguments
+from .arguments import given_values
 from .arrays import ArrayIndex, needs_listing
-from .audit import AuditLog, AuditReservation, monotonic
+from .audit import AuditLog, monotonic
 from .config import ENGINES, Settings, demo_audit_log_path, load_settings
 from .engines.base import Engine, EngineRequest
 from .errors import (
@@ -66,20 +69,13 @@ from .errors import (
     InvalidJobId,
     JobPending,
     NoConfig,
-    NothingMatched,
     SckptError,
     SetupError,
     UsageError,
-    identify,
     outage_text,
 )
 from .job_output import OutputRead, acting_uid_to_check, read_output, stream_path
 from .model import (
-    MAX_TEXT,
-    STEP_BATCH,
-    STEP_EXTERN,
-    STEP_INTERACTIVE,
-    WHOLE_JOB,
     AbleResult,
     ActionResult,
     CheckpointError,
@@ -91,71 +87,35 @@ from .model import (
     JobStdio,
     ResumeState,
     Snapshot,
-    StepCheckpointEvent,
     StepId,
     StepProcesses,
 )
 from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
+from .targets import require_whole_job, to_target
 
 if TYPE_CHECKING:
-    from .engines.simulated import SimulatedCluster
-from .targets import (
-    MAX_JOB_ID,
-    MAX_STEP,
-    TARGET_FORMS,
-    parse_target,
-    require_whole_job,
-    validate_image_dir,
-    validate_max_wait,
-    validate_signal,
-)
-
-MAX_ERROR_CODE = 0xFFFFFFFF
-MAX_ERROR_MSG = MAX_TEXT
-MAX_NODELIST = 65536
-MAX_TIME = 2**63 - 1
+    from .simulator import SimulatedCluster
 
 Target = str | StepId
-_BY_TASK_NAME = frozenset({"hold", "release"})
-"""Operations that reach an array task still pending in its array's record by its name
-(``slurm_update_job2`` with ``7_5``, as scontrol); the others need a record of its own."""
-
-
-# ---------------------------------------------------------------------- engine registry
-
-
-class EngineFactory(Protocol):
-    def __call__(self, request: EngineRequest) -> Engine: ...
-
-
-_FACTORIES: dict[str, EngineFactory] = {}
-_REGISTRY_LOCK = threading.Lock()
-
-
-def register_engine(name: str, factory: EngineFactory) -> None:
-    """Make ``name`` available to ``open_facade`` (engine modules call this on import)."""
-    with _REGISTRY_LOCK:
-        _FACTORIES[name] = factory
+EngineFactory = Callable[[EngineRequest], Engine]
+"""An engine module's ``create_engine``."""
+_ENGINE_MODULES = {"cooperative": "sckpt.backend.checkpointing.engine"}
+"""Engines whose module is not ``sckpt.backend.engines.<name>``."""
 
 
 def engine_factory(name: str) -> EngineFactory | None:
-    """The factory for ``name``: registered, or found by importing its module; else None."""
-    with _REGISTRY_LOCK:
-        found = _FACTORIES.get(name)
-    if found is not None:
-        return found
+    """``create_engine`` of the engine module named ``name`` (``config.ENGINES`` names the
+    ones there are); None when that module is not in this installation."""
+    where = _ENGINE_MODULES.get(name, f"sckpt.backend.engines.{name}")
     try:
-        module = importlib.import_module(f"sckpt.backend.engines.{name}")
+        module = importlib.import_module(where)
     except ModuleNotFoundError as exc:
-        if exc.name == f"sckpt.backend.engines.{name}":
+        if exc.name == where:
             return None
         raise
-    with _REGISTRY_LOCK:
-        found = _FACTORIES.get(name)
-    if found is None and callable(getattr(module, "create_engine", None)):
-        found = module.create_engine
-    return found
+    factory: EngineFactory = module.create_engine
+    return factory
 
 
 def current_user() -> str:
@@ -164,79 +124,6 @@ def current_user() -> str:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         return str(os.getuid())
-
-
-# ---------------------------------------------------------------------- validation
-
-
-def to_target(value: object) -> StepId:
-    """A ``StepId`` from user text or a ``StepId``; ``UsageError`` for anything else."""
-    if isinstance(value, StepId):
-        job_id, step = value.job_id, value.step
-        if (
-            not isinstance(job_id, int)
-            or isinstance(job_id, bool)
-            or not isinstance(step, int)
-            or isinstance(step, bool)
-        ):
-            raise UsageError(f"invalid step id {value!r}: expected {TARGET_FORMS}")
-        if not 0 < job_id <= MAX_JOB_ID and not value.unresolved:
-            raise UsageError(f"invalid job id {job_id}: expected a number from 1 to {MAX_JOB_ID}")
-        if step not in (WHOLE_JOB, STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE) and not (
-            0 <= step <= MAX_STEP
-        ):
-            raise UsageError(f"invalid step number {step}: expected 0 to {MAX_STEP}")
-        return value
-    if isinstance(value, str):
-        return parse_target(value)
-    raise UsageError(f"invalid target of type {type(value).__name__}: expected {TARGET_FORMS}")
-
-
-def _whole(value: object, what: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{what} must be a whole number from {low} to {high}")
-    if not low <= value <= high:
-        raise UsageError(f"{what} {value} out of range: expected {low} to {high}")
-    return value
-
-
-def _begin_time(value: object) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, float) and math.isfinite(value) and value >= 0:
-        return int(value)
-    return _whole(value, "begin_time (Unix seconds)", 0, MAX_TIME)
-
-
-def _stick(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise UsageError("stick must be true or false")
-
-
-def _error_msg(value: object) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise UsageError("error_msg must be text")
-    if "\0" in value:
-        raise UsageError("error_msg contains a NUL character: expected plain text")
-    if len(value) > MAX_ERROR_MSG:
-        raise UsageError(f"error_msg is {len(value)} characters long: at most {MAX_ERROR_MSG}")
-    return value
-
-
-def _nodelist(value: object) -> str:
-    from .hostlist import expand_hostlist
-
-    if value is None or value == "":
-        return ""
-    if not isinstance(value, str) or len(value) > MAX_NODELIST:
-        raise UsageError("nodelist must be a node list such as node[1-4],gpu01")
-    expand_hostlist(value)
-    return value.strip()
 
 
 # ---------------------------------------------------------------------- the facade
@@ -263,13 +150,17 @@ class Facade:
             if audit is not None
             else AuditLog(self.settings.audit_log, self.settings.audit_required)
         )
+        self._log = ActionLog(self.audit, self.engine_name, self._acting_user)
         self._lock = threading.Lock()
         self._info: ClusterInfo | None = None
         self._last: Snapshot | None = None
         self._stale = False
         self._closed = False
-        self.last_audit_problem = ""
+
+    @property
+    def last_audit_problem(self) -> str:
         """The latest audit-log failure that did not refuse an action ("" when none)."""
+        return self._log.last_problem
 
     # ---------------------------------------------------------- reading
 
@@ -296,7 +187,7 @@ class Facade:
         known = self._info
         if known is not None:
             return known
-        if self.simulated_cluster is not None or getattr(self._raw_engine, "binding", None) is None:
+        if self.simulated_cluster is not None or not self._raw_engine.waits_on_controller:
             return self.info
         return ClusterInfo(
             cluster_name="",
@@ -309,8 +200,7 @@ class Facade:
     @property
     def clusters(self) -> tuple[str, ...]:
         """The clusters ``-M`` chose (``engines/clusters.py``); () without ``-M``."""
-        names = getattr(self._raw_engine, "cluster_names", ())
-        return tuple(names)
+        return self._raw_engine.cluster_names
 
     @property
     def engine(self) -> Engine:
@@ -318,9 +208,12 @@ class Facade:
         return self._engine
 
     @property
-    def simulated_cluster(self) -> Any:
+    def simulated_cluster(self) -> SimulatedCluster | None:
         """The ``SimulatedCluster`` behind the demo's engine (test hooks), else None."""
-        return getattr(getattr(self._raw_engine, "binding", None), "cluster", None)
+        from .engines.demo import DemoEngine  # light: it imports the simulator for typing only
+
+        engine = self._raw_engine
+        return engine.simulator if isinstance(engine, DemoEngine) else None
 
     def snapshot(self) -> Snapshot:
         """Jobs, steps and checkpoint states; on failure the last data, marked stale.
@@ -423,12 +316,12 @@ class Facade:
     ) -> OutputRead:
         """The tail of the job's ``stream`` (None ``offset``) or what was appended after
         ``offset``, read as the acting user would (never raises: ``problem`` says why not)."""
-        uid = getattr(getattr(self._raw_engine, "binding", None), "caller_uid", None)
+        uid = self._raw_engine.caller_uid
         return read_output(
             stream_path(stdio, stream),
             offset,
             state=stdio.state,
-            as_uid=acting_uid_to_check(uid) if isinstance(uid, int) else None,
+            as_uid=acting_uid_to_check(uid) if uid is not None else None,
         )
 
     def interconnect(self, target: Target) -> Interconnect:
@@ -442,6 +335,14 @@ class Facade:
     def error(self, target: Target) -> CheckpointError:
         """The step's last checkpoint error (code 0 when none); not audited."""
         return self._engine.error(self.resolve(target))
+
+    def ask(self, name: str, target: Target) -> AbleResult | CheckpointError:
+        """Run the reading operation ``name`` of the table (``able``, ``error``) on
+        ``target``: with ``act`` for the others, the front ends' one way to run an
+        operation they hold by name."""
+        if find_operation(name).mutating:
+            raise ValueError(f"{name} acts: call Facade.act")
+        return self.able(target) if name == "able" else self.error(target)
 
     def resume_state(self, target: Target) -> ResumeState:
         """One look at a restarted job (``restart --wait``): its state, and how each task
@@ -500,87 +401,92 @@ class Facade:
         calls this: never the refresh.  ``AccountingUnavailable`` without slurmdbd;
         ``InvalidJobId`` when accounting has no record of the job in the window.
         """
-        step = self.resolve(target)
-        if not step.is_whole_job:
-            raise UsageError(f"history of {step}: name the job (JOB), not a step")
-        start = self._since(since, history_rules.HISTORY_SINCE)
-        most = history_rules.check_limit(history_rules.HISTORY_LIMIT if limit is None else limit)
-        found = history_rules.oldest_first(self._engine.job_records(step.job_id, start))
-        if not found:
-            raise InvalidJobId(
-                message=f"accounting has no record of job {step.job_id} since "
-                + history_rules.date_text(start),
-                hint="look further back with --since, or check the job id",
-            )
-        kept = found[-most:]
-        last = found[-1]
-        events = self._engine.checkpoint_events(step.job_id, last.work_dir, last.uid)
-        if not events:
-            events = self._snapshot_events(step.job_id)
-        return JobHistory(
-            job_id=step.job_id,
-            cluster=last.cluster,
-            records=kept,
-            checkpoints=events,
-            since=start,
-            limit=most,
-            truncated=len(found) > most,
-            skipped=len(found) - len(kept),
-        )
+        return accounting.job_history(self._engine, self.resolve(target), since, limit, self._last)
 
     def finished_jobs(
         self, since: int | str | None = None, limit: int | str | None = None
     ) -> FinishedJobs:
         """Jobs that ended since ``since`` (default ``FINISHED_SINCE`` ago), newest first,
         at most ``limit``, from accounting; the console asks when a person presses ``f``."""
-        start = self._since(since, history_rules.FINISHED_SINCE)
-        most = history_rules.check_limit(history_rules.FINISHED_LIMIT if limit is None else limit)
-        found = history_rules.newest_ended_first(self._engine.finished_jobs(start))
-        return FinishedJobs(
-            records=found[:most],
-            since=start,
-            limit=most,
-            truncated=len(found) > most,
-            taken_at=self._engine.now(),
-        )
-
-    def _since(self, value: int | str | None, default_span: int) -> int:
-        if value is None:
-            return max(0, int(self._engine.now()) - default_span)
-        if isinstance(value, int) and not isinstance(value, bool):
-            if value < 0:
-                raise UsageError(f"invalid since {value}: Unix seconds from 0")
-            return value
-        return history_rules.parse_since(value, now=self._engine.now())
-
-    def _snapshot_events(self, job_id: int) -> tuple[StepCheckpointEvent, ...]:
-        """The job's steps' checkpoint events in the last snapshot (engines that keep them
-        on the step, as the simulated controller does), oldest first."""
-        last = self._last
-        if last is None:
-            return ()
-        found = [
-            StepCheckpointEvent(view.step.step_id, event)
-            for job in last.jobs
-            if job.job.job_id == job_id
-            for view in job.steps
-            for event in view.checkpoint.history
-        ]
-        return tuple(sorted(found, key=lambda e: (e.event.time, e.step_id)))
+        return accounting.finished_jobs(self._engine, since, limit)
 
     # ---------------------------------------------------------- acting
+
+    def act(self, name: str, target: object, **values: Any) -> ActionResult:
+        """Run the mutating operation ``name`` of the table on ``target``: the one way to
+        act (``able`` and ``error`` only read: their methods ask the engine directly).
+
+        ``values`` are the operation's arguments (``Operation.arguments``), each checked by
+        its rule (``arguments.py``); one left out takes its default (max_wait and
+        image_dir: the config's).  The action is refused in read-only mode and audited,
+        allowed or refused.
+        """
+        op = find_operation(name)
+        if not op.mutating:
+            raise ValueError(f"{name} only reads: call Facade.{name}, not act")
+        started = monotonic()
+        shown = str(target) if isinstance(target, StepId | str) else repr(target)
+        try:
+            step = self._engine.resolve_target(
+                self.resolve(target, label=True, pending_ok=op.pending_task_by_name)
+            )
+            if op.whole_job:
+                require_whole_job(name, step)
+            args = self._with_defaults(name, check_arguments(op, values))
+        except UsageError as exc:
+            raw = printable(given_values(op, values))
+            self._log.refusal(name, shown[:200], raw, exc, started)
+            raise
+        if self.read_only:
+            refused = refusal(name, step)
+            self._log.refusal(name, str(step), args, refused, started, cluster=step.cluster)
+            raise refused
+        reservation = self.audit.reserve()  # AuditLogError here: nothing was done
+        result: ActionResult
+        try:
+            if name == "complete":
+                result = complete_matching(self._engine, step, args)
+            else:
+                result = getattr(self._engine, name)(step, *args.values())
+        except SckptError as exc:
+            problem = self._log.outcome(reservation, name, step, args, exc, started)
+            if problem:
+                exc.hint = f"{exc.hint}; {problem}" if exc.hint else problem
+            raise
+        except BaseException as exc:  # Ctrl-C too: the request may have gone out (a
+            # cooperative create waits for its outcome here), so it must be in the log
+            self._log.outcome(reservation, name, step, args, exc, started)
+            raise
+        problem = self._log.outcome(reservation, name, step, args, None, started)
+        if problem:
+            if self.audit.required:
+                raise AuditLogError(
+                    f"{name} {step} WAS DONE ({result.detail or 'accepted'}), "
+                    f"but its audit line could not be written: {problem}",
+                    "the action is not in the audit log; record it by hand",
+                )
+            detail = f"{result.detail}; " if result.detail else ""
+            result = replace(result, detail=f"{detail}audit log not written: {problem}")
+        return result
+
+    def _with_defaults(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Checked arguments with the config's max_wait and image_dir where none was given
+        (``tasks`` takes "" for "each step's own image dir")."""
+        if "max_wait" in args and args["max_wait"] is None:
+            args["max_wait"] = self.settings.max_wait
+        if "image_dir" in args and args["image_dir"] is None:
+            args["image_dir"] = self.settings.image_dir
+            if name == "tasks" and args["image_dir"] is None:
+                args["image_dir"] = ""
+        return args
+
+    # The named methods: one per operation of the table, with exactly its arguments.
 
     def create(
         self, target: Target, max_wait: int | str | None = None, image_dir: str | None = None
     ) -> ActionResult:
         """Checkpoint and continue (defaults: the config's max_wait and image_dir)."""
-        return self._act(
-            "create",
-            target,
-            {"max_wait": max_wait, "image_dir": image_dir},
-            lambda a: {"max_wait": self._max_wait(a), "image_dir": self._image_dir(a)},
-            lambda e, t, a: e.create(t, a["max_wait"], a["image_dir"]),
-        )
+        return self.act("create", target, max_wait=max_wait, image_dir=image_dir)
 
     def vacate(
         self,
@@ -590,17 +496,7 @@ class Facade:
         force: bool = False,
     ) -> ActionResult:
         """Checkpoint, then terminate the step (``force``: even where tasks have no image)."""
-        return self._act(
-            "vacate",
-            target,
-            {"max_wait": max_wait, "image_dir": image_dir, "force": force},
-            lambda a: {
-                "max_wait": self._max_wait(a),
-                "image_dir": self._image_dir(a),
-                "force": a["force"] is True,
-            },
-            lambda e, t, a: e.vacate(t, a["max_wait"], a["image_dir"], a["force"]),
-        )
+        return self.act("vacate", target, max_wait=max_wait, image_dir=image_dir, force=force)
 
     def restart(
         self,
@@ -611,25 +507,15 @@ class Facade:
     ) -> ActionResult:
         """Resume a checkpointed job under the same id (``stick``: on the same nodes;
         ``force``: even where a task's image is missing, which then starts from zero)."""
-        return self._act(
-            "restart",
-            target,
-            {"stick": stick, "image_dir": image_dir, "force": force},
-            lambda a: {
-                "stick": _stick(a["stick"]),
-                "image_dir": self._image_dir(a),
-                "force": a["force"] is True,
-            },
-            lambda e, t, a: e.restart(t, a["stick"], a["image_dir"], a["force"]),
-        )
+        return self.act("restart", target, stick=stick, image_dir=image_dir, force=force)
 
     def enable(self, target: Target) -> ActionResult:
         """Decrement the step's disable counter (never below zero)."""
-        return self._act("enable", target, {}, lambda a: {}, lambda e, t, a: e.enable(t))
+        return self.act("enable", target)
 
     def disable(self, target: Target) -> ActionResult:
         """Increment the step's disable counter."""
-        return self._act("disable", target, {}, lambda a: {}, lambda e, t, a: e.disable(t))
+        return self.act("disable", target)
 
     def complete(
         self,
@@ -639,16 +525,8 @@ class Facade:
         error_msg: str | None = "",
     ) -> ActionResult:
         """Report a finished checkpoint; only the highest error code is kept."""
-        return self._act(
-            "complete",
-            target,
-            {"begin_time": begin_time, "error_code": error_code, "error_msg": error_msg},
-            lambda a: {
-                "begin_time": _begin_time(a["begin_time"]),
-                "error_code": _whole(a["error_code"], "error_code", 0, MAX_ERROR_CODE),
-                "error_msg": _error_msg(a["error_msg"]),
-            },
-            _complete_matching,
+        return self.act(
+            "complete", target, begin_time=begin_time, error_code=error_code, error_msg=error_msg
         )
 
     def tasks(
@@ -660,24 +538,13 @@ class Facade:
         nodelist: str | None = None,
     ) -> ActionResult:
         """Ask the step's tasks on ``nodelist`` (default: all its nodes) to checkpoint."""
-        return self._act(
+        return self.act(
             "tasks",
             target,
-            {
-                "begin_time": begin_time,
-                "image_dir": image_dir,
-                "max_wait": max_wait,
-                "nodelist": nodelist,
-            },
-            lambda a: {
-                "begin_time": _begin_time(a["begin_time"]),
-                "image_dir": self._image_dir(a) or "",
-                "max_wait": self._max_wait(a),
-                "nodelist": _nodelist(a["nodelist"]),
-            },
-            lambda e, t, a: e.tasks(
-                t, a["begin_time"], a["image_dir"], a["max_wait"], a["nodelist"]
-            ),
+            begin_time=begin_time,
+            image_dir=image_dir,
+            max_wait=max_wait,
+            nodelist=nodelist,
         )
 
     # The job-control verbs: the controller's rules, sckpt's guard and audit log.
@@ -685,25 +552,19 @@ class Facade:
     def cancel(self, target: Target, signal: int | str | None = None) -> ActionResult:
         """End the job or step as scancel does; ``signal`` (a name or number): only send
         it, as ``scancel --signal``."""
-        return self._act(
-            "cancel",
-            target,
-            {"signal": signal},
-            lambda a: {"signal": validate_signal(a["signal"])},
-            lambda e, t, a: e.cancel(t, a["signal"]),
-        )
+        return self.act("cancel", target, signal=signal)
 
     def hold(self, target: Target) -> ActionResult:
         """Hold a job (whole job only), as scontrol hold."""
-        return self._act("hold", target, {}, lambda a: {}, lambda e, t, a: e.hold(t))
+        return self.act("hold", target)
 
     def release(self, target: Target) -> ActionResult:
         """Release a held job (whole job only), as scontrol release."""
-        return self._act("release", target, {}, lambda a: {}, lambda e, t, a: e.release(t))
+        return self.act("release", target)
 
     def requeue(self, target: Target) -> ActionResult:
         """Requeue a batch job (whole job only), as scontrol requeue."""
-        return self._act("requeue", target, {}, lambda a: {}, lambda e, t, a: e.requeue(t))
+        return self.act("requeue", target)
 
     def close(self) -> None:
         """Release the engine (threads, libslurm); safe to call twice."""
@@ -713,207 +574,25 @@ class Facade:
             self._closed = True
         self._engine.close()
 
+    def wrap_engine(self, wrap: Callable[[Engine], Engine]) -> None:
+        """Put ``wrap(engine)`` between the facade and the engine it calls, read-only guard
+        included: how a test or a bench sees every call that reaches the engine, without
+        reaching inside the facade."""
+        self._engine = wrap(self._engine)
+
     def __enter__(self) -> Facade:
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    # ---------------------------------------------------------- internals
-
-    def _max_wait(self, args: Mapping[str, Any]) -> int:
-        value = args["max_wait"]
-        return self.settings.max_wait if value is None else validate_max_wait(value)
-
-    def _image_dir(self, args: Mapping[str, Any]) -> str | None:
-        value = args["image_dir"]
-        if value is None:
-            return self.settings.image_dir
-        return validate_image_dir(value)
-
-    def _act(
-        self,
-        operation: str,
-        raw_target: object,
-        raw_args: dict[str, Any],
-        validate: Callable[[Mapping[str, Any]], dict[str, Any]],
-        call: Callable[[Engine, StepId, dict[str, Any]], ActionResult],
-    ) -> ActionResult:
-        """Validate, guard, audit and run one mutating operation."""
-        started = monotonic()
-        shown = str(raw_target) if isinstance(raw_target, StepId | str) else repr(raw_target)
-        try:
-            target = self._engine.resolve_target(
-                self.resolve(raw_target, label=True, pending_ok=operation in _BY_TASK_NAME)
-            )
-            if find_operation(operation).whole_job:
-                require_whole_job(operation, target)
-            args = validate(raw_args)
-        except UsageError as exc:
-            self._audit_refusal(operation, shown[:200], _printable(raw_args), exc, started)
-            raise
-        if self.read_only:
-            refused = refusal(operation, target)
-            self._audit_refusal(
-                operation, str(target), args, refused, started, cluster=target.cluster
-            )
-            raise refused
-        reservation = self.audit.reserve()  # AuditLogError here: nothing was done
-        try:
-            result = call(self._engine, target, args)
-        except SckptError as exc:
-            problem = self._write(reservation, operation, target, args, exc, started)
-            if problem:
-                exc.hint = f"{exc.hint}; {problem}" if exc.hint else problem
-            raise
-        except BaseException as exc:  # Ctrl-C too: the request may have gone out (a
-            # cooperative create waits for its outcome here), so it must be in the log
-            self._write(reservation, operation, target, args, exc, started)
-            raise
-        problem = self._write(reservation, operation, target, args, None, started)
-        if problem:
-            if self.audit.required:
-                raise AuditLogError(
-                    f"{operation} {target} WAS DONE ({result.detail or 'accepted'}), "
-                    f"but its audit line could not be written: {problem}",
-                    "the action is not in the audit log; record it by hand",
-                )
-            detail = f"{result.detail}; " if result.detail else ""
-            result = replace(result, detail=f"{detail}audit log not written: {problem}")
-        return result
-
-    def _write(
-        self,
-        reservation: AuditReservation,
-        operation: str,
-        target: StepId,
-        args: Mapping[str, Any],
-        outcome: BaseException | None,
-        started: float,
-    ) -> str:
-        code, name, message = _result_fields(outcome)
-        record = self.audit.record(
-            engine=self.engine_name,
-            operation=operation,
-            target=str(target),
-            arguments=args,
-            code=code,
-            name=name,
-            message=message,
-            duration=monotonic() - started,
-            acting_user=self._acting_user(),
-        )
-        if target.cluster:  # -M: which cluster's controller was asked
-            record["cluster"] = target.cluster
-        if isinstance(outcome, SckptError) and outcome.hint:
-            # sckpt's account of the failure, e.g. what an action had done before it failed
-            # ("vacate half done: the checkpoint finished ..."): the auditor needs it too.
-            record["hint"] = outcome.hint
-        problem = self.audit.write(reservation, record)
-        if problem:
-            self.last_audit_problem = problem
-        return problem
-
-    def _audit_refusal(
-        self,
-        operation: str,
-        target: str,
-        args: Mapping[str, Any],
-        refused: SckptError,
-        started: float,
-        *,
-        cluster: str = "",
-    ) -> None:
-        """Audit a refusal made before acting; a log failure never hides the refusal."""
-        try:
-            reservation = self.audit.reserve()
-        except AuditLogError as exc:
-            self.last_audit_problem = exc.message
-            return
-        code, name, message = _result_fields(refused)
-        record = self.audit.record(
-            engine=self.engine_name,
-            operation=operation,
-            target=target,
-            arguments=args,
-            code=code,
-            name=name,
-            message=message,
-            duration=monotonic() - started,
-            acting_user=self._acting_user(),
-        )
-        if cluster:
-            record["cluster"] = cluster
-        problem = self.audit.write(reservation, record)
-        if problem:
-            self.last_audit_problem = problem
-
     def _acting_user(self) -> str:
         """Who the engine acts as, without asking the controller (it may be down)."""
-        named = getattr(self._raw_engine, "acting_user", None)
-        if isinstance(named, str):
+        named = self._raw_engine.acting_user
+        if named is not None:
             return named
         info = self._info
         return info.acting_user if info is not None else ""
-
-
-def _complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -> ActionResult:
-    """``complete``; a report of success (error code 0) whose begin time names no checkpoint
-    in progress raises ``NothingMatched``: Slurm answers success and did nothing.
-
-    A report of an error is kept by Slurm whatever the begin time (the step's last error):
-    it did something, and is not asked about.  The checkpoint in progress is asked with
-    ``able`` just before; when ``able`` is refused (a disabled step), Slurm's answer stands.
-    A whole job (JOB) is not asked either: what ``able`` answers for one differs between
-    Slurm 19.05 (the batch step's record) and the cooperative engine (every step).
-    """
-    begin_time = args["begin_time"]
-    began: int | None = None
-    if not args["error_code"] and not target.is_whole_job:
-        try:
-            began = engine.able(target).in_progress_since
-        except SckptError:
-            began = None
-    result = engine.complete(target, begin_time, args["error_code"], args["error_msg"])
-    if began is None or (began and began == begin_time):
-        return result
-    asked = (
-        f"in progress began at {history_rules.date_text(begin_time)}"
-        if begin_time
-        else "was named (no --begin-time)"
-    )
-    if began:
-        hint = (
-            f"the checkpoint in progress began at {history_rules.date_text(began)}: "
-            f"--begin-time {began} names it"
-        )
-    else:
-        hint = f"no checkpoint of {target} is in progress: 'sckpt able {target}' says when one is"
-    raise NothingMatched(
-        f"nothing matched: no checkpoint of {target} {asked}, so none was completed", hint
-    )
-
-
-def _result_fields(outcome: BaseException | None) -> tuple[int | None, str, str]:
-    """(code, name, message) for the audit line."""
-    if outcome is None:
-        return 0, "SLURM_SUCCESS", "accepted"
-    code, name = identify(outcome)
-    if isinstance(outcome, KeyboardInterrupt):
-        return code, name, "interrupted (Ctrl-C) while Slurm was asked; it may have acted"
-    return code, name, outcome.message if isinstance(outcome, SckptError) else str(outcome)
-
-
-def _printable(args: Mapping[str, Any]) -> dict[str, Any]:
-    """Raw (unvalidated) arguments made safe for JSON and short."""
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        if value is None or isinstance(value, bool | int | float):
-            out[key] = value if not isinstance(value, float) or math.isfinite(value) else str(value)
-        else:
-            text = repr(value)
-            out[key] = text if len(text) <= 200 else text[:197] + "..."
-    return out
 
 
 # ---------------------------------------------------------------------- opening
@@ -976,7 +655,7 @@ def _check_user_name(name: object) -> None:
 def _simulated(
     settings: Settings, as_user: str | None, cluster: Any, clock: Callable[[], float] | None
 ) -> Engine:
-    from .engines.simulated import SimulatedCluster, demo_users_for
+    from .simulator import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
     if cluster is None:
@@ -1019,18 +698,7 @@ def load_binding() -> Any:
         libslurm = importlib.import_module("sckpt.backend.libslurm")
     except ImportError as exc:
         raise SetupError(f"the libslurm binding cannot be imported: {exc}") from None
-    getter = getattr(libslurm, "get_binding", None)
-    if getter is None:
-        raise SetupError("the libslurm binding is not available in this build (no get_binding)")
-    return getter()
-
-
-def _has_checkpoint_api(binding: Any) -> bool:
-    for attr in ("has_checkpoint", "HAS_CHECKPOINT", "has_checkpoint_api"):
-        value = getattr(binding, attr, None)
-        if value is not None:
-            return bool(value() if callable(value) else value)
-    return False
+    return libslurm.get_binding()
 
 
 def _real_engine(chosen: str, settings: Settings, clusters: str | None = None) -> Engine:
@@ -1059,7 +727,7 @@ def _engine_for(chosen: str, settings: Settings, binding: Any) -> Engine:
     """The engine ``chosen`` names (``auto``: by what the binding offers) over ``binding``."""
     request = EngineRequest(settings=settings, binding=binding)
     if chosen == "auto":
-        if _has_checkpoint_api(binding):
+        if binding.has_checkpoint_api:
             chosen = "native"
         else:
             chosen = "cooperative" if engine_factory("cooperative") is not None else "live"

@@ -1,4 +1,4 @@
-"""Slurm's compressed host lists (``cn[001-004,007]``): expansion and compression.
+"""Slurm's compressed host lists (``cn[001-004,007]``): expansion, and printing a block.
 
 Not specific to the simulator: the facade validates ``tasks``'s node list with it, the
 cooperative engine expands a step's nodes with it, and the simulated cluster prints node
@@ -70,39 +70,3 @@ def compress_range(prefix: str, first: int, last: int, width: int) -> str:
     if first == last:
         return node_name(prefix, first, width)
     return f"{prefix}[{first:0{width}d}-{last:0{width}d}]"
-
-
-def compress_hostlist(names: list[str]) -> str:
-    """The inverse of ``expand_hostlist`` for names of the form prefix + digits."""
-    groups: dict[tuple[str, int], list[int]] = {}
-    plain: list[str] = []
-    order: list[tuple[str, int]] = []
-    for name in names:
-        match = re.fullmatch(r"(.*?)([0-9]+)", name)
-        if match is None:
-            plain.append(name)
-            continue
-        key = (match[1], len(match[2]))
-        if key not in groups:
-            groups[key] = []
-            order.append(key)
-        groups[key].append(int(match[2]))
-    items: list[str] = []
-    for prefix, width in order:
-        numbers = sorted(set(groups[(prefix, width)]))
-        ranges: list[str] = []
-        start = prev = numbers[0]
-        for n in [*numbers[1:], None]:
-            if n is not None and n == prev + 1:
-                prev = n
-                continue
-            ranges.append(
-                f"{start:0{width}d}" if start == prev else f"{start:0{width}d}-{prev:0{width}d}"
-            )
-            if n is not None:
-                start = prev = n
-        if len(numbers) == 1:
-            items.append(f"{prefix}{numbers[0]:0{width}d}")
-        else:
-            items.append(f"{prefix}[{','.join(ranges)}]")
-    return ",".join(items + plain)

@@ -21,7 +21,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from .image_access import file_read_problem
+from .checkpointing.access import file_read_problem
 from .model import JobState, JobStdio
 
 TAIL_BYTES = 64 * 1024

@@ -1,14 +1,17 @@
 """The nine checkpoint operations and the four job-control verbs as data: one table that
 everything else reads.
 
-The operations used to be listed in five places (the facade's ``OPERATIONS`` and
-``MUTATING``, the command line's subcommands, its historical ``scontrol checkpoint`` form, the
-console's keys, the binding's symbol list) and dispatched by if/elif chains; the copies could
-drift.  Now each operation is one ``Operation`` row here, and the others derive from the table:
+Each operation is one ``Operation`` row here, and every place that offers, guards or
+dispatches one derives from the table:
 
 * the facade and the ``Engine`` interface have one method per operation, named ``name``,
   whose keyword arguments are exactly ``arguments`` (``tests/test_operations.py`` checks
-  it), so a caller dispatches with ``getattr(facade, op.name)(target, **values)``;
+  it); ``Facade.act(name, target, **values)`` runs any mutating one;
+* each argument's rule and bounds (what ``max_wait`` or ``nodelist`` may be) are in
+  ``arguments.py``, keyed by ``Argument``: the facade and the command line both check
+  with them (this module imports only the standard library, so they live beside it);
+* ``mutating`` decides read-only mode's refusal, in the facade and in ``ReadOnlyEngine``
+  (``readonly.py``), and the audit line;
 * the command line offers a subcommand per row, with ``summary`` as its help and an option
   per argument; its historical form matches names by ``scontrol``;
 * the console binds ``key`` (``key_help`` in the footer tooltip, help and palette) and asks
@@ -40,7 +43,7 @@ Argument = Literal[
     "signal",
 ]
 """An operation's keyword arguments, named as in the seed man page (``slurm_checkpoint_*``);
-``signal`` is ``scancel --signal``'s."""
+``signal`` is ``scancel --signal``'s.  Each one's rule: ``arguments.RULES``."""
 ARGUMENTS: tuple[Argument, ...] = get_args(Argument)
 
 Kind = Literal["checkpoint", "job"]
@@ -90,6 +93,10 @@ class Operation:
     whole_job: bool = False
     """Acts on a job, never on one step (hold, release, requeue, as scontrol's verbs): a
     ``JOB.STEP`` target is refused as bad usage before Slurm is asked."""
+    pending_task_by_name: bool = False
+    """Reaches an array task still pending in its array's record by its name
+    (``slurm_update_job2`` with ``7_5``, as scontrol: hold, release); the others need the
+    task's own job record."""
     starts_checkpoint: bool = False
     """Starts a checkpoint whose outcome is worth watching: the command line's ``--wait``
     and the console's outcome toast (``tasks`` asks slurmd, which reports no outcome)."""
@@ -204,6 +211,7 @@ OPERATIONS: tuple[Operation, ...] = (
         confirm="hold it: it will not start until released (a running job keeps running)",
         kind="job",
         whole_job=True,
+        pending_task_by_name=True,
     ),
     Operation(
         "release",
@@ -213,6 +221,7 @@ OPERATIONS: tuple[Operation, ...] = (
         confirm="release it: it may start again",
         kind="job",
         whole_job=True,
+        pending_task_by_name=True,
     ),
     Operation(
         "requeue",

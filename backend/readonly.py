@@ -3,27 +3,24 @@
 The facade refuses mutating calls itself (so it can audit the refusal), and it also wraps
 the engine in ``ReadOnlyEngine``: a second, independent guard, so that no code path that
 holds the engine (a future helper, a bug in the facade) can reach libslurm or the
-cooperative store while read-only mode is on.  Reading (snapshot, able, error, processes,
-interconnect) goes through unchanged.
+cooperative store while read-only mode is on.
+
+Which calls are refused is not written here: every method of the ``Engine`` interface is
+``guarded``, and an operation the table (``operations.py``) marks ``mutating`` raises
+``refusal``; everything else (snapshot, able, error, processes, accounting ...) is passed
+to the wrapped engine unchanged.  A new operation is guarded by its row alone.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 from .engines.base import Engine
 from .errors import ReadOnlyError
-from .model import (
-    AbleResult,
-    ActionResult,
-    CheckpointError,
-    ClusterInfo,
-    Interconnect,
-    JobRecord,
-    JobStdio,
-    Snapshot,
-    StepCheckpointEvent,
-    StepId,
-    StepProcesses,
-)
+from .model import StepId
+from .operations import MUTATING
 
 
 def refusal(operation: str, target: StepId | str) -> ReadOnlyError:
@@ -36,8 +33,27 @@ def refusal(operation: str, target: StepId | str) -> ReadOnlyError:
     )
 
 
+def guarded(name: str) -> Callable[..., Any]:
+    """``ReadOnlyEngine``'s method ``name``: a mutating operation raises ``refusal``, any
+    other call goes to the wrapped engine.  It has ``Engine``'s signature (``__wrapped__``),
+    which ``tests/test_operations.py`` compares with the table (``updated=()``: not its
+    ``__isabstractmethod__``)."""
+    interface = getattr(Engine, name)
+    if name in MUTATING:
+
+        def refuse(self: ReadOnlyEngine, target: StepId, *_args: object, **_kw: object) -> Any:
+            raise refusal(name, target)
+
+        return functools.update_wrapper(refuse, interface, updated=())
+
+    def forward(self: ReadOnlyEngine, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.inner, name)(*args, **kwargs)
+
+    return functools.update_wrapper(forward, interface, updated=())
+
+
 class ReadOnlyEngine(Engine):
-    """Delegates reads to ``inner``; raises ``ReadOnlyError`` for every mutating operation."""
+    """Passes reads to ``inner``; raises ``ReadOnlyError`` for every mutating operation."""
 
     def __init__(self, inner: Engine) -> None:
         self.inner = inner
@@ -45,87 +61,30 @@ class ReadOnlyEngine(Engine):
         self.writes_allowed = False
         inner.writes_allowed = False  # its reads must not write either (state file expiry)
 
-    def cluster_info(self) -> ClusterInfo:
-        return self.inner.cluster_info()
-
-    def resolve_target(self, target: StepId) -> StepId:
-        return self.inner.resolve_target(target)
-
-    def snapshot(self) -> Snapshot:
-        return self.inner.snapshot()
-
-    def ping(self) -> float:
-        return self.inner.ping()
-
-    def job_stdio(self, target: StepId) -> JobStdio:
-        return self.inner.job_stdio(target)
-
-    def step_processes(self, target: StepId) -> StepProcesses:
-        return self.inner.step_processes(target)
-
-    def interconnect(self, target: StepId) -> Interconnect:
-        return self.inner.interconnect(target)
-
-    def able(self, target: StepId) -> AbleResult:
-        return self.inner.able(target)
-
-    def error(self, target: StepId) -> CheckpointError:
-        return self.inner.error(target)
-
-    def now(self) -> float:
-        return self.inner.now()
-
-    def job_records(self, job_id: int, since: int, until: int = 0) -> tuple[JobRecord, ...]:
-        return self.inner.job_records(job_id, since, until)
-
-    def finished_jobs(self, since: int, until: int = 0) -> tuple[JobRecord, ...]:
-        return self.inner.finished_jobs(since, until)
-
-    def checkpoint_events(
-        self, job_id: int, work_dir: str, uid: int
-    ) -> tuple[StepCheckpointEvent, ...]:
-        return self.inner.checkpoint_events(job_id, work_dir, uid)
-
-    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        raise refusal("create", target)
-
-    def vacate(
-        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
-    ) -> ActionResult:
-        raise refusal("vacate", target)
-
-    def restart(
-        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
-    ) -> ActionResult:
-        raise refusal("restart", target)
-
-    def enable(self, target: StepId) -> ActionResult:
-        raise refusal("enable", target)
-
-    def disable(self, target: StepId) -> ActionResult:
-        raise refusal("disable", target)
-
-    def complete(
-        self, target: StepId, begin_time: int, error_code: int, error_msg: str
-    ) -> ActionResult:
-        raise refusal("complete", target)
-
-    def tasks(
-        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
-    ) -> ActionResult:
-        raise refusal("tasks", target)
-
-    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
-        raise refusal("cancel", target)
-
-    def hold(self, target: StepId) -> ActionResult:
-        raise refusal("hold", target)
-
-    def release(self, target: StepId) -> ActionResult:
-        raise refusal("release", target)
-
-    def requeue(self, target: StepId) -> ActionResult:
-        raise refusal("requeue", target)
-
-    def close(self) -> None:
-        self.inner.close()
+    # Every method of the interface, in its order (tests/backend/test_arguments.py checks
+    # that none is left to Engine's default): the table says which ones refuse.
+    cluster_info = guarded("cluster_info")
+    snapshot = guarded("snapshot")
+    ping = guarded("ping")
+    step_processes = guarded("step_processes")
+    interconnect = guarded("interconnect")
+    job_stdio = guarded("job_stdio")
+    able = guarded("able")
+    error = guarded("error")
+    create = guarded("create")
+    vacate = guarded("vacate")
+    restart = guarded("restart")
+    enable = guarded("enable")
+    disable = guarded("disable")
+    complete = guarded("complete")
+    tasks = guarded("tasks")
+    cancel = guarded("cancel")
+    hold = guarded("hold")
+    release = guarded("release")
+    requeue = guarded("requeue")
+    now = guarded("now")
+    job_records = guarded("job_records")
+    finished_jobs = guarded("finished_jobs")
+    checkpoint_events = guarded("checkpoint_events")
+    resolve_target = guarded("resolve_target")
+    close = guarded("close")

@@ -1,10 +1,12 @@
 """What a Slurm offers the engines: the typed protocol, and the records it answers with.
 
 Why a protocol: two things implement it.  The cffi binding (``backend.libslurm``) talks to a
-real slurmctld; the simulated cluster (``engines.simulated``) *is* an in-process Slurm 19.05
+real slurmctld; the simulated cluster (``backend/simulator``) *is* an in-process Slurm 19.05
 controller with a checkpoint plugin.  Engines take a ``SlurmAPI`` and cannot tell which one
 they were given, so the demo and the console tests run the very engine code that a real
 cluster runs, and the controller's rules are the simulator's business, not an engine's.
+One ``SlurmAPI`` is one controller: with ``-M`` each cluster's engine is given its own
+(``libslurm.Binding.on_cluster``).
 
 Step ids are sckpt's canonical ones (``model.STEP_BATCH`` ...) on every release.  Refusals
 raise ``errors`` types carrying the Slurm code; an unreachable controller raises

@@ -1,13 +1,13 @@
-"""Parsing and validation of what users type: step ids, max_wait, image dirs.
+"""Parsing and validation of the targets users type: job, step and array task ids.
 
 Everything here runs before any engine is called, so invalid input never reaches Slurm.
-Each refusal is a ``UsageError`` whose message says what was expected.
+Each refusal is a ``UsageError`` whose message says what was expected.  The operations'
+other arguments (max_wait, image_dir, ...) have their rules in ``arguments.py``.
 """
 
 from __future__ import annotations
 
 import re
-import signal as signal_module
 
 from .errors import UsageError
 from .model import (
@@ -22,9 +22,6 @@ from .model import (
 MAX_JOB_ID = 0xFFFFFFF0
 """Job ids above this collide with Slurm's special values."""
 MAX_STEP = 0xFFFFFFF0
-MAX_WAIT_LIMIT = 65535
-"""max_wait is a uint16_t in the checkpoint API."""
-MAX_PATH = 4095
 
 _NAMED_STEPS = {"batch": STEP_BATCH, "extern": STEP_EXTERN, "interactive": STEP_INTERACTIVE}
 _TARGET = re.compile(
@@ -88,6 +85,30 @@ def parse_targets(text: str) -> tuple[StepId, ...]:
     return tuple(StepId(0, step, array_job_id=job_id, array_task_id=task) for task in tasks)
 
 
+def to_target(value: object) -> StepId:
+    """A ``StepId`` from user text or a ``StepId``; ``UsageError`` for anything else (the
+    facade's first check of every call)."""
+    if isinstance(value, StepId):
+        job_id, step = value.job_id, value.step
+        if (
+            not isinstance(job_id, int)
+            or isinstance(job_id, bool)
+            or not isinstance(step, int)
+            or isinstance(step, bool)
+        ):
+            raise UsageError(f"invalid step id {value!r}: expected {TARGET_FORMS}")
+        if not 0 < job_id <= MAX_JOB_ID and not value.unresolved:
+            raise UsageError(f"invalid job id {job_id}: expected a number from 1 to {MAX_JOB_ID}")
+        if step not in (WHOLE_JOB, STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE) and not (
+            0 <= step <= MAX_STEP
+        ):
+            raise UsageError(f"invalid step number {step}: expected 0 to {MAX_STEP}")
+        return value
+    if isinstance(value, str):
+        return parse_target(value)
+    raise UsageError(f"invalid target of type {type(value).__name__}: expected {TARGET_FORMS}")
+
+
 def _step_number(step_text: str | None, shown: str) -> int:
     if step_text is None:
         return WHOLE_JOB
@@ -101,44 +122,6 @@ def _step_number(step_text: str | None, shown: str) -> int:
     raise UsageError(f"invalid step {step_text!r} in {shown!r}: expected {TARGET_FORMS}")
 
 
-def validate_max_wait(value: object) -> int:
-    """Seconds to wait for a checkpoint: a whole number 0..65535."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise UsageError(f"max_wait must be a whole number of seconds from 0 to {MAX_WAIT_LIMIT}")
-    if isinstance(value, str):
-        if not re.fullmatch(r"[0-9]{1,6}", value.strip()):
-            shown = value if len(value) <= 20 else value[:17] + "..."
-            raise UsageError(
-                f"invalid max_wait {shown!r}: expected a whole number of seconds "
-                f"from 0 to {MAX_WAIT_LIMIT}"
-            )
-        value = int(value)
-    if not 0 <= value <= MAX_WAIT_LIMIT:
-        raise UsageError(f"max_wait {value} out of range: expected 0 to {MAX_WAIT_LIMIT} seconds")
-    return value
-
-
-def validate_image_dir(value: object) -> str:
-    """An absolute path, printable, without ``..`` components, at most 4095 bytes."""
-    if not isinstance(value, str) or not value:
-        raise UsageError("image_dir must be an absolute path such as /scratch/ckpt")
-    shown = repr(value if len(value) <= 60 else value[:57] + "...")
-    # C0, DEL and C1 (0x80-0x9f: 0x9b is a one-byte CSI on some terminals), as plain_text.
-    if any(ord(ch) < 32 or 127 <= ord(ch) <= 159 for ch in value):
-        raise UsageError(f"image_dir {shown} contains control characters: expected a plain path")
-    try:
-        encoded = value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"image_dir {shown} is not valid UTF-8: expected a plain path") from None
-    if not value.startswith("/"):
-        raise UsageError(f"image_dir {shown} is relative: expected an absolute path")
-    if ".." in value.split("/"):
-        raise UsageError(f"image_dir {shown} contains '..': expected a path without it")
-    if len(encoded) > MAX_PATH:
-        raise UsageError(f"image_dir is {len(encoded)} bytes long: at most {MAX_PATH} allowed")
-    return value
-
-
 def require_whole_job(operation: str, target: StepId) -> None:
     """A verb that acts on jobs only (hold, release, requeue, as scontrol's) given a step is
     bad usage, said before Slurm is asked (scontrol would read ``12.3`` as no job at all)."""
@@ -146,34 +129,3 @@ def require_whole_job(operation: str, target: StepId) -> None:
         raise UsageError(
             f"{operation} acts on a whole job: give JOB ({target.job_id}), not the step {target}"
         )
-
-
-SIGNAL_FORMS = "a signal name or number, such as TERM, SIGUSR1 or 10"
-
-
-def validate_signal(value: object) -> int | None:
-    """``scancel --signal``'s value: a name (``USR1``, ``SIGUSR1``, any case) or a number
-    of a signal this system has; None stays None (scancel's default: end the job)."""
-    if value is None:
-        return None
-    if isinstance(value, signal_module.Signals):
-        return int(value)
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str):
-        text = value.strip().upper()
-        if text.isdigit() and len(text) <= 3:
-            number = int(text)
-        elif re.fullmatch(r"[A-Z0-9]{1,16}", text):
-            found = signal_module.Signals.__members__.get(
-                text if text.startswith("SIG") else f"SIG{text}"
-            )
-            number = int(found) if found is not None else None
-    valid = {int(s) for s in signal_module.valid_signals()}
-    if number is None or number not in valid:
-        shown = repr(
-            value if not isinstance(value, str) or len(value) <= 20 else value[:17] + "..."
-        )
-        raise UsageError(f"invalid signal {shown}: expected {SIGNAL_FORMS}")
-    return number

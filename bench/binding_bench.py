@@ -6,7 +6,8 @@ Measures, as the median of several runs in one process:
   sckpt's dataclasses) against plain-text ``squeue`` (jobs) and ``squeue`` + ``squeue -s``
   (jobs and steps) for the same cluster;
 * an unchanged refresh: both calls with the previous ``last_update`` (two RPCs answering
-  SLURM_NO_CHANGE_IN_DATA), and ``Binding.snapshot`` (one RPC when the jobs did not change);
+  SLURM_NO_CHANGE_IN_DATA), and ``load_jobs`` alone (one RPC: ``LiveEngine.refresh`` asks
+  for steps only when the jobs changed);
 * the conversion cost per 1,000 jobs (flat records -> ``Job`` dataclasses, no RPC), for
   jobs built afresh and for jobs unchanged since the previous response (reused).
 
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sckpt.backend.libslurm import get_binding
+from sckpt.backend.libslurm import decode, get_binding
 
 
 def _median_ms(fn: Callable[[], object], runs: int) -> tuple[float, list[float]]:
@@ -84,15 +85,17 @@ def main() -> int:
     unchanged_ms, _ = _median_ms(unchanged, max(args.runs, 21))
 
     def unchanged_snapshot() -> None:
-        j, s = b.snapshot(last_jobs, last_steps)
-        if j.changed or s.changed:
+        j = b.load_jobs(last_jobs)  # LiveEngine.refresh asks for steps only after a change
+        if j.changed:
             raise RuntimeError("the cluster changed during the unchanged-refresh benchmark")
 
     unchanged_snapshot_ms, _ = _median_ms(unchanged_snapshot, max(args.runs, 21))
 
     # Conversion only: load once on the binding's thread, then time record -> Job.
-    def conversion() -> float:
-        ffi, lib = b._ffi, b._lib
+    rt = b.runtime
+
+    def conversion() -> tuple[float, float]:
+        ffi, lib = rt.ffi, rt.lib
         handle = ffi.new("void **")
         count = ffi.new("uint32_t *")
         last = ffi.new("int64_t *")
@@ -104,12 +107,12 @@ def main() -> int:
             n = count[0]
             cold, warm = [], []
             for _ in range(args.runs):
-                b._job_memo = {}  # every job built afresh
+                jobs_from = decode.JobDecoder(rt)  # every job built afresh
                 start = time.perf_counter()
-                b._jobs_from(handle[0], n)
+                jobs_from(handle[0], n)
                 cold.append((time.perf_counter() - start) * 1000)
                 start = time.perf_counter()  # same records again: all reused
-                b._jobs_from(handle[0], n)
+                jobs_from(handle[0], n)
                 warm.append((time.perf_counter() - start) * 1000)
             return (
                 statistics.median(cold) * 1000 / n,
@@ -118,7 +121,7 @@ def main() -> int:
         finally:
             lib.sckpt_jobs_free(handle[0])
 
-    per_1000_ms, per_1000_warm_ms = b._run(conversion)
+    per_1000_ms, per_1000_warm_ms = rt.run(conversion)
 
     result: dict[str, Any] = {
         "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''}".strip(),

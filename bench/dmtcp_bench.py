@@ -38,8 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sckpt.backend.dmtcp import find_dmtcp
-from sckpt.backend.transparent import DmtcpCheckpointer
+from sckpt.backend.checkpointing.dmtcp import find_dmtcp
+from sckpt.backend.checkpointing.transparent import DmtcpCheckpointer
 
 HOLDER = """
 import os, sys, time

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, object]:

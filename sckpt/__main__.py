@@ -1,5 +1,5 @@
 """``python -m sckpt`` runs the same command line as the ``sckpt`` script."""
 
-from sckpt.tui.cli import main
+from sckpt.cli import main
 
 raise SystemExit(main())

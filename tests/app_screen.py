@@ -8,23 +8,25 @@ and moving that range must not mean rewriting the tests).  Public ways exist:
 * ``App.export_screenshot`` renders the whole screen as SVG (what pytest-textual-snapshot
   compares); its ``<text>`` elements are placed on a grid of cells, so the text of each
   row comes back from their positions;
-* notifications: a wrapper on the app class's public ``notify`` logs each one as it is
-  asked for (``NotificationLog``): which are shown now (what ``App._notifications`` held:
-  not timed out, not cleared), and every one in order, for drivers that report them all
-  after a run.  Importing this module installs it on ``SckptApp``.
+* notifications: each reaches the app as a ``Notify`` message, which the app's
+  ``message_hook`` sees (``run_test`` below passes one to Textual's ``run_test``): the log
+  (``NotificationLog``) says which are shown now (not timed out) and every one in order,
+  for drivers that report them all after a run.
 """
 
 from __future__ import annotations
 
 import html
 import re
-import time
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 from weakref import WeakKeyDictionary
 
 from rich.cells import cell_len
-from sckpt.tui.app import SckptApp
 from textual.app import App
+from textual.message import Message
+from textual.notifications import Notification, Notify
+from textual.pilot import Pilot
 
 _TEXT = re.compile(r"<text ([^>]*)>(.*?)</text>", re.S)
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
@@ -65,37 +67,38 @@ def svg_text(svg: str, width: int, height: int) -> str:
 
 class NotificationLog:
     """The notifications one app asked for: all of them in order (``entries``), and which
-    are still shown (``shown``: not timed out, not cleared), as Textual keeps them."""
+    are still shown (``shown``: not timed out), as Textual keeps them.
+
+    ``hook`` is the app's ``message_hook`` (``run_test``): Textual calls it with every
+    message the app handles, and a notification reaches the app as ``Notify``.
+    """
 
     def __init__(self) -> None:
         self.entries: list[dict[str, str]] = []
-        self._deadlines: list[tuple[float, str]] = []
+        self.notified: list[Notification] = []
 
-    def add(self, app: App[Any], message: str, options: dict[str, Any]) -> None:
+    def hook(self, message: Message) -> None:
+        if not isinstance(message, Notify):
+            return
+        notification = message.notification
+        self.notified.append(notification)
         self.entries.append(
             {
-                "title": str(options.get("title", "")),
-                "severity": str(options.get("severity", "information")),
-                "message": message,
+                "title": notification.title,
+                "severity": notification.severity,
+                "message": notification.message,
             }
         )
-        timeout = options.get("timeout")
-        seconds = app.NOTIFICATION_TIMEOUT if timeout is None else float(timeout)
-        self._deadlines.append((time.monotonic() + seconds, message))
-
-    def clear(self) -> None:
-        self._deadlines.clear()
 
     def shown(self) -> list[str]:
-        now = time.monotonic()
-        return [message for deadline, message in self._deadlines if deadline > now]
+        return [n.message for n in self.notified if not n.has_expired]
 
 
 _LOGS: WeakKeyDictionary[App[Any], NotificationLog] = WeakKeyDictionary()
 
 
 def notification_log(app: App[Any]) -> NotificationLog:
-    """The log of ``app``'s notifications (kept since ``record_notifications``)."""
+    """The log of ``app``'s notifications (kept while it runs under ``run_test`` below)."""
     log = _LOGS.get(app)
     if log is None:
         log = _LOGS[app] = NotificationLog()
@@ -107,29 +110,7 @@ def notifications(app: App[Any]) -> list[str]:
     return notification_log(app).shown()
 
 
-def record_notifications(app_class: type[App[Any]]) -> None:
-    """Log the notifications of every app of ``app_class`` (once per class).
-
-    Screens and widgets notify through their app's public ``notify`` (``Widget.notify``
-    calls ``self.app.notify``), so a wrapper on the app class sees each one as it is asked
-    for: a test reads it at once, while its toast is mounted only on a later turn of the
-    message loop.
-    """
-    if "notify" in app_class.__dict__:
-        return
-    notify = app_class.notify
-    clear = app_class.clear_notifications
-
-    def recording(self: App[Any], message: str, **options: Any) -> None:
-        notification_log(self).add(self, message, options)
-        notify(self, message, **options)
-
-    def clearing(self: App[Any]) -> None:
-        notification_log(self).clear()
-        clear(self)
-
-    app_class.notify = recording  # type: ignore[method-assign]
-    app_class.clear_notifications = clearing  # type: ignore[method-assign]
-
-
-record_notifications(SckptApp)
+def run_test(app: App[Any], **options: Any) -> AbstractAsyncContextManager[Pilot[Any]]:
+    """``app.run_test(**options)``, with its notifications logged (``notifications``)
+    through Textual's ``message_hook``."""
+    return app.run_test(message_hook=notification_log(app).hook, **options)

@@ -68,8 +68,8 @@ def catches_signal(state_dir: Path, job: int, step: int = 0, tasks: int = 1) -> 
     """Whether ``tasks`` running tasks of ``job.step`` registered under ``sckpt run`` and
     their wrappers recorded that the program catches its checkpoint signal: until then the
     cooperative engine refuses checkpoints ("not yet known whether the program catches")."""
+    from sckpt.backend.checkpointing.store import StepStore
     from sckpt.backend.model import StepId
-    from sckpt.backend.store import StepStore
 
     store = StepStore(state_dir, StepId(job, step))
     rec = store.read() if store.path.exists() else None

@@ -6,13 +6,19 @@
 * the rules module (``backend/rules.py``) imports only ``model`` and ``errors`` (and the
   standard library), the operations table (``backend/operations.py``) only the standard
   library: both are pure data and decisions, read by every other layer;
-* the command line (``sckpt.tui.cli``) never imports Textual or rich: only its console
-  command imports the app, inside the function, when the console is opened.
+* the command line (``sckpt.cli``) never imports Textual or rich: only its console
+  command imports the app, inside the function, when the console is opened;
+* the console (``sckpt.tui``) never imports the command line, so the two are no import loop.
+* ``sckpt run`` (``backend/checkpointing/wrapper.py`` and everything it imports, even inside
+  functions) imports neither the console nor libslurm: it runs on compute nodes, where
+  neither should be needed; and the checkpoint mechanism's modules import each other
+  without a loop.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,9 +27,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKEND = ROOT / "backend"
-CLI = ROOT / "tui" / "cli"
+CLI = ROOT / "cli"
+TUI = ROOT / "tui"
 RULES = BACKEND / "rules.py"
-_PACKAGES = {"backend": "sckpt.backend", "tui": "sckpt.tui", "styles": "sckpt.styles"}
+_PACKAGES = {
+    "sckpt": "sckpt",
+    "backend": "sckpt.backend",
+    "tui": "sckpt.tui",
+    "cli": "sckpt.cli",
+    "styles": "sckpt.styles",
+}
 
 
 def _imported_roots(path: Path) -> set[str]:
@@ -67,15 +80,19 @@ def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                source = ".".join([*base, node.module] if node.module else base)
-            else:
-                source = node.module or ""
+            source = _source(node, package)
             found.add(source)
             found.update(f"{source}.{alias.name}" for alias in node.names)
     return found
+
+
+def _source(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module ``from ... import`` reads."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
 
 
 def test_no_backend_module_imports_textual_or_the_ui() -> None:
@@ -143,20 +160,143 @@ def test_the_command_line_never_imports_textual_or_rich() -> None:
         at_top = _imports(path, top_level_only=True)
         bad = {name for name in everywhere if name.split(".")[0] in ("textual", "rich")}
         # The console is the one door out, opened inside the command that runs it.
-        bad |= {
-            name
-            for name in at_top
-            if name.startswith("sckpt.tui.") and not name.startswith("sckpt.tui.cli")
-        }
+        bad |= {name for name in at_top if _in_package(name, "sckpt.tui")}
         bad |= {
             name
             for name in everywhere - at_top
-            if name.startswith("sckpt.tui.")
-            and not name.startswith(("sckpt.tui.cli", "sckpt.tui.app"))
+            if _in_package(name, "sckpt.tui") and not _in_package(name, "sckpt.tui.app")
         }
         if bad:
             offenders[str(path.relative_to(ROOT))] = sorted(bad)
     assert offenders == {}
+
+
+def _in_package(name: str, package: str) -> bool:
+    return name == package or name.startswith(f"{package}.")
+
+
+def test_the_console_never_imports_the_command_line() -> None:
+    # The command line opens the console; the console needs nothing of the command line
+    # (what both need, such as the exit codes, is in the sckpt package itself).
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            n for n in _imports(path) if _in_package(n, "sckpt.cli")
+        )
+        for path in sorted(TUI.rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+    code = "import sys, sckpt.tui.app\nprint(sorted(m for m in sys.modules if 'cli' in m))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "sckpt.cli" not in out.stdout, out.stdout
+
+
+def _module_edges(path: Path, modules: set[str]) -> set[str]:
+    """The modules among ``modules`` that ``path`` imports, inside functions too.
+
+    ``from pkg import mod`` is an edge to ``pkg.mod`` only: the package is initialised
+    first, but nothing is read from it, so it closes no loop.
+    """
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            edges.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = _source(node, package)
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                edges.add(sub if sub in modules else source)
+    return (edges & modules) - {module}
+
+
+def _import_loops(paths: list[Path]) -> list[list[str]]:
+    """The import loops among ``paths`` (imports inside functions included): each strongly
+    connected component of more than one module, by Tarjan's algorithm."""
+    modules = {_module_name(path): path for path in paths}
+    return _loops(
+        {name: sorted(_module_edges(path, set(modules))) for name, path in modules.items()}
+    )
+
+
+def _loops(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Each strongly connected component of more than one module, by Tarjan's algorithm."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                loops.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return loops
+
+
+def _all_paths() -> list[Path]:
+    """Every module of the installed package: sckpt/, backend/, cli/, tui/."""
+    return [path for top in _PACKAGES for path in sorted((ROOT / top).rglob("*.py"))]
+
+
+def test_no_import_loop_anywhere_in_the_package() -> None:
+    # Imports inside functions and under TYPE_CHECKING count: a loop there is still two
+    # modules that cannot be read, or changed, one without the other.
+    assert _import_loops(_all_paths()) == []
+
+
+def test_the_loop_finder_finds_a_loop() -> None:
+    # It must be able to fail: a loop through three modules, and one module beside it.
+    graph = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}
+    assert _loops(graph) == [["a", "b", "c"]]
+
+
+def test_no_file_of_the_package_is_over_900_lines() -> None:
+    sources = [
+        path
+        for top in _PACKAGES
+        for path in sorted((ROOT / top).rglob("*"))
+        if path.suffix in (".py", ".c", ".h", ".tcss")
+    ]
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sources
+    }
+    assert "backend/libslurm/shim.c" in sizes and "tui/app.py" in sizes
+    assert {path: n for path, n in sizes.items() if n > 900} == {}
+
+
+def test_the_simulator_imports_no_engine_facade_or_front_end() -> None:
+    # It stands where libslurm and slurmctld stand: below the engines that talk to it.
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            name
+            for name in _imports(path)
+            if _in_package(name, "sckpt.backend.engines")
+            or _in_package(name, "sckpt.backend.facade")
+            or _in_package(name, "sckpt.tui")
+            or _in_package(name, "sckpt.cli")
+        )
+        for path in sorted((BACKEND / "simulator").rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
 
 
 def test_importing_the_command_line_loads_no_textual() -> None:
@@ -165,13 +305,13 @@ def test_importing_the_command_line_loads_no_textual() -> None:
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "from sckpt.tui.cli.parser import build_parser, completion_script\n"
+        "from sckpt.cli.parser import build_parser, completion_script\n"
         "build_parser().format_help(); completion_script('bash')\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "sckpt.tui.cli" in modules
+    assert "sckpt.cli" in modules
     assert out.stdout.strip() == ""
 
 
@@ -247,7 +387,7 @@ def _dependency_private_uses(paths: list[Path], own_paths: list[Path]) -> list[s
 
 
 def _package_paths() -> list[Path]:
-    return sorted((ROOT / "tui").rglob("*.py")) + sorted(BACKEND.rglob("*.py"))
+    return sorted(TUI.rglob("*.py")) + sorted(CLI.rglob("*.py")) + sorted(BACKEND.rglob("*.py"))
 
 
 def test_the_package_uses_no_private_name_of_a_dependency() -> None:
@@ -284,3 +424,91 @@ def test_screens_widgets_and_dialogs_never_import_the_app() -> None:
     assert not any(
         n.startswith(("sckpt.tui.screens", "sckpt.tui.app", "sckpt.tui.refresh")) for n in messages
     )
+
+
+CHECKPOINTING = BACKEND / "checkpointing"
+WRAPPER = "sckpt.backend.checkpointing.wrapper"
+NOT_ON_COMPUTE_NODES = (
+    "textual",
+    "rich",
+    "sckpt.tui",
+    "sckpt.cli",
+    "sckpt.backend.facade",
+    "sckpt.backend.engines",
+    "sckpt.backend.libslurm",
+    "cffi",
+    "_cffi_backend",
+)
+"""The console (Textual, the app, the command line), what it drives Slurm with (the facade
+and its engines) and libslurm's binding (cffi)."""
+
+
+def _source_of(module: str) -> Path | None:
+    """``sckpt.backend.checkpointing.store`` -> its file in the checkout; None for a name
+    that is not one of sckpt's modules (another package's, or a name inside a module)."""
+    for top, installed in _PACKAGES.items():
+        if module == installed or module.startswith(f"{installed}."):
+            base = ROOT.joinpath(top, *module.split(".")[2:])
+            for path in (base / "__init__.py", base.with_suffix(".py")):
+                if path.is_file():
+                    return path
+    return None
+
+
+def _loaded_with(module: str) -> set[str]:
+    """Every name ``module`` imports, and what those import in turn: its parent packages
+    too, imports inside functions too (``sckpt run --transparent`` imports its checkpointer
+    there), non-sckpt ones by their full name."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        path = _source_of(name)
+        if path is not None:
+            todo += sorted(_imports(path))
+    return seen
+
+
+def _console_side(names: set[str]) -> list[str]:
+    return sorted(
+        name
+        for name in names
+        if any(name == bad or name.startswith(f"{bad}.") for bad in NOT_ON_COMPUTE_NODES)
+    )
+
+
+def test_the_wrapper_imports_neither_the_console_nor_libslurm() -> None:
+    loaded = _loaded_with(WRAPPER)
+    # Both checkpointers are followed, the one imported only for --transparent included.
+    assert {
+        "sckpt.backend.checkpointing.signal_checkpointer",
+        "sckpt.backend.checkpointing.transparent",
+        "sckpt.backend.checkpointing.dmtcp_coordinator",
+    } <= loaded
+    assert _console_side(loaded) == []
+
+
+def test_running_the_wrapper_loads_neither_the_console_nor_libslurm() -> None:
+    # Outside a job both runs stop with one line on stderr, after the config is read (and,
+    # with --transparent, its checkpointer imported and DMTCP looked for).
+    code = (
+        "import sys\n"
+        f"from {WRAPPER} import main\n"
+        "codes = [main(['--', 'true']), main(['--transparent', '--', 'true'])]\n"
+        "import sckpt.backend.checkpointing.transparent\n"
+        f"bad = {NOT_ON_COMPUTE_NODES!r}\n"
+        "print(codes, sorted(m for m in sys.modules\n"
+        "    if any(m == b or m.startswith(b + '.') for b in bad)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SCKPT_"))}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    codes, _, loaded = out.stdout.strip().partition("] ")
+    assert codes.startswith("[2, ") and loaded == "[]"
+    assert "must run inside a Slurm job" in out.stderr

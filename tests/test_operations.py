@@ -86,7 +86,7 @@ def test_binding_checks_the_tables_symbols() -> None:
 def test_command_line_offers_one_command_per_operation_with_its_arguments(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from sckpt.tui.cli.parser import COMMANDS, build_parser
+    from sckpt.cli.parser import COMMANDS, build_parser
 
     assert COMMANDS[: len(NAMES)] == NAMES
     monkeypatch.setenv("COLUMNS", "500")  # one line per command in the help
@@ -101,7 +101,7 @@ def test_command_line_offers_one_command_per_operation_with_its_arguments(
 
 @pytest.mark.parametrize("op", [op for op in OPERATIONS if op.scontrol], ids=lambda op: op.name)
 def test_historical_form_matches_the_tables_scontrol_names(op: Operation) -> None:
-    from sckpt.tui.cli.historical import match_operation
+    from sckpt.cli.historical import match_operation
 
     assert op.scontrol is not None
     shortest = op.name[: op.scontrol.prefix]
@@ -115,7 +115,7 @@ def test_historical_form_matches_the_tables_scontrol_names(op: Operation) -> Non
 
 
 def test_operations_without_a_scontrol_name_are_not_in_the_historical_form() -> None:
-    from sckpt.tui.cli.historical import match_operation, parse_historical
+    from sckpt.cli.historical import match_operation, parse_historical
 
     for op in OPERATIONS:
         if op.scontrol is None and op.name != "requeue":

@@ -102,11 +102,11 @@ def test_installed_copy_answers_version(installed_wheel: tuple[Path, Path]) -> N
 
 
 def test_wheel_carries_every_module(installed_wheel: tuple[Path, Path]) -> None:
-    """Every module of backend/ and tui/ is in the wheel (a subpackage missing from
+    """Every module of backend/, tui/ and cli/ is in the wheel (a subpackage missing from
     pyproject's list once left the installed console unable to start)."""
     wheel, _ = installed_wheel
     names = set(zipfile.ZipFile(wheel).namelist())
-    for top in ("backend", "tui"):
+    for top in ("backend", "tui", "cli"):
         for source in sorted((ROOT / top).rglob("*.py")):
             assert f"sckpt/{source.relative_to(ROOT).as_posix()}" in names
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -16,6 +17,31 @@ from .conftest import IN_CI
 
 def _tmux(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=check, timeout=20)
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+"""A colour or style escape in ``capture-pane -e`` output."""
+
+
+def _starts_bold(line: str) -> bool:
+    """Whether the first character of a ``capture-pane -e`` line is drawn bold: the style
+    escapes before it set bold (SGR 1) after their last reset (SGR 0)."""
+    lead = re.match(r"(?:\x1b\[[0-9;]*m)*", line)
+    bold = False
+    for escape in _SGR.findall(lead.group(0) if lead else ""):
+        params = escape[2:-1].split(";")
+        i = 0
+        while i < len(params):
+            code = params[i]
+            if code in ("38", "48", "58"):  # a colour: 5;N or 2;R;G;B follow
+                i += 3 if params[i + 1 : i + 2] == ["5"] else 5
+                continue
+            if code in ("", "0", "22"):
+                bold = False
+            elif code == "1":
+                bold = True
+            i += 1
+    return bold
 
 
 class Tmux:
@@ -54,6 +80,32 @@ class Tmux:
 
     def screen(self) -> str:
         return _tmux("capture-pane", "-p", "-t", self.name).stdout
+
+    def cursor_row(self) -> str:
+        """The text of the focused table's cursor row, or "" when no table has the focus.
+
+        Textual draws the block cursor of the focused table bold, and a table without
+        the focus draws its cursor plain: the row of table text (it starts with an id)
+        whose first cell is bold is the cursor of the table that has the focus.
+        """
+        styled = _tmux("capture-pane", "-e", "-p", "-t", self.name).stdout
+        for line in styled.splitlines():
+            text = _SGR.sub("", line)
+            if _starts_bold(line) and text.strip()[:1].isdigit():
+                return text.strip()
+        return ""
+
+    def wait_cursor(self, predicate: Callable[[str], bool], timeout: float = 30.0) -> str:
+        """Wait until the focused table's cursor row (``cursor_row``) satisfies
+        ``predicate``: where the focus and the cursor are, which keys then act on."""
+        deadline = time.monotonic() + timeout
+        row = self.cursor_row()
+        while not predicate(row):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"cursor row never matched: {row!r}\n{self.screen()}")
+            time.sleep(0.1)
+            row = self.cursor_row()
+        return row
 
     def keys(self, *keys: str) -> None:
         """tmux key names (``Enter``, ``Down``, ``q``)."""

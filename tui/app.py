@@ -1,82 +1,59 @@
 """The sckpt console: a Textual app over the facade, safe to keep open all day over SSH.
 
 The app owns the refresh pipeline (``refresh.RefreshPipeline``: scheduling, back-off, the
-outage probe, the watchdog, the job data) and the action workers; the screens own their
-widgets.  What the pipeline and the workers learn reaches the screens as Messages
-(``tui/messages.py``) that the app posts to every screen on its stack (``broadcast``); the
-screens read the job data through the small interface they import (``context.Console``),
-never through this module, so app and screens do not import each other in a cycle.
+outage probe, the watchdog, the job data) and the action runner (``actions.ActionRunner``:
+the facade's calls in thread workers); the screens own their widgets.  What the pipeline
+and the workers learn reaches the screens as Messages (``tui/messages.py``) that the app
+posts to every screen on its stack (``broadcast``); the screens read the job data through
+the small interface they import (``context.Console``), never through this module, so app
+and screens do not import each other in a cycle.
 
-Actions run in thread workers; their outcome is a notification (with Slurm's error name,
-code and message when refused) and an immediate refresh so the row updates.
+An action's answer comes back to the app as a Message (``ActionDone``); what it came to
+is a notification (``reports.py``: Slurm's error name, code and message when refused) and
+an immediate refresh so the row updates.  The terminal and process around the console
+are ``terminal.py``'s, the saved theme ``theme.py``'s, the help's assembly the key
+table's (``dialogs/help.py``).
 
 ``build_app`` is the factory the tests reuse; ``run_console`` is what ``sckpt`` calls.
 """
 
 from __future__ import annotations
 
-import gc
-import os
-import sys
-import termios
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from importlib.resources import files
 
-from rich.text import Text
-from sckpt.backend import history, operations, progress
+from sckpt.backend import operations
 from sckpt.backend.config import Settings
-from sckpt.backend.config_edit import config_path_to_write, set_top_level_string
-from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
+from sckpt.backend.errors import NeedsForce, SckptError, SlurmError
 from sckpt.backend.facade import Facade
-from sckpt.backend.model import (
-    ActionResult,
-    ClusterInfo,
-    JobView,
-    StepId,
-    StepView,
-    job_step_id,
-)
-from textual import work
+from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
-from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from .cli.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
+from sckpt.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
+
+from . import reports, terminal
+from .actions import ActionRunner
 from .commands import ActionsProvider
-from .console_text import clock_time, error_text, literal, printable
+from .console_text import printable
 from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
-from .dialogs.help import ACTIONS, HelpScreen
-from .keys import (
-    ACTION_KEYS,
-    CONSOLE_KEYS,
-    GLOBAL_KEYS,
-    OUTPUT_KEYS,
-    STEP_KEYS,
-    KeySpec,
-    bindings,
-    keymap,
-)
-from .messages import (
-    CheckDone,
-    DataReady,
-    ExtrasLoaded,
-    FinishedLoaded,
-    Freshness,
-    HistoryLoaded,
-)
-from .multi_target import Outcome, summary
+from .dialogs.help import plain_help, screen_help
+from .keys import GLOBAL_KEYS, bindings, keymap
+from .messages import ActionDone, CheckAnswered, CheckDone, DataReady, Freshness
+from .multi_target import summary
 from .outcomes import Outcomes, Shown
-from .refresh import JobKey, Planner, RefreshPipeline, target_key
+from .refresh import JobKey, Planner, RefreshPipeline, Timers, target_key
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
 from .screens.output import OutputScreen
 from .screens.step import StepScreen
+from .theme import ThemeKeeper
 
 
 def _stylesheet() -> str:
@@ -102,7 +79,10 @@ class SckptApp(App[int]):
         *,
         focus: StepId | None = None,
         clock: Callable[[], float] | None = None,
+        timers: Timers | None = None,
     ) -> None:
+        """``clock`` is the wall clock the screens show (``time.time``); ``timers`` the
+        refresh pipeline's monotonic time and timers (real ones: ``refresh.AppTimers``)."""
         super().__init__()
         self.facade = facade
         self.settings = settings
@@ -122,77 +102,34 @@ class SckptApp(App[int]):
             clock=self.now,
             post=self.broadcast,
             planner=self._planner,
+            timers=timers,
         )
+        self.actions = ActionRunner(self, facade, self.broadcast)
+        """Runs the facade's calls in workers; their answers come back as Messages."""
+        self.theme_keeper = ThemeKeeper(self, lambda: self.settings, self._saved_settings)
         self.set_keymap(keymap(settings.keys))
-        if "TEXTUAL_ANIMATIONS" not in os.environ:
-            # No animations by default: cheaper over SSH, and nothing moves on its own.
+        if terminal.animations_off():
             self.animation_level = "none"
 
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
-        self._apply_saved_theme()
+        self.theme_keeper.start()
         if self.terminal_fd is not None:
-            self.set_interval(TERMINAL_CHECK, self._check_terminal)
+            self.set_interval(terminal.TERMINAL_CHECK, self._check_terminal)
         self.push_screen(in_mode(ConsoleScreen, read_only=self.read_only)())
         focus = self.focus_target
         if focus is not None and not focus.is_whole_job:
             self.push_screen(in_mode(StepScreen, read_only=self.read_only)(focus))
         self.refresh_now()
 
-    def _apply_saved_theme(self) -> None:
-        """Start with the config's theme, then save every theme the operator picks.
-
-        Subscribed after the config's theme is applied, so starting writes nothing.
-        """
-        wanted = self.settings.theme
-        if wanted:
-            if wanted in self.available_themes:
-                self.theme = wanted
-            else:
-                self.notify(
-                    f"theme {wanted!r} from the config is not known: using the default "
-                    f"({', '.join(sorted(self.available_themes)[:6])}, ...; ctrl+p, theme)",
-                    severity="warning",
-                    markup=False,
-                )
-        self.theme_changed_signal.subscribe(self, self._theme_chosen)
-
-    def _theme_chosen(self, theme: Theme) -> None:
-        if theme.name != self.settings.theme:
-            self.save_theme(theme.name)
-
-    @work(thread=True, exit_on_error=False, group="theme")
-    def save_theme(self, name: str) -> None:
-        """Write the chosen theme into the config file (off the UI thread: a home on NFS
-        may be slow), and say where, or why not."""
-        try:
-            path = config_path_to_write(self.settings.source)
-            set_top_level_string(path, "theme", name)
-        except SckptError as exc:
-            self.call_from_thread(
-                self.notify,
-                f"theme {name} is used now but not saved: {exc}",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self.settings = replace(self.settings, theme=name, source=path)
-        self.call_from_thread(self.notify, f"theme {name} saved in {path}", markup=False)
+    def _saved_settings(self, settings: Settings) -> None:
+        self.settings = settings
 
     def _check_terminal(self) -> None:
-        """Leave when the terminal has hung up (exit 129).
-
-        A console whose terminal went away without a SIGHUP reaching it (an SSH session
-        dropped while a ``su`` or a wrapper was the session leader) kept running: Textual's
-        input thread reads end-of-file from the hung-up terminal in a loop, 30 % of a core
-        each, and the refreshes went on asking the controller for nobody.  A hung-up
-        terminal answers ``tcgetattr`` with EIO.
-        """
+        """Leave when the terminal has hung up (exit 129; ``terminal.hung_up``)."""
         assert self.terminal_fd is not None
-        try:
-            termios.tcgetattr(self.terminal_fd)
-        except (termios.error, OSError):
+        if terminal.hung_up(self.terminal_fd):
             self.pipeline.stop()
             self.exit(return_code=EXIT_HANGUP)
 
@@ -217,29 +154,16 @@ class SckptApp(App[int]):
         """``?``: the keys of the current screen (without the read-only-hidden ones)."""
         screen = self.screen
         if isinstance(screen, OutputScreen):
-            own = [(_key_label(s.key, s), s) for s in OUTPUT_KEYS]
-            everywhere = [(_key_label(s.key, s), s) for s in GLOBAL_KEYS]
-            self.push_screen(HelpScreen([("Output", own), ("Everywhere", everywhere)], False))
-            return
-        if not isinstance(screen, TargetScreen):
-            return
-        active = {b.binding.id: key for key, b in screen.active_bindings.items() if b.binding.id}
-
-        def entries(specs: tuple[KeySpec, ...]) -> list[tuple[str, KeySpec]]:
-            out = []
-            for spec in specs:
-                if (self.read_only and spec.mutating) or not screen.offers(spec.id):
-                    continue
-                key = active.get(spec.id, spec.key) if spec.bound else spec.key
-                out.append((_key_label(key, spec), spec))
-            return out
-
-        sections = [(ACTIONS, entries(ACTION_KEYS))]
-        if isinstance(screen, ConsoleScreen):
-            sections.append(("Console", entries(CONSOLE_KEYS)))
-        if isinstance(screen, StepScreen):
-            sections.append(("Step", entries(STEP_KEYS)))
-        self.push_screen(HelpScreen(sections, self.read_only, entries(GLOBAL_KEYS)))
+            self.push_screen(plain_help(screen.HELP_SECTIONS))
+        elif isinstance(screen, TargetScreen):
+            self.push_screen(
+                screen_help(
+                    screen.HELP_SECTIONS,
+                    read_only=self.read_only,
+                    offers=screen.offers,
+                    active_bindings=screen.active_bindings,
+                )
+            )
 
     # ------------------------------------------------------------------ data access
     # What screens read (``context.Console``): the pipeline's latest data.
@@ -283,17 +207,9 @@ class SckptApp(App[int]):
     def describe_target(self, target: StepId, *, every_step: bool = True) -> str:
         """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
         ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``."""
-        job = self.job(target)
-        name = f" ({job.job.name})" if job is not None else ""
-        if job is not None and target.array_task_id is None:  # an array task: 7_3, 7_3.0
-            target = job_step_id(job.job, target.step, target.cluster)
-        if target.cluster and self.many_clusters:
-            name = f"{name} on cluster {target.cluster}"
-        if target.is_whole_job:
-            return (
-                f"job {target}{name}, every running step" if every_step else f"job {target}{name}"
-            )
-        return f"step {target}{name}"
+        return reports.describe_target(
+            target, self.job(target), many_clusters=self.many_clusters, every_step=every_step
+        )
 
     # ------------------------------------------------------------------ refresh
 
@@ -319,7 +235,7 @@ class SckptApp(App[int]):
         if isinstance(message, DataReady) and message.first:
             if self.focus_target is not None:
                 self.call_after_refresh(self._select, self.focus_target)
-            self.call_after_refresh(_freeze_heap)
+            self.call_after_refresh(terminal.freeze_heap)
         for screen in self.screen_stack:
             if isinstance(screen, TargetScreen):
                 screen.post_message(message)
@@ -379,34 +295,76 @@ class SckptApp(App[int]):
             )
 
     # ------------------------------------------------------------------ actions
+    # The runner (``actions.py``) calls the facade in workers and posts its answers here;
+    # what they come to is said here, in the words of ``reports.py``.
 
-    @work(thread=True, exit_on_error=False, group="actions")
-    def run_operation(self, operation: str, target: StepId, params: ActionParams | None) -> None:
-        """Call the facade for one action, off the UI thread; report and refresh.
+    def run_operation(
+        self,
+        operation: str,
+        target: StepId | Sequence[StepId],
+        params: ActionParams | None,
+    ) -> object:
+        """Run ``operation`` on ``target`` (the selected row), or on each of several
+        marked targets (a sequence: one summary says how each went)."""
+        if isinstance(target, StepId):
+            return self.actions.act(operation, [target], params, several=False)
+        return self.actions.act(operation, target, params, several=True)
 
-        The facade's method is the operation's name and takes the operation's ``arguments``
-        (``backend/operations.py``), which the form's ``params`` hold.
-        """
-        values = params.values_for(operations.operation(operation)) if params is not None else {}
-        try:
-            result: ActionResult = getattr(self.facade, operation)(target, **values)
-        except NeedsForce as exc:
-            assert params is not None
-            self.call_from_thread(self._report_refusal, operation, target, exc)
-            self.call_from_thread(self._offer_force, operation, target, params, exc)
-        except SckptError as exc:
-            self.call_from_thread(self._report_refusal, operation, target, exc)
-        else:
-            detail = f": {printable(result.detail)}" if result.detail else ""
-            self.call_from_thread(
-                self.notify,
-                f"{operation} {target}: {progress.REQUESTED}{detail}",
+    def run_check(self, target: StepId) -> object:
+        """``x``: ask able and error again for one row, and show the answers on it."""
+        return self.actions.check(target)
+
+    def load_step_extras(self, target: StepId) -> object:
+        """The step's processes and interconnect, loaded on demand."""
+        return self.actions.load_step_extras(target)
+
+    def load_finished(self) -> object:
+        """Finished jobs from accounting (``f``); answered by ``FinishedLoaded``."""
+        return self.actions.load_finished()
+
+    def load_job_history(self, job_id: int) -> object:
+        """A job's records from accounting; answered by ``HistoryLoaded``."""
+        return self.actions.load_job_history(job_id)
+
+    def on_action_done(self, done: ActionDone) -> None:
+        """Say what an action came to (refused, or requested), follow the checkpoints it
+        requested, and refresh so the rows update."""
+        operation = done.operation
+        starts_checkpoint = operations.operation(operation).starts_checkpoint
+        if done.several:
+            for answer in done.answers:
+                if answer.error is None and starts_checkpoint:
+                    self._watch(operation, answer.target)
+            text, failed = summary(operation, [reports.outcome(operation, a) for a in done.answers])
+            self.notify(
+                text,
                 title=operation,
+                severity="error" if failed else "information",
                 markup=False,
+                timeout=12 if failed else 6,
             )
-            if operations.operation(operation).starts_checkpoint:
-                self.call_from_thread(self._watch, operation, target)
-        self.call_from_thread(self.refresh_now)
+        else:
+            for answer in done.answers:
+                if answer.error is not None:
+                    self._report_refusal(operation, answer.target, answer.error)
+                    if isinstance(answer.error, NeedsForce):
+                        assert done.params is not None
+                        self._offer_force(operation, answer.target, done.params, answer.error)
+                    continue
+                self.notify(reports.requested(operation, answer), title=operation, markup=False)
+                if starts_checkpoint:
+                    self._watch(operation, answer.target)
+        self.refresh_now()
+
+    def on_check_answered(self, answered: CheckAnswered) -> None:
+        """``x``'s answers: a toast, and the row shows them (``CheckDone``)."""
+        target, able, error = answered.target, answered.able, answered.error
+        if isinstance(able, SckptError) and not isinstance(able, SlurmError):
+            self._report_refusal("able", target, able)
+            return
+        self.notify(reports.check_message(target, able, error), title="check", markup=False)
+        self.broadcast(partial(CheckDone, target, able, error))
+        self.refresh_now()
 
     def _watch(self, operation: str, target: StepId) -> None:
         """Remember a requested checkpoint: its rows say ``requested`` at once, and
@@ -425,201 +383,19 @@ class SckptApp(App[int]):
         The default answer is No; Yes acts with ``force``, and its toast says again which
         tasks start without an image.
         """
-        restart = operation == "restart"
-        question = Text()
-        question.append(f"{operation.capitalize()} ", style="bold")
-        question.append_text(literal(self.describe_target(target), style="bold"))
-        if restart:
-            question.append(" anyway?\n\nNo image to resume from, it stays as it is for now:\n")
-        else:
-            question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
-        for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
-            question.append(f"- {printable(loss)}\n")
-        if restart:
-            question.append("\nYes restarts it anyway: these tasks start from the beginning.")
-        else:
-            question.append("\nYes ends it anyway: restart then starts these without an image.")
-        kept = "it stays as it is" if restart else "it keeps running"
+        question = reports.force_question(operation, self.describe_target(target), exc)
 
         def confirmed(answer: bool | None) -> None:
             if answer:
                 self.run_operation(operation, target, replace(params, force=True))
             else:
-                self.notify(f"{operation} {target} cancelled: {kept}", markup=False)
+                self.notify(reports.force_declined(operation, target), markup=False)
 
         self.push_screen(Confirm(question), confirmed)
 
     def _report_refusal(self, operation: str, target: StepId, exc: SckptError) -> None:
-        verb, message = refusal_message(operation, target, exc)
+        verb, message = reports.refusal_message(operation, target, exc)
         self.notify(printable(message), title=verb, severity="error", markup=False, timeout=8)
-
-    @work(thread=True, exit_on_error=False, group="actions")
-    def run_operation_many(
-        self, operation: str, targets: list[StepId], params: ActionParams | None
-    ) -> None:
-        """One operation on several marked targets, one facade call each (each refused
-        or audited on its own); one notification lists every target's outcome."""
-        op = operations.operation(operation)
-        values = params.values_for(op) if params is not None else {}
-        outcomes: list[Outcome] = []
-        for target in targets:
-            try:
-                result: ActionResult = getattr(self.facade, operation)(target, **values)
-            except SckptError as exc:
-                outcomes.append(Outcome(target, False, refusal_message(operation, target, exc)[1]))
-            else:
-                detail = f": {result.detail}" if result.detail else ""
-                outcomes.append(Outcome(target, True, f"{progress.REQUESTED}{detail}"))
-                if op.starts_checkpoint:
-                    self.call_from_thread(self._watch, operation, target)
-        text, failed = summary(operation, outcomes)
-        self.call_from_thread(
-            self.notify,
-            text,
-            title=operation,
-            severity="error" if failed else "information",
-            markup=False,
-            timeout=12 if failed else 6,
-        )
-        self.call_from_thread(self.refresh_now)
-
-    @work(thread=True, exit_on_error=False, group="actions")
-    def run_check(self, target: StepId) -> None:
-        """``x``: ask able and error again for one row, and show the answers on it."""
-        facade = self.facade
-        able: Text
-        try:
-            result = facade.able(target)
-        except SlurmError as exc:
-            able = Text(f"{exc.name}", style="yellow")
-            able_msg = f"able: no, {exc.name} ({exc.code}): {exc.message}"
-        except SckptError as exc:
-            self.call_from_thread(self._report_refusal, "able", target, exc)
-            return
-        else:
-            if result.in_progress_since:
-                able_msg = (
-                    f"able: yes, a checkpoint began at {clock_time(result.in_progress_since)}"
-                )
-            else:
-                able_msg = "able: yes"
-            able = Text("able", style="green")
-        try:
-            err = facade.error(target)
-        except SckptError as exc:
-            err_msg = f"error: {exc}"
-            err_text = None
-        else:
-            err_msg = f"error({err.code}): {err.message}" if err.code else "no error"
-            err_text = error_text(err)
-        self.call_from_thread(self._show_check, target, able, err_text, f"{able_msg}; {err_msg}")
-
-    def _show_check(self, target: StepId, able: Text, err: Text | None, message: str) -> None:
-        self.notify(printable(f"{target}: {message}"), title="check", markup=False)
-        self.broadcast(partial(CheckDone, target, able, err))
-        self.refresh_now()
-
-    @work(thread=True, exit_on_error=False, group="extras")
-    def load_step_extras(self, target: StepId) -> None:
-        """The step's processes and interconnect, loaded on demand."""
-        processes: object
-        interconnect: object
-        try:
-            processes = self.facade.step_processes(target)
-        except SckptError as exc:
-            processes = str(exc)
-        try:
-            interconnect = self.facade.interconnect(target)
-        except SckptError as exc:
-            interconnect = str(exc)
-        self.call_from_thread(
-            self.broadcast, partial(ExtrasLoaded, target, processes, interconnect)
-        )
-
-    @work(thread=True, exit_on_error=False, group="accounting", exclusive=True)
-    def load_finished(self) -> None:
-        """Finished jobs from accounting (``f``): asked once per press, never by a refresh."""
-        try:
-            found = self.facade.finished_jobs()
-        except SckptError as exc:
-            self.call_from_thread(self.broadcast, partial(FinishedLoaded, (), str(exc)))
-            return
-        views = tuple(v for r in found.records if (v := history.finished_view(r)) is not None)
-        self.call_from_thread(self.broadcast, partial(FinishedLoaded, views))
-
-    @work(thread=True, exit_on_error=False, group="history")
-    def load_job_history(self, job_id: int) -> None:
-        """A job's records from accounting, for the step detail (asked when it opens)."""
-        try:
-            found = self.facade.history(str(job_id))
-        except SckptError as exc:
-            self.call_from_thread(self.broadcast, partial(HistoryLoaded, job_id, None, str(exc)))
-            return
-        self.call_from_thread(self.broadcast, partial(HistoryLoaded, job_id, found))
-
-
-def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[str, str]:
-    """``("refused" | "failed", the sentence)`` for an action Slurm or sckpt did not do.
-
-    A controller that did not answer refused nothing: the action failed (perhaps half-way;
-    the error's hint then says what was done), so it is not called refused.
-    """
-    verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
-    if isinstance(exc, SlurmError):
-        message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
-        if exc.hint:
-            message += f"; {exc.hint}"
-    elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
-        message = str(exc)
-    else:
-        message = f"{operation} {target} {verb}: {exc}"
-    return verb, message
-
-
-GC_THRESHOLDS = (10_000, 20, 50)
-"""The cyclic GC's thresholds once the console runs (Python's defaults: 700, 10, 10)."""
-
-
-def _freeze_heap() -> None:
-    """Once the first screen is painted: collect, hide what exists from the cyclic GC, and
-    make full collections rare.
-
-    At 10,000 jobs the console holds ~300,000 GC-tracked objects (the views, their steps
-    and checkpoint states), and each full collection walked them all: a 100-300 ms stall of
-    the UI thread every few dozen refreshes, the largest key-press delays measured.  These
-    objects hold no reference cycles; those replaced later are still freed by reference
-    counting, and full collections then walk only what was made since.  The collection
-    first makes sure no cyclic garbage is frozen with them (it would never be freed).
-
-    Freezing once is not enough: the native engine rebuilds each job's view as its
-    checkpoint answers age, so within minutes the whole queue is new, unfrozen objects,
-    and Python's default thresholds ran a full collection about every 0.6 s under a
-    stream of changed refreshes (49 ms each at 33,000 jobs: the p95 of a key press went
-    from 35 to 75 ms, bench/README).  With ``GC_THRESHOLDS`` a young collection waits for
-    10,000 new objects and a full one for 1,000 young ones, so full collections come
-    minutes apart (hours on an idle console) and cyclic garbage is still collected; the
-    soak tests hold the RSS flat with them.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-
-
-def _key_label(key: str, spec: KeySpec) -> str:
-    """How a key is written in the help: ``/`` and ``?`` rather than their names."""
-    if key == spec.key and spec.key_display:
-        return spec.key_display
-    return {
-        "slash": "/",
-        "question_mark": "?",
-        "escape": "Esc",
-        "enter": "Enter",
-        "tab": "Tab",
-    }.get(key, key)
-
-
-TERMINAL_CHECK = 2.0
-"""Seconds between two looks at whether the console's terminal is still there."""
 
 
 def build_app(
@@ -628,36 +404,19 @@ def build_app(
     *,
     focus: StepId | None = None,
     clock: Callable[[], float] | None = None,
+    timers: Timers | None = None,
 ) -> SckptApp:
-    """The console app for ``facade``; tests build it directly (with a fixed clock)."""
-    return SckptApp(facade, settings, focus=focus, clock=clock)
-
-
-def _trust_the_terminal() -> None:
-    """Drop ``COLUMNS``/``LINES`` from the environment when a terminal answers for its size.
-
-    Textual asks ``shutil.get_terminal_size()`` on start and on every SIGWINCH, and that
-    prefers those two variables over the terminal.  Some shells export them, and a tmux
-    server started from a test run inherits them: the console then kept its start size
-    after every resize (old rows left on screen, no header).  sckpt's own children never
-    need them.
-    """
-    try:
-        os.get_terminal_size(sys.__stdout__.fileno() if sys.__stdout__ else 1)
-    except (OSError, ValueError):
-        return  # no terminal: leave the hint for whatever draws
-    os.environ.pop("COLUMNS", None)
-    os.environ.pop("LINES", None)
+    """The console app for ``facade``; tests build it directly (with a fixed clock, and
+    timers of their own where they move the refresh's time themselves)."""
+    return SckptApp(facade, settings, focus=focus, clock=clock, timers=timers)
 
 
 def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = None) -> int:
     """Run the console until the operator quits; return the exit code (0 on ``q``, 130 on
     Ctrl-C)."""
-    _trust_the_terminal()
+    terminal.trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
-    stdin = sys.__stdin__
-    if stdin is not None and stdin.isatty():
-        app.terminal_fd = stdin.fileno()
+    app.terminal_fd = terminal.controlling_terminal()
     code = app.run()
     if app.return_code not in (None, 0):
         return int(app.return_code)

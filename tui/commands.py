@@ -8,21 +8,19 @@ opened from, exactly as its key would.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .context import Console
 from .keys import ACTION_KEYS, CONSOLE_KEYS, STEP_KEYS, KeySpec
-
-if TYPE_CHECKING:
-    from .app import SckptApp
 
 
 class ActionsProvider(Provider):
     """Create, vacate, restart, enable, disable, check, filter, sort, toggles."""
 
     def _specs(self) -> list[KeySpec]:
-        app = cast("SckptApp", self.app)
+        app = cast(Console, self.app)
         screen_id = self.screen.id
         specs: list[KeySpec] = list(ACTION_KEYS)
         if screen_id == "console":

@@ -1,15 +1,15 @@
 """What a screen may ask of the app: the job data, the clock, and a few requests.
 
-Screens used to import the app (``SckptApp``) for this while the app imported the
-screens: a cycle, and an invitation to reach into each other.  This protocol is the whole
-interface a screen needs; the app implements it, and ``TargetScreen.sckpt`` returns the app
-typed as it.  What flows the other way (new data, freshness, answers) arrives as Messages
-(``tui/messages.py``).
+Screens and the palette's provider (``commands.py``) ask the app through this protocol
+rather than import the app, which imports them: no cycle, and no reaching into each
+other.  This protocol is the whole interface they need; the app implements it, and
+``TargetScreen.sckpt`` returns the app typed as it.  What flows the other way (new data,
+freshness, answers) arrives as Messages (``tui/messages.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from sckpt.backend.config import Settings
@@ -61,12 +61,10 @@ class Console(Protocol):
     def open_output(self, target: StepId) -> None: ...
 
     def run_operation(
-        self, operation: str, target: StepId, params: ActionParams | None
-    ) -> object: ...
-
-    def run_operation_many(
-        self, operation: str, targets: list[StepId], params: ActionParams | None
-    ) -> object: ...
+        self, operation: str, target: StepId | Sequence[StepId], params: ActionParams | None
+    ) -> object:
+        """Run ``operation`` on the selected target, or on each of several marked ones (a
+        sequence); answered by a notification and a refresh."""
 
     def run_check(self, target: StepId) -> object: ...
 

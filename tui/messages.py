@@ -1,19 +1,32 @@
-"""What the refresh pipeline and the workers tell the screens, as Textual Messages.
+"""What the refresh pipeline and the workers tell the app and the screens, as Messages.
 
-The app owns the refresh pipeline (``refresh.RefreshPipeline``) and the action workers;
-the screens own their widgets.  Between them travel these messages, which the app posts
-to every screen on its stack (``SckptApp.broadcast``): a screen updates its own tables and
-header from them, and nothing outside a screen edits its widgets.  This module imports
-neither the app nor a screen, so both can import it.
+The app owns the refresh pipeline (``refresh.RefreshPipeline``) and the action runner
+(``actions.ActionRunner``); the screens own their widgets.  Between them travel these
+messages.  The runner's workers post the facade's raw answers (``ActionDone``,
+``CheckAnswered``) to the app, which says what came of them (``reports.py``); the data
+messages the app posts to every screen on its stack (``SckptApp.broadcast``): a screen
+updates its own tables and header from them, and nothing outside a screen edits its
+widgets.  This module imports neither the app nor a screen, so both can import it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.text import Text
-from sckpt.backend.model import ClusterFreshness, ClusterInfo, JobHistory, JobView, StepId
+from sckpt.backend.errors import SckptError
+from sckpt.backend.model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    ClusterFreshness,
+    ClusterInfo,
+    JobHistory,
+    JobView,
+    StepId,
+)
 from textual.message import Message
+
+from .dialogs.form import ActionParams
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +73,64 @@ class InfoChanged(Message):
         self.info = info
 
 
-class CheckDone(Message):
-    """``x`` asked able and error again for one row: what to show on it."""
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the facade answered for one target of an action: its result, or why not."""
 
-    def __init__(self, target: StepId, able: Text, error: Text | None) -> None:
+    target: StepId
+    result: ActionResult | None = None
+    error: SckptError | None = None
+
+
+class ActionDone(Message, bubble=False):
+    """An operation ran (``ActionRunner.act``): each target's answer, in order.
+
+    ``several``: it was asked for marked rows (one summary says how each went), not for
+    the one selected target (its own toast, and a second question when it needs force).
+    ``params`` are the form's values it ran with (None: no form), for that question.
+    """
+
+    def __init__(
+        self,
+        operation: str,
+        answers: tuple[Answer, ...],
+        params: ActionParams | None,
+        several: bool,
+    ) -> None:
+        super().__init__()
+        self.operation = operation
+        self.answers = answers
+        self.params = params
+        self.several = several
+
+
+class CheckAnswered(Message, bubble=False):
+    """``x``: what the facade answered to able and error for one row (the app reports it
+    and tells the screens with ``CheckDone``).  ``error`` is None when able was refused by
+    sckpt itself (not by Slurm): error was then not asked."""
+
+    def __init__(
+        self,
+        target: StepId,
+        able: AbleResult | SckptError,
+        error: CheckpointError | SckptError | None,
+    ) -> None:
+        super().__init__()
+        self.target = target
+        self.able = able
+        self.error = error
+
+
+class CheckDone(Message):
+    """``x`` asked able and error again for one row: the answers, for the screens to show
+    on it (Slurm's refusal of able, or ``able``; the step's last error)."""
+
+    def __init__(
+        self,
+        target: StepId,
+        able: AbleResult | SckptError,
+        error: CheckpointError | SckptError | None,
+    ) -> None:
         super().__init__()
         self.target = target
         self.able = able

@@ -1,7 +1,7 @@
 """The checkpoints requested from this console, from the request to their outcome.
 
-A checkpoint's outcome used to be a toast only: the step's row went back to ``able`` and
-an operator who looked away missed whether it completed.  The console now keeps, per
+A toast alone would be missed by an operator who looked away: the step's row goes back to
+``able`` and nothing says whether the checkpoint completed.  So the console keeps, per
 step, the words of ``backend/progress.py`` the way the command line's ``--wait`` says
 them: ``requested`` from Slurm's acceptance until the data shows the checkpoint, then
 ``in progress`` (the data's own state), then ``completed`` or ``failed (<code>)`` -- kept

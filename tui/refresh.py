@@ -26,6 +26,10 @@ listings is asked for listings no more often than the back-off allows.
 
 Everything the screens must know leaves as Messages (``tui/messages.py``), through the
 ``post`` callable the app gives (it posts one to every screen, made by the factory).
+
+Time comes from ``Timers``: the scheduling, the back-off and the watchdog read its
+monotonic clock and set its one-shot timers.  The app's are real time (``AppTimers``:
+``time.monotonic`` and Textual's timers); a test gives its own and moves time on itself.
 """
 
 from __future__ import annotations
@@ -39,14 +43,13 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import compress
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sckpt.backend.errors import SckptError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import FINISHED_STATES, ClusterInfo, JobView, Snapshot, StepId
 from textual.app import App
 from textual.message import Message
-from textual.timer import Timer
 
 from .console_text import clock_time
 from .messages import DataReady, Freshness, FreshnessChanged, InfoChanged
@@ -70,6 +73,37 @@ cluster's slow but healthy answers must not flash the outage marker)."""
 VIEW_SYNC = 30.0
 """Seconds after which a "no change" answer still reaches the screens (lingering jobs
 leave, elapsed times turn over)."""
+
+
+class Stoppable(Protocol):
+    """A timer set with ``Timers.after``: it can be called off."""
+
+    def stop(self) -> None: ...
+
+
+class Timers(Protocol):
+    """The pipeline's time: a monotonic clock and one-shot timers on the UI thread."""
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that only moves forward (intervals, back-off, overdue)."""
+        ...
+
+    def after(self, delay: float, callback: Callable[[], object]) -> Stoppable:
+        """Call ``callback`` on the UI thread ``delay`` seconds from now."""
+        ...
+
+
+class AppTimers:
+    """Real time: ``time.monotonic`` and the app's Textual timers."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def after(self, delay: float, callback: Callable[[], object]) -> Stoppable:
+        return self.app.set_timer(delay, callback)
 
 
 JobKey = tuple[str, int]
@@ -176,8 +210,11 @@ class RefreshPipeline:
         clock: Callable[[], float],
         post: Callable[[Callable[[], Message]], None],
         planner: Callable[[], Planner | None],
+        timers: Timers | None = None,
     ) -> None:
         self.app = app
+        self.timers: Timers = timers if timers is not None else AppTimers(app)
+        """Where the pipeline's monotonic time and timers come from."""
         self.facade = facade
         self.interval = interval
         self.now = clock
@@ -202,7 +239,7 @@ class RefreshPipeline:
         self.running = False
         """A listing or a ping is in flight (never two at once)."""
         self.started = 0.0
-        """Monotonic time the request in flight (or the last one) was sent."""
+        """When the request in flight (or the last one) was sent (``timers.monotonic``)."""
         self._full_after = 0.0
         """Monotonic time before which the back-off allows no full listing."""
         self._trust_ping = True
@@ -211,8 +248,8 @@ class RefreshPipeline:
         """The listing in flight was started because a ping answered."""
         self._again = False
         self._stopped = False
-        self._timer: Timer | None = None
-        self._watchdog: Timer | None = None
+        self._timer: Stoppable | None = None
+        self._watchdog: Stoppable | None = None
         self._last_view_sync = 0.0
         self._delivered = False
         """Data has reached the screens once (the first ``DataReady`` says so)."""
@@ -249,12 +286,12 @@ class RefreshPipeline:
         self.running = True
         self._again = False
         self._from_ping = from_ping
-        self.started = time.monotonic()
+        self.started = self.timers.monotonic()
         if probe:
             self.probe_count += 1
             self.app.run_worker(self._probe(), group="refresh", exit_on_error=False)
             return
-        self._watchdog = self.app.set_timer(self.overdue_after(), self._refresh_overdue)
+        self._watchdog = self.timers.after(self.overdue_after(), self._refresh_overdue)
         planner = self._planner()
         self.app.run_worker(self._refresh(planner), group="refresh", exit_on_error=False)
 
@@ -272,14 +309,14 @@ class RefreshPipeline:
         if delay <= 0:
             self._next()
         else:
-            self._timer = self.app.set_timer(delay, self._next)
+            self._timer = self.timers.after(delay, self._next)
 
     def _next(self) -> None:
         """A timer fired: a listing when fresh (or when the back-off allows one), else
         one ping."""
         if self._stopped or self.running:
             return
-        if self.stale and time.monotonic() < self._full_after:
+        if self.stale and self.timers.monotonic() < self._full_after:
             self._start(probe=True)
         else:
             self._start(probe=False)
@@ -299,7 +336,7 @@ class RefreshPipeline:
     async def _probe(self) -> None:
         answered = await in_daemon_thread(self.facade.ping)
         self.running = False
-        spent = time.monotonic() - self.started
+        spent = self.timers.monotonic() - self.started
         if self._stopped:
             return
         if answered and self._trust_ping:
@@ -317,7 +354,7 @@ class RefreshPipeline:
         self.overdue = True
         if self.stale and self.freshness.error:
             return  # a retry during an outage: the failure's own message says more
-        sent = clock_time(self.now() - (time.monotonic() - self.started))
+        sent = clock_time(self.now() - (self.timers.monotonic() - self.started))
         self._mark_stale(
             f"slurmctld is not answering (request sent at {sent}, still waiting; "
             "Slurm gives up after its MessageTimeout)"
@@ -332,7 +369,7 @@ class RefreshPipeline:
             self._finished()
             self.failures += 1
             self._mark_stale(f"refresh failed: {exc}")
-            self._after_failure(time.monotonic() - self.started)
+            self._after_failure(self.timers.monotonic() - self.started)
             return
         self._finished()
         if info is not None and info != self.info:
@@ -353,9 +390,9 @@ class RefreshPipeline:
         """The refresh's blocking part (on the worker's thread); the cluster facts are
         asked once the controller first answered, and a snapshot the screens must show
         is prepared here as well."""
-        started = time.monotonic()
+        started = self.timers.monotonic()
         snap = self.facade.snapshot()
-        duration = time.monotonic() - started
+        duration = self.timers.monotonic() - started
         info = None
         if not snap.stale and not self.info.cluster_name:
             try:

@@ -59,6 +59,26 @@ class Engine(ABC):
     """False under ``ReadOnlyEngine``: even reads must then change nothing (the cooperative
     engine otherwise records an expired checkpoint in the state file when it reads one)."""
 
+    # What an engine can tell without being asked a question: the facade reads these,
+    # never probes for attributes.  Defaults are an engine's without a controller.
+    waits_on_controller: bool = False
+    """``cluster_info`` asks a controller over the network (up to Slurm's MessageTimeout
+    when it is down): the console's UI thread then shows what it knows instead."""
+    caller_uid: int | None = None
+    """The uid the engine acts as on this host (a real cluster's engine: the user running
+    sckpt), whose file permissions a job's output is read with; None: not a real user's."""
+
+    @property
+    def acting_user(self) -> str | None:
+        """Who the controller sees acting, known without asking it; None: only
+        ``cluster_info`` says."""
+        return None
+
+    @property
+    def cluster_names(self) -> tuple[str, ...]:
+        """The clusters ``-M`` chose (``engines/clusters.py``); () for one cluster."""
+        return ()
+
     @abstractmethod
     def cluster_info(self) -> ClusterInfo:
         """Cluster name, Slurm version, switch and proctrack types, acting user."""

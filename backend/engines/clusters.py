@@ -25,26 +25,21 @@ What this engine adds:
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import SckptError, UsageError, outage_text
 from ..model import (
-    AbleResult,
-    ActionResult,
-    CheckpointError,
     ClusterFreshness,
     ClusterInfo,
-    Interconnect,
     JobRecord,
-    JobStdio,
     JobView,
     Snapshot,
     StepCheckpointEvent,
     StepId,
-    StepProcesses,
 )
 from .base import Engine
 
@@ -74,6 +69,19 @@ class _Part:
     """Monotonic time before which a stale cluster is not listed again."""
 
 
+def routed(name: str, *, names_target: bool = False) -> Callable[..., Any]:
+    """``ClustersEngine``'s method ``name`` (with ``Engine``'s signature): the call goes to
+    the engine of the target's cluster, given the target without its cluster; with
+    ``names_target`` the answer's ``target`` is the full one (``-M``'s cluster in it)."""
+
+    def call(self: ClustersEngine, target: StepId, *args: Any) -> Any:
+        engine, inner, full = self._route(target)
+        answer = getattr(engine, name)(inner, *args)
+        return replace(answer, target=full) if names_target else answer
+
+    return functools.update_wrapper(call, getattr(Engine, name), updated=())
+
+
 class ClustersEngine(Engine):
     """The engines of several clusters as one (see the module's docstring)."""
 
@@ -91,7 +99,8 @@ class ClustersEngine(Engine):
         first = engines[0][1]
         self.name = first.name
         self.binding = getattr(first, "binding", None)
-        """The first cluster's binding: the facade asks it whether a controller is behind."""
+        """The first cluster's binding (the demo's simulated controller is reached
+        through it: ``Facade.simulated_cluster``)."""
         self._monotonic = monotonic
         self._views: tuple[JobView, ...] = ()
         self._taken_at = 0.0
@@ -106,6 +115,22 @@ class ClustersEngine(Engine):
         for part in self._parts.values():
             part.engine.writes_allowed = allowed
 
+    # Read from the first engine when asked (not copied at start): an engine a test builds
+    # may be a stand-in that has only what the test uses.
+    @property
+    def waits_on_controller(self) -> bool:  # type: ignore[override]
+        """The clusters' engines are of one kind: as the first one's."""
+        return self._first.waits_on_controller
+
+    @property
+    def caller_uid(self) -> int | None:  # type: ignore[override]
+        """One user runs sckpt: the first engine's."""
+        return self._first.caller_uid
+
+    @property
+    def _first(self) -> Engine:
+        return next(iter(self._parts.values())).engine
+
     @property
     def cluster_names(self) -> tuple[str, ...]:
         return tuple(self._parts)
@@ -113,8 +138,7 @@ class ClustersEngine(Engine):
     @property
     def acting_user(self) -> str:
         """Who every cluster's controller sees (one user runs sckpt)."""
-        named = getattr(next(iter(self._parts.values())).engine, "acting_user", "")
-        return named if isinstance(named, str) else ""
+        return self._first.acting_user or ""
 
     # ------------------------------------------------------------------ targets
 
@@ -137,10 +161,6 @@ class ClustersEngine(Engine):
         """(the cluster's engine, the target as that engine knows it, the full target)."""
         full = self.resolve_target(target)
         return self._parts[full.cluster].engine, replace(full, cluster=""), full
-
-    def _act(self, target: StepId, call: Callable[[Engine, StepId], ActionResult]) -> ActionResult:
-        engine, inner, full = self._route(target)
-        return replace(call(engine, inner), target=full)
 
     # ------------------------------------------------------------------ reading
 
@@ -243,10 +263,6 @@ class ClustersEngine(Engine):
             raise error
         return took
 
-    def job_stdio(self, target: StepId) -> JobStdio:
-        engine, inner, _ = self._route(target)
-        return engine.job_stdio(inner)
-
     # ------------------------------------------------------------------ accounting
 
     def job_records(self, job_id: int, since: int, until: int = 0) -> tuple[JobRecord, ...]:
@@ -276,64 +292,27 @@ class ClustersEngine(Engine):
             raise failure
         return tuple(found)
 
-    def step_processes(self, target: StepId) -> StepProcesses:
-        engine, inner, _ = self._route(target)
-        return engine.step_processes(inner)
-
-    def interconnect(self, target: StepId) -> Interconnect:
-        engine, inner, _ = self._route(target)
-        return engine.interconnect(inner)
-
-    def able(self, target: StepId) -> AbleResult:
-        engine, inner, full = self._route(target)
-        return replace(engine.able(inner), target=full)
-
-    def error(self, target: StepId) -> CheckpointError:
-        engine, inner, _ = self._route(target)
-        return engine.error(inner)
+    # Calls about one target go to its cluster's engine, the target as that engine knows
+    # it; an answer that names its target names it with its cluster (``routed``).
+    step_processes = routed("step_processes")
+    interconnect = routed("interconnect")
+    job_stdio = routed("job_stdio")
+    able = routed("able", names_target=True)
+    error = routed("error")
 
     # ------------------------------------------------------------------ acting
-
-    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        return self._act(target, lambda e, t: e.create(t, max_wait, image_dir))
-
-    def vacate(
-        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
-    ) -> ActionResult:
-        return self._act(target, lambda e, t: e.vacate(t, max_wait, image_dir, force))
-
-    def restart(
-        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
-    ) -> ActionResult:
-        return self._act(target, lambda e, t: e.restart(t, stick, image_dir, force))
-
-    def enable(self, target: StepId) -> ActionResult:
-        return self._act(target, lambda e, t: e.enable(t))
-
-    def disable(self, target: StepId) -> ActionResult:
-        return self._act(target, lambda e, t: e.disable(t))
-
-    def complete(
-        self, target: StepId, begin_time: int, error_code: int, error_msg: str
-    ) -> ActionResult:
-        return self._act(target, lambda e, t: e.complete(t, begin_time, error_code, error_msg))
-
-    def tasks(
-        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
-    ) -> ActionResult:
-        return self._act(target, lambda e, t: e.tasks(t, begin_time, image_dir, max_wait, nodelist))
-
-    def cancel(self, target: StepId, signal: int | None) -> ActionResult:
-        return self._act(target, lambda e, t: e.cancel(t, signal))
-
-    def hold(self, target: StepId) -> ActionResult:
-        return self._act(target, lambda e, t: e.hold(t))
-
-    def release(self, target: StepId) -> ActionResult:
-        return self._act(target, lambda e, t: e.release(t))
-
-    def requeue(self, target: StepId) -> ActionResult:
-        return self._act(target, lambda e, t: e.requeue(t))
+    # Every operation of the table (``operations.py``) but able and error, the same way.
+    create = routed("create", names_target=True)
+    vacate = routed("vacate", names_target=True)
+    restart = routed("restart", names_target=True)
+    enable = routed("enable", names_target=True)
+    disable = routed("disable", names_target=True)
+    complete = routed("complete", names_target=True)
+    tasks = routed("tasks", names_target=True)
+    cancel = routed("cancel", names_target=True)
+    hold = routed("hold", names_target=True)
+    release = routed("release", names_target=True)
+    requeue = routed("requeue", names_target=True)
 
     def close(self) -> None:
         for part in self._parts.values():

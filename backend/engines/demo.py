@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..model import CheckpointKind, Job, Step, StepCheckpointEvent, StepView
 from .native import NativeEngine
-from .simulated import SimulatedCluster, TransparentStep
+
+if TYPE_CHECKING:  # the facade imports this module to ask whether an engine is the demo's
+    from ..simulator import SimulatedCluster, TransparentStep
 
 
 class DemoEngine(NativeEngine):
@@ -26,6 +29,11 @@ class DemoEngine(NativeEngine):
     def __init__(self, cluster: SimulatedCluster, user: str) -> None:
         super().__init__(cluster.connect(user), name="simulated", clock=cluster.clock)
         self._cluster = cluster
+
+    @property
+    def simulator(self) -> SimulatedCluster:
+        """The simulated controller this engine runs over (the tests' oracle and hooks)."""
+        return self._cluster
 
     def checkpoint_events(
         self, job_id: int, work_dir: str, uid: int

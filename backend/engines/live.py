@@ -66,12 +66,13 @@ class LiveEngine(Engine):
     """Jobs and steps from libslurm; checkpoint operations: state checks, then NotSupported."""
 
     name = "live"
+    waits_on_controller = True
 
     def __init__(self, binding: SlurmAPI, clock: Callable[[], float] = time.time) -> None:
         self.binding = binding
         self.clock = clock
         """When a snapshot is taken (the simulated controller's clock in the demo and tests)."""
-        self.caller_uid = binding.caller_uid
+        self.caller_uid: int = binding.caller_uid
         self.caller_name = binding.caller_name
         self._lock = threading.RLock()
         self._jobs_update = 0

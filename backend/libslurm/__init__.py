@@ -1,6 +1,6 @@
 """sckpt's only door to libslurm: a cffi shim built on first use, and typed Python calls.
 
-Public API (everything else in this package is private)::
+Public API::
 
     from sckpt.backend.libslurm import get_binding, Binding, JobsResult, StepsResult
     b = get_binding()          # singleton; raises ShimUnavailable / NoConfig (SetupError)
@@ -16,8 +16,17 @@ Public API (everything else in this package is private)::
       max_wait, image_dir); ckpt_restart(step, stick, image_dir); ckpt_complete(step,
       begin_time, code, msg); ckpt_error(step) -> (code, msg); ckpt_tasks(step, begin_time,
       image_dir, max_wait, nodelist)   # absent symbols -> NotSupported(ESLURM_NOT_SUPPORTED)
+    b.job_records(job_id, since); b.finished_jobs(since)   # slurmdbd's records
+    b.clusters("a,b") -> routes; b.on_cluster(route) -> Binding   # -M: another controller
     b.ping() -> seconds; b.plan (headers, library, cache dir); b.config (ConfigSource)
     report_build_progress(print_line)   # hear what the first-use shim build is doing
+
+The rooms, from the bottom up: ``shim_build`` compiles ``shim.c`` (declared to cffi in
+``cdef.h``); ``config_source`` finds slurm.conf before libslurm may exit over it;
+``runtime`` loads the module and owns the one call thread and ``check(rc)``; ``decode``
+turns the shim's records into frozen dataclasses; ``reads``, ``actions``, ``checkpoint``,
+``accounting`` and ``clusters`` are the calls, as functions of the runtime; ``binding`` is
+the typed object the engines are given.
 
 Step ids are sckpt's canonical ones (``model.STEP_BATCH`` ...) on every Slurm release.
 Refusals raise ``backend.errors`` types (``error_for(code)``); controller communication
@@ -31,15 +40,11 @@ from __future__ import annotations
 import threading
 
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
-from ._binding import (
-    CHECKPOINT_SYMBOLS,
-    Binding,
-    ConfigSource,
-    find_config_source,
-    load_binding,
-)
-from ._build import report_build_progress
-from ._stderr import divert_c_stderr
+from .binding import Binding, load_binding
+from .c_stderr import divert_c_stderr
+from .checkpoint import CHECKPOINT_SYMBOLS
+from .config_source import ConfigSource, find_config_source
+from .shim_build import report_build_progress
 
 __all__ = [
     "CHECKPOINT_SYMBOLS",

@@ -7,7 +7,7 @@ tested::
 
     python -m sckpt.backend.libslurm.release_check /path/to/include [--json]
 
-It uses the real build path (``_build.compile_module``: cffi, cdef and C, warnings that
+It uses the real build path (``shim_build.compile_module``: cffi, cdef and C, warnings that
 matter as errors) and then checks, for that header directory:
 
 * every ``slurm/*.h`` the compiler read came from it (a header missing from an old release
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ShimUnavailable
-from . import _build
+from . import shim_build
 
 CANONICAL = {"batch": 0xFFFFFFFB, "extern": 0xFFFFFFFC, "pending": 0xFFFFFFFD}
 """sckpt's model numbers (Slurm >= 20.11 values), as in shim.c."""
@@ -73,7 +73,7 @@ def _include_root(path: Path) -> Path:
 
 def foreign_headers(include_dir: Path) -> list[str]:
     """The ``slurm/*.h`` the compiler reads for the shim from outside ``include_dir``."""
-    deps = _build.preprocess(include_dir, _build.shim_source(include_dir), "-M")
+    deps = shim_build.preprocess(include_dir, shim_build.shim_source(include_dir), "-M")
     own = (include_dir / "slurm").resolve()
     found = []
     for token in deps.replace("\\\n", " ").split():
@@ -108,7 +108,7 @@ def _stub_library(module: Path, work: Path) -> Path:
         "#include <stdlib.h>\n" + "".join(f"void {n}(void) {{ abort(); }}\n" for n in names)
     )
     stub = work / "libslurm-stub.so"
-    cc = _build.compiler() or "cc"
+    cc = shim_build.compiler() or "cc"
     subprocess.run(
         [cc, "-shared", "-fPIC", "-o", str(stub), str(source)],
         check=True,
@@ -140,18 +140,18 @@ def check(include_dir: Path) -> ReleaseReport:
         for header in report.foreign_headers:
             report.failures.append(f"{header} was read instead of a header of {include_dir}")
         return report
-    expected = _build.header_version(include_dir)
-    report.header_version = _build.version_text(expected)
+    expected = shim_build.header_version(include_dir)
+    report.header_version = shim_build.version_text(expected)
     name = f"_sckpt_slurm_check_{expected:06x}"
     with tempfile.TemporaryDirectory(prefix="sckpt-release-check-") as tmp:
         work = Path(tmp)
-        built = _build.compile_module(include_dir, name, work / "out", lib_dir=None)
+        built = shim_build.compile_module(include_dir, name, work / "out", lib_dir=None)
         lib = _load(built, name, work).lib
         built_version = int(lib.SCKPT_HEADER_VERSION)
-        report.module_header_version = _build.version_text(built_version)
+        report.module_header_version = shim_build.version_text(built_version)
         if built_version != expected:
             report.failures.append(
-                f"the module says it was built for {_build.version_text(built_version)}, "
+                f"the module says it was built for {shim_build.version_text(built_version)}, "
                 f"the headers are {report.header_version}"
             )
         report.error_names = int(lib.sckpt_errname_count())
@@ -190,7 +190,7 @@ def check(include_dir: Path) -> ReleaseReport:
 
 def _interactive_value(include_dir: Path) -> int:
     """``SLURM_INTERACTIVE_STEP`` as the preprocessor sees it (the shim maps it by macro)."""
-    text = _build.preprocess(
+    text = shim_build.preprocess(
         include_dir, "#include <slurm/slurm.h>\nsckpt_value SLURM_INTERACTIVE_STEP\n", "-E", "-P"
     )
     m = re.search(r"sckpt_value\s*\(?\s*(0x[0-9a-fA-F]+|\d+)", text)
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     try:
-        _build.check_toolchain()
+        shim_build.check_toolchain()
         report = check(args.include_dir)
     except ShimUnavailable as exc:
         print(f"release_check: {exc.message}", file=sys.stderr)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.base import Engine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import simulated_engine
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.engines.clusters import RETRY_FIRST, ClustersEngine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import simulated_engine
 from sckpt.backend.model import ClusterInfo, JobState, Snapshot, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 ME = "alice"
 
@@ -79,7 +79,7 @@ def test_jobs_carry_their_cluster_and_unchanged_ones_keep_their_view() -> None:
     assert not second.changed
     assert all(a is b for a, b in zip(first.jobs, second.jobs, strict=True))
     # A change on one cluster: that job's view is new, every other one the same object.
-    job = sims["sckpt-b"].submit(ME, name="new", state=JobState.PENDING).job_id
+    job = sims["sckpt-b"].control.submit(ME, name="new", state=JobState.PENDING).job_id
     third = engine.snapshot()
     assert third.changed
     old = {(v.cluster, v.job.job_id): v for v in second.jobs}
@@ -130,8 +130,8 @@ def test_every_cluster_down_fails_the_snapshot() -> None:
 def test_actions_are_routed_by_the_targets_cluster() -> None:
     clock = ManualClock()
     engine, _engines, sims = _two(clock)
-    job = sims["sckpt-a"].submit(ME, name="x", state=JobState.PENDING).job_id
-    assert sims["sckpt-b"].submit(ME, name="y", state=JobState.PENDING).job_id == job
+    job = sims["sckpt-a"].control.submit(ME, name="x", state=JobState.PENDING).job_id
+    assert sims["sckpt-b"].control.submit(ME, name="y", state=JobState.PENDING).job_id == job
     result = engine.hold(StepId(job, cluster="sckpt-a"))
     assert result.target == StepId(job, cluster="sckpt-a")
     assert sims["sckpt-a"].job(job).held and not sims["sckpt-b"].job(job).held

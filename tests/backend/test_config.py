@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
-from sckpt.backend.config import ENV_CONFIG, Settings, default_config_path, load_settings
+from sckpt.backend.config import (
+    ENV_CONFIG,
+    Environment,
+    Settings,
+    default_config_path,
+    environment,
+    load_settings,
+)
 from sckpt.backend.errors import ConfigError
 
 
@@ -143,3 +152,41 @@ def test_columns_are_read_in_their_order(tmp_path: Path) -> None:
     settings = load_settings(path)
     assert settings.columns == {"jobs": ("id", "start", "tres", "checkpoint")}
     assert load_settings(write(tmp_path, "")).columns == {}
+
+
+def test_the_sckpt_variables_are_read_when_asked_and_empty_is_unset() -> None:
+    env = {
+        "SCKPT_CONFIG": "/c.toml",
+        "SCKPT_STATE_DIR": "/state",
+        "SCKPT_CACHE_DIR": "",
+        "SCKPT_DMTCP_DIR": "/opt/dmtcp",
+        "SCKPT_CKPT_SIGNAL": "SIGUSR2",
+        "OTHER": "x",
+    }
+    assert environment(env) == Environment(
+        config="/c.toml",
+        state_dir="/state",
+        cache_dir=None,
+        dmtcp_dir="/opt/dmtcp",
+        dmtcp_cache=None,
+        checkpoint_signal="SIGUSR2",
+        work_dir=None,
+    )
+
+
+def test_only_the_config_module_names_the_variables_sckpt_reads() -> None:
+    # One place says which SCKPT_* variables exist; the checkpoint protocol names only the
+    # ones the wrapper sets for a program.
+    root = Path(__file__).resolve().parents[2]
+    named: dict[str, set[str]] = {}
+    for top in ("backend", "cli", "tui", "sckpt"):
+        for path in sorted((root / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and re.fullmatch(r"SCKPT_[A-Z_]+", node.value)
+                ):
+                    named.setdefault(str(path.relative_to(root)), set()).add(node.value)
+    assert set(named) == {"backend/config.py", "backend/checkpointing/protocol.py"}
+    assert named["backend/checkpointing/protocol.py"] == {"SCKPT_IMAGE_DIR", "SCKPT_CKPT_DONE"}

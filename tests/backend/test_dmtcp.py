@@ -1,4 +1,4 @@
-"""Finding DMTCP (``backend/dmtcp.py``), ``sckpt doctor``'s line, and ``sckpt run
+"""Finding DMTCP (``backend/checkpointing/dmtcp.py``), ``sckpt doctor``'s line, and ``sckpt run
 --transparent`` on a machine without it.
 
 The installs here are fake prefixes whose ``dmtcp_launch --version`` is a shell script, so
@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from sckpt.backend import dmtcp
+from sckpt.backend import config
+from sckpt.backend.checkpointing import dmtcp
 from sckpt.backend.doctor import dmtcp_check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +39,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """No DMTCP anywhere: an empty cache, no variable, a PATH without dmtcp_launch."""
     cache = tmp_path / "cache"
     cache.mkdir()
-    monkeypatch.setenv(dmtcp.ENV_CACHE, str(cache))
-    monkeypatch.delenv(dmtcp.ENV_DIR, raising=False)
+    monkeypatch.setenv(config.ENV_DMTCP_CACHE, str(cache))
+    monkeypatch.delenv(config.ENV_DMTCP_DIR, raising=False)
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     return cache
 
@@ -70,7 +71,7 @@ def test_the_variable_wins_over_the_cache_and_the_config_over_both(
 ) -> None:
     fake_install(clean_env / "dmtcp-4.2.0-0123456789abcdef")
     other = fake_install(tmp_path / "site", version="3.0.0")
-    monkeypatch.setenv(dmtcp.ENV_DIR, str(other))
+    monkeypatch.setenv(config.ENV_DMTCP_DIR, str(other))
     found = dmtcp.find_dmtcp()
     assert (found.prefix, found.version, found.source) == (other, "3.0.0", "$SCKPT_DMTCP_DIR")
     configured = fake_install(tmp_path / "configured", version="4.1.0")
@@ -81,7 +82,7 @@ def test_a_named_install_that_is_wrong_is_an_error_not_a_fallback(
     clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_install(clean_env / "dmtcp-4.2.0-0123456789abcdef")
-    monkeypatch.setenv(dmtcp.ENV_DIR, str(tmp_path / "nowhere"))
+    monkeypatch.setenv(config.ENV_DMTCP_DIR, str(tmp_path / "nowhere"))
     with pytest.raises(dmtcp.DmtcpMissing, match="no executable bin/dmtcp_coordinator"):
         dmtcp.find_dmtcp()
 

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import errors as E
-from sckpt.backend import facade as facade_mod
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings, demo_audit_log_path
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
-from sckpt.backend.facade import Facade, open_facade, register_engine
+from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import ActionResult, CheckpointKind, JobState, Snapshot, StepId
 from sckpt.backend.operations import MUTATING, NAMES
 from sckpt.backend.operations import operation as find_operation
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 from .spy import FailingEngine, SpyEngine
 
@@ -61,7 +60,7 @@ def test_snapshot_reports_no_change_until_time_moves(settings: Settings) -> None
     f = demo(settings)
     assert f.snapshot().changed
     assert not f.snapshot().changed
-    f.simulated_cluster.advance(3600)
+    f.simulated_cluster.control.advance(3600)
     assert f.snapshot().changed
 
 
@@ -262,14 +261,6 @@ def test_as_user_on_a_real_engine_is_refused(settings: Settings) -> None:
         open_facade(settings, engine="live", as_user="alice")
 
 
-def test_registered_engine_is_used(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(facade_mod, "_FACTORIES", {})
-    monkeypatch.setattr(facade_mod, "load_binding", lambda: object())
-    register_engine("cooperative", lambda request: SpyEngine())
-    f = open_facade(settings, engine="auto")
-    assert f.engine_name == "spy"
-
-
 def test_prebuilt_cluster_is_shared(settings: Settings) -> None:
     sim = SimulatedCluster(seed=3, n_jobs=10, clock=ManualClock(), arrivals=False)
     a = open_facade(settings, cluster=sim, as_user="root")
@@ -295,7 +286,7 @@ def test_refreshes_and_actions_from_threads_at_once(settings: Settings) -> None:
         try:
             for _ in range(300):
                 f.snapshot()
-                sim.advance(1)
+                sim.control.advance(1)
         except BaseException as exc:  # pragma: no cover - reported below
             failures.append(exc)
 
@@ -330,17 +321,17 @@ def test_checkpoint_progress_follows_a_checkpoint_to_its_outcome(
 ) -> None:
     """progress.py's words, read with able and error; disabling meanwhile does not end it."""
     f = open_facade(settings, as_user="alice", cluster=sim)
-    job = sim.submit("alice", n_steps=2).job_id
+    job = sim.control.submit("alice", n_steps=2).job_id
     failing, vacated = StepId(job, 0), StepId(job, 1)
-    sim.script_checkpoint(failing, duration=5, code=28)
-    sim.script_checkpoint(vacated, duration=5)
+    sim.control.script_checkpoint(failing, duration=5, code=28)
+    sim.control.script_checkpoint(vacated, duration=5)
     assert f.checkpoint_progress(failing) == "completed"  # none ever ran: nothing failed
     f.create(failing, max_wait=0)
     f.vacate(vacated, max_wait=0)
     f.disable(failing)  # able answers No now: the checkpoint still runs
     assert f.checkpoint_progress(failing) == "in progress"
     assert f.checkpoint_progress(vacated) == "in progress"
-    sim.advance(6)
+    sim.control.advance(6)
     assert f.checkpoint_progress(failing) == "failed (28)"  # told by error, while disabled
     assert f.checkpoint_progress(vacated) == "ended"  # the vacate ended the step
 

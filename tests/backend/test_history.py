@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.audit import AuditLog
-from sckpt.backend.engines.cooperative import CooperativeEngine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+from sckpt.backend.checkpointing.engine import CooperativeEngine
+from sckpt.backend.checkpointing.protocol import StepRecord
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import InvalidJobId, UsageError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import STEP_BATCH, StepId
-from sckpt.backend.store import StepRecord, StepStore
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 
 def _cluster() -> SimulatedCluster:
@@ -35,9 +36,9 @@ def _facade(cluster: SimulatedCluster, tmp_path: Path, *, read_only: bool = Fals
 
 def test_records_and_the_stores_checkpoint_events_oldest_first(tmp_path: Path) -> None:
     cluster = _cluster()
-    job = cluster.submit("alice", name="md", n_steps=1, duration=36000).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=36000).job_id
     cluster.requeue_job(cluster.user("alice"), job, hold=False)
-    cluster.advance(200)
+    cluster.control.advance(200)
     store = StepStore(tmp_path / "state", StepId(job, STEP_BATCH))
     store.ensure_directory()
 
@@ -70,9 +71,9 @@ def test_bounds_are_checked_and_an_unknown_job_is_invalid(tmp_path: Path) -> Non
 def test_finished_jobs_are_newest_first_and_cut_at_the_limit(tmp_path: Path) -> None:
     cluster = _cluster()
     alice = cluster.user("alice")
-    jobs = [cluster.submit("alice", name=f"j{i}", n_steps=1).job_id for i in range(3)]
+    jobs = [cluster.control.submit("alice", name=f"j{i}", n_steps=1).job_id for i in range(3)]
     for job in jobs:
-        cluster.advance(60)
+        cluster.control.advance(60)
         cluster.kill_job(alice, job, 9)
     facade = _facade(cluster, tmp_path)
     found = facade.finished_jobs(limit=2)

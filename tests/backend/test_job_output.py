@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from sckpt.backend.image_access import file_read_problem
+from sckpt.backend.checkpointing.access import file_read_problem
 from sckpt.backend.job_output import last_lines, read_output
 from sckpt.backend.model import JobState
 

@@ -9,9 +9,9 @@ import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
 from .spy import SpyEngine
 
@@ -29,9 +29,9 @@ def facade(settings: Settings, cluster: SimulatedCluster, user: str = "alice") -
 def test_cancel_ends_a_pending_running_or_suspended_job(
     settings: Settings, cluster: SimulatedCluster, state: JobState
 ) -> None:
-    job = cluster.submit("alice", state=state).job_id
+    job = cluster.control.submit("alice", state=state).job_id
     if state is JobState.SUSPENDED:
-        cluster.set_job_state(job, JobState.SUSPENDED)
+        cluster.control.set_job_state(job, JobState.SUSPENDED)
     facade(settings, cluster).cancel(str(job))
     assert cluster.job(job).state is JobState.CANCELLED
 
@@ -40,7 +40,7 @@ def test_a_deadly_signal_ends_the_steps_and_a_harmless_one_nothing(
     settings: Settings, cluster: SimulatedCluster
 ) -> None:
     f = facade(settings, cluster)
-    job = cluster.submit("alice", n_steps=2).job_id
+    job = cluster.control.submit("alice", n_steps=2).job_id
     result = f.cancel(str(job), "USR1")
     assert result.detail == "signal SIGUSR1 sent"
     assert cluster.job(job).state is JobState.RUNNING
@@ -54,7 +54,7 @@ def test_hold_of_a_running_job_keeps_it_running_release_of_an_unheld_one_is_a_no
     settings: Settings, cluster: SimulatedCluster
 ) -> None:
     f = facade(settings, cluster)
-    job = cluster.submit("alice").job_id
+    job = cluster.control.submit("alice").job_id
     f.release(str(job))
     assert not cluster.job(job).held
     f.hold(str(job))
@@ -67,7 +67,7 @@ def test_another_users_job_is_refused_with_slurms_code(
     settings: Settings, cluster: SimulatedCluster
 ) -> None:
     f = facade(settings, cluster, user="bob")
-    job = cluster.submit("alice", state=JobState.PENDING).job_id
+    job = cluster.control.submit("alice", state=JobState.PENDING).job_id
     for verb in ("cancel", "hold", "release", "requeue"):
         with pytest.raises(E.AccessDenied) as refused:
             getattr(f, verb)(str(job))

@@ -12,11 +12,6 @@ import errno
 import pytest
 from sckpt.backend import errors as E
 from sckpt.backend.engines.base import Engine
-from sckpt.backend.engines.simulated import (
-    ManualClock,
-    SavedRecord,
-    SimulatedCluster,
-)
 from sckpt.backend.facade import simulated_engine
 from sckpt.backend.model import (
     STEP_BATCH,
@@ -26,12 +21,17 @@ from sckpt.backend.model import (
     JobState,
     StepId,
 )
+from sckpt.backend.simulator import (
+    ManualClock,
+    SavedRecord,
+    SimulatedCluster,
+)
 
 
 def running(
     sim: SimulatedCluster, user: str = "alice", n_steps: int = 2, batch: bool = True
 ) -> int:
-    return sim.submit(user, state=JobState.RUNNING, n_steps=n_steps, batch=batch).job_id
+    return sim.control.submit(user, state=JobState.RUNNING, n_steps=n_steps, batch=batch).job_id
 
 
 def code_of(exc: pytest.ExceptionInfo[E.SlurmError]) -> int:
@@ -72,8 +72,8 @@ def test_check2_slurm_user_allowed_for_whole_job_only(
 
 
 def test_check2_access_comes_before_job_state(sim: SimulatedCluster, bob: Engine) -> None:
-    pending = sim.submit("alice", state=JobState.PENDING).job_id
-    done = sim.submit("alice", state=JobState.COMPLETED).job_id
+    pending = sim.control.submit("alice", state=JobState.PENDING).job_id
+    done = sim.control.submit("alice", state=JobState.COMPLETED).job_id
     with pytest.raises(E.AccessDenied):
         bob.able(StepId(pending, 0))
     with pytest.raises(E.AccessDenied):
@@ -81,14 +81,14 @@ def test_check2_access_comes_before_job_state(sim: SimulatedCluster, bob: Engine
 
 
 def test_check3_pending_job(sim: SimulatedCluster, alice: Engine) -> None:
-    job = sim.submit("alice", state=JobState.PENDING).job_id
+    job = sim.control.submit("alice", state=JobState.PENDING).job_id
     with pytest.raises(E.JobPending) as exc:
         alice.create(StepId(job, 0), 10, None)
     assert code_of(exc) == 2024
 
 
 def test_check4_suspended_step_request_is_disabled(sim: SimulatedCluster, alice: Engine) -> None:
-    job = sim.submit("alice", state=JobState.SUSPENDED).job_id
+    job = sim.control.submit("alice", state=JobState.SUSPENDED).job_id
     with pytest.raises(E.Disabled) as exc:
         alice.able(StepId(job, 0))
     assert code_of(exc) == 2037
@@ -97,7 +97,7 @@ def test_check4_suspended_step_request_is_disabled(sim: SimulatedCluster, alice:
 def test_check4_suspended_whole_job_request_is_job_suspended(
     sim: SimulatedCluster, alice: Engine
 ) -> None:
-    job = sim.submit("alice", state=JobState.SUSPENDED).job_id
+    job = sim.control.submit("alice", state=JobState.SUSPENDED).job_id
     with pytest.raises(E.JobSuspended) as exc:
         alice.create(StepId(job), 10, None)
     assert code_of(exc) == 2077
@@ -107,7 +107,7 @@ def test_check4_suspended_whole_job_request_is_job_suspended(
 def test_check5_finished_job_is_already_done(
     sim: SimulatedCluster, alice: Engine, state: JobState
 ) -> None:
-    job = sim.submit("alice", state=state).job_id
+    job = sim.control.submit("alice", state=state).job_id
     with pytest.raises(E.AlreadyDone) as exc:
         alice.create(StepId(job, 0), 10, None)
     assert code_of(exc) == 2021
@@ -123,7 +123,7 @@ def test_check6_no_such_step_is_invalid_job_id(sim: SimulatedCluster, alice: Eng
 
 
 def test_check6_comes_after_job_state(sim: SimulatedCluster, alice: Engine) -> None:
-    pending = sim.submit("alice", state=JobState.PENDING).job_id
+    pending = sim.control.submit("alice", state=JobState.PENDING).job_id
     with pytest.raises(E.JobPending):
         alice.able(StepId(pending, 42))
 
@@ -138,7 +138,7 @@ def test_check7_checkpoint_none_is_not_supported_after_state_checks(clock: objec
     )
     alice = simulated_engine(sim, "alice")
     job = running(sim)
-    pending = sim.submit("alice", state=JobState.PENDING).job_id
+    pending = sim.control.submit("alice", state=JobState.PENDING).job_id
     for call in (alice.able, alice.error, alice.enable, alice.disable):
         with pytest.raises(E.NotSupported) as exc:
             call(StepId(job, 0))
@@ -167,9 +167,9 @@ def test_whole_job_acts_on_every_running_step(sim: SimulatedCluster, alice: Engi
 
 def test_whole_job_reports_the_highest_code(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, n_steps=2)
-    sim.script_checkpoint(StepId(job, 0), duration=100)
+    sim.control.script_checkpoint(StepId(job, 0), duration=100)
     alice.create(StepId(job, 0), 0, None)  # step 0 busy: EALREADY (114)
-    sim.advance(1)  # the engine tells an earlier checkpoint from its own by the second
+    sim.control.advance(1)  # the engine tells an earlier checkpoint from its own by the second
     alice.disable(StepId(job, 1))  # step 1 disabled: ESLURM_DISABLED (2037)
     with pytest.raises(E.Disabled) as exc:
         alice.create(StepId(job), 10, None)
@@ -232,19 +232,19 @@ def test_able_reports_the_start_of_a_checkpoint_in_progress(
 ) -> None:
     job = running(sim)
     step = StepId(job, 0)
-    sim.script_checkpoint(step, duration=5)
+    sim.control.script_checkpoint(step, duration=5)
     began = int(sim.now())
     alice.create(step, 10, None)
-    sim.advance(2)
+    sim.control.advance(2)
     assert alice.able(step).in_progress_since == began
-    sim.advance(4)
+    sim.control.advance(4)
     assert alice.able(step).in_progress_since == 0
 
 
 def test_create_while_in_progress_is_ealready(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
-    sim.script_checkpoint(step, duration=5)
+    sim.control.script_checkpoint(step, duration=5)
     alice.create(step, 10, None)
     with pytest.raises(E.AlreadyInProgress) as exc:
         alice.create(step, 10, None)
@@ -258,15 +258,15 @@ def test_create_resets_the_error_then_records_the_result(
 ) -> None:
     job = running(sim)
     step = StepId(job, 0)
-    sim.script_checkpoint(step, duration=3, code=errno.ENOSPC)
+    sim.control.script_checkpoint(step, duration=3, code=errno.ENOSPC)
     alice.create(step, 10, None)
-    sim.advance(3)
+    sim.control.advance(3)
     err = alice.error(step)
     assert (err.code, err.name, err.message) == (28, "ENOSPC", "No space left on device")
-    sim.script_checkpoint(step, duration=3, code=0)
+    sim.control.script_checkpoint(step, duration=3, code=0)
     alice.create(step, 10, None)
     assert alice.error(step).code == 0  # reset at the start
-    sim.advance(3)
+    sim.control.advance(3)
     assert alice.error(step).code == 0
     assert sim.step_state(step).last_checkpoint_time == int(sim.now())
 
@@ -274,15 +274,15 @@ def test_create_resets_the_error_then_records_the_result(
 def test_max_wait_bounds_the_checkpoint(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
-    sim.script_checkpoint(step, duration=30)
+    sim.control.script_checkpoint(step, duration=30)
     alice.create(step, 10, None)
-    sim.advance(10)
+    sim.control.advance(10)
     assert alice.able(step).in_progress_since == 0
     assert alice.error(step).code == errno.ETIME
 
 
 def test_image_dir_rule(sim: SimulatedCluster, alice: Engine) -> None:
-    job = sim.submit("alice", state=JobState.RUNNING, n_steps=1, work_dir="/home/alice/run")
+    job = sim.control.submit("alice", state=JobState.RUNNING, n_steps=1, work_dir="/home/alice/run")
     alice.create(StepId(job.job_id, 0), 10, None)
     assert sim.step_state(StepId(job.job_id, 0)).image_dir == f"/home/alice/run/{job.job_id}.0"
     alice.create(StepId(job.job_id, STEP_BATCH), 10, "/scratch/ck")
@@ -294,11 +294,11 @@ def test_vacate_terminates_the_step_after_the_checkpoint(
 ) -> None:
     job = running(sim, n_steps=2)
     step = StepId(job, 1)
-    sim.script_checkpoint(step, duration=4)
+    sim.control.script_checkpoint(step, duration=4)
     alice.vacate(step, 10, None)
-    sim.advance(2)
+    sim.control.advance(2)
     assert sim.step_state(step).kind is CheckpointKind.IN_PROGRESS
-    sim.advance(2)
+    sim.control.advance(2)
     with pytest.raises(E.InvalidJobId):
         alice.able(step)
     assert sim.job(job).state is JobState.RUNNING  # other steps keep the job alive
@@ -306,9 +306,9 @@ def test_vacate_terminates_the_step_after_the_checkpoint(
 
 def test_vacate_of_the_batch_step_ends_the_job(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim, n_steps=1)
-    sim.script_checkpoint(StepId(job, STEP_BATCH), duration=1)
+    sim.control.script_checkpoint(StepId(job, STEP_BATCH), duration=1)
     alice.vacate(StepId(job, STEP_BATCH), 10, None)
-    sim.advance(1)
+    sim.control.advance(1)
     assert sim.job(job).state.is_finished
 
 
@@ -317,11 +317,11 @@ def test_requeue_puts_the_job_back_to_pending_with_restart_count(
 ) -> None:
     job = running(sim, n_steps=1)
     sim.requeue(sim.user("alice"), StepId(job), 5)
-    sim.advance(5)
+    sim.control.advance(5)
     record = sim.job(job)
     assert record.state is JobState.PENDING
     assert record.restart_count == 1
-    sim.advance(60)
+    sim.control.advance(60)
     assert sim.job(job).state is JobState.RUNNING
 
 
@@ -348,10 +348,10 @@ def test_complete_keeps_only_the_highest_error(sim: SimulatedCluster, alice: Eng
 def test_complete_ends_the_checkpoint_it_reports(sim: SimulatedCluster, alice: Engine) -> None:
     job = running(sim)
     step = StepId(job, 0)
-    sim.script_checkpoint(step, duration=100)
+    sim.control.script_checkpoint(step, duration=100)
     began = int(sim.now())
     alice.create(step, 0, None)
-    sim.advance(1)
+    sim.control.advance(1)
     alice.complete(step, began, 0, "")
     assert alice.able(step).in_progress_since == 0
 
@@ -363,7 +363,7 @@ def test_batch_create_saves_the_job_record(sim: SimulatedCluster, alice: Engine)
     job = running(sim)
     alice.create(StepId(job), 10, None)
     assert f"/var/slurm/checkpoint/{job}.ckpt" in sim.records()
-    sim.advance(60)
+    sim.control.advance(60)
     alice.vacate(StepId(job, STEP_BATCH), 10, "/scratch/ck")
     assert f"/scratch/ck/{job}.ckpt" in sim.records()
 
@@ -390,7 +390,7 @@ def test_batch_create_without_any_image_dir_is_disabled(clock: object) -> None:
 def _vacated(sim: SimulatedCluster, alice: Engine, image_dir: str | None = None) -> int:
     job = running(sim, n_steps=1)
     alice.vacate(StepId(job), 5, image_dir)
-    sim.advance(5)
+    sim.control.advance(5)
     assert sim.job(job).state.is_finished
     return job
 
@@ -420,7 +420,7 @@ def test_restart_with_a_mismatching_record_is_einval(sim: SimulatedCluster, alic
     job = _vacated(sim, alice)
     path = f"/var/slurm/checkpoint/{job}.ckpt"
     other = sim.records()[path]
-    sim.put_record(path, SavedRecord(path, job + 1000, other.uid, other.user, other.job))
+    sim.control.put_record(path, SavedRecord(path, job + 1000, other.uid, other.user, other.job))
     with pytest.raises(E.InvalidArgument) as exc:
         alice.restart(StepId(job), False, None)
     assert code_of(exc) == errno.EINVAL
@@ -442,7 +442,7 @@ def test_restart_resubmits_under_the_same_id_with_restart_dir(
     job = _vacated(sim, alice, "/scratch/ck")
     alice.restart(StepId(job), False, "/scratch/ck")
     assert sim.job(job).state is JobState.PENDING
-    sim.advance(10)
+    sim.control.advance(10)
     restarted = sim.job(job)
     assert restarted.job_id == job and restarted.state is JobState.RUNNING
     assert sim.job_environment(job)["SLURM_RESTART_DIR"] == "/scratch/ck"
@@ -453,7 +453,7 @@ def test_restart_with_stick_pins_the_old_nodes(sim: SimulatedCluster, alice: Eng
     old_nodes = sim.job(job).nodes
     alice.restart(StepId(job), True, None)
     assert sim.job(job).required_nodes == old_nodes
-    sim.advance(10)
+    sim.control.advance(10)
     assert sim.job(job).nodes == old_nodes
 
 
@@ -476,11 +476,11 @@ def test_finished_jobs_are_forgotten_after_min_job_age(
     sim: SimulatedCluster, alice: Engine
 ) -> None:
     job = _vacated(sim, alice)
-    sim.advance(sim.min_job_age)
+    sim.control.advance(sim.min_job_age)
     with pytest.raises(E.InvalidJobId):
         alice.able(StepId(job, 0))
     assert job not in {v.job.job_id for v in sim.snapshot().jobs}
-    sim.submit("bob")  # a newer job, so the restarted one must be re-inserted in order
+    sim.control.submit("bob")  # a newer job, so the restarted one must be re-inserted in order
     # Restart recreates a forgotten job from its saved record, under the same id.
     alice.restart(StepId(job), False, None)
     assert sim.job(job).state is JobState.PENDING and sim.job(job).restart_count == 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sckpt.backend.engines.live import LiveEngine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.libslurm import JobsResult, StepsResult
 from sckpt.backend.model import (
     STEP_BATCH,
@@ -24,6 +23,7 @@ from sckpt.backend.model import (
     Step,
     StepId,
 )
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.backend.slurm_api import SlurmAPI
 
 

@@ -14,9 +14,9 @@ from .conftest import PYTHON, ROOT
 
 BUILD = r"""
 import sys, time
-from sckpt.backend.libslurm import _build
-p = _build.plan()
-path = _build.build(p)
+from sckpt.backend.libslurm import shim_build
+p = shim_build.plan()
+path = shim_build.build(p)
 print(path)
 """
 

@@ -134,10 +134,10 @@ def test_headers_of_another_release_than_libslurm_are_refused_by_name(
     header_sets: dict[str, Path], tmp_path: Path
 ) -> None:
     """19.05's headers with this machine's libslurm (22.05): no build, no call, both named."""
-    from sckpt.backend.libslurm import _build
+    from sckpt.backend.libslurm import shim_build
 
-    lib_dir, lib_path = _build.find_library()
-    library = _build.library_release(lib_path)
+    lib_dir, lib_path = shim_build.find_library()
+    library = shim_build.library_release(lib_path)
     assert library is not None and not library.startswith("19.05")
     conf = tmp_path / "slurm.conf"
     conf.write_text("ClusterName=none\n")

@@ -10,15 +10,16 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sckpt.backend import facade as facade_module
 from sckpt.backend.config import demo_audit_log_path
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
-from sckpt.tui import cli
+from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
+
+from sckpt import cli
 
 
 @dataclass
@@ -41,6 +42,9 @@ class CliEnv:
     config: Path
     audit_log: Path
     run: Callable[..., CliResult]
+    inject: dict[str, Any] = field(default_factory=dict)
+    """What every run passes to ``cli.main`` besides argv (``facade_factory``, ``wait``...):
+    the fixtures below fill it."""
 
     def audit(self, *, demo: bool = False) -> list[dict[str, Any]]:
         """Every line of the audit log so far, parsed; ``demo``: the ``--demo`` one's."""
@@ -60,22 +64,24 @@ def cli_env(
     monkeypatch.setenv("SCKPT_CONFIG", str(config))
     monkeypatch.delenv("SLURM_CONF", raising=False)
 
+    inject: dict[str, Any] = {}
+
     def run(*argv: str) -> CliResult:
         capsys.readouterr()
-        code = cli.main(list(argv))
+        code = cli.main(list(argv), **inject)
         out, err = capsys.readouterr()
         return CliResult(code, out, err)
 
-    return CliEnv(config, audit_log, run)
+    return CliEnv(config, audit_log, run, inject)
 
 
 @pytest.fixture
-def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
+def cluster(cli_env: CliEnv) -> Iterator[SimulatedCluster]:
     """One simulated cluster shared by every ``sckpt`` run of the test (state persists).
 
-    ``open_facade`` is wrapped so each command's facade acts on this cluster, as successive
-    commands act on one real cluster; everything else (validation, read-only guard, audit
-    log, engine choice) is the real facade.
+    Each command's facade is opened on this cluster (``main``'s ``facade_factory``), as
+    successive commands act on one real cluster; everything else (validation, read-only
+    guard, audit log, engine choice) is the real facade.
     """
     shared = SimulatedCluster(
         seed=3,
@@ -85,7 +91,5 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
         arrivals=False,
         demo_touches=False,
     )
-    real_open = facade_module.open_facade
-    monkeypatch.setattr(facade_module, "open_facade", functools.partial(real_open, cluster=shared))
-    assert cli  # the command line imports open_facade lazily, so the patch applies
+    cli_env.inject["facade_factory"] = functools.partial(open_facade, cluster=shared)
     yield shared

@@ -1,7 +1,7 @@
 """Job arrays on the simulated cluster, through the command line: names as squeue writes
 them, targets as scontrol reads them, and each action on the right job record.
 
-The layout is slurmctld's (``SimulatedCluster.submit_array``): tasks that started have job
+The layout is slurmctld's (``SimulatorControl.submit_array``): tasks that started have job
 records of their own with new job ids; the tasks still pending share the array's record.
 The real-cluster twins of these tests are ``test_real_cluster_arrays.py`` (22.05) and
 ``tests/native/test_arrays_1905.py``.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.errors import UsageError
 from sckpt.backend.model import (
     WHOLE_JOB,
@@ -23,6 +22,7 @@ from sckpt.backend.model import (
     expand_task_ranges,
     job_label,
 )
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.backend.targets import parse_target, parse_targets
 
 from .conftest import CliEnv
@@ -31,9 +31,9 @@ from .conftest import CliEnv
 @pytest.fixture
 def arrays(cluster: SimulatedCluster) -> dict[str, int]:
     """``run``: 3 tasks running; ``limited``: 2 running, 3-20 waiting on %2; ``held``."""
-    run = cluster.submit_array("alice", "1-3", running=3)
-    limited = cluster.submit_array("alice", "1-20", running=2, max_tasks=2)
-    held = cluster.submit_array("bob", "1-50", max_tasks=2, held=True)
+    run = cluster.control.submit_array("alice", "1-3", running=3)
+    limited = cluster.control.submit_array("alice", "1-20", running=2, max_tasks=2)
+    held = cluster.control.submit_array("bob", "1-50", max_tasks=2, held=True)
     return {
         "run": run[0].array_job_id,
         "limited": limited[0].array_job_id,

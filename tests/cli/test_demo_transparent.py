@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
+from sckpt.backend.facade import open_facade
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 from .conftest import CliEnv
 
@@ -54,7 +54,7 @@ def test_the_demo_lists_transparent_steps_with_their_last_image(cli_env: CliEnv)
 
 
 @pytest.fixture
-def demo_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
+def demo_cluster(cli_env: CliEnv) -> Iterator[SimulatedCluster]:
     """The demo's cluster (its touches included) shared by every command of the test."""
     shared = SimulatedCluster(
         seed=7,
@@ -63,8 +63,7 @@ def demo_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
         users=demo_users_for("alice"),
         arrivals=False,
     )
-    real_open = facade_module.open_facade
-    monkeypatch.setattr(facade_module, "open_facade", functools.partial(real_open, cluster=shared))
+    cli_env.inject["facade_factory"] = functools.partial(open_facade, cluster=shared)
     yield shared
 
 
@@ -77,7 +76,7 @@ def test_create_on_a_transparent_demo_step_records_the_next_image(
     result = cli_env.run("create", sid)
     assert result.code == 0, result.err
     assert _transparent(_steps(cli_env))[sid]["kind"] == "in_progress"
-    demo_cluster.advance(60)  # every simulated checkpoint ends within 42 s
+    demo_cluster.control.advance(60)  # every simulated checkpoint ends within 42 s
     after = _transparent(_steps(cli_env))[sid]
     new_dir = ckpt["image_dir"].removesuffix(f"g{gen}") + f"g{gen + 1}"
     assert after["image_dir"] == new_dir

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from sckpt.backend.errors import UsageError
-from sckpt.tui.cli.historical import (
+from sckpt.cli.historical import (
     HistoricalRequest,
     is_checkpoint_keyword,
     match_operation,

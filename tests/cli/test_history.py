@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 
-from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 
 
 def _requeued(cluster: SimulatedCluster, times: int) -> int:
-    job = cluster.submit("alice", name="md", n_steps=1, duration=36000).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=36000).job_id
     for _ in range(times):
         cluster.requeue_job(cluster.user("alice"), job, hold=False)
-        cluster.advance(200)  # past the requeue's begin time: it runs again
+        cluster.control.advance(200)  # past the requeue's begin time: it runs again
     return job
 
 
@@ -62,10 +62,10 @@ def test_limit_keeps_the_newest_and_says_so(cli_env: CliEnv, cluster: SimulatedC
 
 def test_since_bounds_the_window(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     job = _requeued(cluster, 1)
-    cluster.advance(3 * 3600)
+    cluster.control.advance(3 * 3600)
     assert cli_env.run("history", str(job), "--since", "1h").code == 0  # the run goes on
     cluster.kill_job(cluster.user("alice"), job, 9)
-    cluster.advance(2 * 3600)
+    cluster.control.advance(2 * 3600)
     gone = cli_env.run("history", str(job), "--since", "1h", "--json")
     assert gone.code == 1
     error = json.loads(gone.out)["error"]
@@ -99,7 +99,7 @@ def test_runs_are_counted_from_the_left_out_records_when_slurm_has_no_restart_co
     """Before 24.11 slurmdbd records no restart count: the run is the record's position,
     counting the older records ``--limit`` left out."""
     from sckpt.backend.model import JobHistory, JobRecord
-    from sckpt.tui.cli.history import render_text
+    from sckpt.cli.history import render_text
 
     def record(state: str, start: int) -> JobRecord:
         return JobRecord(7, "c", "md", "alice", 1001, "debug", state, start_time=start)
@@ -116,7 +116,7 @@ def test_records_of_several_clusters_name_their_cluster() -> None:
     """``-M a,b history JOB``: job ids repeat across clusters, so a table holding records of
     more than one cluster gains sacct -M's CLUSTER column (one cluster: no column)."""
     from sckpt.backend.model import JobHistory, JobRecord
-    from sckpt.tui.cli.history import render_text
+    from sckpt.cli.history import render_text
 
     def record(cluster: str, start: int) -> JobRecord:
         return JobRecord(7, cluster, "md", "alice", 1001, "debug", "COMPLETED", start_time=start)

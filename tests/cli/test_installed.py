@@ -118,7 +118,7 @@ def test_a_closed_pipe_is_not_an_error(env: dict[str, str], tmp_path: Path) -> N
 def test_listing_and_actions_never_import_textual(env: dict[str, str]) -> None:
     code = (
         "import sys\n"
-        "from sckpt.tui.cli import main\n"
+        "from sckpt.cli import main\n"
         "main(['--demo', 'ls', '--noheader'])\n"
         "main(['--demo', 'able', '184201'])\n"
         "main(['completion', 'bash'])\n"

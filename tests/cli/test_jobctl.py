@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 
@@ -20,7 +20,7 @@ from .conftest import CliEnv
 def test_cancel_ends_the_job_then_a_second_cancel_says_already_done(
     cli_env: CliEnv, cluster: SimulatedCluster
 ) -> None:
-    job = cluster.submit("alice", name="md", n_steps=2).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=2).job_id
     result = cli_env.run("--as-user", "alice", "cancel", str(job))
     assert (result.code, result.out, result.err) == (0, f"{job}: cancel requested\n", "")
     assert cluster.job(job).state is JobState.CANCELLED
@@ -37,7 +37,7 @@ def test_cancel_ends_the_job_then_a_second_cancel_says_already_done(
 
 
 def test_cancel_of_a_step_ends_only_that_step(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
-    job = cluster.submit("alice", name="md", n_steps=2).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=2).job_id
     assert cli_env.run("cancel", f"{job}.0").out == f"{job}.0: cancel requested\n"
     listed = json.loads(cli_env.run("--json", "ls", "-j", str(job)).out)
     (shown,) = listed["jobs"]
@@ -47,19 +47,19 @@ def test_cancel_of_a_step_ends_only_that_step(cli_env: CliEnv, cluster: Simulate
 
 
 def test_cancel_signal_is_sent_and_named(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
-    job = cluster.submit("alice", name="md", n_steps=1).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1).job_id
     result = cli_env.run("cancel", "--signal", "usr1", str(job))
     assert result.out == f"{job}: signal SIGUSR1 sent\n" and result.code == 0
     assert cluster.job(job).state is JobState.RUNNING  # a signal is not an end
     assert cli_env.audit()[-1]["arguments"] == {"signal": 10}
-    pending = cluster.submit("alice", name="pd", state=JobState.PENDING).job_id
+    pending = cluster.control.submit("alice", name="pd", state=JobState.PENDING).job_id
     refused = cli_env.run("cancel", "--signal", "TERM", str(pending))
     assert refused.code == 1 and "ESLURM_TRANSITION_STATE_NO_UPDATE (2020)" in refused.err
 
 
 def test_hold_release_requeue_as_scontrol(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
-    pending = cluster.submit("alice", name="pd", state=JobState.PENDING).job_id
-    running = cluster.submit("alice", name="run", n_steps=1).job_id
+    pending = cluster.control.submit("alice", name="pd", state=JobState.PENDING).job_id
+    running = cluster.control.submit("alice", name="run", n_steps=1).job_id
     assert cli_env.run("--as-user", "alice", "hold", str(pending)).code == 0
     job = cluster.job(pending)
     assert (job.state, job.held, job.state_reason) == (JobState.PENDING, True, "JobHeldUser")
@@ -79,11 +79,11 @@ def test_hold_release_requeue_as_scontrol(cli_env: CliEnv, cluster: SimulatedClu
 def test_requeue_of_a_job_without_a_script_and_hold_of_a_finished_one(
     cli_env: CliEnv, cluster: SimulatedCluster
 ) -> None:
-    interactive = cluster.submit("alice", name="salloc", batch=False).job_id
+    interactive = cluster.control.submit("alice", name="salloc", batch=False).job_id
     result = cli_env.run("requeue", str(interactive))
     assert result.code == 1 and "ESLURM_BATCH_ONLY (2039)" in result.err
     assert cluster.job(interactive).state is JobState.RUNNING
-    cluster.set_job_state(interactive, JobState.COMPLETED)
+    cluster.control.set_job_state(interactive, JobState.COMPLETED)
     held = cli_env.run("hold", str(interactive))
     assert held.code == 1 and "ESLURM_JOB_FINISHED (2084): Job has already finished" in held.err
 
@@ -91,8 +91,8 @@ def test_requeue_of_a_job_without_a_script_and_hold_of_a_finished_one(
 def test_several_targets_each_reported_worst_code_wins_json(
     cli_env: CliEnv, cluster: SimulatedCluster
 ) -> None:
-    mine = cluster.submit("alice", name="a").job_id
-    bobs = cluster.submit("bob", name="b").job_id
+    mine = cluster.control.submit("alice", name="a").job_id
+    bobs = cluster.control.submit("bob", name="b").job_id
     result = cli_env.run("--as-user", "alice", "--json", "cancel", str(mine), str(bobs), "99999")
     document = json.loads(result.out)
     assert result.code == document["exit_code"] == 1
@@ -111,7 +111,7 @@ def test_several_targets_each_reported_worst_code_wins_json(
 def test_read_only_refuses_and_audits(
     cli_env: CliEnv, cluster: SimulatedCluster, verb: str
 ) -> None:
-    job = cluster.submit("alice", name="ro").job_id
+    job = cluster.control.submit("alice", name="ro").job_id
     before = cluster.snapshot().jobs
     result = cli_env.run("--read-only", verb, str(job))
     assert result.code == 1 and result.out == ""
@@ -139,7 +139,7 @@ def test_read_only_refuses_and_audits(
 def test_bad_input_is_one_line_exit_2_and_nothing_done(
     cli_env: CliEnv, cluster: SimulatedCluster, argv: list[str], message: str
 ) -> None:
-    job = cluster.submit("alice", name="bad").job_id
+    job = cluster.control.submit("alice", name="bad").job_id
     before = cluster.snapshot().jobs
     result = cli_env.run(*(word.format(job=job) for word in argv))
     assert result.code == 2 and result.out == ""

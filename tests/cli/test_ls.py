@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import json
 
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
-from sckpt.tui.cli.output import format_elapsed
+from sckpt.backend.simulator import SimulatedCluster
+from sckpt.cli.output import format_elapsed
 
 from .conftest import CliEnv
 
 
 def _jobs(cluster: SimulatedCluster) -> dict[str, int]:
     return {
-        "alice_run": cluster.submit("alice", name="md", n_steps=2).job_id,
-        "alice_pend": cluster.submit("alice", name="queued", state=JobState.PENDING).job_id,
-        "bob_run": cluster.submit("bob", name="train", partition="gpu", n_steps=1).job_id,
-        "bob_done": cluster.submit("bob", name="old", state=JobState.COMPLETED).job_id,
-        "bob_susp": cluster.submit("bob", name="paused", state=JobState.SUSPENDED).job_id,
+        "alice_run": cluster.control.submit("alice", name="md", n_steps=2).job_id,
+        "alice_pend": cluster.control.submit("alice", name="queued", state=JobState.PENDING).job_id,
+        "bob_run": cluster.control.submit("bob", name="train", partition="gpu", n_steps=1).job_id,
+        "bob_done": cluster.control.submit("bob", name="old", state=JobState.COMPLETED).job_id,
+        "bob_susp": cluster.control.submit("bob", name="paused", state=JobState.SUSPENDED).job_id,
     }
 
 
@@ -118,7 +118,7 @@ def test_step_rows_cover_batch_extern_and_numbered_steps(
 
 
 def test_last_error_column(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
-    job = cluster.submit("alice", n_steps=1).job_id
+    job = cluster.control.submit("alice", n_steps=1).job_id
     assert cli_env.run("complete", f"{job}.0", "--error-code", "2037").code == 0
     row = cli_env.run("ls", "-s", "-j", str(job), "-H").lines[-1].split()
     assert row[0] == f"{job}.0" and row[-3:-1] == ["2037", "ESLURM_DISABLED"]
@@ -126,7 +126,7 @@ def test_last_error_column(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
 
 def test_json_document(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     jobs = _jobs(cluster)
-    cluster.script_checkpoint(StepId(jobs["bob_run"], 0), duration=100)
+    cluster.control.script_checkpoint(StepId(jobs["bob_run"], 0), duration=100)
     assert cli_env.run("create", f"{jobs['bob_run']}.0").code == 0
     result = cli_env.run("ls", "--json", "--all")
     assert result.code == 0
@@ -152,7 +152,7 @@ def test_json_document(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
 
 
 def test_hostile_job_names_print_literally(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
-    job = cluster.submit("alice", name="x\x1b[2J\x1b]0;owned\x07y").job_id
+    job = cluster.control.submit("alice", name="x\x1b[2J\x1b]0;owned\x07y").job_id
     out = cli_env.run("ls", "-j", str(job), "-H").out
     assert "\x1b" not in out and "\x07" not in out
     assert "x\\x1b[2J\\x1b]0;owned\\x07y" in out
@@ -165,8 +165,8 @@ def test_json_run_time_is_the_time_the_table_shows(
 ) -> None:
     # The simulated engine reports no run_time (0), as some engines do: --json said 0 for
     # every step while the table showed each step's time since its start.
-    job = cluster.submit("alice", name="md", n_steps=1, duration=86400).job_id
-    cluster.advance(3725)
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=86400).job_id
+    cluster.control.advance(3725)
     table = cli_env.run("ls", "-s", "-j", str(job), "-H")
     shown = {line.split()[0]: line.split()[5] for line in table.lines}
     document = json.loads(cli_env.run("ls", "-j", str(job), "--json").out)

@@ -7,15 +7,17 @@ here each rule is pinned on values known in advance.
 from __future__ import annotations
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 
 
 def _two(cluster: SimulatedCluster) -> tuple[int, int]:
-    run = cluster.submit("alice", name="md", n_steps=1, account="Proj").job_id
-    pend = cluster.submit("bob", name="queued", state=JobState.PENDING, partition="gpu").job_id
+    run = cluster.control.submit("alice", name="md", n_steps=1, account="Proj").job_id
+    pend = cluster.control.submit(
+        "bob", name="queued", state=JobState.PENDING, partition="gpu"
+    ).job_id
     return run, pend
 
 
@@ -58,7 +60,7 @@ def test_h_is_no_header_and_help_stays(cli_env: CliEnv, cluster: SimulatedCluste
 
 def test_sort_keys_as_squeue(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     run, pend = _two(cluster)
-    other = cluster.submit("alice", name="aaa", n_steps=1).job_id
+    other = cluster.control.submit("alice", name="aaa", n_steps=1).job_id
     order = {
         "t,i": [pend, run, other],  # "PD" < "R" (strcmp), then the id
         "-t,i": [run, other, pend],  # a '-' reverses only the key after it

@@ -1,4 +1,4 @@
-"""A console started without a terminal refuses at once (``tui/cli/terminal.py``).
+"""A console started without a terminal refuses at once (``cli/terminal.py``).
 
 It used to write escape codes into the pipe and never exit (still running after 10 minutes):
 ``sckpt --demo </dev/null``, ``sckpt --demo 184201 | head``, cron, ``ssh host sckpt``.  Real
@@ -79,9 +79,9 @@ import importlib
 import sys
 from pathlib import Path
 
-from sckpt.tui import cli
+from sckpt import cli
 
-_binding = importlib.import_module("sckpt.backend.libslurm._binding")
+_binding = importlib.import_module("sckpt.backend.libslurm.config_source")
 
 _binding.DEFAULT_CONF = Path(sys.argv[1]) / "slurm.conf"
 _binding.CONFIGLESS_CACHE = Path(sys.argv[1]) / "cache.conf"

@@ -21,7 +21,7 @@ from sckpt.backend.model import (
     StepId,
     StepView,
 )
-from sckpt.tui.cli import output as cli_output
+from sckpt.cli import output as cli_output
 
 
 def test_able_prints_yes_began_at_or_no() -> None:

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState
+from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
 
@@ -24,11 +24,11 @@ def outdir() -> Iterator[Path]:
 
 
 def test_lines_stderr_and_json(cli_env: CliEnv, cluster: SimulatedCluster, outdir: Path) -> None:
-    job = cluster.submit("alice", name="w", state=JobState.RUNNING).job_id
+    job = cluster.control.submit("alice", name="w", state=JobState.RUNNING).job_id
     out, err = outdir / "o.txt", outdir / "e.txt"
     out.write_bytes(b"".join(b"out %d\n" % i for i in range(1, 21)))
     err.write_bytes(b"err 1\nerr 2")
-    cluster.set_output_paths(job, str(out), str(err))
+    cluster.control.set_output_paths(job, str(out), str(err))
     got = cli_env.run("--as-user", "alice", "output", str(job), "--lines", "3")
     assert (got.code, got.out, got.err) == (0, "out 18\nout 19\nout 20\n", "")
     got = cli_env.run("--as-user", "alice", "output", f"{job}.batch", "--stderr", "-n", "1")
@@ -49,8 +49,8 @@ def test_lines_stderr_and_json(cli_env: CliEnv, cluster: SimulatedCluster, outdi
 
 
 def test_refusals(cli_env: CliEnv, cluster: SimulatedCluster, outdir: Path) -> None:
-    job = cluster.submit("alice", name="w", state=JobState.PENDING).job_id
-    cluster.set_output_paths(job, str(outdir / "later.out"))
+    job = cluster.control.submit("alice", name="w", state=JobState.PENDING).job_id
+    cluster.control.set_output_paths(job, str(outdir / "later.out"))
     got = cli_env.run("--as-user", "alice", "output", str(job))
     assert got.code == 1 and got.out == ""
     assert got.err == f"sckpt: not written yet: {outdir}/later.out (the job has not started)\n"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-from sckpt.tui import cli
+from sckpt.cli.parser import normalize
+
+from sckpt import cli
 
 from ..conftest import IN_CI
 
@@ -16,17 +19,19 @@ class BackendReached(AssertionError):
     """Raised if a command got as far as opening a facade."""
 
 
+Main = Callable[[list[str]], int]
+
+
 @pytest.fixture
-def no_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Fail loudly if the command under test opens a facade (or the doctor)."""
+def no_backend() -> Iterator[Main]:
+    """``sckpt`` that fails loudly if the command under test opens a facade (or the doctor)."""
     opened: list[str] = []
 
-    def refuse(args: object) -> object:
-        opened.append(repr(args))
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        opened.append(repr((args, kwargs)))
         raise BackendReached("the backend was reached")
 
-    monkeypatch.setattr(cli, "_open", refuse)
-    yield opened
+    yield lambda argv: cli.main(argv, facade_factory=refuse, doctor=refuse)
     assert opened == []
 
 
@@ -80,19 +85,17 @@ BAD_USAGE = [
 
 @pytest.mark.parametrize("argv", BAD_USAGE, ids=lambda a: " ".join(a) or "<empty>")
 def test_bad_usage_exits_2_with_one_line_and_never_opens_the_backend(
-    argv: list[str], no_backend: list[str], capsys: pytest.CaptureFixture[str]
+    argv: list[str], no_backend: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(argv) == 2
+    assert no_backend(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("sckpt: ")
     assert "Traceback" not in err
 
 
-def test_debug_adds_the_traceback(
-    no_backend: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert cli.main(["--debug", "create", "12x"]) == 2
+def test_debug_adds_the_traceback(no_backend: Main, capsys: pytest.CaptureFixture[str]) -> None:
+    assert no_backend(["--debug", "create", "12x"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.rstrip().splitlines()[-1].startswith("sckpt: invalid job")
 
@@ -148,7 +151,7 @@ def test_no_help_prints_a_doubled_percent(capsys: pytest.CaptureFixture[str]) ->
 def test_rewrite_maps_console_targets_and_the_checkpoint_keyword(
     argv: list[str], expected: list[str]
 ) -> None:
-    assert cli._rewrite(argv) == expected
+    assert normalize(argv) == expected
 
 
 def test_bash_completion_is_valid_and_completes_commands_and_options(
@@ -200,35 +203,35 @@ def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str])
     assert checked.stdout.strip() == "1"
 
 
-def test_run_hands_every_word_after_it_to_the_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sckpt.backend import wrapper
-
+def test_run_hands_every_word_after_it_to_the_wrapper() -> None:
     seen: list[list[str]] = []
 
     def fake_main(argv: list[str]) -> int:
         seen.append(list(argv))
         return 42  # the wrapper exits like its program: any status passes through
 
-    monkeypatch.setattr(wrapper, "main", fake_main)
     words = ["--signal", "USR2", "--poll", "0.5", "--", "./app", "--json", "12.3"]
-    assert cli.main(["run", *words]) == 42
-    assert cli.main(["--demo", "run", "--", "true"]) == 42
+    assert cli.main(["run", *words], wrapper=fake_main) == 42
+    assert cli.main(["--demo", "run", "--", "true"], wrapper=fake_main) == 42
     assert seen == [words, ["--", "true"]]
 
 
 def test_run_keeps_the_global_options_given_before_it(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """--read-only and --config before ``run`` reach the wrapper; nonsense there is refused."""
-    from sckpt.backend import wrapper
-
     seen: list[list[str]] = []
-    monkeypatch.setattr(wrapper, "main", lambda argv: seen.append(list(argv)) or 0)
-    assert cli.main(["--read-only", "--config", "/x.toml", "run", "--", "true"]) == 0
+
+    def wrapper(argv: list[str]) -> int:
+        seen.append(list(argv))
+        return 0
+
+    argv = ["--read-only", "--config", "/x.toml", "run", "--", "true"]
+    assert cli.main(argv, wrapper=wrapper) == 0
     assert seen == [["--read-only", "--config", "/x.toml", "--", "true"]]
-    assert cli.main(["--as-user", "root", "run", "--", "true"]) == 2
+    assert cli.main(["--as-user", "root", "run", "--", "true"], wrapper=wrapper) == 2
     assert "--as-user cannot be used with 'sckpt run'" in capsys.readouterr().err
-    assert cli.main(["--step", "12.0", "run", "--", "true"]) == 2
+    assert cli.main(["--step", "12.0", "run", "--", "true"], wrapper=wrapper) == 2
     assert len(seen) == 1
 
 
@@ -244,8 +247,6 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
     from pathlib import Path
 
     from sckpt.backend.model import STEP_BATCH, StepId
-    from sckpt.tui import app
-    from sckpt.tui.cli import terminal
 
     config = Path(str(tmp_path)) / "config.toml"
     config.write_text(f'audit_log = "{Path(str(tmp_path)) / "audit.log"}"\n[demo]\njobs = 5\n')
@@ -257,11 +258,12 @@ def test_the_console_gets_the_facade_the_flags_ask_for(
         seen.append((info.engine, info.read_only, info.acting_user, focus))
         return 0
 
-    monkeypatch.setattr(app, "run_console", fake_console)
-    monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout
-    assert cli.main(["--demo"]) == 0
-    assert cli.main(["--demo", "--read-only", "--as-user", "bob", "184201.batch"]) == 0
-    assert cli.main(["--demo", "--step", "12.3"]) == 0
+    def sckpt(*argv: str) -> int:  # pytest holds stdout: no terminal to refuse on
+        return cli.main(list(argv), console=fake_console, missing_terminal=lambda: "")
+
+    assert sckpt("--demo") == 0
+    assert sckpt("--demo", "--read-only", "--as-user", "bob", "184201.batch") == 0
+    assert sckpt("--demo", "--step", "12.3") == 0
     assert seen == [
         ("simulated", False, seen[0][2], None),
         ("simulated", True, "bob", StepId(184201, STEP_BATCH)),
@@ -323,17 +325,17 @@ def test_subcommand_help_keeps_the_case_of_the_summary(
     ],
 )
 def test_a_mistyped_command_option_or_operation_gets_the_nearest_name(
-    argv: list[str], said: str, no_backend: list[str], capsys: pytest.CaptureFixture[str]
+    argv: list[str], said: str, no_backend: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(argv) == 2
+    assert no_backend(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and said in err, err
 
 
 def test_a_word_near_no_command_still_lists_them_all(
-    no_backend: list[str], capsys: pytest.CaptureFixture[str]
+    no_backend: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["frobnicate"]) == 2
+    assert no_backend(["frobnicate"]) == 2
     err = capsys.readouterr().err
     assert "unknown command 'frobnicate': expected one of able, error, create" in err
 
@@ -356,7 +358,7 @@ def test_read_only_run_outside_a_step_names_no_dash_target(
 
 def test_cancel_with_a_signal_says_the_signal_was_sent_not_cancel() -> None:
     from sckpt.backend.model import ActionResult, StepId
-    from sckpt.tui.cli.output import action_line
+    from sckpt.cli.output import action_line
 
     signalled = ActionResult(StepId(42), "cancel", detail="signal SIGUSR1 sent")
     assert action_line(signalled) == "42: signal SIGUSR1 sent"

@@ -6,10 +6,10 @@ same commands run against the simulated cluster in test_simulated.py.
 
 from __future__ import annotations
 
-import argparse
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +29,8 @@ from sckpt.backend.model import (
     ClusterInfo,
     StepId,
 )
-from sckpt.tui import cli
+
+from sckpt import cli
 
 
 @dataclass
@@ -41,6 +42,8 @@ class RecordingFacade:
     engine_name: str = "simulated"
     read_only: bool = False
     closed: bool = False
+    opened: list[dict[str, Any]] = field(default_factory=list)
+    """The flags of each opening (``open_facade``'s keywords)."""
 
     @property
     def info(self) -> ClusterInfo:
@@ -59,6 +62,13 @@ class RecordingFacade:
         """No job arrays here: every target is its own record (as the facade's
         ``expand_targets`` answers for a listing without arrays)."""
         return list(targets)
+
+    def act(self, name: str, target: StepId, **values: Any) -> Any:
+        """The facade's one way to act, dispatched to the recording methods below."""
+        return getattr(self, name)(target, **values)
+
+    def ask(self, name: str, target: StepId) -> Any:
+        return getattr(self, name)(target)
 
     def able(self, target: StepId) -> Any:
         return self._answer("able", target)
@@ -112,25 +122,35 @@ class RecordingFacade:
 
 
 @pytest.fixture
-def facade(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordingFacade]:
+def facade(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordingFacade]:
     fake = RecordingFacade()
-    opened: list[argparse.Namespace] = []
-
-    def open_fake(args: argparse.Namespace) -> tuple[RecordingFacade, None]:
-        opened.append(args)
-        return fake, None
-
-    monkeypatch.setattr(cli, "_open", open_fake)
+    config = tmp_path / "config.toml"  # no user configuration leaks in
+    config.write_text(f'audit_log = "{tmp_path / "audit.log"}"\n')
+    monkeypatch.setenv("SCKPT_CONFIG", str(config))
     yield fake
-    if opened:
+    if fake.opened:
         assert fake.closed, "the facade was not closed"
 
 
+Main = Callable[[list[str]], int]
+
+
+@pytest.fixture
+def sckpt(facade: RecordingFacade) -> Main:
+    """``sckpt`` in-process, every command's facade the recording one."""
+
+    def open_fake(settings: object, **flags: Any) -> RecordingFacade:
+        facade.opened.append(flags)
+        return facade
+
+    return lambda argv: cli.main(argv, facade_factory=open_fake)
+
+
 def test_each_target_is_acted_on_in_order_with_the_options(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["create", "12", "12.3", "12.batch", "--max-wait", "30", "--image-dir", "/ck"]
-    assert cli.main(argv) == 0
+    assert sckpt(argv) == 0
     assert facade.calls == [
         ("create", target, {"max_wait": 30, "image_dir": "/ck"})
         for target in ("12", "12.3", "12.batch")
@@ -142,15 +162,15 @@ def test_each_target_is_acted_on_in_order_with_the_options(
     ]
 
 
-def test_defaults_are_left_to_the_facade(facade: RecordingFacade) -> None:
-    assert cli.main(["vacate", "5.0"]) == 0
+def test_defaults_are_left_to_the_facade(facade: RecordingFacade, sckpt: Main) -> None:
+    assert sckpt(["vacate", "5.0"]) == 0
     assert facade.calls == [("vacate", "5.0", {"max_wait": None, "image_dir": None})]
 
 
-def test_restart_passes_stick_and_image_dir(facade: RecordingFacade) -> None:
-    assert cli.main(["restart", "5", "--stick", "--image-dir", "/i"]) == 0
-    assert cli.main(["restart", "6"]) == 0
-    assert cli.main(["restart", "7", "--force"]) == 0
+def test_restart_passes_stick_and_image_dir(facade: RecordingFacade, sckpt: Main) -> None:
+    assert sckpt(["restart", "5", "--stick", "--image-dir", "/i"]) == 0
+    assert sckpt(["restart", "6"]) == 0
+    assert sckpt(["restart", "7", "--force"]) == 0
     assert facade.calls == [
         ("restart", "5", {"stick": True, "image_dir": "/i", "force": False}),
         ("restart", "6", {"stick": False, "image_dir": None, "force": False}),
@@ -158,10 +178,10 @@ def test_restart_passes_stick_and_image_dir(facade: RecordingFacade) -> None:
     ]
 
 
-def test_complete_and_tasks_pass_their_arguments(facade: RecordingFacade) -> None:
+def test_complete_and_tasks_pass_their_arguments(facade: RecordingFacade, sckpt: Main) -> None:
     argv = ["complete", "5.1", "--error-code", "7", "--error-msg", "disk full"]
-    assert cli.main([*argv, "--begin-time", "1700000000"]) == 0
-    assert cli.main(["tasks", "5.1", "--nodelist", "n[1-2]", "--max-wait", "9"]) == 0
+    assert sckpt([*argv, "--begin-time", "1700000000"]) == 0
+    assert sckpt(["tasks", "5.1", "--nodelist", "n[1-2]", "--max-wait", "9"]) == 0
     assert facade.calls[0] == (
         "complete",
         "5.1",
@@ -174,16 +194,16 @@ def test_complete_and_tasks_pass_their_arguments(facade: RecordingFacade) -> Non
 
 
 def test_able_prints_yes_began_and_no_and_no_is_not_an_error(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {
         "able 1.0": AbleResult(StepId(1, 0)),
         "able 1.1": AbleResult(StepId(1, 1), 1_700_000_000),
         "able 1.2": Disabled(),
     }
-    assert cli.main(["able", "1.2"]) == 0
+    assert sckpt(["able", "1.2"]) == 0
     assert capsys.readouterr().out == "No\n"
-    assert cli.main(["able", "1.0", "1.1", "1.2"]) == 0
+    assert sckpt(["able", "1.0", "1.1", "1.2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "1.0: Yes"
     assert lines[1].startswith("1.1: Began at 2023-11-1")
@@ -191,10 +211,10 @@ def test_able_prints_yes_began_and_no_and_no_is_not_an_error(
 
 
 def test_error_prints_scontrols_line(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {"error": CheckpointError(114, "EALREADY", "Operation already in progress")}
-    assert cli.main(["error", "3.0"]) == 0
+    assert sckpt(["error", "3.0"]) == 0
     assert capsys.readouterr().out == "error(114): Operation already in progress\n"
 
 
@@ -211,23 +231,24 @@ def test_error_prints_scontrols_line(
 )
 def test_refusals_map_to_exit_codes_with_one_line_naming_the_error(
     facade: RecordingFacade,
+    sckpt: Main,
     capsys: pytest.CaptureFixture[str],
     refusal: SckptError,
     code: int,
     name: str,
 ) -> None:
     facade.answers = {"create": refusal}
-    assert cli.main(["create", "4.0"]) == code
+    assert sckpt(["create", "4.0"]) == code
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("sckpt: create 4.0: ") and name in err
 
 
 def test_several_targets_report_each_and_exit_with_the_worst(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {"disable 2.0": AccessDenied(), "disable 3.0": Disabled()}
-    assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0"]) == 1
+    assert sckpt(["disable", "1.0", "2.0", "3.0", "4.0"]) == 1
     out, err = capsys.readouterr()
     assert [c[1] for c in facade.calls] == ["1.0", "2.0", "3.0", "4.0"]
     assert out.splitlines() == ["1.0: disable requested", "4.0: disable requested"]
@@ -236,15 +257,15 @@ def test_several_targets_report_each_and_exit_with_the_worst(
     assert "2.0" in lines[0] and "ESLURM_ACCESS_DENIED" in lines[0]
     assert "3.0" in lines[1] and "ESLURM_DISABLED" in lines[1]
     facade.answers = {"enable 5": UsageError("bad"), "enable 6": ControllerUnreachable()}
-    assert cli.main(["enable", "5", "6"]) == 3  # the worst wins: 3 > 2 > 1
+    assert sckpt(["enable", "5", "6"]) == 3  # the worst wins: 3 > 2 > 1
     capsys.readouterr()
 
 
 def test_json_reports_every_target_with_codes(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {"able 1.1": Disabled(), "able 1.2": AccessDenied()}
-    assert cli.main(["able", "1.0", "1.1", "1.2", "--json"]) == 1
+    assert sckpt(["able", "1.0", "1.1", "1.2", "--json"]) == 1
     out, err = capsys.readouterr()
     document = json.loads(out)
     assert document["exit_code"] == 1 and document["operation"] == "able"
@@ -267,18 +288,18 @@ def test_json_reports_every_target_with_codes(
 
 
 def test_historical_syntax_calls_the_same_operations(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["checkpoint", "CR", "9.1", "maxwait=4", "imagedir=/d"]) == 0
-    assert cli.main(["ch", "va", "9"]) == 0
-    assert cli.main(["CHECKPOINT", "RES", "9", "Stick"]) == 0
-    assert cli.main(["checkpoint", "d", "9.1"]) == 0
-    assert cli.main(["checkpoint", "en", "9.1"]) == 0
+    assert sckpt(["checkpoint", "CR", "9.1", "maxwait=4", "imagedir=/d"]) == 0
+    assert sckpt(["ch", "va", "9"]) == 0
+    assert sckpt(["CHECKPOINT", "RES", "9", "Stick"]) == 0
+    assert sckpt(["checkpoint", "d", "9.1"]) == 0
+    assert sckpt(["checkpoint", "en", "9.1"]) == 0
     # scontrol printed nothing for the mutating operations
     assert capsys.readouterr().out == ""
     facade.answers = {"able": Disabled(), "error": CheckpointError(0, "SLURM_SUCCESS", "No error")}
-    assert cli.main(["checkpoint", "a", "9.1"]) == 0
-    assert cli.main(["checkpoint", "er", "9.1"]) == 0
+    assert sckpt(["checkpoint", "a", "9.1"]) == 0
+    assert sckpt(["checkpoint", "er", "9.1"]) == 0
     assert capsys.readouterr().out == "No\nerror(0): No error\n"
     assert facade.calls[:5] == [
         ("create", "9.1", {"max_wait": 4, "image_dir": "/d"}),
@@ -290,48 +311,51 @@ def test_historical_syntax_calls_the_same_operations(
 
 
 def test_an_unexpected_exception_is_one_line_and_exit_1(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {"enable": ZeroDivisionError("boom")}
-    assert cli.main(["enable", "1"]) == 1
+    assert sckpt(["enable", "1"]) == 1
     err = capsys.readouterr().err
     assert err == (
         "sckpt: internal error: ZeroDivisionError: boom (run with --debug for the traceback)\n"
     )
-    assert cli.main(["--debug", "enable", "1"]) == 1
+    assert sckpt(["--debug", "enable", "1"]) == 1
     assert "Traceback" in capsys.readouterr().err
 
 
 def test_keyboard_interrupt_exits_130(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {"enable": KeyboardInterrupt()}
-    assert cli.main(["enable", "1"]) == 130
+    assert sckpt(["enable", "1"]) == 130
     assert capsys.readouterr().err == "sckpt: interrupted\n"
 
 
 def test_ls_on_a_stale_snapshot_prints_what_it_has_and_exits_3(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    facade: RecordingFacade,
+    sckpt: Main,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from sckpt.backend.model import Snapshot
 
     stale = Snapshot(jobs=(), taken_at=0.0, stale=True, error="slurmctld did not answer")
     monkeypatch.setattr(RecordingFacade, "snapshot", lambda self: stale, raising=False)
-    assert cli.main(["ls", "--json"]) == 3
+    assert sckpt(["ls", "--json"]) == 3
     out, err = capsys.readouterr()
     assert json.loads(out)["stale"] is True
     assert err == "sckpt: cannot reach Slurm: slurmctld did not answer\n"
     for text_form in (["ls"], ["ls", "--steps"]):
         # No data at all: no empty table (it would read as "no jobs"), the error alone.
-        assert cli.main(text_form) == 3
+        assert sckpt(text_form) == 3
         assert capsys.readouterr() == ("", "sckpt: cannot reach Slurm: slurmctld did not answer\n")
 
 
 def test_after_slurm_does_not_answer_the_remaining_targets_are_not_attempted(
-    facade: RecordingFacade, capsys: pytest.CaptureFixture[str]
+    facade: RecordingFacade, sckpt: Main, capsys: pytest.CaptureFixture[str]
 ) -> None:
     facade.answers = {"disable 2.0": ControllerUnreachable()}
-    assert cli.main(["disable", "1.0", "2.0", "3.0", "4.0", "--json"]) == 3
+    assert sckpt(["disable", "1.0", "2.0", "3.0", "4.0", "--json"]) == 3
     out, err = capsys.readouterr()
     assert [call[1] for call in facade.calls] == ["1.0", "2.0"]  # no wait per later target
     results = json.loads(out)["results"]

@@ -11,9 +11,9 @@ cluster.  For every example:
 * no audit line ever records a USAGE refusal: the facade never saw input the command line
   should have refused (its own validation is the second line of defence, not the first).
 
-Real engines cannot be reached from here: ``open_facade`` is bound to a simulated cluster
-whatever ``--engine`` says, and the console and ``sckpt run`` (the job-side wrapper, which
-would execute a random program) are replaced by stubs; both have their own tests.
+Real engines cannot be reached from here: the facade factory ``main`` is given binds a
+simulated cluster whatever ``--engine`` says, and the console and ``sckpt run``'s wrapper
+(which would execute a random program) are stubs; both have their own tests.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+from sckpt.backend.facade import open_facade
 from sckpt.backend.operations import NAMES
-from sckpt.tui import cli
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
+
+from sckpt import cli
 
 from .conftest import CliEnv
 
@@ -125,16 +126,20 @@ _WORD = st.one_of(
 ARGV = st.lists(_WORD, max_size=8)
 
 
+def _no_console(facade: Any, settings: Any, *, focus: Any) -> int:
+    return 0
+
+
 @pytest.fixture
-def bounded(
-    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> tuple[CliEnv, SimulatedCluster]:
+def bounded(cli_env: CliEnv, tmp_path: Path) -> tuple[CliEnv, SimulatedCluster]:
     """Simulated cluster for every engine name; a stub for the console; tmp config."""
     cluster = SimulatedCluster(seed=5, n_jobs=30, clock=ManualClock(), arrivals=False)
-    real_open = facade_module.open_facade
-    monkeypatch.setattr(facade_module, "open_facade", functools.partial(real_open, cluster=cluster))
-    monkeypatch.setattr(cli, "_cmd_console", lambda args: 0)
-    monkeypatch.setattr(cli, "_cmd_run", lambda words: 0)  # never run random programs
+    cli_env.inject.update(
+        facade_factory=functools.partial(open_facade, cluster=cluster),
+        console=_no_console,
+        missing_terminal=lambda: "",  # pytest holds stdout
+        wrapper=lambda words: 0,  # never run random programs
+    )
     return cli_env, cluster
 
 

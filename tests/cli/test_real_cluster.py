@@ -413,33 +413,28 @@ def test_doctor_on_the_real_cluster(slurm_cluster: SlurmCluster, config: Path) -
 PROBE_SCRIPT = """
 import sys
 from hypothesis import HealthCheck, assume, given, settings
-from sckpt.tui import cli
+from sckpt import cli
+from sckpt.backend.facade import open_facade
 from tests.cli.test_properties import ARGV
 
-real_open = cli._open
-real_console = cli._cmd_console
 counted = []
 
 
 opened = []
 
 
-def counting_open(args):
-    opened.append(args)
-    return real_open(args)
+def counting_open(settings, **flags):
+    opened.append(flags)
+    return open_facade(settings, **flags)
 
 
-def refuse_open(args):
+def refuse_open(settings, **flags):
     raise RuntimeError("would open a facade")
 
 
 def dry_run(argv):
     # the same argv with the backend unreachable: is it refused before any facade is opened?
-    cli._open = refuse_open
-    try:
-        return cli.main(argv)
-    finally:
-        cli._open = real_open
+    return cli.main(argv, facade_factory=refuse_open)
 
 
 @settings(max_examples=150, deadline=None, database=None,
@@ -450,11 +445,7 @@ def invalid_input_is_refused_before_slurm(argv):
     assume(dry_run(argv) == 2)
     # now for real, against the real cluster: it must still stop at exit 2, before Slurm
     opened.clear()
-    cli._open = counting_open
-    try:
-        assert cli.main(argv) == 2, argv
-    finally:
-        cli._open = real_open
+    assert cli.main(argv, facade_factory=counting_open) == 2, argv
     assert not opened, ("a facade was opened for", argv)
     counted.append(argv)
 

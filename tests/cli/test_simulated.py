@@ -13,17 +13,18 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.model import JobState, StepId
-from sckpt.tui.cli.output import format_time
+from sckpt.backend.simulator import SimulatedCluster
+from sckpt.cli.output import format_time
 
 from .conftest import CliEnv
 
 
 def _running(cluster: SimulatedCluster, user: str = "alice", steps: int = 2) -> int:
-    return cluster.submit(user, name="md", n_steps=steps).job_id
+    return cluster.control.submit(user, name="md", n_steps=steps).job_id
 
 
 def test_disable_is_a_counter_and_able_answers_yes_or_no(
@@ -58,7 +59,7 @@ def test_create_runs_in_the_background_then_error_reports_the_result(
 ) -> None:
     job = _running(cluster)
     step = StepId(job, 1)
-    cluster.script_checkpoint(step, duration=20, code=0)
+    cluster.control.script_checkpoint(step, duration=20, code=0)
     result = cli_env.run("create", str(step), "--max-wait", "60", "--image-dir", "/scratch/ck")
     assert result.code == 0
     assert result.out == f"{step}: create requested: max_wait 60s, image dir /scratch/ck\n"
@@ -67,7 +68,7 @@ def test_create_runs_in_the_background_then_error_reports_the_result(
     again = cli_env.run("create", str(step))
     assert again.code == 1 and "EALREADY" in again.err and again.out == ""
     assert cluster.step_state(step).image_dir == f"/scratch/ck/{job}.1"
-    cluster.advance(21)
+    cluster.control.advance(21)
     assert cli_env.run("able", str(step)).out == "Yes\n"
     assert cli_env.run("error", str(step)).out == "error(0): \n"
 
@@ -77,9 +78,9 @@ def test_max_wait_exceeded_is_recorded_as_the_error(
 ) -> None:
     job = _running(cluster)
     step = StepId(job, 0)
-    cluster.script_checkpoint(step, duration=50)
+    cluster.control.script_checkpoint(step, duration=50)
     assert cli_env.run("create", str(step), "--max-wait", "5").code == 0
-    cluster.advance(6)
+    cluster.control.advance(6)
     result = cli_env.run("error", str(step))
     assert result.code == 0 and result.out == "error(62): Timer expired\n"
 
@@ -89,15 +90,15 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
 ) -> None:
     job = _running(cluster, steps=1)
     nodes = cluster.job(job).nodes
-    cluster.script_checkpoint(StepId(job, 0), duration=2)
-    cluster.script_checkpoint(StepId(job, 0xFFFFFFFB), duration=2)
+    cluster.control.script_checkpoint(StepId(job, 0), duration=2)
+    cluster.control.script_checkpoint(StepId(job, 0xFFFFFFFB), duration=2)
     restart_early = cli_env.run("restart", str(job))
     assert restart_early.code == 1 and "ESLURM_JOB_NOT_FINISHED" in restart_early.err
     result = cli_env.run("vacate", str(job), "--image-dir", "/ck", "--max-wait", "30")
     assert result.code == 0 and result.out.startswith(f"{job}: vacate requested")
     vacate_line = next(line for line in cli_env.audit() if line["operation"] == "vacate")
     assert vacate_line["arguments"] == {"max_wait": 30, "image_dir": "/ck", "force": False}
-    cluster.advance(3)
+    cluster.control.advance(3)
     assert cluster.job(job).state is JobState.CANCELLED
     step_only = cli_env.run("restart", f"{job}.0")
     assert step_only.code == 1 and "ESLURM_NOT_SUPPORTED" in step_only.err
@@ -110,7 +111,7 @@ def test_vacate_ends_the_step_and_restart_brings_the_job_back_sticky(
     assert result.code == 0
     assert result.out == f"{job}: restart requested: resubmitted as job {job} on {nodes}\n"
     assert cluster.job(job).required_nodes == nodes
-    cluster.advance(10)
+    cluster.control.advance(10)
     assert cluster.job(job).state is JobState.RUNNING
     assert cluster.job_environment(job)["SLURM_RESTART_DIR"] == "/ck"
 
@@ -130,7 +131,7 @@ def test_complete_with_the_begin_time_ends_the_checkpoint_in_progress(
 ) -> None:
     job = _running(cluster)
     step = StepId(job, 0)
-    cluster.script_checkpoint(step, duration=500)
+    cluster.control.script_checkpoint(step, duration=500)
     assert cli_env.run("create", str(step)).code == 0
     began = cluster.step_state(step).in_progress_since
     assert cli_env.run("complete", str(step), "--begin-time", str(began)).code == 0
@@ -175,7 +176,7 @@ def test_tasks_checks_the_node_list(cli_env: CliEnv, cluster: SimulatedCluster) 
 def test_state_refusals_exit_1_and_name_the_code(
     cli_env: CliEnv, cluster: SimulatedCluster, state: JobState, name: str
 ) -> None:
-    job = cluster.submit("alice", state=state).job_id
+    job = cluster.control.submit("alice", state=state).job_id
     result = cli_env.run("create", f"{job}.0")
     assert result.code == 1 and result.out == ""
     assert result.err.startswith(f"sckpt: create {job}.0: {name}")
@@ -263,7 +264,7 @@ def test_several_targets_act_on_each_and_report_each(
     cli_env: CliEnv, cluster: SimulatedCluster
 ) -> None:
     running = _running(cluster)
-    pending = cluster.submit("alice", state=JobState.PENDING).job_id
+    pending = cluster.control.submit("alice", state=JobState.PENDING).job_id
     result = cli_env.run("disable", f"{running}.0", f"{pending}", f"{running}.1")
     assert result.code == 1
     assert result.lines == [f"{running}.0: disable requested", f"{running}.1: disable requested"]
@@ -321,7 +322,7 @@ def test_historical_syntax_end_to_end(cli_env: CliEnv, cluster: SimulatedCluster
     assert cli_env.run("CHECKPOINT", "D", step).out == ""  # scontrol printed nothing
     assert cli_env.run("ch", "a", step).out == "No\n"
     assert cli_env.run("ch", "EN", step).code == 0
-    cluster.script_checkpoint(StepId(job, 0), duration=30)
+    cluster.control.script_checkpoint(StepId(job, 0), duration=30)
     result = cli_env.run("checkpoint", "cr", step, "MaxWait=40", "ImageDir=/scratch/x")
     assert (result.code, result.out) == (0, "")
     assert cluster.step_state(StepId(job, 0)).image_dir == f"/scratch/x/{job}.0"
@@ -453,17 +454,14 @@ def test_the_demo_audits_apart_from_the_real_log(cli_env: CliEnv) -> None:
     ]
 
 
-def test_doctor_with_demo_checks_the_demo_not_this_machine(
-    cli_env: CliEnv, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_doctor_with_demo_checks_the_demo_not_this_machine(cli_env: CliEnv) -> None:
     # 'sckpt --demo doctor' checked this machine's Slurm and told a demo user that
     # "sckpt --demo works without it".
-    from sckpt.backend import doctor
 
-    def no_slurm() -> None:
+    def no_slurm(dmtcp_dir: str | None) -> NoReturn:
         raise AssertionError("--demo doctor looked at this machine's Slurm")
 
-    monkeypatch.setattr(doctor, "run_doctor", no_slurm)
+    cli_env.inject["doctor"] = no_slurm
     result = cli_env.run("--demo", "doctor")
     assert result.code == 0, result.err
     assert "works without it" not in result.out
@@ -477,14 +475,14 @@ def test_doctor_with_demo_checks_the_demo_not_this_machine(
 
 def test_a_restarted_job_keeps_its_shape(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
     # A demo job that ran on 4 nodes with 256 tasks came back on 1 node with 64.
-    jobs = [cluster.submit("alice", name="md", n_steps=1) for _ in range(8)]
+    jobs = [cluster.control.submit("alice", name="md", n_steps=1) for _ in range(8)]
     job = next(j for j in jobs if j.num_nodes >= 2)
-    cluster.script_checkpoint(StepId(job.job_id, 0), duration=2)
-    cluster.script_checkpoint(StepId(job.job_id, 0xFFFFFFFB), duration=2)
+    cluster.control.script_checkpoint(StepId(job.job_id, 0), duration=2)
+    cluster.control.script_checkpoint(StepId(job.job_id, 0xFFFFFFFB), duration=2)
     assert cli_env.run("vacate", str(job.job_id)).code == 0
-    cluster.advance(3)
+    cluster.control.advance(3)
     assert cli_env.run("restart", str(job.job_id)).code == 0
-    cluster.advance(10)
+    cluster.control.advance(10)
     again = cluster.job(job.job_id)
     assert again.state is JobState.RUNNING and again.restart_count == 1
     assert (again.num_nodes, again.num_cpus) == (job.num_nodes, job.num_cpus)
@@ -505,7 +503,7 @@ def test_complete_naming_no_checkpoint_in_progress_says_nothing_matched(
         f"sckpt: complete {step}: nothing matched: no checkpoint of {step} was named"
     )
     assert f"no checkpoint of {step} is in progress" in idle.err
-    cluster.script_checkpoint(step, duration=500)
+    cluster.control.script_checkpoint(step, duration=500)
     assert cli_env.run("create", str(step)).code == 0
     began = cluster.step_state(step).in_progress_since
     typo = cli_env.run("--json", "complete", str(step), "--begin-time", str(began - 1))

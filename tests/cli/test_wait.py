@@ -18,30 +18,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import SimulatedCluster
+from sckpt.backend.facade import open_facade
 from sckpt.backend.model import JobState, StepId
-from sckpt.tui.cli import actions
+from sckpt.backend.simulator import SimulatedCluster
+from sckpt.cli import WaitTiming
 
 from .conftest import CliEnv
 
 
 @pytest.fixture
-def live_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedCluster]:
+def live_cluster(cli_env: CliEnv) -> Iterator[SimulatedCluster]:
     """A simulated cluster on the wall clock, shared by every ``sckpt`` run of the test."""
     shared = SimulatedCluster(
         seed=3, n_jobs=0, users=("alice", "bob"), arrivals=False, demo_touches=False
     )
-    real_open = facade_module.open_facade
-    monkeypatch.setattr(facade_module, "open_facade", functools.partial(real_open, cluster=shared))
-    monkeypatch.setattr(actions, "WAIT_POLL_SECONDS", 0.1)
+    cli_env.inject["facade_factory"] = functools.partial(open_facade, cluster=shared)
+    cli_env.inject["wait"] = WaitTiming(poll_seconds=0.1)
     yield shared
 
 
 def _step(cluster: SimulatedCluster, duration: float, code: int = 0) -> StepId:
-    job = cluster.submit("alice", name="md", n_steps=1).job_id
+    job = cluster.control.submit("alice", name="md", n_steps=1).job_id
     step = StepId(job, 0)
-    cluster.script_checkpoint(step, duration=duration, code=code)
+    cluster.control.script_checkpoint(step, duration=duration, code=code)
     return step
 
 
@@ -112,14 +111,14 @@ def test_vacate_wait_reports_the_step_ended(
 
 
 def test_ctrl_c_during_the_wait_exits_130_and_the_checkpoint_goes_on(
-    cli_env: CliEnv, live_cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch
+    cli_env: CliEnv, live_cluster: SimulatedCluster
 ) -> None:
     step = _step(live_cluster, duration=60)
 
     def interrupted(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(actions.time, "sleep", interrupted)
+    cli_env.inject["wait"] = WaitTiming(poll_seconds=0.1, sleep=interrupted)
     result = cli_env.run("create", str(step), "--wait")
     assert result.code == 130
     assert result.out == ""
@@ -131,14 +130,14 @@ def test_ctrl_c_during_the_wait_exits_130_and_the_checkpoint_goes_on(
 
 
 def test_ctrl_c_during_the_wait_with_json_still_prints_the_document(
-    cli_env: CliEnv, live_cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch
+    cli_env: CliEnv, live_cluster: SimulatedCluster
 ) -> None:
     first, second = _step(live_cluster, duration=60), _step(live_cluster, duration=60)
 
     def interrupted(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(actions.time, "sleep", interrupted)
+    cli_env.inject["wait"] = WaitTiming(poll_seconds=0.1, sleep=interrupted)
     result = cli_env.run("--json", "create", str(first), str(second), "--wait")
     document = json.loads(result.out)
     assert result.code == 130 and document["exit_code"] == 130

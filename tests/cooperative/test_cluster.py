@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sckpt.backend.checkpointing.generations import TaskImages
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import (
     AlreadyInProgress,
     CheckpointFailed,
@@ -29,9 +31,7 @@ from sckpt.backend.errors import (
     SckptError,
 )
 from sckpt.backend.facade import Facade
-from sckpt.backend.generations import TaskImages
 from sckpt.backend.model import CheckpointKind, StepId
-from sckpt.backend.store import StepStore
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import ALICE, BOB, EXAMPLE, SCKPT, cancel, cli, state

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sckpt.backend.engines.cooperative import CREDENTIAL_GAP
-from sckpt.backend.generations import TaskImages
+from sckpt.backend.checkpointing.generations import TaskImages
+from sckpt.backend.checkpointing.protocol import StepRecord
+from sckpt.backend.checkpointing.restart import CREDENTIAL_GAP
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.model import StepId
-from sckpt.backend.store import StepRecord, StepStore
 
 from tests.conftest import PrivateCluster
 from tests.cooperative.conftest import ALICE, SCKPT

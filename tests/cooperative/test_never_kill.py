@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from sckpt.backend.checkpointing.protocol import StepRecord, TaskInfo, default_step_name
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import CheckpointKind, StepId
-from sckpt.backend.store import StepRecord, StepStore, TaskInfo, default_step_name
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import ALICE, EXAMPLE, SCKPT, cancel, cli, state

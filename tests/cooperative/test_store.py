@@ -10,17 +10,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sckpt.backend.model import STEP_BATCH, StepId
-from sckpt.backend.store import (
+from sckpt.backend.checkpointing.protocol import (
     HISTORY_LIMIT,
     TIMEOUT_CODE,
     StepRecord,
-    StepStore,
     StoreError,
     TaskInfo,
     image_leaf,
     state_dir_for,
 )
+from sckpt.backend.checkpointing.store import StepStore
+from sckpt.backend.model import STEP_BATCH, StepId
 
 from tests.cooperative.conftest import VENV_PYTHON
 
@@ -153,7 +153,7 @@ def test_root_keeps_the_job_owner_and_other_users_cannot_rewrite(shared_dir: Pat
     state = base / ".sckpt"
     # The job (alice) creates the state directory and the file.
     code = (
-        "from pathlib import Path; from sckpt.backend.store import StepStore;"
+        "from pathlib import Path; from sckpt.backend.checkpointing.store import StepStore;"
         "from sckpt.backend.model import StepId;"
         f"s=StepStore(Path('{state}'), StepId(41,0)); s.ensure_directory();"
         "s.update(lambda r: setattr(r,'disable_count',1), create=True)"

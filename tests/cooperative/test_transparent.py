@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend.dmtcp import DmtcpMissing, find_dmtcp
+from sckpt.backend.checkpointing.dmtcp import DmtcpMissing, find_dmtcp
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import CheckpointFailed, Disabled
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import CheckpointKind, StepId
-from sckpt.backend.store import StepStore
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import ALICE, BOB, SCKPT, cancel, cli, state

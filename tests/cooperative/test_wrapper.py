@@ -16,15 +16,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sckpt.backend.checkpointing.generations import TaskImages
+from sckpt.backend.checkpointing.options import parse_signal
+from sckpt.backend.checkpointing.protocol import (
+    ABANDONED_CODE,
+    StepRecord,
+    default_step_name,
+    parse_status,
+)
+from sckpt.backend.checkpointing.signal_checkpointer import signal_handler
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
-from sckpt.backend.generations import TaskImages
 from sckpt.backend.model import StepId
-from sckpt.backend.store import ABANDONED_CODE, StepRecord, StepStore, default_step_name
-from sckpt.backend.wrapper import parse_signal, parse_status, signal_handler
 
 from tests.cooperative.conftest import EXAMPLE, VENV_PYTHON
 from tests.helpers import wait_for
 
+WRAPPER = "sckpt.backend.checkpointing.wrapper"
+"""``python -m`` runs ``sckpt run`` by this name."""
 JOB = 900001
 
 
@@ -61,7 +70,7 @@ class Run:
             [
                 str(VENV_PYTHON),
                 "-m",
-                "sckpt.backend.wrapper",
+                WRAPPER,
                 "--poll",
                 "0.5",
                 "--grace",
@@ -251,9 +260,7 @@ def test_signals_are_forwarded_to_the_program(work: Path) -> None:
     )
     script.chmod(0o755)
     env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
-    proc = subprocess.Popen(
-        [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--", str(script)], env=env, cwd=work
-    )
+    proc = subprocess.Popen([str(VENV_PYTHON), "-m", WRAPPER, "--", str(script)], env=env, cwd=work)
     store = StepStore(work / ".sckpt", StepId(JOB, 0xFFFFFFFB))  # no SLURM_STEP_ID: batch
     wait_for(lambda: store.read() is not None)
     time.sleep(0.3)
@@ -268,7 +275,7 @@ def test_signals_are_forwarded_to_the_program(work: Path) -> None:
 def test_outside_a_job_it_says_so(work: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     out = subprocess.run(
-        [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--", "true"],
+        [str(VENV_PYTHON), "-m", WRAPPER, "--", "true"],
         env=env,
         capture_output=True,
         text=True,
@@ -277,7 +284,7 @@ def test_outside_a_job_it_says_so(work: Path) -> None:
     assert out.returncode == 2
     assert "must run inside a Slurm job" in out.stderr and "Traceback" not in out.stderr
     bad = subprocess.run(
-        [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--signal", "NOPE", "--", "true"],
+        [str(VENV_PYTHON), "-m", WRAPPER, "--signal", "NOPE", "--", "true"],
         env={**env, "SLURM_JOB_ID": "5"},
         capture_output=True,
         text=True,
@@ -314,7 +321,7 @@ def test_an_unusable_state_dir_still_runs_the_program(work: Path) -> None:
     blocker = work / "not-a-dir"
     blocker.write_text("")
     env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
-    wrapper = [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--state-dir", str(blocker / "x")]
+    wrapper = [str(VENV_PYTHON), "-m", WRAPPER, "--state-dir", str(blocker / "x")]
     out = subprocess.run(
         [*wrapper, "--", "sh", "-c", "echo ran; exit 3"],
         env=env,
@@ -342,7 +349,7 @@ def test_a_config_it_cannot_load_warns_unless_named_with_config(work: Path) -> N
     there must not stop the program; a file named on the wrapper's command line must load."""
     missing = work / "missing.toml"
     env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
-    wrapper = [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper"]
+    wrapper = [str(VENV_PYTHON), "-m", WRAPPER]
     out = subprocess.run(
         [*wrapper, "--", "sh", "-c", "echo ran; exit 3"],
         env={**env, "SCKPT_CONFIG": str(missing)},
@@ -448,7 +455,7 @@ def test_a_step_name_that_is_not_one_path_component_is_refused(work: Path) -> No
     env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
     for bad in ("../x", "a/b", ".hidden", "x" * 65, ""):
         out = subprocess.run(
-            [str(VENV_PYTHON), "-m", "sckpt.backend.wrapper", "--name", bad, "--", "true"],
+            [str(VENV_PYTHON), "-m", WRAPPER, "--name", bad, "--", "true"],
             env=env,
             capture_output=True,
             text=True,

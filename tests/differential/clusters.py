@@ -9,7 +9,7 @@ run as a given user.  Three implementations:
     sbatch and changed with scontrol suspend/resume and scancel.
 ``Simulated``
     the in-process ``SimulatedCluster`` in its ompi setting, jobs made with its public
-    ``submit``/``set_job_state``, operations through ``sckpt.tui.cli.main`` in-process with
+    ``submit``/``set_job_state``, operations through ``sckpt.cli.main`` in-process with
     ``--as-user`` and ``open_facade`` acting on that cluster; the manual clock moves one
     second per step, as time passes between two commands on a real cluster.
 ``Cooperative``
@@ -557,7 +557,7 @@ class Simulated:
 
     def __init__(self, config: Path, plugin: str | None = "ompi") -> None:
         """``plugin`` None: the simulator's default (BLCR), to measure how far it drifts."""
-        from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
+        from sckpt.backend.simulator import ManualClock, SimulatedCluster
 
         self.clock = ManualClock()
         # The 19.05 test cluster: checkpoint/ompi, no PrologFlags=Contain (no extern step),
@@ -587,9 +587,9 @@ class Simulated:
         from sckpt.backend.model import JobState
 
         if state == "pending":
-            job = self.cluster.submit(user, name="wrap", state=JobState.PENDING, held=True)
+            job = self.cluster.control.submit(user, name="wrap", state=JobState.PENDING, held=True)
         else:
-            job = self.cluster.submit(user, name="wrap", n_steps=1)
+            job = self.cluster.control.submit(user, name="wrap", n_steps=1)
         return job.job_id
 
     def change(self, job: int, how: str) -> None:
@@ -601,7 +601,7 @@ class Simulated:
             "finish": JobState.COMPLETED,
             "cancel": JobState.CANCELLED,
         }
-        self.cluster.set_job_state(job, states[how])
+        self.cluster.control.set_job_state(job, states[how])
         self.clock.advance(1)
 
     def nodes(self, job: int) -> str:
@@ -610,18 +610,17 @@ class Simulated:
     def sckpt(self, user: str, argv: Sequence[str]) -> Raw:
         from sckpt.backend import facade as facade_module
 
-        cli = importlib.import_module("sckpt.tui.cli")
+        cli = importlib.import_module("sckpt.cli")
         shared = functools.partial(facade_module.open_facade, cluster=self.cluster)
         out, err = io.StringIO(), io.StringIO()
         env = {"SCKPT_CONFIG": str(self.config), "NO_COLOR": "1"}
         with (
-            mock.patch.object(facade_module, "open_facade", shared),
             mock.patch.dict(os.environ, env),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
         ):
             os.environ.pop("SLURM_CONF", None)
-            code = cli.main(["--as-user", user, *argv])
+            code = cli.main(["--as-user", user, *argv], facade_factory=shared)
         return Raw(code, out.getvalue(), err.getvalue())
 
     def after(self, argv: Sequence[str], raw: Raw) -> None:

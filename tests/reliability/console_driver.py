@@ -51,7 +51,7 @@ from sckpt.tui.app import SckptApp, build_app
 from sckpt.tui.screens.console import ConsoleScreen
 from textual.pilot import Pilot
 
-from tests.app_screen import notification_log, notifications, screen_text
+from tests.app_screen import notification_log, notifications, run_test, screen_text
 from tests.conftest import PrivateCluster
 
 DOWN_FOR = 30.0
@@ -203,7 +203,7 @@ async def run_started_paused(
         watch = Watch(app)
         try:
             started = time.monotonic()  # before run_test, which waits for the first compose
-            async with app.run_test(size=(160, 40)) as pilot:
+            async with run_test(app, size=(160, 40)) as pilot:
                 painted = await wait_until(pilot, lambda: "sckpt" in header_line(app), 30)
                 report["painted_after"] = (
                     None if painted is None else round(time.monotonic() - started, 2)
@@ -256,7 +256,7 @@ async def run_quit_paused(
     settings = Settings(refresh_interval=interval, audit_log=audit)
     facade = open_facade(settings, engine="cooperative")
     app = build_app(facade, settings)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with run_test(app, size=(160, 40)) as pilot:
         loaded = await wait_until(pilot, lambda: all(str(j) in screen_text(app) for j in jobs), 60)
         report["loaded"] = loaded is not None
         os.kill(cluster.pid("slurmctld"), signal.SIGSTOP)
@@ -296,7 +296,7 @@ async def run_vacate_half(
         return any(f"vacate {job}.0" in n["message"] for n in log.entries)
 
     try:
-        async with app.run_test(size=(200, 50)) as pilot:
+        async with run_test(app, size=(200, 50)) as pilot:
             loaded = await wait_until(
                 pilot,
                 lambda: isinstance(app.screen, StepScreen) and "RUNNING" in screen_text(app),
@@ -363,7 +363,7 @@ async def run(
     app = build_app(facade, settings)
     watch = Watch(app)
     try:
-        async with app.run_test(size=(160, 40)) as pilot:
+        async with run_test(app, size=(160, 40)) as pilot:
             loaded = await wait_until(
                 pilot, lambda: all(str(j) in screen_text(app) for j in jobs), 60
             )

@@ -27,10 +27,10 @@ from sckpt.backend.model import StepId
 from sckpt.tui.app import SckptApp, build_app
 from sckpt.tui.dialogs.form import ActionParams
 from sckpt.tui.keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 
-from tests.tui.conftest import notifications, screen_text, settle
+from tests.tui.conftest import notifications, run_test, screen_text, settle, wait_until
 
 SIZE = (160, 50)
 
@@ -64,6 +64,12 @@ async def _type(pilot: Pilot[Any], text: str) -> None:
     await pilot.press(*text)  # Pilot turns characters into their keys
 
 
+def _palette_has_hits(app: SckptApp) -> bool:
+    """The open palette lists at least one command for what was typed."""
+    palette = app.screen
+    return isinstance(palette, CommandPalette) and palette.query_one(CommandList).option_count > 0
+
+
 async def _palette(pilot: Pilot[Any], report: dict[str, Any]) -> None:
     """Open the palette, note what it offers, and run each of sckpt's commands in turn."""
     app = _app(pilot)
@@ -82,7 +88,8 @@ async def _palette(pilot: Pilot[Any], report: dict[str, Any]) -> None:
         await pilot.press("ctrl+p")
         await settle(pilot)
         await _type(pilot, spec.description)
-        await asyncio.sleep(0.3)  # the palette searches in a worker of its own
+        # The palette searches in a worker of its own: wait for its hits.
+        await wait_until(pilot, lambda: _palette_has_hits(app))
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
@@ -119,7 +126,7 @@ async def drive(job_id: int, audit: Path) -> dict[str, Any]:
     report: dict[str, Any] = {"screens": [], "palette_listing": [], "palette_run": []}
     target = StepId(job_id, 0)
     try:
-        async with app.run_test(size=SIZE) as pilot:
+        async with run_test(app, size=SIZE) as pilot:
             await settle(pilot)
             await pilot.press("slash")
             await _type(pilot, f"id:{job_id}")

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import SimulatedCluster
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import StepId
+from sckpt.backend.simulator import SimulatedCluster
 from sckpt.tui.app import SckptApp, build_app
 from sckpt.tui.widgets.header import StatusHeader
 
@@ -230,7 +230,7 @@ class SimChurn:
         self.owed += self.per_call
         while self.owed >= 1:
             self.owed -= 1
-            job = self.cluster.submit(
+            job = self.cluster.control.submit(
                 self.rng.choice(("alice", "bob", "carol")),
                 name="soak",
                 n_steps=self.rng.randint(1, 4),

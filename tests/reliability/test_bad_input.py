@@ -43,7 +43,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sckpt.backend import facade as facade_module
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster
 from sckpt.backend.model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -53,20 +52,22 @@ from sckpt.backend.model import (
     StepId,
 )
 from sckpt.backend.operations import NAMES
-from sckpt.tui import cli
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
 from sckpt.tui.screens.step import StepScreen
 from textual.widgets import Input
 
+from sckpt import cli
+
 from ..conftest import SlurmCluster
 from ..helpers import probe_user_home, rpc_count, wait_for
 from ..tui import conftest as tui
-from ..tui.conftest import notifications, screen_text, settle, submit_mine
+from ..tui.conftest import notifications, run_test, screen_text, settle, submit_mine
 
 # The console tests' fixtures: the simulated cluster on a frozen clock, no user config.
 console = tui.console
-_isolated = tui._isolated
+isolated = tui.isolated
 
 SCKPT = Path(sys.executable).with_name("sckpt")
 ROOT = Path(__file__).resolve().parents[2]
@@ -195,9 +196,14 @@ class Recorder:
 
 def record_engine(facade: Any) -> Recorder:
     """Put a ``Recorder`` between the facade and its engine (the read-only guard included)."""
-    recorder = Recorder(facade._engine)
-    facade._engine = recorder
-    return recorder
+    made: list[Recorder] = []
+
+    def wrap(engine: Any) -> Any:
+        made.append(Recorder(engine))
+        return made[-1]
+
+    facade.wrap_engine(wrap)
+    return made[0]
 
 
 # ------------------------------------------------------------------ the command line
@@ -235,31 +241,28 @@ def cli_run(
     for _ in range(3):
         submit_mine(cluster, n_steps=2)
     recorders: list[Recorder] = []
-    real_open = facade_module.open_facade
 
     def recorded_open(*args: Any, **kwargs: Any) -> Any:
         # Whatever --engine says, the simulated cluster (a real engine is tested below).
-        facade = real_open(*args, **{**kwargs, "cluster": cluster})
+        facade = facade_module.open_facade(*args, **{**kwargs, "cluster": cluster})
         recorders.append(record_engine(facade))
         return facade
 
-    monkeypatch.setattr(facade_module, "open_facade", recorded_open)
-    monkeypatch.setattr(cli, "_cmd_run", lambda words: 0)  # never run a random program
     started: list[Any] = []
 
     def console_stub(facade: Any, settings: Any, *, focus: Any = None) -> int:
         started.append((settings, focus))
         return 0
 
-    from sckpt.tui import app as app_module
-    from sckpt.tui.cli import terminal
-
-    monkeypatch.setattr(app_module, "run_console", console_stub)
-    monkeypatch.setattr(terminal, "missing_terminal", lambda: "")  # pytest holds stdout
-
     def run(argv: list[str]) -> tuple[int, str, str]:
         capsys.readouterr()
-        code = cli.main(argv)
+        code = cli.main(
+            argv,
+            facade_factory=recorded_open,
+            console=console_stub,
+            missing_terminal=lambda: "",  # pytest holds stdout
+            wrapper=lambda words: 0,  # never run a random program
+        )
         out, err = capsys.readouterr()
         return code, out, err
 
@@ -623,7 +626,7 @@ async def _console_with(config: Path, tmp: Path) -> None:
     facade = open_facade(settings, as_user="alice", cluster=cluster)
     recorder = record_engine(facade)
     app = build_app(facade, settings, clock=ManualClock())
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_test(app, size=(100, 30)) as pilot:
         await settle(pilot)
         for key in ("question_mark", "escape", "ctrl+p", "escape", "down", "x"):
             await pilot.press(key)
@@ -717,7 +720,7 @@ KEY_SEQUENCES = st.lists(st.one_of(st.sampled_from(KEYS).map(lambda k: [k]), TYP
 
 async def _press_all(c: Any, keys: list[str]) -> Recorder:
     recorder = record_engine(c.facade)
-    async with c.app.run_test(size=(100, 30)) as pilot:
+    async with run_test(c.app, size=(100, 30)) as pilot:
         await settle(pilot)
         for key in keys:
             if key in ("q", "ctrl+c"):  # quitting is tested elsewhere
@@ -774,7 +777,7 @@ async def _ends_while_open(c: Any, operation: str, refreshed: bool) -> None:
     job_id = submit_mine(c.cluster, "ending", n_steps=2)
     step = _first_numbered(c, job_id)
     c.app.focus_target = step  # opens on the step's own screen
-    async with c.app.run_test(size=(100, 30)) as pilot:
+    async with run_test(c.app, size=(100, 30)) as pilot:
         await settle(pilot)
         home = c.app.screen
         assert isinstance(home, StepScreen) and home.target == step
@@ -786,7 +789,7 @@ async def _ends_while_open(c: Any, operation: str, refreshed: bool) -> None:
             await pilot.pause()
             assert isinstance(c.app.screen, Confirm)
         # The job ends (and with it the step) while the dialog is open.
-        c.cluster.set_job_state(job_id, JobState.COMPLETED)
+        c.cluster.control.set_job_state(job_id, JobState.COMPLETED)
         if refreshed:  # the console has seen it end, behind the dialog
             c.clock.advance(5)
             c.app.refresh_now()
@@ -999,7 +1002,7 @@ def test_console_on_the_real_cluster_refuses_an_unwritable_image_dir_then_the_st
     app = build_app(facade, settings, focus=StepId(job.id, 0))
 
     async def drive() -> None:
-        async with app.run_test(size=(120, 36)) as pilot:
+        async with run_test(app, size=(120, 36)) as pilot:
             await settle(pilot)
             home = app.screen
             assert isinstance(home, StepScreen)

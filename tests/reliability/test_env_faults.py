@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sckpt.backend.generations import TaskImages
+from sckpt.backend.checkpointing.generations import TaskImages
 
 from tests.conftest import ROOT, PrivateCluster, SlurmCluster
 from tests.helpers import catches_signal, wait_for
@@ -44,7 +44,7 @@ SCKPT = ROOT / ".venv" / "bin" / "sckpt"
 EXAMPLE = ROOT / "examples" / "counter.py"
 ALICE = "sckpt-alice"
 
-# The exit codes tui/cli/exit_codes.py names, and sckpt doctor's.
+# The exit codes sckpt/exit_codes.py names, and sckpt doctor's.
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 EXIT_DOCTOR_UNUSABLE = 2

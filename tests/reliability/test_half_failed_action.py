@@ -36,8 +36,8 @@ from typing import Any
 
 import pytest
 from sckpt.backend.audit import read_records
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.model import StepId
-from sckpt.backend.store import StepStore
 
 from tests.conftest import ROOT, PrivateCluster
 from tests.cooperative.conftest import EXAMPLE, SCKPT

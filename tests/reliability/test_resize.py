@@ -41,7 +41,7 @@ from ..tui.conftest import screen_text, settle, submit_mine
 
 # The console tests' fixtures: the simulated cluster on a frozen clock, no user config.
 console = tui.console
-_isolated = tui._isolated
+isolated = tui.isolated
 
 SIZE = (120, 36)
 SMALL = (40, 10)

@@ -29,10 +29,11 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import errors as E
+from sckpt.backend.checkpointing.protocol import TIMEOUT_CODE, Request, StepRecord
+from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import CheckpointKind, CheckpointState, Snapshot, StepId
-from sckpt.backend.store import TIMEOUT_CODE, Request, StepRecord, StepStore
 
 from tests.conftest import SlurmCluster
 from tests.helpers import catches_signal, wait_for
@@ -587,7 +588,7 @@ def test_in_a_shared_state_dir_root_writes_leave_the_files_to_the_job_user(
                 # alice's own update (what her wrapper does) still works after root's.
                 update = (
                     "from pathlib import Path; import os\n"
-                    "from sckpt.backend.store import StepStore\n"
+                    "from sckpt.backend.checkpointing.store import StepStore\n"
                     "from sckpt.backend.model import StepId\n"
                     f"s = StepStore(Path({str(shared)!r}), StepId({job_id}, 0),"
                     " owner=os.getuid())\n"

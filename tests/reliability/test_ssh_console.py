@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,10 +100,10 @@ def test_demo_over_ssh_filter_select_create_quit(server: SshServer, shared_dir: 
     with Tmux(_remote(server, config, "--demo"), env=["TERM=xterm-256color"]) as term:
         _filter_to_job(term, job_id)
         term.keys("Enter")  # into the job's steps
-        time.sleep(0.5)  # over SSH, let the focus move before the cursor keys
+        term.wait_cursor(lambda row: row.startswith(f"{job_id}."))  # the focus moved over SSH
         for _ in range(index):
             term.keys("Down")
-        time.sleep(0.5)
+        term.wait_cursor(lambda row: row.startswith(f"{step_id} "))
         term.keys("c")
         form = term.wait(lambda s: "Max wait" in s)
         assert f"Create {step_id}" in form
@@ -140,10 +139,10 @@ def test_demo_over_ssh_o_shows_the_jobs_output_file_or_why_not(
     job_id, _index, _step_id = _first_able_numbered_step(server, config)
     with Tmux(_remote(server, config, "--demo"), env=["TERM=xterm-256color"]) as term:
         _filter_to_job(term, job_id)
-        time.sleep(0.5)  # over SSH, let the focus move to the table first
+        term.wait_cursor(lambda row: row.split(" ")[0] == str(job_id))  # the table has the focus
         term.keys("o")
         shown = term.wait(lambda s: f"Output of job {job_id}" in s and "slurm-" in s)
-        assert "steps/s" in shown or "cannot read" in shown, shown  # engines/demo_output.py
+        assert "steps/s" in shown or "cannot read" in shown, shown  # simulator/output.py
         assert "? Help" in shown and "q Quit" in shown  # the footer at 80 columns
         term.keys("Escape")
         term.wait(lambda s: "JobID" in s and f"Output of job {job_id}" not in s)

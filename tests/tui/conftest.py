@@ -17,21 +17,23 @@ from typing import Any
 
 import pytest
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 
-from tests.app_screen import notifications, screen_text
+from tests.app_screen import notifications, run_test, screen_text
 
-__all__ = ["notifications", "screen_text"]
+__all__ = ["notifications", "run_test", "screen_text"]
 
 ME = "alice"
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No user config (an empty ``SCKPT_CONFIG``), UTC times, no animations; public so
+    that other directories' console tests can take it in (``isolated = tui.isolated``)."""
     config = tmp_path / "config.toml"
     config.write_text("")
     monkeypatch.setenv("SCKPT_CONFIG", str(config))
@@ -43,6 +45,51 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
 
 @dataclass
+class _Timer:
+    due: float
+    callback: Callable[[], object]
+    stopped: bool = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class ManualTimers:
+    """The refresh pipeline's time (``refresh.Timers``), moved on by the test.
+
+    ``advance`` fires each timer that falls due, in order, with the clock set to its due
+    time, and lets the refresh it starts finish (its worker, and what the app does with the
+    answer) before the next: a back-off of seconds is checked in no time, and exactly.
+    """
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.timers: list[_Timer] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def after(self, delay: float, callback: Callable[[], object]) -> _Timer:
+        timer = _Timer(self.now + delay, callback)
+        self.timers.append(timer)
+        return timer
+
+    async def advance(self, pilot: Pilot[Any], seconds: float) -> None:
+        end = self.now + seconds
+        while True:
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            pending = [t for t in self.timers if not t.stopped and t.due <= end]
+            if not pending:
+                break
+            timer = min(pending, key=lambda t: t.due)
+            self.timers.remove(timer)
+            self.now = max(self.now, timer.due)
+            timer.callback()
+        self.now = end
+
+
+@dataclass
 class Console:
     """One console under test: the app, its facade and the simulated cluster behind it."""
 
@@ -51,11 +98,14 @@ class Console:
     cluster: SimulatedCluster
     clock: ManualClock
     audit: Path
+    timers: ManualTimers | None = None
+    """The refresh's own time, when the test moves it (``console(manual_timers=True)``)."""
 
 
 @pytest.fixture
 def console(tmp_path: Path) -> Callable[..., Console]:
-    """Build a console; keyword arguments choose read-only, keys, focus, size of the cluster."""
+    """Build a console; keyword arguments choose read-only, keys, focus, size of the cluster,
+    and whether the test moves the refresh's time itself (``manual_timers``)."""
 
     def make(
         *,
@@ -67,6 +117,7 @@ def console(tmp_path: Path) -> Callable[..., Console]:
         demo_touches: bool = False,
         interval: float = 3600.0,
         arrays: bool = False,
+        manual_timers: bool = False,
     ) -> Console:
         clock = ManualClock()
         cluster = SimulatedCluster(
@@ -87,37 +138,61 @@ def console(tmp_path: Path) -> Callable[..., Console]:
             max_wait=30,
         )
         facade = open_facade(settings, as_user=ME, cluster=cluster)
-        app = build_app(facade, settings, focus=focus, clock=clock)
-        return Console(app, facade, cluster, clock, audit)
+        timers = ManualTimers() if manual_timers else None
+        app = build_app(facade, settings, focus=focus, clock=clock, timers=timers)
+        return Console(app, facade, cluster, clock, audit, timers)
 
     return make
 
 
 def submit_mine(cluster: SimulatedCluster, name: str = "ui-test", n_steps: int = 2) -> int:
     """A running job of the acting user with ``n_steps`` numbered steps; returns its id."""
-    job = cluster.submit(ME, name=name, state=JobState.RUNNING, n_steps=n_steps, duration=36000)
+    job = cluster.control.submit(
+        ME, name=name, state=JobState.RUNNING, n_steps=n_steps, duration=36000
+    )
     return job.job_id
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    """Wait until the first snapshot arrived and every worker (actions, refresh) finished.
+    """Wait until the first refresh answered and every worker (actions, refresh) finished.
 
-    A worker counts until it is finished: one still PENDING (its thread not started yet, which
-    happens on a loaded machine) is not ``is_running`` but will report later.
+    The first refresh has answered when the app's freshness (``SckptApp.freshness``, what
+    every header shows) says the data is loaded, or stale: the controller did not answer,
+    and the headers say why (a console started during an outage has no snapshot to wait
+    for).  A worker counts until it is finished: one still PENDING (its thread not started
+    yet, which happens on a loaded machine) is not ``is_running`` but will report later.
     """
     app = pilot.app
 
     def busy() -> bool:
         return any(not w.is_finished for w in app.workers)
 
+    def answered() -> bool:
+        freshness = app.freshness if isinstance(app, SckptApp) else None
+        return freshness is None or freshness.loaded or freshness.stale
+
     for _ in range(200):
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if getattr(app, "loaded", True) and not busy():
+        if answered() and not busy():
             await pilot.pause()
             if not busy():
                 return
     raise AssertionError("the console did not settle")
+
+
+async def wait_until(
+    pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 10.0
+) -> bool:
+    """Let the app run until ``condition()`` holds (True), or ``timeout`` seconds passed
+    (False: the test's own assertion then says what is missing).  For what arrives from a
+    worker's thread or a timer, where a fixed pause would be a guess."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await pilot.pause(0.02)
+    return True
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import JobState, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
 from sckpt.tui.rows import view_of
 from sckpt.tui.screens.console import ConsoleScreen
@@ -76,8 +76,8 @@ async def test_a_pending_job_shows_when_slurm_expects_it_to_start(tmp_path: Any)
     cluster = SimulatedCluster(
         seed=1, n_jobs=0, clock=clock, users=demo_users_for(ME), arrivals=False
     )
-    job = cluster.submit(ME, name="waits", state=JobState.PENDING)
-    cluster.requeue_job(cluster.user(ME), cluster.submit(ME, name="requeued").job_id, False)
+    job = cluster.control.submit(ME, name="waits", state=JobState.PENDING)
+    cluster.requeue_job(cluster.user(ME), cluster.control.submit(ME, name="requeued").job_id, False)
     settings = Settings(refresh_interval=3600, audit_log=tmp_path / "a.log")
     facade = open_facade(settings, as_user=ME, cluster=cluster)
     app = build_app(facade, settings, clock=clock)

@@ -20,9 +20,9 @@ from sckpt.backend import errors as E
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.base import Engine
 from sckpt.backend.engines.clusters import ClustersEngine
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import Facade, simulated_engine
 from sckpt.backend.model import JobState, Snapshot, StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 
@@ -191,8 +191,10 @@ async def test_both_clusters_jobs_are_listed_with_their_cluster(
     clusters: Callable[..., Clusters],
 ) -> None:
     c = clusters()
-    shared = c.sims["sckpt-a"].submit(ME, name="on-a", state=JobState.PENDING).job_id
-    assert c.sims["sckpt-b"].submit(ME, name="on-b", state=JobState.PENDING).job_id == shared
+    shared = c.sims["sckpt-a"].control.submit(ME, name="on-a", state=JobState.PENDING).job_id
+    assert (
+        c.sims["sckpt-b"].control.submit(ME, name="on-b", state=JobState.PENDING).job_id == shared
+    )
     async with c.app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         rows = rows_of(c.app)
@@ -217,8 +219,8 @@ async def test_both_clusters_jobs_are_listed_with_their_cluster(
 async def test_an_action_goes_to_the_rows_cluster_only(clusters: Callable[..., Clusters]) -> None:
     c = clusters()
     a, b = c.sims["sckpt-a"], c.sims["sckpt-b"]
-    job = a.submit(ME, name="same-a", state=JobState.PENDING).job_id
-    assert b.submit(ME, name="same-b", state=JobState.PENDING).job_id == job
+    job = a.control.submit(ME, name="same-a", state=JobState.PENDING).job_id
+    assert b.control.submit(ME, name="same-b", state=JobState.PENDING).job_id == job
     async with c.app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         con = console_of(pilot)
@@ -238,7 +240,7 @@ async def test_an_action_goes_to_the_rows_cluster_only(clusters: Callable[..., C
 
 async def test_read_only_refusal_names_the_cluster(clusters: Callable[..., Clusters]) -> None:
     c = clusters(read_only=True)
-    job = c.sims["sckpt-b"].submit(ME, name="ro", state=JobState.PENDING).job_id
+    job = c.sims["sckpt-b"].control.submit(ME, name="ro", state=JobState.PENDING).job_id
     with pytest.raises(E.ReadOnlyError) as refused:
         c.facade.hold(StepId(job, cluster="sckpt-b"))
     assert f"hold {job} on cluster sckpt-b refused" in refused.value.message
@@ -250,7 +252,7 @@ def test_a_target_without_its_cluster_is_refused_when_several_are_shown(
     clusters: Callable[..., Clusters],
 ) -> None:
     c = clusters()
-    job = c.sims["sckpt-a"].submit(ME, name="x", state=JobState.PENDING).job_id
+    job = c.sims["sckpt-a"].control.submit(ME, name="x", state=JobState.PENDING).job_id
     with pytest.raises(E.UsageError, match="which cluster"):
         c.facade.hold(StepId(job))
     with pytest.raises(E.UsageError, match="not one of -M's"):
@@ -262,7 +264,7 @@ def test_one_cluster_chosen_takes_targets_without_a_cluster(
     clusters: Callable[..., Clusters],
 ) -> None:
     c = clusters(names=("sckpt-b",))
-    job = c.sims["sckpt-b"].submit(ME, name="x", state=JobState.PENDING).job_id
+    job = c.sims["sckpt-b"].control.submit(ME, name="x", state=JobState.PENDING).job_id
     result = c.facade.hold(str(job))
     assert result.target == StepId(job, cluster="sckpt-b")
     assert c.sims["sckpt-b"].job(job).held
@@ -334,8 +336,14 @@ async def test_opened_on_a_step_of_one_cluster_selects_that_clusters_job(
     """``sckpt -M sckpt-b JOB.STEP``: the console opens on sckpt-b's step, not on sckpt-a's
     job of the same id."""
     c = clusters()
-    job = c.sims["sckpt-b"].submit(ME, name="focus-b", state=JobState.RUNNING, n_steps=2).job_id
-    assert c.sims["sckpt-a"].submit(ME, name="focus-a", state=JobState.RUNNING).job_id == job
+    job = (
+        c.sims["sckpt-b"]
+        .control.submit(ME, name="focus-b", state=JobState.RUNNING, n_steps=2)
+        .job_id
+    )
+    assert (
+        c.sims["sckpt-a"].control.submit(ME, name="focus-a", state=JobState.RUNNING).job_id == job
+    )
     target = StepId(job, 1, cluster="sckpt-b")
     c.app.focus_target = target
     async with c.app.run_test(size=(160, 50)) as pilot:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -27,7 +26,7 @@ from sckpt.tui.widgets.header import StatusHeader
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from .conftest import ME, notifications, screen_text, settle, submit_mine
+from .conftest import ME, notifications, run_test, screen_text, settle, submit_mine, wait_until
 
 SIZE = (120, 36)
 
@@ -76,7 +75,7 @@ def first_numbered(cluster: Any, job_id: int) -> StepId:
 
 async def test_lists_the_clusters_jobs_and_steps(console: Any) -> None:
     c = console()
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         jobs = [j for j in c.facade.snapshot().jobs]
@@ -101,8 +100,8 @@ async def test_lists_the_clusters_jobs_and_steps(console: Any) -> None:
 
 async def test_values_from_slurm_are_shown_literally(console: Any) -> None:
     c = console()
-    c.cluster.submit(ME, name="[red]evil\x1b]0;x", state=JobState.RUNNING, n_steps=1)
-    async with c.app.run_test(size=SIZE) as pilot:
+    c.cluster.control.submit(ME, name="[red]evil\x1b]0;x", state=JobState.RUNNING, n_steps=1)
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "evil")
         text = screen_text(c.app)
@@ -112,7 +111,7 @@ async def test_values_from_slurm_are_shown_literally(console: Any) -> None:
 
 async def test_refresh_keeps_cursor_and_updates_changed_rows_only(console: Any) -> None:
     c = console(n_jobs=30)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         for _ in range(4):
@@ -130,7 +129,9 @@ async def test_refresh_keeps_cursor_and_updates_changed_rows_only(console: Any) 
 
         table.apply = spy  # type: ignore[method-assign]
         before = table.row_keys_in_order
-        new = c.cluster.submit("bob", name="late-arrival", state=JobState.PENDING, n_steps=0)
+        new = c.cluster.control.submit(
+            "bob", name="late-arrival", state=JobState.PENDING, n_steps=0
+        )
         c.clock.advance(5)
         c.app.refresh_now()
         await settle(pilot)
@@ -157,7 +158,7 @@ async def test_header_counts_only_when_a_refresh_is_late(console: Any) -> None:
     # On schedule the header names the interval (no counter repainting every second);
     # data older than one interval and a half counts up, and the next refresh ends that.
     c = console()  # interval 3600 s: no refresh happens unless asked for
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         header = console_of(pilot).query_one(StatusHeader)
         c.clock.advance(5399)
@@ -177,8 +178,9 @@ async def test_header_counts_only_when_a_refresh_is_late(console: Any) -> None:
 async def test_outage_marks_data_stale_and_recovers_without_a_key(
     console: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    c = console(interval=0.5)
-    async with c.app.run_test(size=SIZE) as pilot:
+    c = console(interval=0.5, manual_timers=True)
+    timers = c.timers  # the refresh's time: moved on below, not waited for
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         rows = console_of(pilot).jobs_table.row_count
         engine = c.facade.engine
@@ -186,18 +188,18 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
         calls: list[tuple[str, float]] = []
 
         def down() -> Any:
-            calls.append(("snapshot", time.monotonic()))
+            calls.append(("snapshot", timers.monotonic()))
             raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
         def no_ping() -> float:
-            calls.append(("ping", time.monotonic()))
+            calls.append(("ping", timers.monotonic()))
             raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
         monkeypatch.setattr(engine, "snapshot", down)
         monkeypatch.setattr(engine, "ping", no_ping)
         c.clock.advance(7)
         for _ in range(100):  # the scheduled refreshes find the outage by themselves
-            await pilot.pause(0.05)
+            await timers.advance(pilot, 0.05)
             if pipeline.stale:
                 break
         text = screen_text(c.app)
@@ -207,7 +209,7 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
         assert console_of(pilot).jobs_table.row_count == rows  # last data kept
         # While stale: one small request (a ping) per interval, full listings only at the
         # back-off (0.5 -> 1 -> 2 -> 4 s after the failed attempts).
-        await pilot.pause(4.0)
+        await timers.advance(pilot, 4.0)
         starts = [t for _, t in calls]
         assert all(b - a >= 0.5 * 0.9 for a, b in itertools.pairwise(starts))
         assert [name for name, _ in calls].count("snapshot") <= 3
@@ -219,17 +221,17 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
         calls.clear()
 
         def answering_snapshot() -> Any:
-            calls.append(("snapshot", time.monotonic()))
+            calls.append(("snapshot", timers.monotonic()))
             return snapshot()
 
         def answering_ping() -> float:
-            calls.append(("ping", time.monotonic()))
+            calls.append(("ping", timers.monotonic()))
             return ping()
 
         monkeypatch.setattr(engine, "snapshot", answering_snapshot)
         monkeypatch.setattr(engine, "ping", answering_ping)
         for _ in range(200):  # no key pressed
-            await pilot.pause(0.05)
+            await timers.advance(pilot, 0.05)
             if not pipeline.stale:
                 break
         assert [name for name, _ in calls][:2] in (["ping", "snapshot"], ["snapshot"])
@@ -247,19 +249,20 @@ async def test_pings_answer_but_listings_fail_back_off(
 ) -> None:
     # A controller that answers pings but not job listings is not listed every interval:
     # one listing after a good ping, then the back-off decides.
-    c = console(interval=0.5)
-    async with c.app.run_test(size=SIZE) as pilot:
+    c = console(interval=0.5, manual_timers=True)
+    timers = c.timers  # the refresh's time: moved on below, not waited for
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         engine = c.facade.engine
         listings: list[float] = []
 
         def down() -> Any:
-            listings.append(time.monotonic())
+            listings.append(timers.monotonic())
             raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
         monkeypatch.setattr(engine, "snapshot", down)
         c.app.refresh_now()
-        await pilot.pause(6.0)
+        await timers.advance(pilot, 6.0)
         # Back-off from each failed attempt: 1, 2, 4 s (a ping-started one at 0.5 s first).
         assert 3 <= len(listings) <= 5
         assert c.app.pipeline.stale
@@ -270,7 +273,7 @@ async def test_pings_answer_but_listings_fail_back_off(
 
 async def test_filter_by_field_and_text(console: Any) -> None:
     c = console(n_jobs=30)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         await pilot.press("slash")
@@ -301,7 +304,7 @@ async def test_filter_by_field_and_text(console: Any) -> None:
 
 async def test_sort_by_column_key_and_header_click(console: Any) -> None:
     c = console(n_jobs=30)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         ids = [int(k) for k in con.jobs_table.row_keys_in_order]
@@ -321,7 +324,7 @@ async def test_sort_by_column_key_and_header_click(console: Any) -> None:
 
 async def test_mine_only_and_show_finished_toggles(console: Any) -> None:
     c = console(n_jobs=40)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         everyone = set(con.jobs_table.row_keys_in_order)
@@ -341,11 +344,11 @@ async def test_mine_only_and_show_finished_toggles(console: Any) -> None:
 async def test_finished_jobs_linger_before_vanishing(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster, "short-lived")
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         assert str(job_id) in con.jobs_table.row_keys_in_order
-        c.cluster.set_job_state(job_id, JobState.COMPLETED)
+        c.cluster.control.set_job_state(job_id, JobState.COMPLETED)
         c.clock.advance(10)
         c.app.refresh_now()
         await settle(pilot)
@@ -364,7 +367,7 @@ async def test_disable_then_enable_a_step(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("d")
@@ -395,7 +398,7 @@ async def test_create_opens_a_prefilled_form_then_checkpoints(console: Any) -> N
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("c")
@@ -443,8 +446,8 @@ async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    c.cluster.script_checkpoint(step, duration=5, code=code)
-    async with c.app.run_test(size=SIZE) as pilot:
+    c.cluster.control.script_checkpoint(step, duration=5, code=code)
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("c")
@@ -453,12 +456,12 @@ async def test_the_outcome_of_a_requested_checkpoint_is_toasted(
         await settle(pilot)
         assert any(f"create {step}: requested" in m for m in notifications(c.app))
         assert not any(f"create {step}: {word}" in m for m in notifications(c.app))
-        c.cluster.advance(6)
+        c.cluster.control.advance(6)
         c.app.refresh_now()
         await settle(pilot)
         assert any(m == f"create {step}: {word}" for m in notifications(c.app))
         # Said once: the next refreshes do not repeat it.
-        c.cluster.advance(1)
+        c.cluster.control.advance(1)
         c.app.refresh_now()
         await settle(pilot)
         assert sum(m == f"create {step}: {word}" for m in notifications(c.app)) == 1
@@ -475,8 +478,8 @@ async def test_the_rows_checkpoint_time_counts_up_while_in_progress(console: Any
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    c.cluster.script_checkpoint(step, duration=600)
-    async with c.app.run_test(size=(80, 24)) as pilot:
+    c.cluster.control.script_checkpoint(step, duration=600)
+    async with run_test(c.app, size=(80, 24)) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("c", "enter")
@@ -500,7 +503,7 @@ async def test_create_form_escape_cancels(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("c")
@@ -515,7 +518,7 @@ async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> N
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("v")
@@ -550,7 +553,7 @@ async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: An
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("r")
@@ -583,9 +586,9 @@ async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: An
 
 async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) -> None:
     c = console()
-    other = c.cluster.submit("bob", name="bobs-job", state=JobState.RUNNING, n_steps=1)
+    other = c.cluster.control.submit("bob", name="bobs-job", state=JobState.RUNNING, n_steps=1)
     step = first_numbered(c.cluster, other.job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "bobs-job", step)
         await pilot.press("d")
@@ -597,7 +600,7 @@ async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) 
 async def test_whole_job_action_from_the_jobs_table(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster, n_steps=2)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "ui-test")
         con = console_of(pilot)
@@ -614,7 +617,7 @@ async def test_check_key_asks_able_and_error_again(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         c.cluster.disable(c.cluster.user(ME), step)  # changed behind the console's back
@@ -633,7 +636,7 @@ async def test_enter_opens_step_detail_with_processes_and_escape_returns(console
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("enter")
@@ -665,7 +668,7 @@ async def test_single_step_mode_opens_on_the_step_and_escape_leads_to_console(
     step = first_numbered(c.cluster, job_id)
     # The step exists only once the cluster does: build the app for it with the factory.
     app = build_app(c.facade, c.app.settings, focus=step, clock=c.clock)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_test(app, size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, StepScreen)
         text = screen_text(app)  # type: ignore[arg-type]
@@ -684,7 +687,7 @@ async def test_opened_on_a_job_the_cursor_starts_on_it(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster)  # the newest job: the last row, not the first
     app = build_app(c.facade, c.app.settings, focus=StepId(job_id), clock=c.clock)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_test(app, size=SIZE) as pilot:
         await settle(pilot)
         await pilot.pause()
         assert isinstance(app.screen, ConsoleScreen)
@@ -697,7 +700,7 @@ async def test_opened_on_a_job_the_cursor_starts_on_it(console: Any) -> None:
 
 async def test_help_lists_every_key(console: Any) -> None:
     c = console()
-    async with c.app.run_test(size=(120, 50)) as pilot:
+    async with run_test(c.app, size=(120, 50)) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
@@ -726,7 +729,7 @@ async def test_keys_are_remappable_from_settings(console: Any) -> None:
     c = console(keys={"disable": "k"})
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("d")  # no longer bound
@@ -745,13 +748,13 @@ async def test_every_action_is_in_the_command_palette(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "disable")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: "Disable" in screen_text(c.app))  # the palette's worker
         text = screen_text(c.app)
         assert "Disable" in text
         await pilot.press("enter")
@@ -766,7 +769,7 @@ async def test_every_action_is_in_the_command_palette(console: Any) -> None:
 
 async def test_q_quits_cleanly(console: Any) -> None:
     c = console()
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("q")
         await pilot.pause()
@@ -776,7 +779,7 @@ async def test_q_quits_cleanly(console: Any) -> None:
 
 async def test_ctrl_c_quits_with_status_130(console: Any) -> None:
     c = console()
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+c")
         await pilot.pause()
@@ -791,7 +794,7 @@ async def test_read_only_hides_actions_and_says_so(console: Any) -> None:
     c = console(read_only=True)
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=(160, 40)) as pilot:
+    async with run_test(c.app, size=(160, 40)) as pilot:
         await settle(pilot)
         text = screen_text(c.app)
         assert "READ-ONLY" in text
@@ -825,7 +828,7 @@ async def test_read_only_hides_actions_and_says_so(console: Any) -> None:
 async def test_elapsed_column_moves_with_the_clock(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster, "ticking")
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         con = console_of(pilot)
         before = con.jobs_table.cells_of(str(job_id))
@@ -842,8 +845,8 @@ async def test_restart_asks_about_the_job_not_every_running_step(console: Any) -
     # resubmits the job itself.
     c = console()
     job_id = submit_mine(c.cluster)
-    c.cluster.set_job_state(job_id, JobState.CANCELLED)
-    async with c.app.run_test(size=SIZE) as pilot:
+    c.cluster.control.set_job_state(job_id, JobState.CANCELLED)
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         console_of(pilot).select_target(StepId(job_id))
         await pilot.press("f")  # finished jobs too
@@ -869,7 +872,7 @@ async def test_help_says_enable_and_disable_act_at_once_and_undo_each_other(
     # e and d act without a question while v, r and the job-control keys ask: by decision,
     # and the help says so.
     c = console()
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
         await settle(pilot)

@@ -2,7 +2,7 @@
 
 ``o`` on every demo job said "not written yet" and ``sckpt --demo history`` showed no
 checkpoint event for any job.  The demo's cluster now writes its batch jobs' output into a
-directory of its own (``engines/demo_output.py``) and keeps an hourly checkpoint history of
+directory of its own (``simulator/output.py``) and keeps an hourly checkpoint history of
 its running jobs (``SimulatedCluster._demo_hourly``); the demo's engine hands that history
 to ``history`` (``engines/demo.py``).
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import StepId
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
 from sckpt.tui.screens.output import OutputScreen
 
@@ -68,8 +68,8 @@ async def test_o_on_a_demo_job_shows_its_output_and_follows_it(
         assert str(outdir / "slurm-184201.out") in text
         assert "pw.x: step" in text and "following" in text
         before = (outdir / "slurm-184201.out").read_text()
-        cluster.advance(12)  # two more lines of simulated output
-        screen._poll()  # what the 1 s timer does
+        cluster.control.advance(12)  # two more lines of simulated output
+        screen.poll()  # what the 1 s timer does
         await settle(pilot)
         after = (outdir / "slurm-184201.out").read_text()
         assert after.startswith(before) and after.count("\n") == before.count("\n") + 2

@@ -93,7 +93,7 @@ async def test_the_detail_of_a_transparent_demo_step_and_create_on_it(
         await pilot.press("c", "enter")
         await settle(pilot)
         assert _line(c, "Checkpoint").startswith("in progress")
-        c.cluster.advance(60)  # every simulated checkpoint ends within 42 s
+        c.cluster.control.advance(60)  # every simulated checkpoint ends within 42 s
         c.app.refresh_now()
         await settle(pilot)
         assert _line(c, "Checkpoint") == f"able, {LABEL}"

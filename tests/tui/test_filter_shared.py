@@ -11,14 +11,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import pytest
-from sckpt.backend import facade as facade_module
 from sckpt.backend.config import Settings
-from sckpt.backend.engines.simulated import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.facade import open_facade
-from sckpt.tui import cli
+from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
 from sckpt.tui.screens.console import ConsoleScreen
+
+from sckpt import cli
 
 from .conftest import settle
 
@@ -46,24 +45,18 @@ def _demo_cluster() -> SimulatedCluster:
     )
 
 
-def _ls_ids(
-    cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch, capsys: Any, words: str
-) -> set[int]:
-    monkeypatch.setattr(
-        facade_module, "open_facade", functools.partial(open_facade, cluster=cluster)
-    )
+def _ls_ids(cluster: SimulatedCluster, capsys: Any, words: str) -> set[int]:
     capsys.readouterr()
-    code = cli.main(["--as-user", ME, "ls", "-h", *words.split()])
+    on_cluster = functools.partial(open_facade, cluster=cluster)
+    code = cli.main(["--as-user", ME, "ls", "-h", *words.split()], facade_factory=on_cluster)
     out, err = capsys.readouterr()
     assert code == 0, err
     return {int(line.split()[0]) for line in out.splitlines()}
 
 
-async def test_console_and_ls_select_the_same_jobs(
-    monkeypatch: pytest.MonkeyPatch, capsys: Any, tmp_path: Any
-) -> None:
+async def test_console_and_ls_select_the_same_jobs(capsys: Any, tmp_path: Any) -> None:
     cluster = _demo_cluster()
-    expected = {words: _ls_ids(cluster, monkeypatch, capsys, words) for words in FILTERS}
+    expected = {words: _ls_ids(cluster, capsys, words) for words in FILTERS}
     # The README's and ls --help's own example, on the demo: five jobs, and the cut word too.
     assert len(expected["ckpt:disabled"]) == 5
     assert expected["ckpt:dis"] == expected["ckpt:disabled"] == expected["disabled"]

@@ -9,30 +9,19 @@ job.  Its calls are counted here to show no refresh asks it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from sckpt.backend.model import JobRecord, StepId
+from sckpt.backend.model import StepId
 from sckpt.tui.screens.console import ConsoleScreen
 from sckpt.tui.screens.step import StepScreen
 
-from .conftest import Console, notifications, screen_text, settle, submit_mine
+from .conftest import Console, notifications, run_test, screen_text, settle, submit_mine
 
 SIZE = (120, 36)
 
 
 def counting(c: Console) -> list[tuple[int, bool]]:
     """Record every accounting query the console makes: (job id, finished)."""
-    calls: list[tuple[int, bool]] = []
-    real = c.cluster.accounting
-
-    def counted(
-        job_id: int, since: int, until: int = 0, finished: bool = False
-    ) -> tuple[JobRecord, ...]:
-        calls.append((job_id, finished))
-        return real(job_id, since, until, finished)
-
-    c.cluster.accounting = counted  # type: ignore[method-assign]
-    return calls
+    return c.cluster.control.record_accounting_queries()
 
 
 def only_in_accounting(c: Console) -> set[str]:
@@ -48,7 +37,7 @@ async def test_f_shows_jobs_only_accounting_knows_and_hides_them_again(
     gone = only_in_accounting(c)
     assert len(gone) == 4  # the simulated cluster's: max(4, 12 // 4)
     calls = counting(c)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, ConsoleScreen)
@@ -76,12 +65,10 @@ async def test_f_without_accounting_warns_and_still_shows_finished_jobs(
     from sckpt.backend.errors import AccountingUnavailable
 
     c = console()
-
-    def refuse(*_args: Any, **_kwargs: Any) -> tuple[JobRecord, ...]:
-        raise AccountingUnavailable(message="Slurm accounting is not configured on this cluster")
-
-    c.cluster.accounting = refuse  # type: ignore[method-assign]
-    async with c.app.run_test(size=SIZE) as pilot:
+    c.cluster.control.refuse_accounting(
+        AccountingUnavailable(message="Slurm accounting is not configured on this cluster")
+    )
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f")
         await settle(pilot)
@@ -98,7 +85,7 @@ async def test_the_step_detail_shows_the_jobs_requeues(console: Callable[..., Co
     c.cluster.requeue_job(c.cluster.user("alice"), job_id, hold=False)
     c.clock.advance(200)  # the requeued job starts again after its begin time
     step = StepId(job_id, 0)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         assert calls == []
         c.app.open_step(step)

@@ -15,7 +15,7 @@ from sckpt.tui.commands import ActionsProvider
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.screens.console import ConsoleScreen
 
-from .conftest import notifications, screen_text, settle, submit_mine
+from .conftest import notifications, run_test, screen_text, settle, submit_mine
 from .test_console import SIZE, console_of, first_numbered, go_to_job, go_to_step
 
 
@@ -30,7 +30,7 @@ def audit_lines(c: Any) -> list[dict[str, Any]]:
 async def test_cancel_key_asks_naming_the_job_and_cancels_on_yes(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster, name="ui-cancel")
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "ui-cancel")
         assert console_of(pilot).selected_target() == StepId(job_id)
@@ -59,7 +59,7 @@ async def test_cancel_key_on_a_step_ends_only_that_step(console: Any) -> None:
     c = console()
     job_id = submit_mine(c.cluster, name="ui-step", n_steps=2)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_step(pilot, "ui-step", step)
         await pilot.press("K")
@@ -78,7 +78,7 @@ async def test_hold_release_requeue_keys_change_the_job_as_slurm_does(console: A
     c = console()
     job_id = submit_mine(c.cluster, name="ui-hold", n_steps=1)
     step = first_numbered(c.cluster, job_id)
-    async with c.app.run_test(size=SIZE) as pilot:
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         # From a step row, the verbs of a whole job act on its job, and say so.
         await go_to_step(pilot, "ui-hold", step)
@@ -110,8 +110,8 @@ async def test_hold_release_requeue_keys_change_the_job_as_slurm_does(console: A
 
 async def test_refusal_names_the_slurm_error(console: Any) -> None:
     c = console()
-    other = c.cluster.submit("bob", name="bobs-run", state=JobState.RUNNING, n_steps=1)
-    async with c.app.run_test(size=SIZE) as pilot:
+    other = c.cluster.control.submit("bob", name="bobs-run", state=JobState.RUNNING, n_steps=1)
+    async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "bobs-run")
         await pilot.press("K")
@@ -129,7 +129,7 @@ async def test_refusal_names_the_slurm_error(console: Any) -> None:
 async def test_read_only_hides_the_job_keys_and_refuses_them(console: Any) -> None:
     c = console(read_only=True)
     job_id = submit_mine(c.cluster, name="ui-ro")
-    async with c.app.run_test(size=(160, 40)) as pilot:
+    async with run_test(c.app, size=(160, 40)) as pilot:
         await settle(pilot)
         footer = screen_text(c.app).splitlines()[-1]
         assert not {"Cancel", "Hold", "Release", "Requeue"} & set(footer.split())
@@ -150,7 +150,7 @@ async def test_read_only_hides_the_job_keys_and_refuses_them(console: Any) -> No
 
 async def test_help_and_palette_offer_the_job_keys(console: Any) -> None:
     c = console()
-    async with c.app.run_test(size=(160, 50)) as pilot:
+    async with run_test(c.app, size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
         await pilot.pause()

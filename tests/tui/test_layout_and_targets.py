@@ -26,7 +26,7 @@ from sckpt.tui.widgets.header import StatusHeader
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from .conftest import ME, Console, notifications, screen_text, settle, submit_mine
+from .conftest import ME, Console, notifications, run_test, screen_text, settle, submit_mine
 
 NARROW = (80, 24)
 WIDE = (160, 50)
@@ -53,7 +53,7 @@ async def test_the_80_column_footer_keeps_help_quit_and_no_stray_character(
     console: Callable[..., Console],
 ) -> None:
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         footer = lines(pilot)[-1]
         assert len(footer) == 80
@@ -76,7 +76,7 @@ async def test_the_160_column_footer_shows_every_key_and_the_palette(
     console: Callable[..., Console],
 ) -> None:
     c = demo(console)
-    async with c.app.run_test(size=WIDE) as pilot:
+    async with run_test(c.app, size=WIDE) as pilot:
         await settle(pilot)
         footer = lines(pilot)[-1]
         for key in ("c Create", "x Check", "/ Filter", "? Help", "q Quit"):
@@ -86,7 +86,7 @@ async def test_the_160_column_footer_shows_every_key_and_the_palette(
 
 async def test_a_remapped_key_shows_in_the_footer(console: Callable[..., Console]) -> None:
     c = demo(console, keys={"help": "h"})
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         footer = lines(pilot)[-1]
         assert "h Help" in footer and "? Help" not in footer, footer
@@ -94,7 +94,7 @@ async def test_a_remapped_key_shows_in_the_footer(console: Callable[..., Console
 
 async def test_a_click_on_a_footer_key_presses_it(console: Callable[..., Console]) -> None:
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         footer = lines(pilot)[-1]
         await pilot.click(offset=(footer.index("? Help") + 2, NARROW[1] - 1))
@@ -106,7 +106,7 @@ async def test_the_80_column_header_keeps_the_sort_and_filter_state(
     console: Callable[..., Console],
 ) -> None:
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         header = lines(pilot)[0]
         assert "sort id↑" in header and not header.rstrip().endswith("…"), header
@@ -123,7 +123,7 @@ async def test_the_80_column_header_keeps_the_sort_and_filter_state(
 
 async def test_a_long_filter_is_cut_but_the_sort_stays(console: Callable[..., Console]) -> None:
     c = demo(console)
-    async with c.app.run_test(size=(60, 24)) as pilot:
+    async with run_test(c.app, size=(60, 24)) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"user:alice state:R name:train-resnet50", "enter")
         await pilot.pause()
@@ -134,7 +134,7 @@ async def test_a_long_filter_is_cut_but_the_sort_stays(console: Callable[..., Co
 
 async def test_at_160_columns_cut_names_and_reasons_widen(console: Callable[..., Console]) -> None:
     c = demo(console)
-    async with c.app.run_test(size=WIDE) as pilot:
+    async with run_test(c.app, size=WIDE) as pilot:
         await settle(pilot)
         await pilot.pause()
         text = screen_text(c.app)
@@ -146,7 +146,7 @@ async def test_at_160_columns_cut_names_and_reasons_widen(console: Callable[...,
         # The flexible column keeps its share.
         assert (widths["checkpoint"] or 0) >= 24
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         await pilot.pause()
         # 80 columns have nothing to spare: the name is cut as before.
@@ -158,7 +158,7 @@ async def test_at_160_columns_cut_names_and_reasons_widen(console: Callable[...,
 
 async def test_the_help_fits_80x24_with_its_last_section(console: Callable[..., Console]) -> None:
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
@@ -184,7 +184,7 @@ async def test_the_help_names_each_action_as_the_footer_and_cli_do(
     """Defect 12: ``?`` gave only descriptions; an operator who knows ``sckpt vacate`` or
     ``scontrol checkpoint vacate`` looked for the word."""
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
@@ -229,7 +229,7 @@ async def test_home_end_page_keys_move_the_steps_cursor_and_the_target(
 ) -> None:
     c = console()
     submit_mine(c.cluster, name="many-steps", n_steps=7)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         _, keys = await steps_of_a_big_job(c, pilot)
         con = console_of(pilot)
@@ -255,7 +255,7 @@ async def test_home_end_page_keys_move_the_steps_cursor_and_the_target(
 async def test_after_home_vacate_names_the_first_row(console: Callable[..., Console]) -> None:
     c = console()
     submit_mine(c.cluster, name="many-steps", n_steps=7)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         _, keys = await steps_of_a_big_job(c, pilot)
         await pilot.press("down", "down", "end", "home")
@@ -278,7 +278,7 @@ async def test_another_jobs_steps_start_on_their_first_row(
     c = console()
     first = submit_mine(c.cluster, name="steps-a", n_steps=3)
     second = submit_mine(c.cluster, name="steps-b", n_steps=3)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"name:steps-", "enter")
         await pilot.pause()
@@ -301,7 +301,7 @@ async def test_another_jobs_steps_start_on_their_first_row(
 
 async def test_tab_then_a_letter_keeps_the_typed_filter(console: Callable[..., Console]) -> None:
     c = demo(console)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"user:alice", "enter")
         await pilot.pause()
@@ -321,7 +321,7 @@ async def test_a_step_that_does_not_exist_is_named_and_offers_no_action(
     console: Callable[..., Console],
 ) -> None:
     c = demo(console, focus=StepId(999999, 0))
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, StepScreen) and screen.missing
@@ -355,7 +355,7 @@ async def test_a_missing_step_of_a_known_job_lists_the_jobs_steps(
 ) -> None:
     c = console()
     job_id = submit_mine(c.cluster, name="known", n_steps=2)
-    async with c.app.run_test(size=NARROW) as pilot:
+    async with run_test(c.app, size=NARROW) as pilot:
         await settle(pilot)
         c.app.open_step(StepId(job_id, 7))
         await settle(pilot)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sckpt.tui.screens.console import ConsoleScreen
 
-from .conftest import screen_text, settle
+from .conftest import screen_text, settle, wait_until
 
 DOTS = "● ● ● ● ●"
 """What Textual's LoadingIndicator draws (its dots; without animation, all of them)."""
@@ -33,13 +33,10 @@ async def test_the_jobs_table_shows_a_loading_indicator_until_the_first_listing(
 
     monkeypatch.setattr(engine, "snapshot", slow_snapshot)
     async with c.app.run_test(size=(80, 24)) as pilot:
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if isinstance(c.app.screen, ConsoleScreen):
-                break
+        await wait_until(pilot, lambda: isinstance(c.app.screen, ConsoleScreen))
         screen = c.app.screen
         assert isinstance(screen, ConsoleScreen)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: DOTS in screen_text(c.app))
         assert screen.jobs_table.loading
         # LoadingIndicator's dots over the table (Textual covers the widget with it).
         assert DOTS in screen_text(c.app)
@@ -69,11 +66,14 @@ async def test_keys_pressed_while_loading_act_and_never_fill_the_filter(
     monkeypatch.setattr(engine, "snapshot", slow_snapshot)
     try:
         async with c.app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause(0.3)
+            await wait_until(
+                pilot,
+                lambda: isinstance(c.app.screen, ConsoleScreen) and c.app.screen.jobs_table.loading,
+            )
             screen = c.app.screen
             assert isinstance(screen, ConsoleScreen) and screen.jobs_table.loading
             await pilot.press("o", "q")
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: not c.app.is_running)
             assert screen.filter_text == ""
             assert not c.app.is_running  # q quit
     finally:
@@ -93,11 +93,17 @@ async def test_a_first_listing_that_fails_ends_the_indicator(
 
     monkeypatch.setattr(engine, "snapshot", down)
     async with c.app.run_test(size=(80, 24)) as pilot:
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if "NO DATA YET" in screen_text(c.app):
-                break
-        await pilot.pause(0.2)
+
+        def ended() -> bool:
+            text, screen = screen_text(c.app), c.app.screen
+            return (
+                "NO DATA YET" in text
+                and DOTS not in text
+                and isinstance(screen, ConsoleScreen)
+                and c.app.focused is screen.jobs_table
+            )
+
+        await wait_until(pilot, ended)
         text = screen_text(c.app)
         assert "NO DATA YET" in text and DOTS not in text
         screen = c.app.screen

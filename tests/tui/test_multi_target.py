@@ -14,7 +14,7 @@ from typing import Any
 from sckpt.backend.model import JobState, StepId
 from sckpt.tui.dialogs.confirm import Confirm
 
-from .conftest import notifications, screen_text, settle, submit_mine
+from .conftest import notifications, run_test, screen_text, settle, submit_mine
 from .test_console import console_of, go_to_job
 from .test_jobctl import audit_lines
 
@@ -39,7 +39,7 @@ async def test_hold_two_marked_jobs_with_one_confirmation(console: Any) -> None:
     first = submit_mine(c.cluster, name="multi-a", n_steps=1)
     second = submit_mine(c.cluster, name="multi-b", n_steps=1)
     # 160 columns: at 80 the header is cut before its note (the console's layout work)
-    async with c.app.run_test(size=(160, 50)) as pilot:
+    async with run_test(c.app, size=(160, 50)) as pilot:
         await settle(pilot)
         marked = await _mark_jobs(pilot, "multi")
         assert set(marked) == {StepId(first), StepId(second)}
@@ -72,8 +72,8 @@ async def test_each_target_reports_its_own_refusal(console: Any) -> None:
     """One of the two is bob's: alice's is held, bob's refused with Slurm's words."""
     c = console()
     mine = submit_mine(c.cluster, name="mixed-mine", n_steps=1)
-    bobs = c.cluster.submit("bob", name="mixed-bob", state=JobState.RUNNING).job_id
-    async with c.app.run_test(size=(160, 50)) as pilot:
+    bobs = c.cluster.control.submit("bob", name="mixed-bob", state=JobState.RUNNING).job_id
+    async with run_test(c.app, size=(160, 50)) as pilot:
         await settle(pilot)
         await _mark_jobs(pilot, "mixed")
         await pilot.press("H")
@@ -93,7 +93,7 @@ async def test_no_keeps_the_marks_and_escape_clears_them(console: Any) -> None:
     c = console()
     submit_mine(c.cluster, name="keep-a", n_steps=1)
     submit_mine(c.cluster, name="keep-b", n_steps=1)
-    async with c.app.run_test(size=(80, 24)) as pilot:
+    async with run_test(c.app, size=(80, 24)) as pilot:
         await settle(pilot)
         marked = await _mark_jobs(pilot, "keep")
         await pilot.press("H")
@@ -116,7 +116,7 @@ async def test_read_only_refuses_marked_targets_as_it_refuses_one(console: Any) 
     c = console(read_only=True)
     first = submit_mine(c.cluster, name="ro-a", n_steps=1)
     second = submit_mine(c.cluster, name="ro-b", n_steps=1)
-    async with c.app.run_test(size=(80, 24)) as pilot:
+    async with run_test(c.app, size=(80, 24)) as pilot:
         await settle(pilot)
         await _mark_jobs(pilot, "ro-")
         await pilot.press("H")
@@ -133,7 +133,7 @@ async def test_marked_steps_take_a_checkpoint_action(console: Any) -> None:
     """Steps marked in the steps table: disable acts on each step."""
     c = console()
     job = submit_mine(c.cluster, name="steps-mark", n_steps=2)
-    async with c.app.run_test(size=(80, 24)) as pilot:
+    async with run_test(c.app, size=(80, 24)) as pilot:
         await settle(pilot)
         await go_to_job(pilot, "steps-mark")
         await pilot.press("enter")  # into the steps

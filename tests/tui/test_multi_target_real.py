@@ -23,7 +23,7 @@ from sckpt.tui.dialogs.confirm import Confirm
 from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
 
-from .conftest import notifications, settle
+from .conftest import notifications, run_test, settle
 from .test_console import console_of, go_to_job
 
 pytestmark = pytest.mark.slurm
@@ -63,7 +63,7 @@ async def test_hold_then_release_two_marked_real_jobs(
     facade = open_facade(settings)
     app = build_app(facade, settings)
     try:
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with run_test(app, size=(160, 50)) as pilot:
             await settle(pilot)
             await go_to_job(pilot, name)
             con = console_of(pilot)

@@ -34,7 +34,7 @@ def _job_writing(c: Console, tmp_path: Path, text: bytes, name: str = "writer") 
     job_id = submit_mine(c.cluster, name=name)
     out = tmp_path / f"slurm-{job_id}.out"
     out.write_bytes(text)
-    c.cluster.set_output_paths(job_id, str(out), str(tmp_path / f"slurm-{job_id}.err"))
+    c.cluster.control.set_output_paths(job_id, str(out), str(tmp_path / f"slurm-{job_id}.err"))
     return job_id, out
 
 
@@ -65,7 +65,7 @@ async def test_o_shows_the_tail_and_follows_appended_lines(
         assert "line 40" in text and "following" in text
         with out.open("ab") as handle:
             handle.write(b"appended later\n")
-        screen._poll()  # what the 1 s timer does
+        screen.poll()  # what the 1 s timer does
         await settle(pilot)
         assert "appended later" in screen_text(c.app)
         assert "line 40" in screen_text(c.app)
@@ -103,7 +103,7 @@ async def test_o_says_why_a_file_cannot_be_shown(
         await settle(pilot)
         assert "oops on stderr" in screen_text(c.app)
     c = console()  # an app runs once: a new one for the next look
-    interactive = c.cluster.submit(
+    interactive = c.cluster.control.submit(
         ME, name="salloc", state=JobState.RUNNING, n_steps=1, batch=False
     )
     async with c.app.run_test(size=(80, 24)) as pilot:
@@ -132,8 +132,8 @@ async def test_leaving_while_a_read_is_under_way_is_harmless(
         read = c.facade.read_output(stdio, "stdout")
         await pilot.press("escape")
         await settle(pilot)
-        screen._show(stdio, "stdout", read, True)
-        screen._failed("late")
+        screen.show_read(stdio, "stdout", read, True)
+        screen.show_failure("late")
         await settle(pilot)
         assert not isinstance(c.app.screen, OutputScreen)
         assert c.app.is_running

@@ -29,7 +29,7 @@ from sckpt.tui.dialogs.confirm import Confirm
 from tests.conftest import SlurmCluster
 from tests.helpers import catches_signal, wait_for
 
-from .conftest import notifications, screen_text, settle
+from .conftest import notifications, run_test, screen_text, settle
 from .test_console import console_of, go_to_job, go_to_step, type_text
 
 pytestmark = pytest.mark.slurm
@@ -97,7 +97,7 @@ async def test_console_rows_equal_squeue_and_disable_changes_the_real_step(
     other = open_facade(Settings(audit_log=tmp_path / "other.log"), engine="cooperative")
     app = build_app(facade, settings)
     try:
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with run_test(app, size=(160, 50)) as pilot:
             await settle(pilot)
             await pilot.press("slash")
             await type_text(pilot, f"name:{name}")
@@ -171,7 +171,7 @@ async def test_a_refused_vacate_asks_again_and_force_vacates(
     app = build_app(facade, settings)
     try:
         wait_for(lambda: catches_signal(workdir / ".sckpt", job), timeout=60)
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with run_test(app, size=(160, 50)) as pilot:
             await settle(pilot)
             await go_to_step(pilot, name, target)
             for answer, expected in (("n", "RUNNING|None"), ("y", "PENDING|")):
@@ -224,7 +224,7 @@ async def test_a_restart_without_its_image_asks_again_and_force_restarts(
         wait_for(lambda: job_state() == "PENDING|job requeued in held state", timeout=90)
         assert image.is_dir()
         slurm_cluster.run("rm", "-rf", str(image), user="sckpt-alice")
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with run_test(app, size=(160, 50)) as pilot:
             await settle(pilot)
             await go_to_job(pilot, name)
             for answer, expected in (("n", "PENDING|job requeued in held state"), ("y", "")):

@@ -168,7 +168,7 @@ def _alice_job_writing(c: Console) -> int:
     lines = [f"step {i:3d}: residual {1.0 / (i * i):.6f}" for i in range(1, 61)]
     out.write_text("\n".join(lines) + "\n\x1b[31mdone\x1b[0m\n")
     out.chmod(0o644)
-    c.cluster.set_output_paths(job.job_id, str(out))
+    c.cluster.control.set_output_paths(job.job_id, str(out))
     return job.job_id
 
 

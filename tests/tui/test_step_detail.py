@@ -32,10 +32,10 @@ def _comment_lines(text: str) -> list[str]:
 
 async def test_step_detail_shows_the_job_comment_or_none(console: Callable[..., Console]) -> None:
     c = console(n_jobs=0)
-    noted = c.cluster.submit(
+    noted = c.cluster.control.submit(
         ME, name="noted", state=JobState.RUNNING, comment="ticket #42 [b]x[/b]"
     ).job_id
-    plain = c.cluster.submit(ME, name="plain", state=JobState.RUNNING).job_id
+    plain = c.cluster.control.submit(ME, name="plain", state=JobState.RUNNING).job_id
     async with c.app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         shown = []
@@ -67,7 +67,7 @@ async def test_detail_times_are_relative_and_absolute_with_the_zone(
         for v in j.steps
         if v.step.step_id.step_text.isdigit()
     )
-    c.cluster.script_checkpoint(step, duration=5)
+    c.cluster.control.script_checkpoint(step, duration=5)
     c.clock.advance(12 * 60)
     async with c.app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
@@ -88,7 +88,7 @@ async def test_detail_times_are_relative_and_absolute_with_the_zone(
         pilot.app.screen.tick_headers()  # type: ignore[attr-defined]
         await pilot.pause()
         assert _line(c, "Checkpoint") == f"in progress, began 3 s ago ({began} UTC)"
-        c.cluster.advance(10)
+        c.cluster.control.advance(10)
         c.app.refresh_now()
         await settle(pilot)
         assert _line(c, "Requested here").startswith("create: completed, seen 0 s ago (")

@@ -17,7 +17,7 @@ from sckpt.backend.config import load_settings
 from sckpt.backend.facade import open_facade
 from sckpt.tui.app import build_app
 
-from .conftest import Console, notifications, settle
+from .conftest import Console, notifications, run_test, settle
 from .test_console import type_text as type_text_into
 
 
@@ -41,7 +41,7 @@ async def test_a_theme_picked_in_the_palette_is_kept_for_the_next_start(
     config.chmod(0o640)
     monkeypatch.setenv("SCKPT_CONFIG", str(config))
     c = console()
-    async with c.app.run_test(size=(80, 24)) as pilot:
+    async with run_test(c.app, size=(80, 24)) as pilot:
         await settle(pilot)
         assert c.app.theme != "nord"
         await _pick_theme(pilot, "nord")
@@ -53,7 +53,7 @@ async def test_a_theme_picked_in_the_palette_is_kept_for_the_next_start(
     settings = load_settings()
     assert settings.theme == "nord" and settings.keys == {"create": "k"}
     app = build_app(open_facade(settings, as_user="alice", demo=True), settings)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_test(app, size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.theme == "nord"
 
@@ -67,7 +67,7 @@ async def test_no_home_no_crash_but_a_message(
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("HOME", str(not_a_dir))
     c = console()
-    async with c.app.run_test(size=(80, 24)) as pilot:
+    async with run_test(c.app, size=(80, 24)) as pilot:
         await settle(pilot)
         await _pick_theme(pilot, "nord")
         assert c.app.theme == "nord"
@@ -85,7 +85,7 @@ async def test_an_unknown_theme_in_the_config_is_reported(
     monkeypatch.setenv("SCKPT_CONFIG", str(config))
     settings = load_settings()
     app = build_app(open_facade(settings, as_user="alice", demo=True), settings)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_test(app, size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.theme == "textual-dark"
         assert any("'no-such-theme' from the config is not known" in n for n in notifications(app))

@@ -85,10 +85,10 @@ def _drive(term: Tmux, audit: Path, jid: str, step_index: int, step_id: str) -> 
 
     term.wait(only_that_job)
     term.keys("Enter")  # into the job's steps
-    time.sleep(0.3)
+    term.wait_cursor(lambda row: row.startswith(f"{jid}."))  # the steps table has the focus
     for _ in range(step_index):
         term.keys("Down")
-    time.sleep(0.3)
+    term.wait_cursor(lambda row: row.startswith(f"{step_id} "))
     term.keys("d")
 
     def step_row(screen: str) -> str:
@@ -157,12 +157,12 @@ def test_80x24_footer_keys_and_header_state_in_a_real_terminal(
         term.type("user:alice")
         term.keys("Enter")
         term.wait(lambda s: "filter: user:alice" in header(s))
-        time.sleep(0.3)  # the jobs table has the focus again
+        term.wait_cursor(lambda row: row.split(" ")[0].isdigit())  # the jobs table has the focus
         screen = term.press_until("S", lambda s: "sort id↓" in header(s))
         assert "filter: user:alice" in header(screen), header(screen)
         # The step screen: its own keys, and still help and quit.
         term.keys("Tab")
-        time.sleep(0.3)
+        term.wait_cursor(lambda row: "." in row.split(" ")[0])  # the steps table has the focus
         term.keys("Enter")
         screen = term.wait(lambda s: "p Pids" in footer(s))
         for key in ("esc Console", "p Pids", "? Help", "q Quit"):

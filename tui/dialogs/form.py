@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sckpt.backend import operations
+from sckpt.backend.arguments import validate_image_dir, validate_max_wait
 from sckpt.backend.errors import UsageError
-from sckpt.backend.targets import validate_image_dir, validate_max_wait
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding

@@ -7,29 +7,33 @@ leaves the mutating actions out.
 It fits an 80x24 terminal: each key takes one line (the key column is as narrow as the
 longest key, not as the section titles, so no description wraps at 80 columns), the
 title is on the border, and the keys that work everywhere (help, palette, quit) share
-one line at the bottom -- they used to be a section below the fold -- as the job-control
-verbs share one (``KeySpec.group``).  A smaller terminal scrolls it, with its scrollbar
-showing.
+one line at the bottom, not a section below the fold, as the job-control verbs share one
+(``KeySpec.group``).  A smaller terminal scrolls it, with its scrollbar showing.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import ACTION_KEYS, KeySpec
+from ..keys import ACTION_KEYS, GLOBAL_KEYS, KeySpec
 
 Entries = list[tuple[str, KeySpec]]
 """(key as written, its spec) of one section."""
 
 ACTIONS = "Actions"
 """The section whose keys are also listed by name (``create``, ``vacate`` ...)."""
+
+Sections = Sequence[tuple[str, tuple[KeySpec, ...]]]
+"""A screen's help: titled groups of keys (``HELP_SECTIONS`` on the screens)."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -98,3 +102,50 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def key_label(key: str, spec: KeySpec) -> str:
+    """How a key is written in the help: ``/`` and ``?`` rather than their names."""
+    if key == spec.key and spec.key_display:
+        return spec.key_display
+    return {
+        "slash": "/",
+        "question_mark": "?",
+        "escape": "Esc",
+        "enter": "Enter",
+        "tab": "Tab",
+    }.get(key, key)
+
+
+def plain_help(sections: Sections) -> HelpScreen:
+    """The help of a screen whose keys are all offered (the output view): every key of
+    every section, as the key table writes it."""
+    return HelpScreen(
+        [(title, [(key_label(s.key, s), s) for s in specs]) for title, specs in sections], False
+    )
+
+
+def screen_help(
+    sections: Sections,
+    *,
+    read_only: bool,
+    offers: Callable[[str], bool],
+    active_bindings: Mapping[str, ActiveBinding],
+) -> HelpScreen:
+    """The help of a screen with a target: the keys it ``offers`` now, each under the key
+    bound to it now (a remapped key shows its new key), without the mutating ones in
+    read-only mode; the keys that work everywhere on one line at the bottom."""
+    active = {b.binding.id: key for key, b in active_bindings.items() if b.binding.id}
+
+    def entries(specs: tuple[KeySpec, ...]) -> Entries:
+        out = []
+        for spec in specs:
+            if (read_only and spec.mutating) or not offers(spec.id):
+                continue
+            key = active.get(spec.id, spec.key) if spec.bound else spec.key
+            out.append((key_label(key, spec), spec))
+        return out
+
+    return HelpScreen(
+        [(title, entries(specs)) for title, specs in sections], read_only, entries(GLOBAL_KEYS)
+    )

@@ -9,8 +9,8 @@ for confirmation naming the target and what will happen; enable and disable act 
 by decision: they end, stop and resubmit nothing, and each undoes the other (the disable
 counter goes up and down), so a question would only slow down the one pair of keys that
 cannot lose work.  Their help line and the README say so.
-The call itself runs in a worker thread on the app (``SckptApp.run_operation``), because
-the facade may block on libslurm.  In read-only mode the keys stay bound but hidden, and
+The call itself runs in a worker thread (``SckptApp.run_operation``, ``actions.py``),
+because the facade may block on libslurm.  In read-only mode the keys stay bound but hidden, and
 say "read-only" instead of acting (the backend guard would refuse anyway).
 """
 
@@ -30,6 +30,7 @@ from ..console_text import literal
 from ..context import Console
 from ..dialogs.confirm import Confirm
 from ..dialogs.form import ActionForm, ActionParams
+from ..dialogs.help import ACTIONS, Sections
 from ..keys import ACTION_KEYS, bindings, hide_mutating
 from ..messages import FreshnessChanged, InfoChanged
 from ..widgets.header import StatusHeader
@@ -42,6 +43,9 @@ class TargetScreen(Screen[None]):
 
     read_only: ClassVar[bool] = False
     """True in the read-only variant (``in_mode``): mutating keys hidden, and refused."""
+
+    HELP_SECTIONS: ClassVar[Sections] = ((ACTIONS, ACTION_KEYS),)
+    """The sections of ``?``'s help on this screen (``dialogs/help.py`` assembles it)."""
 
     @property
     def sckpt(self) -> Console:
@@ -171,7 +175,7 @@ class TargetScreen(Screen[None]):
             def confirmed(answer: bool | None) -> None:
                 if answer:
                     self.clear_marks()
-                    self.sckpt.run_operation_many(name, targets, params)
+                    self.sckpt.run_operation(name, targets, params)
                 else:
                     self.notify(
                         f"{name} on {len(targets)} targets: not done (answered No)",

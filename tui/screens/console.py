@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 
 from rich.text import Text
 from sckpt.backend.columns import STEP_COLUMN_KEYS, layouts
-from sckpt.backend.model import JobView, StepId
+from sckpt.backend.errors import SlurmError
+from sckpt.backend.model import CheckpointError, JobView, StepId
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -32,6 +33,7 @@ from ..console_text import (
     Column,
     Filter,
     checkpoint_text,
+    error_text,
     job_columns,
     job_start,
     parse_filter,
@@ -58,6 +60,7 @@ class ConsoleScreen(TargetScreen):
         *bindings(CONSOLE_KEYS),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
+    HELP_SECTIONS = (*TargetScreen.HELP_SECTIONS, ("Console", CONSOLE_KEYS))
 
     def __init__(self) -> None:
         super().__init__(id="console")
@@ -195,9 +198,13 @@ class ConsoleScreen(TargetScreen):
 
     def on_check_done(self, message: CheckDone) -> None:
         """``x`` asked able and error again: show the answers on the step's row."""
-        target, able = message.target, message.able
+        target = message.target
         if target.is_whole_job:
             return
+        if isinstance(message.able, SlurmError):
+            able = Text(f"{message.able.name}", style="yellow")
+        else:
+            able = Text("able", style="green")
         job = self.sckpt.job(target)
         view = None
         if job is not None:
@@ -206,8 +213,8 @@ class ConsoleScreen(TargetScreen):
         if able.plain != "able" or shown.plain == "able":
             shown = able if able.plain != "able" else shown
         self.steps_table.set_cell(str(target), "checkpoint", shown)
-        if message.error is not None:
-            self.steps_table.set_cell(str(target), "error", message.error)
+        if isinstance(message.error, CheckpointError):
+            self.steps_table.set_cell(str(target), "error", error_text(message.error))
 
     def select_target(self, target: StepId) -> None:
         """Put the cursors on ``target``'s job (and step), focusing the steps for a step."""

@@ -16,7 +16,7 @@ carriage return starts a new line.
 from __future__ import annotations
 
 import re
-from typing import cast
+from typing import ClassVar, cast
 
 from rich.text import Text
 from sckpt.backend.errors import SckptError
@@ -29,7 +29,8 @@ from textual.widgets import Log, Static
 
 from ..console_text import printable
 from ..context import Console
-from ..keys import OUTPUT_KEYS, bindings
+from ..dialogs.help import Sections
+from ..keys import GLOBAL_KEYS, OUTPUT_KEYS, bindings
 from ..widgets.key_footer import KeyFooter
 
 POLL = 1.0
@@ -73,6 +74,8 @@ class OutputScreen(Screen[None]):
     name, the part an operator needs."""
 
     BINDINGS = bindings(OUTPUT_KEYS)
+    HELP_SECTIONS: ClassVar[Sections] = (("Output", OUTPUT_KEYS), ("Everywhere", GLOBAL_KEYS))
+    """The sections of ``?``'s help here: every key is offered (``dialogs.help.plain_help``)."""
 
     def __init__(self, job: StepId) -> None:
         super().__init__(id="output-screen")
@@ -102,7 +105,7 @@ class OutputScreen(Screen[None]):
         self.show_title()
         self.query_one(Log).focus()
         self._start(fresh=True)
-        self.set_interval(POLL, self._poll)
+        self.set_interval(POLL, self.poll)
 
     # ------------------------------------------------------------------ reading
 
@@ -127,23 +130,27 @@ class OutputScreen(Screen[None]):
             if stdio is None or ask_state:
                 stdio = facade.job_stdio(self.job)
         except SckptError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+            self.app.call_from_thread(self.show_failure, str(exc))
             return
         read = facade.read_output(stdio, stream, offset)
-        self.app.call_from_thread(self._show, stdio, stream, read, fresh)
+        self.app.call_from_thread(self.show_read, stdio, stream, read, fresh)
 
     def _gone(self) -> bool:
         """The operator left the screen while a read was under way: drop its answer."""
         return self not in self.app.screen_stack
 
-    def _failed(self, why: str) -> None:
+    def show_failure(self, why: str) -> None:
+        """A read's answer: the controller could not say where the files are (dropped
+        when the operator has left the screen)."""
         if self._gone():
             return
         self._busy = False
         self.problem = f"cannot ask the controller: {why}"
         self.show_title()
 
-    def _show(self, stdio: JobStdio, stream: str, read: OutputRead, fresh: bool) -> None:
+    def show_read(self, stdio: JobStdio, stream: str, read: OutputRead, fresh: bool) -> None:
+        """A read's answer: the bytes read from ``stream`` (dropped when the operator has
+        left the screen, or switched streams meanwhile)."""
         if self._gone():
             return
         self._busy = False
@@ -166,7 +173,9 @@ class OutputScreen(Screen[None]):
         self.ended = stdio.state.is_finished
         self.show_title()
 
-    def _poll(self) -> None:
+    def poll(self) -> None:
+        """What the 1 s timer does: read what was appended, while following a job that
+        has not ended (every ``STATE_EVERY``th time asking its state again)."""
         if not self.following or self.ended or self.stdio is None:
             return
         self._polls += 1

@@ -6,8 +6,7 @@ single-step mode the console is already underneath, so Escape simply reveals it)
 
 A step the controller does not list (``sckpt 999999.0``, or a step that ended while
 shown) is *missing*: the screen says so, naming it, and offers no action -- the keys
-leave the footer and the help, and pressing one says why nothing is done (the screen
-used to name nothing and offer every action on a step that does not exist).
+leave the footer and the help, and pressing one says why nothing is done.
 
 It also asks Slurm's accounting, once, in a worker, for the job's records across requeues
 and restarts (``Job history``).
@@ -32,6 +31,7 @@ class StepScreen(TargetScreen):
     """The detail of ``target`` (a step, or a whole job shown through its first step)."""
 
     BINDINGS = bindings(STEP_KEYS)
+    HELP_SECTIONS = (*TargetScreen.HELP_SECTIONS, ("Step", STEP_KEYS))
 
     def __init__(self, target: StepId) -> None:
         super().__init__(id="step-screen")

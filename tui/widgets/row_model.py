@@ -3,7 +3,7 @@
 The console's jobs table can hold 100,000 rows and receives a few changes per refresh.
 Keeping the rows here (two small objects per row, no cell text) and applying a refresh as
 a list of upserts and removals costs O(changes x log rows), so the UI thread's share of a
-refresh no longer grows with the queue.  Rows are ordered by (sort key, row key) in a
+refresh does not grow with the queue.  Rows are ordered by (sort key, row key) in a
 ``SortedList`` (sortedcontainers: the well-kept pure-Python sorted list, O(log n) insert,
 remove and positional lookup), so equal sort keys keep a stable order.
 

@@ -1,9 +1,8 @@
 """A table that renders only the lines on screen: Textual's Line API over a ``RowModel``.
 
-The console's tables used to be DataTables holding every row of the queue as Rich
-``Text`` cells: each refresh did O(rows) work on the UI thread, the garbage collector
-walked ~300,000 cell objects, a row added or removed repainted the whole table, and the
-subclass wrote DataTable's private structures to be fast enough.  This table holds its
+A DataTable holds every row of the queue as Rich ``Text`` cells: each refresh costs
+O(rows) on the UI thread, the garbage collector walks ~300,000 cell objects at 100,000
+jobs, and a row added or removed repaints the whole table.  This table holds its
 rows as data (``RowModel``: key, sort key and one object per row) and asks a ``render``
 callback for a row's cells only when that row is painted, keeping the cells of recently
 painted rows in a bounded cache.  A refresh hands it upserts and removals; it then repaints

@@ -1,0 +1,265 @@
+"""The operations' arguments: each one's rule and bounds, defined once.
+
+``operations.py`` names the arguments an operation takes (``Argument``); this module says
+what each may be.  ``RULES`` holds one ``ArgumentRule`` per argument: its check and the
+value the facade uses when a caller leaves it out.  The facade checks every action's
+arguments here (``check``), and the command line's option types (``tui/cli/arguments.py``)
+call the same functions on argv's text, so both accept exactly the same values and refuse
+the rest with the same sentence (a ``UsageError`` saying what was expected).
+
+Each check takes a Python value or the text a person typed (``"10"``, ``"now"``), so one
+function serves both doors.  ``None`` stands for "not given" where an argument has a
+default (max_wait and image_dir: the config's; begin_time: 0; error_msg and nodelist: "").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import signal as signal_module
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .errors import UsageError
+from .hostlist import expand_hostlist
+from .model import MAX_TEXT
+from .operations import Argument, Operation
+
+MAX_WAIT_LIMIT = 65535
+"""max_wait is a uint16_t in the checkpoint API."""
+MAX_PATH = 4095
+"""Longest image directory, in UTF-8 bytes (Linux's PATH_MAX less its NUL)."""
+MAX_ERROR_CODE = 0xFFFFFFFF
+"""error_code is a uint32_t in slurm_checkpoint_complete."""
+MAX_ERROR_MSG = MAX_TEXT
+"""Longest error message reported with ``complete``: ``model.MAX_TEXT``, what sckpt keeps
+of any text."""
+MAX_NODELIST = 4095
+"""Longest node list ``tasks`` (and ``ls -w``) accepts, in characters."""
+MAX_TIME = 0x7FFFFFFFFFFF
+"""Latest begin time, in Unix seconds (far beyond any real date, and within time_t and
+``datetime``)."""
+
+_DIGITS = re.compile(r"[0-9]{1,20}")
+_HOSTLIST = re.compile(r"[A-Za-z0-9_.\-\[\],]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2})?)?")
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut at ``limit`` characters (escapes are ``repr``'s,
+    so a control character never reaches the terminal)."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def validate_max_wait(value: object) -> int:
+    """Seconds to wait for a checkpoint: a whole number 0..65535."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise UsageError(f"max_wait must be a whole number of seconds from 0 to {MAX_WAIT_LIMIT}")
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]{1,6}", value.strip()):
+            shown = value if len(value) <= 20 else value[:17] + "..."
+            raise UsageError(
+                f"invalid max_wait {shown!r}: expected a whole number of seconds "
+                f"from 0 to {MAX_WAIT_LIMIT}"
+            )
+        value = int(value)
+    if not 0 <= value <= MAX_WAIT_LIMIT:
+        raise UsageError(f"max_wait {value} out of range: expected 0 to {MAX_WAIT_LIMIT} seconds")
+    return value
+
+
+def validate_image_dir(value: object) -> str:
+    """An absolute path, printable, without ``..`` components, at most 4095 bytes."""
+    if not isinstance(value, str) or not value:
+        raise UsageError("image_dir must be an absolute path such as /scratch/ckpt")
+    shown = repr(value if len(value) <= 60 else value[:57] + "...")
+    # C0, DEL and C1 (0x80-0x9f: 0x9b is a one-byte CSI on some terminals), as plain_text.
+    if any(ord(ch) < 32 or 127 <= ord(ch) <= 159 for ch in value):
+        raise UsageError(f"image_dir {shown} contains control characters: expected a plain path")
+    try:
+        encoded = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"image_dir {shown} is not valid UTF-8: expected a plain path") from None
+    if not value.startswith("/"):
+        raise UsageError(f"image_dir {shown} is relative: expected an absolute path")
+    if ".." in value.split("/"):
+        raise UsageError(f"image_dir {shown} contains '..': expected a path without it")
+    if len(encoded) > MAX_PATH:
+        raise UsageError(f"image_dir is {len(encoded)} bytes long: at most {MAX_PATH} allowed")
+    return value
+
+
+SIGNAL_FORMS = "a signal name or number, such as TERM, SIGUSR1 or 10"
+
+
+def validate_signal(value: object) -> int | None:
+    """``scancel --signal``'s value: a name (``USR1``, ``SIGUSR1``, any case) or a number
+    of a signal this system has; None stays None (scancel's default: end the job)."""
+    if value is None:
+        return None
+    if isinstance(value, signal_module.Signals):
+        return int(value)
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        text = value.strip().upper()
+        if text.isdigit() and len(text) <= 3:
+            number = int(text)
+        elif re.fullmatch(r"[A-Z0-9]{1,16}", text):
+            found = signal_module.Signals.__members__.get(
+                text if text.startswith("SIG") else f"SIG{text}"
+            )
+            number = int(found) if found is not None else None
+    valid = {int(s) for s in signal_module.valid_signals()}
+    if number is None or number not in valid:
+        shown = repr(
+            value if not isinstance(value, str) or len(value) <= 20 else value[:17] + "..."
+        )
+        raise UsageError(f"invalid signal {shown}: expected {SIGNAL_FORMS}")
+    return number
+
+
+def validate_flag(value: object, what: str = "flag") -> bool:
+    """``stick``, ``force``: true or false (1 and 0 too, as C callers pass them)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise UsageError(f"{what} must be true or false")
+
+
+def validate_begin_time(value: object, what: str = "begin_time") -> int:
+    """When a checkpoint began: Unix seconds 0..``MAX_TIME`` (a whole number, its text, or a
+    finite float, cut to seconds), ``now``, or a local ``YYYY-MM-DDTHH:MM[:SS]``; None is 0."""
+    if value is None:
+        return 0
+    expected = "expected now, Unix seconds, or YYYY-MM-DDTHH:MM[:SS]"
+    if isinstance(value, float) and math.isfinite(value) and 0 <= value <= MAX_TIME:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value <= MAX_TIME:
+            raise UsageError(f"{what} {value} is out of range: expected 0 to {MAX_TIME}")
+        return value
+    if not isinstance(value, str):
+        raise UsageError(f"{what} must be Unix seconds from 0 to {MAX_TIME}")
+    text = value.strip()
+    if text.lower() == "now":
+        return int(time.time())
+    if _DIGITS.fullmatch(text):
+        if int(text) > MAX_TIME:
+            raise UsageError(f"{what} {shown(value)} is out of range")
+        return int(text)
+    if _DATE.fullmatch(text):
+        try:
+            return int(datetime.fromisoformat(text).timestamp())
+        except (ValueError, OverflowError, OSError):
+            pass
+    raise UsageError(f"invalid {what} {shown(value)}: {expected}")
+
+
+def validate_error_code(value: object, what: str = "error_code") -> int:
+    """A checkpoint error code to report: a whole number (or its text) 0..``MAX_ERROR_CODE``."""
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        number = int(value)
+    if number is None or not 0 <= number <= MAX_ERROR_CODE:
+        text = shown(value) if isinstance(value, str) else repr(value)
+        raise UsageError(
+            f"invalid {what} {text}: expected a whole number from 0 to {MAX_ERROR_CODE}"
+        )
+    return number
+
+
+def validate_text(value: object, what: str) -> str:
+    """Free text sckpt passes on or keeps: without NUL (Slurm keeps C strings), valid UTF-8,
+    at most ``MAX_TEXT`` characters; None is ""."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise UsageError(f"{what} must be text")
+    if "\0" in value:
+        raise UsageError(f"{what} contains a NUL character: expected plain text")
+    if len(value) > MAX_TEXT:
+        raise UsageError(f"{what} is {len(value)} characters long: at most {MAX_TEXT} allowed")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what} {shown(value)} is not valid UTF-8: expected plain text") from None
+    return value
+
+
+def validate_error_msg(value: object, what: str = "error_msg") -> str:
+    """The message reported with an error code: text (``validate_text``) of at most
+    ``MAX_ERROR_MSG`` characters.
+
+    The command line also refuses every control character in what a person types
+    (``tui/cli/arguments.plain_text``); a program calling the facade may report a message
+    of several lines, which the audit log and the console show escaped."""
+    return validate_text(value, what)
+
+
+def validate_nodelist(value: object, what: str = "node list") -> str:
+    """A Slurm host list (``node[1-4],gpu7``) of at most ``MAX_NODELIST`` characters whose
+    ranges expand (``hostlist.expand_hostlist``); None and "" are "" (every node)."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_NODELIST or not _HOSTLIST.fullmatch(value):
+        text = shown(value) if isinstance(value, str) else repr(value)
+        raise UsageError(
+            f"invalid {what} {text}: expected a Slurm host list such as node[1-4],gpu7"
+        )
+    expand_hostlist(value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentRule:
+    """How one argument is checked, and its value when a caller leaves it out."""
+
+    check: Callable[[Any], Any]
+    """Returns the value as engines take it, or raises ``UsageError``."""
+    default: Any
+    """What a caller that does not give the argument means (None: the config's value,
+    for max_wait and image_dir)."""
+
+
+def _optional(check: Callable[[object], Any]) -> Callable[[object], Any]:
+    """``check`` for an argument whose None means "the config's value"."""
+    return lambda value: None if value is None else check(value)
+
+
+RULES: Mapping[Argument, ArgumentRule] = {
+    "max_wait": ArgumentRule(_optional(validate_max_wait), None),
+    "image_dir": ArgumentRule(_optional(validate_image_dir), None),
+    "stick": ArgumentRule(lambda value: validate_flag(value, "stick"), False),
+    "force": ArgumentRule(lambda value: validate_flag(value, "force"), False),
+    "begin_time": ArgumentRule(validate_begin_time, 0),
+    "error_code": ArgumentRule(validate_error_code, 0),
+    "error_msg": ArgumentRule(validate_error_msg, ""),
+    "nodelist": ArgumentRule(validate_nodelist, None),
+    "signal": ArgumentRule(validate_signal, None),
+}
+"""Every argument of the operations table (``operations.ARGUMENTS``, in its order), with
+its rule (``tests/backend/test_arguments.py`` checks that none is missing)."""
+
+
+def check(op: Operation, given: Mapping[str, object]) -> dict[str, Any]:
+    """``op``'s arguments checked, in the table's order, each left out one at its default;
+    ``UsageError`` for the first bad one.  An argument ``op`` does not take is a caller's
+    bug (``TypeError``, as a Python call with an unknown keyword)."""
+    unknown = set(given) - set(op.arguments)
+    if unknown:
+        raise TypeError(f"{op.name}() got unexpected arguments: {', '.join(sorted(unknown))}")
+    return {name: RULES[name].check(given.get(name, RULES[name].default)) for name in op.arguments}
+
+
+def given_values(op: Operation, given: Mapping[str, object]) -> dict[str, Any]:
+    """``op``'s arguments as the caller gave them (defaults filled in), before any check:
+    what an audit line of a refusal shows."""
+    return {name: given.get(name, RULES[name].default) for name in op.arguments}

@@ -1,0 +1,99 @@
+"""What ``sckpt run`` asks of a checkpointer: the interface two implementations share.
+
+The wrapper (``wrapper.py``) does everything around a checkpoint: it registers the task,
+reads requests, prepares the generation ``g<N>.partial``, reads the status line, completes
+the generation and records it.  What differs between checkpointers is only this, and the
+wrapper calls nothing else of them:
+
+=================  ===================================  ===================================
+operation          the signal the program catches       DMTCP (``--transparent``)
+                   (``signal_checkpointer``)            (``transparent.DmtcpCheckpointer``)
+=================  ===================================  ===================================
+``label``          "" (the console shows the signal)    ``transparent (DMTCP 4.2.0)``
+``prepare``        nothing                              start the task's private coordinator
+``command``        PROGRAM                              ``dmtcp_launch``/``dmtcp_restart``
+``handler``        ``SigCgt`` in ``/proc/PID/status``   always ``caught``: no signal is sent
+``begin``          stop, check the handler, signal      free-space check, ``dmtcp_command``
+``poll``           None: the program writes the status  images whole and flushed
+                   file itself
+``collect``        never called (``poll`` said nothing) move the images into ``g<N>.partial``
+``close``          nothing                              end relay and coordinator
+=================  ===================================  ===================================
+
+The wrapper picks one (``--transparent`` or not) before it starts anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+
+class Unavailable(Exception):
+    """``prepare`` cannot get ready: the program then runs without checkpoints (the job
+    matters more) and the task's record says ``why``, with the system's ``code``."""
+
+    def __init__(self, code: int, why: str) -> None:
+        super().__init__(why)
+        self.code = code
+        self.why = why
+
+
+class NotSent(Exception):
+    """``begin`` did not ask the program for a checkpoint, and must not now.
+
+    ``handler`` is what the program did with its checkpoint signal when looked at ("" when
+    it could not be looked at: stopped by someone else, or it would not stop; asked again
+    on the next turn); ``why`` says why a program with that handler is not sent it.
+    """
+
+    def __init__(self, handler: str = "", why: str = "") -> None:
+        super().__init__(why or "not looked at")
+        self.handler = handler
+        self.why = why
+
+
+class Checkpointer(Protocol):
+    """A way to checkpoint one task's program, as the wrapper uses it."""
+
+    @property
+    def label(self) -> str:
+        """How the console names it (the task's ``checkpointer``): ``transparent (DMTCP
+        4.2.0)``, or "" for the signal the program catches."""
+        ...
+
+    last_seconds: float
+    """How long the last complete checkpoint took."""
+
+    def prepare(self, task_dir: Path) -> dict[str, str]:
+        """Get ready to run the task whose images live in ``task_dir``; the environment
+        variables the program needs (``Unavailable`` when it cannot)."""
+        ...
+
+    def command(self, program: Sequence[str], restart_dir: str = "") -> list[str]:
+        """What to start: PROGRAM, or what resumes it from the image in ``restart_dir``."""
+        ...
+
+    def handler(self, pid: int) -> str:
+        """What the program ``pid`` does with its checkpoint signal now, as the task's
+        record says it (``protocol.HANDLER_*``; "" when it cannot be read)."""
+        ...
+
+    def begin(self, pid: int) -> tuple[int, str]:
+        """Ask for a checkpoint of the program ``pid``: ``(0, "")``, or the code and why it
+        could not start (the task's outcome); ``NotSent`` when it was not asked at all."""
+        ...
+
+    def poll(self) -> tuple[int, str] | None:
+        """None while the checkpoint runs (or while the program is to say it); then
+        ``(0, "")`` or the failure."""
+        ...
+
+    def collect(self, into: Path) -> int:
+        """Move the finished image into the generation ``into``; its size in bytes."""
+        ...
+
+    def close(self) -> None:
+        """The task has ended: release what ``prepare`` started."""
+        ...

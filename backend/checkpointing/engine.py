@@ -1,0 +1,839 @@
+"""The cooperative engine: the nine checkpoint operations on Slurm 20.02 and later.
+
+Slurm no longer checkpoints anything, so the work is shared with the application: a step
+launched under ``sckpt run`` (``wrapper.py``) registers itself in a per-step state
+file on the shared filesystem (``store.py``, ``protocol.py``), and this engine maps each operation
+onto that file and onto the libslurm primitives that remain (through the binding only):
+
+======== ==================================================================================
+able     job-state checks, then the step's state file: ESLURM_DISABLED while the disable
+         counter is above zero, else the start time of a checkpoint in progress (0: none)
+error    the highest code reported for the last checkpoint, with its message
+enable   decrement the counter (never below zero) / disable: increment it
+create   record the request (who, when, image dir, max_wait), wake the wrapper with
+         ``slurm_signal_job_step(SIGURG)``, wait up to max_wait for every task to report;
+         a timeout is recorded as ETIME
+vacate   create, then end the step: a batch job is requeued held (``slurm_requeue`` with
+         JOB_REQUEUE_HOLD) after every registered step was checkpointed, so restart can bring
+         it back; other jobs' steps get SIGTERM (``slurm_kill_job_step``)
+restart  whole job only: release the held job (or requeue a finished batch job), start it
+         now, pinned to its previous nodes with ``stick``; each wrapper then hands
+         SLURM_RESTART_DIR (its last complete image) to the program
+complete the program's (or an operator's) report: highest code kept; ends the checkpoint
+         whose start time it names
+tasks    ask the step's tasks on the named nodes to checkpoint (no wait)
+======== ==================================================================================
+
+The reference's checks come first and in its order (no such job, access, pending, suspended,
+done, no such step: ``rules.check_target``, the simulated controller's too); only then does
+the state file decide.  A step without a state file answers ESLURM_NOT_SUPPORTED with the reason.
+
+Access: the acting user is the process's real uid; only the job's owner and root pass
+(SlurmUser too for whole-job requests).  The controller enforces the same for signals,
+requeue and release, and the state file's permissions (0644, owned by the job's user)
+enforce it for the counter.
+
+Waiting: create and vacate block the calling thread (the facade's worker) for at most
+max_wait seconds while polling the state file; the engine's lock is not held meanwhile, so
+refreshes and other operations go on.  max_wait 0 means "no limit" as in the simulated
+engine; a console that dies while waiting leaves the deadline in the file, and whoever
+looks next (console or wrapper) records the timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import rules
+from ..engines.base import Engine
+from ..engines.live import LiveEngine
+from ..errors import (
+    ESLURM_INVALID_JOB_ID,
+    ESLURM_NOT_SUPPORTED,
+    CheckpointFailed,
+    InvalidJobId,
+    NotSupported,
+    SckptError,
+    UnsafeRestart,
+    UnsafeVacate,
+    error_for,
+)
+from ..hostlist import expand_hostlist
+from ..model import (
+    STEP_BATCH,
+    STEP_EXTERN,
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    CheckpointState,
+    Job,
+    JobState,
+    Step,
+    StepCheckpointEvent,
+    StepId,
+)
+from ..slurm_api import SlurmAPI
+from .access import image_dir_problem
+from .protocol import (
+    DEFAULT_WAKE,
+    StepRecord,
+    StoreError,
+    image_leaf,
+    state_dir_for,
+)
+from .records import (
+    NOT_UNDER_RUN,
+    blocked_tasks,
+    column,
+    current_tasks,
+    image_in,
+    job_records,
+    resume_plan,
+    start_notes,
+    typed,
+)
+from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
+from .store import ImageIndex, StepStore, job_stores
+
+WAIT_POLL = 0.05
+CACHE_LIMIT = 20_000
+"""Parsed state files kept for snapshots (cleared when exceeded: ended jobs' files)."""
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One step an operation acts on, with its state file and the record read from it."""
+
+    step: Step
+    store: StepStore
+    record: StepRecord
+
+
+class CooperativeEngine(LiveEngine):
+    """Checkpoints through ``sckpt run`` wrappers, the shared state store and libslurm.
+
+    Listing, the acting user and the reference's checks come from ``LiveEngine``.
+    """
+
+    name = "cooperative"
+    volatile_states = True
+    """State files change while Slurm's job list does not: the running jobs' views are
+    rebuilt on every snapshot (``states_due``)."""
+
+    def __init__(
+        self,
+        binding: SlurmAPI,
+        state_dir: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(binding, clock)
+        self._state_dir = state_dir
+        self._clock = clock
+        self._cache: dict[Path, tuple[bytes, StepRecord]] = {}
+        """Parsed state files for the snapshot; records are never mutated once cached."""
+        self._due_for: tuple[Job, ...] | None = None
+        self._due_ids: set[int] = set()
+        """``states_due`` for the job listing ``_due_for``."""
+
+    def states_due(self) -> set[int] | None:
+        """The jobs whose steps' columns come from state files: those whose own state does
+        not decide the column (``rules.column_for_job``), i.e. running ones.  Worked out
+        once per job listing; a pending or finished job's column follows from the
+        listing alone."""
+        jobs = self._jobs
+        if self._due_for is not jobs:
+            self._due_ids = {j.job_id for j in jobs if rules.column_for_job(j) is None}
+            self._due_for = jobs
+        return self._due_ids
+
+    def checkpoint_events(
+        self, job_id: int, work_dir: str, uid: int
+    ) -> tuple[StepCheckpointEvent, ...]:
+        """Each step's checkpoint history from its state file (the store outlives the job:
+        a finished or requeued job's files stay next to its working directory)."""
+        if not work_dir and not self._state_dir:
+            return ()
+        found: list[StepCheckpointEvent] = []
+        try:
+            stores = job_stores(state_dir_for(work_dir, self._state_dir), job_id, owner=uid)
+        except StoreError:
+            return ()  # unreadable or untrusted: the history shows what can be believed
+        for store in stores:
+            try:
+                rec = store.read()
+            except StoreError:
+                continue  # unreadable or untrusted: the history shows what can be believed
+            if rec is not None:
+                found.extend(StepCheckpointEvent(store.step, e) for e in rec.events())
+        return tuple(sorted(found, key=lambda e: (e.event.time, e.step_id)))
+
+    def _state_dir_of(self, job: Job) -> Path:
+        return state_dir_for(job.work_dir, self._state_dir)
+
+    def _store(self, job: Job, step: StepId) -> StepStore:
+        return StepStore(self._state_dir_of(job), step, owner=job.uid)
+
+    def _look(self, job_id: int) -> tuple[Job | None, tuple[Step, ...]]:
+        """A fresh listing's ``job_id`` and its steps (``restart.Look``)."""
+        with self._lock:
+            self.refresh()
+            return self._by_job.get(job_id), self._steps_by_job.get(job_id, ())
+
+    def _cached_read(self, store: StepStore) -> StepRecord | None:
+        """``store.read()``, parsed again only when the file's bytes changed.
+
+        A refresh still reads every running step's file (a stat is not enough: a rewrite
+        can reuse the inode, size and timestamp), but skips the JSON parsing.
+        """
+        raw = store.read_raw()
+        if raw is None:
+            self._cache.pop(store.path, None)
+            return None
+        hit = self._cache.get(store.path)
+        if hit is not None and hit[0] == raw:
+            return hit[1]
+        rec = store.parse(raw)
+        if len(self._cache) > CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[store.path] = (raw, rec)
+        return rec
+
+    def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
+        """A step's checkpoint column: from the job's state, then from its state file."""
+        by_job = rules.column_for_job(job)
+        if by_job is not None:
+            return CheckpointState(by_job[0], reason=by_job[1])
+        if step.step_id.step == STEP_EXTERN:
+            return CheckpointState(
+                CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
+            )
+        try:
+            rec = self._cached_read(self._store(job, step.step_id))
+        except StoreError as exc:
+            return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
+        return column(rec, job)
+
+    def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:
+        """The reference's checks 1-6 (``LiveEngine.check_target``), on fresh data."""
+        job, _steps = self.check_target(target, suspended_ok=suspended_ok)
+        return job
+
+    def _targets(self, job: Job, target: StepId) -> list[_Target]:
+        """Steps to act on: the named one, or every running step under ``sckpt run``."""
+        steps = list(self._steps_by_job.get(job.job_id, []))
+        if target.is_whole_job:
+            registered = [
+                t
+                for s in steps
+                if s.state == "RUNNING" and s.step_id.step != STEP_EXTERN
+                if (t := self._registered(job, s)) is not None
+            ]
+            if not registered:
+                raise NotSupported(
+                    hint=f"no step of job {job.job_id} runs under `sckpt run` "
+                    "(launch it as `srun sckpt run -- PROGRAM`)"
+                )
+            return registered
+        for s in steps:
+            if s.step_id.step == target.step:
+                t = self._registered(job, s)
+                if t is None:
+                    path = self._store(job, s.step_id).path
+                    raise NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {path})")
+                return [t]
+        raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
+
+    def _registered(self, job: Job, step: Step) -> _Target | None:
+        """The step with its record when a task of this run of the job registered it."""
+        store = self._store(job, step.step_id)
+        try:
+            rec = store.read()
+        except StoreError as exc:
+            raise typed(exc) from None
+        if rec is None or not current_tasks(rec, job):
+            return None
+        return _Target(step, store, rec)
+
+    @staticmethod
+    def _refuse_blocked(job: Job, targets: Iterable[_Target]) -> None:
+        """Refuse before anything is sent when a task's program does not catch its signal.
+
+        Sending it would kill the program (SIGUSR1's default action), or do nothing.  The
+        wrapper looks again right before sending; this is the refusal a person sees first.
+        """
+        blocked = [
+            f"{t.step.step_id} {task.describe()}: {why}"
+            for t in targets
+            for task, why in blocked_tasks(t.record, job)
+        ]
+        if blocked:
+            raise NotSupported(
+                hint="; ".join(blocked[:6])
+                + "; nothing was sent (the program must install its checkpoint-signal "
+                "handler first thing: README, Cooperative checkpointing)"
+            )
+
+    def _unprotected_steps(self, job: Job, targets: Iterable[_Target]) -> list[Step]:
+        """Steps a requeue of ``job`` would end that are not under ``sckpt run``."""
+        named = {t.step.step_id.step for t in targets}
+        return [
+            s
+            for s in self._steps_by_job.get(job.job_id, [])
+            if s.state == "RUNNING"
+            and s.step_id.step not in (STEP_BATCH, STEP_EXTERN)
+            and s.step_id.step not in named
+            and self._registered(job, s) is None
+        ]
+
+    def _update(self, t: _Target, change: Callable[[StepRecord], Any]) -> Any:
+        """A locked store update; its failure as the error a person sees (``records.typed``)."""
+        try:
+            return t.store.update(change)
+        except StoreError as exc:
+            raise typed(exc) from None
+
+    def _check_image_dir(
+        self, job: Job, targets: Iterable[_Target], image_dir: str | None, *, write: bool
+    ) -> None:
+        """Refuse an image dir the job's owner cannot write (or, for restart, read).
+
+        The job's tasks write and read the images as that user; finding out only after the
+        request (or, for vacate, after the step ended) would be too late.
+        """
+        if not image_dir:
+            return
+        places = [Path(image_dir) / image_leaf(t.step.step_id, t.record.name) for t in targets] or [
+            Path(image_dir)
+        ]
+        for place in places:
+            code, why = image_dir_problem(str(place), job.uid, write=write)
+            if code:
+                verb = "write images to" if write else "read images from"
+                raise error_for(
+                    code, hint=f"job {job.job_id}'s tasks cannot {verb} {image_dir}: {why}"
+                )
+
+    @staticmethod
+    def _aggregate(
+        target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
+    ) -> ActionResult:
+        return rules.aggregate(target, operation, codes, detail)
+
+    # ------------------------------------------------------------------ reads
+    def able(self, target: StepId) -> AbleResult:
+        job = self._checks(target)
+        starts: list[int] = []
+        codes: list[tuple[StepId, int]] = []
+        notes: list[str] = []
+        targets = self._targets(job, target)
+        self._refuse_blocked(job, targets)
+        for t in targets:
+            rec = self._expire(t)
+            codes.append((t.step.step_id, rules.able_code(rec.disable_count)))
+            if rec.in_progress is not None:
+                starts.append(rec.in_progress.start)
+            if job.restart_count:  # after a restart: say which tasks did not resume
+                notes += [
+                    f"{t.step.step_id} {note}"
+                    for note in start_notes(current_tasks(rec, job))
+                    if "resumed from" not in note
+                ]
+        self._aggregate(target, "able", codes)
+        return AbleResult(target, min(starts) if starts else 0, tuple(notes))
+
+    def _expire(self, t: _Target) -> StepRecord:
+        """Read a record, recording a timeout first when its request is past the deadline."""
+        rec = t.store.read()
+        if rec is None:
+            raise NotSupported(hint=NOT_UNDER_RUN)
+        req = rec.in_progress
+        if req is not None and req.deadline and self._clock() >= req.deadline:
+            if not self.writes_allowed:  # read-only: say it timed out, write nothing
+                rec.expire(int(self._clock()))
+                return rec
+            with contextlib.suppress(StoreError):
+                t.store.update(lambda r: r.expire(int(self._clock())))
+            rec = t.store.read() or rec
+        return rec
+
+    def error(self, target: StepId) -> CheckpointError:
+        job = self._checks(target)
+        return rules.worst_error(
+            self._expire(t).checkpoint_error() for t in self._targets(job, target)
+        )
+
+    # ------------------------------------------------------------------ counter
+    def enable(self, target: StepId) -> ActionResult:
+        return self._counter(target, "enable", rules.enabled)
+
+    def disable(self, target: StepId) -> ActionResult:
+        return self._counter(target, "disable", rules.disabled)
+
+    def _counter(self, target: StepId, operation: str, count: Callable[[int], int]) -> ActionResult:
+        job = self._checks(target)
+        codes = []
+        for t in self._targets(job, target):
+
+            def change(rec: StepRecord) -> None:
+                rec.disable_count = count(rec.disable_count)
+                rec.log(operation, self.caller_name, 0, f"counter {rec.disable_count}")
+
+            self._update(t, change)
+            codes.append((t.step.step_id, 0))
+        return self._aggregate(target, operation, codes)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _begin(
+        self,
+        job: Job,
+        targets: Iterable[_Target],
+        operation: str,
+        max_wait: int,
+        image_dir: str | None,
+        hosts: set[str] | None = None,
+    ) -> list[tuple[_Target, int, str]]:
+        """Record a request in each step; per step: (target, code, request id)."""
+        out = []
+        now = int(self._clock())
+        for t in targets:
+
+            def change(rec: StepRecord, t: _Target = t) -> tuple[int, str, str]:
+                leaf = image_leaf(t.step.step_id, rec.name)
+                leaf_dir = str(Path(image_dir) / leaf) if image_dir else ""
+                if (
+                    rec.in_progress is not None
+                    and rec.in_progress.deadline
+                    and now >= rec.in_progress.deadline
+                ):
+                    rec.expire(now)
+                refused = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
+                if refused:
+                    return refused, "", ""
+                req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
+                tasks = current_tasks(rec, job)
+                req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
+                if not req.pending:
+                    rec.in_progress = None
+                    return ESLURM_INVALID_JOB_ID, "", ""
+                wake = next((x.wake for x in tasks if x.procid in req.pending), DEFAULT_WAKE)
+                return 0, req.request_id, wake
+
+            code, request_id, wake = self._update(t, change)
+            out.append((t, code, request_id))
+            if code == 0:
+                # Best effort: a lost or refused signal only delays the wrapper's next poll.
+                with contextlib.suppress(SckptError, KeyError):
+                    self.binding.signal_step(t.step.step_id, int(signal.Signals[wake]))
+        return out
+
+    def _wait(self, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
+        """Wait until each request is closed (or its deadline passes); say how it ended."""
+        begin = time.monotonic()
+        pending = [(t, rid) for t, code, rid in started if code == 0]
+        while pending:
+            still = []
+            for t, rid in pending:
+                try:
+                    rec = t.store.read()
+                except StoreError:
+                    continue
+                req = rec.in_progress if rec is not None else None
+                if req is not None and req.request_id == rid:
+                    if req.deadline and self._clock() >= req.deadline:
+                        with contextlib.suppress(StoreError):
+                            t.store.update(lambda r: r.expire(int(self._clock())))
+                        continue
+                    still.append((t, rid))
+            pending = still
+            if pending:
+                time.sleep(WAIT_POLL)
+        took = time.monotonic() - begin
+        outcomes = []
+        failed = False
+        for t, code, _rid in started:
+            if code:
+                continue
+            rec = t.store.read()
+            if rec is None:
+                continue
+            err = rec.checkpoint_error()
+            failed = failed or bool(err.code)
+            where = next(iter(sorted(rec.last_image.values())), "")
+            outcomes.append(
+                f"{t.step.step_id}: "
+                + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
+            )
+        verb = "ended" if failed else "completed"
+        return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
+
+    @staticmethod
+    def _failures(started: list[tuple[_Target, int, str]]) -> list[tuple[int, str, str]]:
+        """Tasks whose checkpoint did not complete: (code, message, who and why), worst first."""
+        out = []
+        for t, code, _rid in started:
+            if code:
+                continue
+            try:
+                rec = t.store.read()
+            except StoreError as exc:
+                out.append((ESLURM_NOT_SUPPORTED, exc.message, f"{t.step.step_id}: {exc.message}"))
+                continue
+            if rec is None:
+                continue
+            results = [(int(c), str(m), p) for p, (c, m) in sorted(rec.last_results.items()) if c]
+            if not results and rec.error_code:  # ended by `complete` with an error
+                results = [(rec.error_code, rec.error_msg, "")]
+            for c, m, procid in results:
+                task = rec.tasks.get(procid)
+                who = f"{t.step.step_id} " + (task.describe() if task else f"task {procid}")
+                out.append((c, m, f"{who.strip()}: error({c}): {m}"))
+        return sorted(out, key=lambda f: -f[0])
+
+    def _checkpoint(
+        self, target: StepId, operation: str, max_wait: int, image_dir: str | None
+    ) -> tuple[Job, list[tuple[StepId, int]], str]:
+        job = self._checks(target)
+        targets = self._targets(job, target)
+        self._refuse_blocked(job, targets)
+        self._check_image_dir(job, targets, image_dir, write=True)
+        started = self._begin(job, targets, operation, max_wait, image_dir)
+        codes = [(t.step.step_id, code) for t, code, _ in started]
+        if all(code for _t, code, _ in started):
+            self._aggregate(target, operation, codes)
+        detail = self._wait(started, max_wait)
+        failures = self._failures(started)
+        if failures:
+            code, message, _who = failures[0]
+            raise CheckpointFailed(
+                code,
+                message or None,
+                hint="the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
+            )
+        # Whole job: the steps that could were checkpointed; the highest refusal is reported.
+        self._aggregate(target, operation, codes, detail)
+        return job, codes, detail
+
+    def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
+        _job, codes, detail = self._checkpoint(target, "create", max_wait, image_dir)
+        return ActionResult(target, "create", detail, tuple(codes) if target.is_whole_job else ())
+
+    def vacate(
+        self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
+        """Checkpoint, then end: never without an image unless ``force``.
+
+        Refused before anything is sent when a task's program does not catch its signal, or
+        when the requeue of a batch job would end steps that are not under ``sckpt run``;
+        after the checkpoint, when any task's did not complete (the job keeps running).
+        ``force`` goes on in each case and says what restart will start without an image.
+        """
+        job = self._checks(target)
+        try:
+            targets = self._targets(job, target)
+        except NotSupported as exc:
+            if force:
+                exc.hint += (
+                    "; --force cannot help: it lets vacate end tasks whose checkpoint did not "
+                    "complete, and here there is nothing under `sckpt run` to checkpoint "
+                    "(`sckpt requeue` or `sckpt cancel` end it without an image)"
+                )
+            raise
+        if job.batch and not target.is_whole_job:
+            # The requeue ends every step: checkpoint the other registered ones too.
+            with contextlib.suppress(SckptError):
+                named = {t.step.step_id.step for t in targets}
+                targets += [
+                    t
+                    for t in self._targets(job, StepId(job.job_id))
+                    if t.step.step_id.step not in named
+                ]
+        if not force:
+            self._refuse_blocked(job, targets)
+        self._check_image_dir(job, targets, image_dir, write=True)
+        # Ending a step that is disabled (a critical section) or already checkpointing would
+        # lose work: refuse the whole vacate before anything starts.
+        precheck = []
+        for t in targets:
+            rec = self._expire(t)
+            code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
+            precheck.append((t.step.step_id, code))
+        self._aggregate(target, "vacate", precheck)
+        lost = []
+        if job.batch:
+            plain = self._unprotected_steps(job, targets)
+            names = ", ".join(f"{s.step_id} ({s.name})" for s in plain[:6])
+            unprotected = [f"{s.step_id} ({s.name}): not under sckpt run" for s in plain]
+            if plain and not force:
+                raise UnsafeVacate(
+                    ESLURM_NOT_SUPPORTED,
+                    hint=f"the requeue of job {job.job_id} would end {names} without an "
+                    "image (not under `sckpt run`); nothing was done; --force vacates anyway "
+                    "and restart then starts them from the beginning",
+                    losses=tuple(unprotected),
+                )
+            lost += unprotected
+        started = self._begin(job, targets, "vacate", max_wait, image_dir)
+        if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
+            self._wait(started, max_wait)
+            self._aggregate(target, "vacate", [(t.step.step_id, c) for t, c, _ in started])
+        detail = self._wait(started, max_wait)
+        failures = self._failures(started)
+        if failures and not force:
+            code, message, _who = failures[0]
+            what = f"job {job.job_id}" if job.batch else "the step"
+            raise UnsafeVacate(
+                code,
+                message or None,
+                hint="the checkpoint did not complete: "
+                + "; ".join(f[2] for f in failures[:6])
+                + f"; {what} keeps running, nothing was ended; --force vacates anyway and "
+                "restart then starts those tasks without an image",
+                losses=tuple(f[2] for f in failures),
+            )
+        lost += [f[2] for f in failures]
+        for t in targets:
+            with contextlib.suppress(SckptError):
+                self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
+        if job.batch:
+            try:
+                self.binding.requeue(job.job_id, hold=True)
+            except SckptError as exc:
+                self._half_done(targets, f"job {job.job_id} was not requeued", exc)
+                raise
+            settled = ""
+            try:
+                wait_settled(self._look, job.job_id)
+            except SckptError as exc:  # requeued (Slurm said so); only the watching failed
+                settled = f"; its end could not be watched ({exc.message})"
+            for t in targets:
+                with contextlib.suppress(SckptError):
+                    self._update(t, lambda r: setattr(r, "ended_at", time.time()))
+            detail += f"; job {job.job_id} requeued and held (restart brings it back){settled}"
+        else:
+            ended: list[StepId] = []
+            for t in targets:
+                try:
+                    self.binding.kill_step(t.step.step_id, int(signal.SIGTERM))
+                except SckptError as exc:
+                    done = f" ({', '.join(map(str, ended))} ended)" if ended else ""
+                    self._half_done(targets, f"{t.step.step_id} was not ended{done}", exc)
+                    raise
+                ended.append(t.step.step_id)
+            detail += "; step ended (SIGTERM)"
+        if lost:
+            detail += "; forced: restart will start without an image for " + "; ".join(lost[:6])
+        return ActionResult(target, "vacate", detail)
+
+    def _half_done(self, targets: list[_Target], what: str, exc: SckptError) -> None:
+        """A vacate whose checkpoint finished but whose ending failed: say what is known.
+
+        Each step's state file gets a history line (the checkpoint's own outcome is already
+        there: its ``done`` line and image), and the error's hint says what was done before
+        it, so the caller's message and the audit line never read as a plain refusal or as a
+        success.  Whether Slurm applied a request that timed out is not known: "not ended"
+        means "not confirmed".
+        """
+        images = []
+        for t in targets:
+            with contextlib.suppress(StoreError):
+                rec = t.store.read()
+                err = rec.checkpoint_error() if rec is not None else None
+                if rec is not None and err is not None and not err.code and rec.last_image:
+                    images.append(f"{t.step.step_id} image {sorted(rec.last_image.values())[0]}")
+                elif err is not None and err.code:
+                    images.append(f"{t.step.step_id} checkpoint error({err.code})")
+        reason = f"{exc.message} ({getattr(exc, 'name', type(exc).__name__)})"
+        line = f"vacate half done: checkpoint finished, but {what}: {reason}"
+        for t in targets:
+            with contextlib.suppress(SckptError):
+                self._update(
+                    t,
+                    lambda r: r.log("vacate", self.caller_name, getattr(exc, "code", 1) or 1, line),
+                )
+        saved = "; ".join(images) or "no image recorded"
+        known = (
+            f"vacate half done: the checkpoint finished ({saved}), but {what}; "
+            "it keeps running unless Slurm applied the request before failing: check "
+            "squeue, then vacate again"
+        )
+        exc.hint = f"{known}; {exc.hint}" if exc.hint else known
+
+    def restart(
+        self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
+    ) -> ActionResult:
+        """Restart in the reference's order (``rules.check_restart`` and
+        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT), then
+        a caller neither owner, root nor SlurmUser (EPERM), before anything changes.
+
+        "Finished" is wider here: a vacated job waits held in PENDING for its restart.
+        Then every task's last image is looked at where its record says (``records.resume_plan``):
+        one that is missing or unreadable refuses the restart, naming the task and the path,
+        unless ``force``; the answer says which tasks resume from which generation and which
+        start from zero.
+        """
+        rules.check_restart_target(target)
+        with self._lock:
+            self.refresh()
+            job = self._by_job.get(target.job_id)
+        if job is None:  # its state files cannot be found: the record is missing
+            raise rules.no_record(
+                target, "(Slurm forgets ended jobs after MinJobAge, and where their images are)"
+            )
+        waiting = job.state == JobState.PENDING and job.held
+        rules.check_restart(target, job, ended=job.state.is_finished or waiting)
+        if not job.batch:
+            raise NotSupported(hint="only batch jobs can be requeued by Slurm")
+        records = job_records(self._state_dir_of(job), job, strict=True)
+        chosen: list[tuple[StepStore, str, dict[str, str]]] = []
+        if image_dir:
+            self._check_image_dir(job, [], image_dir, write=False)
+            # Resume from the operator's directory: every image found there, or refuse
+            # (ENOENT) before anything changes.
+            for store, rec in records:
+                leaf = Path(image_dir) / image_leaf(store.step, rec.name)
+                found = {
+                    p: image
+                    for p in set(rec.tasks) | set(rec.last_image)
+                    if (image := image_in(leaf / f"task{p}"))
+                }
+                if found:
+                    chosen.append((store, rec.name, found))
+            where = f"(no image) under {image_dir}"
+            have_images = bool(chosen)
+        else:
+            where = (
+                "(no checkpoint image recorded in its state files: vacate or create one first, "
+                "e.g. `sckpt vacate JOB`)"
+            )
+            have_images = any(rec.last_image for _s, rec in records)
+        rules.check_saved_record(
+            target,
+            where,
+            job.job_id if have_images else None,
+            job.uid,
+            job.user,
+            self.caller(),
+        )
+        directory = self._state_dir_of(job)
+        index = ImageIndex(directory, job.job_id, owner=job.uid)
+        if chosen:
+            for store, name, found in chosen:
+
+                def point(r: StepRecord, found: dict[str, str] = found) -> None:
+                    r.last_image = dict(found)
+
+                store.update(point)
+                if name:  # the wrappers find images by step name
+                    index.remember(name, found)
+            records = job_records(self._state_dir_of(job), job, strict=True)
+        plan = resume_plan(job, records, index)
+        lost = [why for code, why in plan if code]
+        if lost and not force:
+            code = next(code for code, _why in plan if code)
+            raise UnsafeRestart(
+                code,
+                f"job {job.job_id} cannot resume every task: " + "; ".join(lost[:6]),
+                "nothing was changed; restore the image, or restart --force and those tasks "
+                "start from the beginning",
+                losses=tuple(lost),
+            )
+        images = [rec for _s, rec in records if rec.last_image]
+        nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
+        pinned = any(r.pinned_nodes for _s, r in records)
+        if stick and nodes:
+            self.binding.set_required_nodes(job.job_id, nodes)
+        elif pinned:
+            self.binding.set_required_nodes(job.job_id, "")
+        forced = f"; forced: {'; '.join(lost[:6])}" if lost else ""
+
+        def mark(r: StepRecord) -> None:
+            r.pinned_nodes = nodes if stick else ""
+            r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", "")
+
+        unrecorded = []
+        for store, _rec in records:
+            try:
+                store.update(mark)
+            except StoreError as exc:  # the restart goes on; its answer says what is missing
+                unrecorded.append(f"{store.step}'s record not updated: {exc.message}")
+        # slurmd refuses a job credential issued in the same second as the revocation of
+        # the job's previous one ("Job credential revoked"): start a second later at least.
+        ended = max((r.ended_at for _s, r in records), default=0.0)
+        not_before = ended + CREDENTIAL_GAP
+        if job.state == JobState.PENDING:
+            # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
+            # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
+            if wait_settled(self._look, job.job_id) or not ended:
+                not_before = max(not_before, time.time() + CREDENTIAL_GAP)
+            self.binding.release(job.job_id)
+        else:
+            if 0 < job.end_time < time.time() + 86400:
+                not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
+            self.binding.requeue(job.job_id, hold=False)
+        time.sleep(max(0.0, min(not_before - time.time(), CREDENTIAL_GAP)))
+        start_now(self.binding, job.job_id)
+        keep_begin_time_now(self._look, self.binding, job.job_id)
+        where = f" on {nodes}" if stick and nodes else ""
+        resumes = [why for code, why in plan if not code]
+        said = "; ".join(
+            [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
+        )
+        return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
+
+    def complete(
+        self, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        job = self._checks(target, suspended_ok=True)  # as job_step_checkpoint_comp
+        codes = []
+        for t in self._targets(job, target):
+
+            def change(rec: StepRecord) -> None:
+                rec.keep_highest(error_code, error_msg)
+                rec.log("complete", self.caller_name, error_code, error_msg)
+                req = rec.in_progress
+                if req is not None and begin_time == req.start:
+                    req.pending = []
+                    rec.in_progress = None
+                    if not error_code:
+                        rec.last_image_time = int(self._clock())
+
+            self._update(t, change)
+            codes.append((t.step.step_id, 0))
+        return self._aggregate(target, "complete", codes)
+
+    def tasks(
+        self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> ActionResult:
+        job = self._checks(target)
+        targets = self._targets(job, target)
+        wanted = set(expand_hostlist(nodelist)) if nodelist else None
+        if wanted is not None:
+            for t in targets:
+                nodes = expand_hostlist(t.step.nodes)
+                if rules.tasks_code(nodes, wanted):
+                    hint = rules.tasks_hint(t.step.step_id, nodes, wanted, t.step.nodes)
+                    raise InvalidJobId(hint=hint)
+        self._check_image_dir(job, targets, image_dir, write=True)
+        started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
+        codes = [(t.step.step_id, code) for t, code, _ in started]
+        return self._aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
+
+    def close(self) -> None:
+        """The binding is process-wide and closed by its owner; nothing to release here."""
+
+
+def create_engine(request: Any) -> Engine:
+    """The facade's registry hook (``open_facade(engine="cooperative")``)."""
+    binding = request.binding
+    if binding is None:
+        from ..libslurm import get_binding
+
+        binding = get_binding()
+    return CooperativeEngine(binding)

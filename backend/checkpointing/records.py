@@ -1,0 +1,161 @@
+"""What a job's state files tell the cooperative engine, read as it shows and checks them.
+
+The engine (``engine.py``) reads the records through the store; the words and rules it then
+applies to them are here: which tasks belong to this run of the job, which must not be sent
+their signal, how each task started, the checkpoint column of a running step, what each
+task would resume from on restart, and a store failure as the error a person sees.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import rules
+from ..errors import AccessDenied, SckptError, error_for
+from ..model import CheckpointKind, CheckpointState, Job
+from .access import image_dir_problem
+from .generations import TaskImages, generation_of, image_problem
+from .protocol import StepRecord, StoreError, TaskInfo, recorded_image
+from .store import ImageIndex, StepStore, job_stores
+
+NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
+
+
+def column(rec: StepRecord | None, job: Job) -> CheckpointState:
+    """A running step's checkpoint column from its record (None: no state file)."""
+    tasks = current_tasks(rec, job) if rec is not None else []
+    if rec is None or not tasks:
+        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
+    reason = ""
+    blocked = blocked_tasks(rec, job)
+    if blocked:
+        task, why = blocked[0]
+        reason = why if len(tasks) == 1 else f"task {task.procid}: {why}"
+    kind = rules.column_for_step(
+        rec.disable_count,
+        rec.in_progress is not None,
+        rules.Plugin.NONE if blocked else rules.Plugin.WORKS,
+    )
+    err = rec.checkpoint_error()
+    return CheckpointState(
+        kind=kind,
+        reason=reason,
+        disable_count=rec.disable_count,
+        in_progress_since=rec.in_progress.start if rec.in_progress else 0,
+        last_error=err if err.code else None,
+        image_dir=next(iter(sorted(rec.last_image.values())), ""),
+        last_checkpoint_time=rec.last_image_time,
+        history=rec.events(),
+        start_notes=start_notes(tasks),
+        checkpointer=next((t.checkpointer for t in tasks if t.checkpointer), ""),
+        image_bytes=sum(rec.image_bytes.values()),
+        checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
+    )
+
+
+def job_records(
+    directory: Path, job: Job, *, strict: bool = False
+) -> list[tuple[StepStore, StepRecord]]:
+    """Every step record of ``job``.  ``strict`` (restart): a state directory or file
+    that is refused (a link, another user's) raises its typed error naming it, where a
+    lenient read skips it."""
+    out = []
+    try:
+        stores = job_stores(directory, job.job_id, owner=job.uid)
+    except StoreError as exc:
+        if strict:
+            raise typed(exc) from None
+        return []
+    for store in stores:
+        try:
+            rec = store.read()
+        except StoreError as exc:
+            if strict:
+                raise typed(exc) from None
+            continue
+        if rec is not None:
+            out.append((store, rec))
+    return out
+
+
+def resume_plan(
+    job: Job, records: list[tuple[StepStore, StepRecord]], index: ImageIndex
+) -> list[tuple[int, str]]:
+    """What each task of ``job`` will start from: ``(0, "1.0 task 0 resumes from
+    generation 3")`` or ``(code, "1.0 task 1: /img/g2 does not exist")``.
+
+    The image is found by the rule the wrapper uses (``protocol.recorded_image``) and
+    looked at as the job's user would (``image_problem``, then ``image_dir_problem``
+    for that user's permissions): the wrapper hands over nothing else.
+    """
+    try:
+        images = index.read()
+    except StoreError:
+        images = {}  # the records still hold their images
+    plan: list[tuple[int, str]] = []
+    for store, rec in records:
+        for procid in sorted(set(rec.tasks) | set(rec.last_image), key=procid_order):
+            who = f"{store.step} task {procid}"
+            path = recorded_image(images, rec.name, rec, int(procid))
+            if not path:
+                plan.append((0, f"{who} starts fresh (no image recorded)"))
+                continue
+            code, why = image_problem(path)
+            if not code:
+                code, why = image_dir_problem(path, job.uid, write=False)
+            if code:
+                plan.append((code, f"{who}: its last image {why}"))
+                continue
+            number = generation_of(path)
+            what = f"generation {number}" if number else path
+            plan.append((0, f"{who} resumes from {what}"))
+    return plan
+
+
+def image_in(task_dir: Path) -> str:
+    """The image to resume from in an operator's task directory: its newest complete
+    generation, else (images copied before generations) the directory itself when it holds
+    an image; "" when there is none."""
+    try:
+        latest = TaskImages(task_dir).latest()
+    except OSError:
+        return ""
+    if latest is not None:
+        return str(latest)
+    return "" if image_problem(task_dir)[0] else str(task_dir)
+
+
+def start_notes(tasks: Iterable[TaskInfo]) -> tuple[str, ...]:
+    """``task 0: resumed from generation 3 (PATH)`` for each task that said how it started."""
+    return tuple(
+        f"task {t.procid}: {t.start_note}"
+        for t in sorted(tasks, key=lambda t: t.procid)
+        if t.start_note
+    )
+
+
+def procid_order(procid: str) -> int:
+    return int(procid) if procid.isdigit() else -1
+
+
+def typed(exc: StoreError) -> SckptError:
+    """A state-store failure as the error a person sees: one sentence with the code of the
+    system call behind it (ENOSPC for a full file system, EPERM for a refused link), or
+    the controller's access error for a permission refusal, as Slurm's own refusals read."""
+    if exc.errno == errno.EACCES or "Permission denied" in exc.message:
+        return AccessDenied(hint=exc.message)
+    if exc.errno:
+        return error_for(exc.errno, exc.message, exc.hint)
+    return exc
+
+
+def current_tasks(rec: StepRecord, job: Job) -> list[TaskInfo]:
+    """Tasks registered by this run of the job (a requeued job's old ones do not count)."""
+    return [t for t in rec.running_tasks if t.restart_count == job.restart_count]
+
+
+def blocked_tasks(rec: StepRecord, job: Job) -> list[tuple[TaskInfo, str]]:
+    """This run's tasks whose program must not be sent its checkpoint signal, and why."""
+    return [(t, why) for t in current_tasks(rec, job) if (why := t.checkpoint_blocker())]

@@ -1,0 +1,449 @@
+"""The cooperative engine's shared state store: one small JSON file per job step.
+
+Why a file: on modern Slurm nothing in the controller remembers checkpoint state, and the two
+parties that need it cannot talk to each other directly.  The operator's console (any login
+node, often root) and the ``sckpt run`` wrapper (the job's user, on a compute node) both reach
+the cluster's shared filesystem, so the state lives there, by default next to the job's
+working directory (the reference's image-dir rule): ``<work_dir>/.sckpt/<job>.<step>.json``.
+``$SCKPT_STATE_DIR`` (or the wrapper's ``--state-dir``) names another directory for sites
+whose working directories are not shared; consoles must then use the same value.  What the
+files are called and what they hold is the protocol's (``protocol.py``); this module reads
+and writes them, and the walk to their directory is ``access.open_trusted_dir``.
+
+How it stays correct with several writers:
+
+* **Lock, then read-modify-write.**  Every change holds an exclusive ``flock`` on a sibling
+  lock file (never on the data file, whose inode is replaced by each write), reads the
+  record, applies the change and writes it back.  Two operators acting at once are
+  serialised, so neither loses the other's change (tests/cooperative/test_store.py).
+* **Atomic replacement.**  The new content goes to a temporary file in the same directory,
+  is fsync'ed, then ``rename``d over the old one: a reader sees the old or the new record,
+  never half of one, even when the writer is killed.
+* **Ownership.**  Files are created 0644 and owned by the job's user (the store's
+  ``owner``; without one, the owner of the state directory).  When root writes (an
+  operator's console), the temporary file is ``fchown``ed to that user before the rename,
+  so the job's user can still update it and other users still cannot rewrite it.
+* **Never tricked into writing elsewhere.**  The state directory belongs to the job's user,
+  and an operator's console often runs as root.  So every file is opened with
+  ``O_NOFOLLOW`` (a planted symlink is refused, not followed), temporary files with
+  ``O_EXCL``, reads with ``O_NONBLOCK`` and only regular files are used (a FIFO cannot
+  hang the console), and root ``fchown``s only a file it created itself (its own, one
+  link).  Without this, a user could point their lock file at ``/etc/shadow`` and have an
+  operator's ``disable`` hand it to them (tests/reliability/test_security_users.py).
+* **Only the job's user is believed.**  A store opened with ``owner`` (the engine passes the
+  job's uid, the wrapper its own) refuses a state file owned by anyone else but root, or
+  writable by group or others: in a shared ``$SCKPT_STATE_DIR`` another user could
+  otherwise plant a record for someone else's job (its wake signal is sent by the console,
+  its image path handed to the program on restart).
+* **Failures are reported, never fatal.**  A missing file is ``None`` (the step is not under
+  ``sckpt run``); an unreadable or corrupt one raises ``StoreError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import pwd
+import stat
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..model import StepId
+from .access import open_failure, open_trusted_dir
+from .protocol import (
+    DATA_SUFFIX,
+    INDEX_NAMES_LIMIT,
+    LOCK_SUFFIX,
+    StepRecord,
+    StoreError,
+    done_file_name,
+    index_document,
+    index_images,
+    index_stem,
+    step_key,
+    step_of_state_file,
+)
+
+T = TypeVar("T")
+
+MAX_STATE_BYTES = 4 * 1024 * 1024
+"""A state file is a few KB (history is bounded); anything larger is refused, not read."""
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class _GuardedFile:
+    """One JSON file of a state directory, read and written so that nobody can steer sckpt.
+
+    The directory belongs to the job's user while sckpt often runs as root: every open is
+    ``O_NOFOLLOW``, only regular files of the expected owner are believed, writes go through
+    a fresh ``O_EXCL`` temporary file and an atomic rename, and changes hold a ``flock`` on
+    a sibling lock file (see the module's docstring).
+    """
+
+    kind = "checkpoint state"
+    """How messages name the file (``<kind> file <path>``)."""
+
+    def __init__(self, directory: Path, stem: str, owner: int | None = None) -> None:
+        self.directory = Path(directory)
+        self.owner = owner
+        """The uid whose file this must be (root's also accepted); None: any."""
+        self.path = self.directory / f"{stem}{DATA_SUFFIX}"
+        self.lock_path = self.directory / f"{stem}{LOCK_SUFFIX}"
+
+    @contextlib.contextmanager
+    def _directory(self) -> Iterator[int]:
+        """The directory's descriptor (``open_trusted_dir``): every file operation is
+        relative to it.  ``FileNotFoundError`` when the directory does not exist."""
+        fd = open_trusted_dir(self.directory, self.owner, what=f"{self.kind} directory")
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def read_raw(self) -> bytes | None:
+        """The file's bytes (``None`` when missing): for callers that cache parsed records."""
+        try:
+            with self._directory() as dfd:
+                return self._read_at(dfd)
+        except FileNotFoundError:  # no directory yet
+            return None
+
+    def _read_at(self, dfd: int) -> bytes | None:
+        try:
+            fd = os.open(self.path.name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=dfd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(
+                f"{self.kind} file {self.path} cannot be read: {open_failure(exc)}",
+                errno=exc.errno or 0,
+            ) from None
+        try:
+            st = os.fstat(fd)
+            self._check_trusted(st)
+            if st.st_size > MAX_STATE_BYTES:
+                raise StoreError(
+                    f"{self.kind} file {self.path} is {st.st_size} bytes: "
+                    f"at most {MAX_STATE_BYTES} expected"
+                )
+            chunks = []
+            total = 0
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > MAX_STATE_BYTES:
+                    raise StoreError(f"{self.kind} file {self.path} keeps growing")
+            return b"".join(chunks)
+        except OSError as exc:
+            raise StoreError(
+                f"{self.kind} file {self.path} cannot be read: {exc.strerror}",
+                errno=exc.errno or 0,
+            ) from None
+        finally:
+            os.close(fd)
+
+    def _check_trusted(self, st: os.stat_result) -> None:
+        """Refuse what is not a regular file, or (with ``owner``) not the owner's own."""
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(f"{self.kind} file {self.path} is not a regular file: ignored")
+        if self.owner is None:
+            return
+        if st.st_uid not in (self.owner, 0):
+            raise StoreError(
+                f"{self.kind} file {self.path} belongs to uid {st.st_uid}, not to the "
+                f"job's user (uid {self.owner}): ignored",
+                hint="another user may have planted it; remove it",
+            )
+        if st.st_mode & 0o022:
+            raise StoreError(
+                f"{self.kind} file {self.path} is writable by other users "
+                f"(mode {stat.S_IMODE(st.st_mode):o}): ignored",
+                hint="chmod go-w it",
+            )
+
+    def _load_json(self, raw: bytes) -> Any:
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def _corrupt(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{self.kind} file {self.path} is corrupt ({type(exc).__name__}: {exc})",
+            hint="move it aside; the next `sckpt run` of the step starts a fresh one",
+        )
+
+    # ---- writing -------------------------------------------------------------------------
+    def _owner(self, dfd: int) -> tuple[int, int]:
+        """Whose files root writes here: the job's user when known, else the directory's.
+
+        In a shared ``$SCKPT_STATE_DIR`` (root's, sticky) the directory's owner is root:
+        a record root rewrote would then be root's, and the job's own wrapper could no
+        longer update it.
+        """
+        st = os.fstat(dfd)
+        if self.owner is not None and self.owner != 0:
+            try:
+                return self.owner, pwd.getpwuid(self.owner).pw_gid
+            except KeyError:
+                return self.owner, st.st_gid
+        return st.st_uid, st.st_gid
+
+    @contextlib.contextmanager
+    def _locked(self, dfd: int) -> Iterator[None]:
+        flags = os.O_NONBLOCK | _NOFOLLOW
+        name = self.lock_path.name
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | flags, 0o644, dir_fd=dfd)
+        except PermissionError:
+            # Readers of someone else's job may still lock a read-only descriptor.
+            try:
+                fd = os.open(name, os.O_RDONLY | flags, dir_fd=dfd)
+            except OSError as exc:
+                raise self._lock_error(exc) from None
+        except OSError as exc:
+            raise self._lock_error(exc) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise StoreError(f"lock file {self.lock_path} is not a regular file")
+            self._fix_owner(fd, dfd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _lock_error(self, exc: OSError) -> StoreError:
+        return StoreError(
+            f"cannot lock {self.kind} {self.lock_path}: {open_failure(exc)}", errno=exc.errno or 0
+        )
+
+    def _fix_owner(self, fd: int, dfd: int) -> None:
+        """Give a file root created to the directory's owner (root only; others cannot).
+
+        Only a regular file root owns with a single link is given away: one it created.
+        Anything else (a hard link to a system file, a file someone else made) is left alone.
+        """
+        if os.geteuid() != 0:
+            return
+        uid, gid = self._owner(dfd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or st.st_nlink != 1:
+            return
+        if (st.st_uid, st.st_gid) != (uid, gid):
+            os.fchown(fd, uid, gid)
+
+    def _write_json(self, dfd: int, document: Any) -> None:
+        data = json.dumps(document, indent=1, sort_keys=True).encode("utf-8")
+        tmp = f".{self.path.name}.{os.getpid()}.tmp"
+        try:
+            # A leftover of a killed writer with the same pid (or a planted link) is removed:
+            # unlink removes the name only, and O_EXCL then creates a file of our own.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+            fd = os.open(tmp, flags, 0o644, dir_fd=dfd)
+            try:
+                os.fchmod(fd, 0o644)
+                self._fix_owner(fd, dfd)
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise StoreError(
+                f"cannot write {self.kind} {self.path}: {exc.strerror}", errno=exc.errno or 0
+            ) from None
+
+    @contextlib.contextmanager
+    def _changing(self, locked: bool = True) -> Iterator[int]:
+        """The directory's descriptor with this file's lock held: for read-modify-write
+        (``locked=False``: without the lock, for the one write made when locking failed)."""
+        try:
+            lock = self._locked if locked else _unlocked
+            with self._directory() as dfd, lock(dfd):
+                yield dfd
+        except FileNotFoundError:
+            raise StoreError(f"{self.kind} directory {self.directory} does not exist") from None
+
+    def ensure_directory(self) -> None:
+        """Create the state directory (0755) if needed; the wrapper calls this as the job user."""
+        try:
+            os.close(
+                open_trusted_dir(
+                    self.directory, self.owner, create=True, what=f"{self.kind} directory"
+                )
+            )
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create checkpoint state directory {self.directory}: {exc.strerror}",
+                errno=exc.errno or 0,
+            ) from None
+
+
+class StepStore(_GuardedFile):
+    """The state file of one step, with locked read-modify-write updates.
+
+    ``read()`` never locks (a rename makes reads consistent); ``update(fn)`` locks, reads
+    (or starts a new record when ``create`` is set), calls ``fn(record)`` and writes the
+    result atomically.
+    """
+
+    def __init__(self, directory: Path, step: StepId, owner: int | None = None) -> None:
+        super().__init__(directory, step_key(step), owner)
+        self.step = step
+
+    def done_file(self, procid: int) -> Path:
+        """Where task ``procid`` writes its completion status (``$SCKPT_CKPT_DONE``)."""
+        return self.directory / done_file_name(self.step, procid)
+
+    def read(self) -> StepRecord | None:
+        """The record, ``None`` when the file does not exist; ``StoreError`` when unusable."""
+        raw = self.read_raw()
+        return None if raw is None else self.parse(raw)
+
+    def _read_record(self, dfd: int) -> StepRecord | None:
+        raw = self._read_at(dfd)
+        return None if raw is None else self.parse(raw)
+
+    def parse(self, raw: bytes) -> StepRecord:
+        """Bytes of this step's state file -> record (``StoreError`` when corrupt).
+
+        A record must describe this very step, and (with ``owner``) be that user's: one
+        copied from another job's file, or naming another owner, is refused.
+        """
+        data = self._load_json(raw)
+        try:
+            rec = StepRecord.from_json(data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise self._corrupt(exc) from None
+        if (rec.job_id, rec.step) != (self.step.job_id, self.step.step_text):
+            raise StoreError(
+                f"checkpoint state file {self.path} describes step {rec.job_id}.{rec.step}, "
+                f"not {self.step}: ignored",
+                hint="another user may have planted it; remove it",
+            )
+        if self.owner is not None and rec.owner_uid not in (-1, 0, self.owner):
+            raise StoreError(
+                f"checkpoint state file {self.path} names uid {rec.owner_uid} as its owner, "
+                f"not the job's user (uid {self.owner}): ignored",
+                hint="another user may have planted it; remove it",
+            )
+        return rec
+
+    def update(
+        self,
+        change: Callable[[StepRecord], T],
+        *,
+        create: bool = False,
+        reset_corrupt: bool = False,
+        locked: bool = True,
+    ) -> T:
+        """Locked read-modify-write.  Missing file: ``StoreError`` unless ``create``.
+
+        ``reset_corrupt`` (the wrapper's registration) moves a corrupt file aside to
+        ``<name>.corrupt-<time>`` and starts afresh instead of failing.  ``locked=False``
+        skips the lock: only for the wrapper's note that checkpointing is off because the
+        lock could not be had (a lost update is then better than saying nothing).
+        """
+        with self._changing(locked) as dfd:
+            try:
+                record = self._read_record(dfd)
+            except StoreError:
+                if not reset_corrupt:
+                    raise
+                aside = f"{self.path.name}.corrupt-{int(time.time())}"
+                with contextlib.suppress(OSError):
+                    os.rename(self.path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
+                record = None
+            if record is None:
+                if not create:
+                    raise StoreError(f"checkpoint state file {self.path} does not exist")
+                uid = self._owner(dfd)[0] if os.geteuid() == 0 else os.geteuid()
+                record = StepRecord(job_id=self.step.job_id, step=self.step.step_text)
+                record.owner_uid = uid
+            result = change(record)
+            self._write_json(dfd, record.to_json())
+            return result
+
+
+def job_stores(directory: Path, job_id: int, owner: int | None = None) -> list[StepStore]:
+    """The state files of every step of job ``job_id`` in ``directory``, by step id.
+
+    The directory is listed through ``open_trusted_dir``, as every file in it is opened:
+    a state directory the job's user replaced by a link is refused (``StoreError`` naming
+    it), never listed through the link.  A missing directory has no state files.
+    """
+    try:
+        fd = open_trusted_dir(Path(directory), owner, what="checkpoint state directory")
+    except FileNotFoundError:
+        return []
+    try:
+        names = os.listdir(fd)  # noqa: PTH208 (a descriptor: no Path for it)
+    except OSError as exc:
+        raise StoreError(
+            f"checkpoint state directory {directory} cannot be listed: {open_failure(exc)}",
+            errno=exc.errno or 0,
+        ) from None
+    finally:
+        os.close(fd)
+    steps = (step_of_state_file(job_id, name) for name in sorted(names))
+    return [StepStore(Path(directory), step, owner=owner) for step in steps if step is not None]
+
+
+class ImageIndex(_GuardedFile):
+    """A job's last complete image of each named step and task: ``<job>.images.json``.
+
+    Step records are kept by step id, and a restarted job's steps may take their ids in
+    another order; this index is kept by step name, so each step finds its own image.  The
+    wrapper adds to it when a checkpoint completes, restart with an ImageDir points it there.
+    """
+
+    kind = "image index"
+
+    def __init__(self, directory: Path, job_id: int, owner: int | None = None) -> None:
+        super().__init__(directory, index_stem(job_id), owner)
+        self.job_id = job_id
+
+    def read(self) -> dict[str, dict[str, str]]:
+        """``{name: {procid: image dir}}`` (empty when there is no index yet)."""
+        return self._parse(self.read_raw())
+
+    def _parse(self, raw: bytes | None) -> dict[str, dict[str, str]]:
+        if raw is None:
+            return {}
+        data = self._load_json(raw)
+        try:
+            return index_images(data)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def image(self, name: str, procid: int) -> str:
+        """The last complete image of task ``procid`` of step ``name`` ("" when none)."""
+        return self.read().get(name, {}).get(str(procid), "")
+
+    def remember(self, name: str, images: dict[str, str]) -> None:
+        """Record ``{procid: dir}`` as step ``name``'s last complete images (locked)."""
+        with self._changing() as dfd:
+            try:
+                current = self._parse(self._read_at(dfd))
+            except StoreError:
+                current = {}  # a corrupt index is replaced: step records still hold images
+            current.setdefault(name, {}).update(images)
+            if len(current) > INDEX_NAMES_LIMIT:
+                raise StoreError(
+                    f"image index {self.path} lists more than {INDEX_NAMES_LIMIT} step names"
+                )
+            self._write_json(dfd, index_document(self.job_id, current))
+
+
+@contextlib.contextmanager
+def _unlocked(dfd: int) -> Iterator[None]:
+    """``_GuardedFile._locked``'s stand-in for the one write made without the lock."""
+    yield

@@ -1,0 +1,277 @@
+"""The transparent checkpointer: DMTCP checkpoints a task's unmodified program.
+
+``sckpt run --transparent -- PROGRAM`` runs PROGRAM under ``dmtcp_launch`` (or, when the
+task has a complete image, ``dmtcp_restart`` of it), with one private coordinator per task
+(``dmtcp_coordinator.py``: reachable only by the job's uid).  The wrapper stays
+beside it exactly as for a cooperative program; only three things differ, and they are
+this class's methods (the signal checkpointer's counterparts are in
+``signal_checkpointer.py``; both are ``checkpointer.Checkpointer``):
+
+* ``command``: what the wrapper starts (``dmtcp_launch ... PROGRAM`` / ``dmtcp_restart``);
+* ``begin``: how a checkpoint is asked for (``dmtcp_command -c`` to the task's coordinator,
+  after a free-space check, instead of a signal the program must catch);
+* ``poll``: how its end is learnt (the coordinator's restart script lists every image, and
+  each image has its final name, instead of the program writing its status file).  The
+  wrapper then writes the status file itself, so everything after that (the generation
+  renamed to ``g<N>`` only when complete, keep-last-K, the image index, another ImageDir)
+  is the same code for both.
+
+Why one coordinator per task, not per step: tasks of most jobs do not talk to each other
+through sockets of their own, a per-task coordinator lives on its task's node (so a step
+across nodes needs nothing more), and each task's images stay in its own ``task<rank>``
+directory, restarted by rank whatever step id the new run gets.
+
+DMTCP writes the image into ``task<rank>/dmtcp`` (a real directory, never the ``current``
+link: after a restart DMTCP resolves its checkpoint directory once, so a link would pin it
+to one generation), and ``collect`` moves the finished files into the generation being
+written (a rename on the same file system: no copy).
+
+Why no compression by default: DMTCP's gzip costs 8x the time on incompressible memory and
+saves nothing there (bench/README.md); ``--gzip`` on ``sckpt run`` turns it on.
+
+Why the free-space check: DMTCP 4.2.0 treats a failed write of the image as fatal to the
+*program* (``JASSERT`` then ``_exit``).  A checkpoint whose image (estimated as the resident
+memory of the program's processes, plus a margin) would not fit is therefore refused with
+ENOSPC before DMTCP is asked, and the program keeps running.  What remains: another writer
+filling the file system during the checkpoint (README says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..config import Settings
+from .checkpointer import Unavailable
+from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
+from .dmtcp_coordinator import PrivateCoordinator
+from .protocol import HANDLER_CAUGHT
+
+SPOOL = "dmtcp"
+"""Per task: where DMTCP writes before the files move into the generation."""
+RESTART_SCRIPT = "dmtcp_restart_script.sh"
+IMAGE_GLOB = "ckpt_*.dmtcp"
+SPACE_MARGIN = 1.10
+SPACE_SLACK = 64 << 20
+"""An image is about the resident memory of the program's processes; ask for 10 % and
+64 MiB more than that before starting a checkpoint."""
+COMMAND_TIMEOUT = 30.0
+_GIVEN = re.compile(r'^given_ckpt_files="([^"]*)"', re.MULTILINE)
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from ``/proc/*/stat`` parent links)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def resident_bytes(pids: Sequence[int]) -> int:
+    """Sum of ``VmRSS`` and ``VmSwap`` of the processes (what DMTCP will write, roughly)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmSwap"):
+                    total += int(value.split()[0]) * 1024
+    return total
+
+
+def free_bytes(path: Path) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.0f} MiB"
+
+
+class DmtcpCheckpointer:
+    """One task's DMTCP: coordinator, launch/restart command, checkpoint start and end."""
+
+    kind = "transparent"
+
+    def __init__(
+        self, install: DmtcpInstall, task_dir: str | os.PathLike[str], *, gzip: bool = False
+    ):
+        self.install = install
+        self.spool = Path(task_dir) / SPOOL
+        self.gzip = gzip
+        self.coordinator: PrivateCoordinator | None = None
+        self.began = 0.0
+        self.last_seconds = 0.0
+
+    @property
+    def label(self) -> str:
+        """``transparent (DMTCP 4.2.0)``: the words of the checkpoint column and detail."""
+        return checkpointer_label(self.install)
+
+    def prepare(self, task_dir: Path) -> dict[str, str]:
+        """``Checkpointer.prepare``: DMTCP writes into ``task_dir/dmtcp``; start its
+        coordinator (``Unavailable`` when it cannot start)."""
+        self.spool = Path(task_dir) / SPOOL
+        try:
+            return self.env()
+        except OSError as exc:
+            why = f"DMTCP's coordinator cannot start: {exc.strerror or exc}"
+            raise Unavailable(exc.errno or errno.EIO, why) from None
+
+    def handler(self, pid: int) -> str:
+        """``caught``: no signal is sent, so whatever the program does with one, it can be
+        checkpointed (the console shows the label instead)."""
+        return HANDLER_CAUGHT
+
+    def env(self) -> dict[str, str]:
+        """Start the task's private coordinator; the environment DMTCP's programs need."""
+        self.spool.mkdir(parents=True, exist_ok=True, mode=0o700)
+        coordinator = PrivateCoordinator(
+            self.install.program("dmtcp_coordinator"), self.spool, self.spool / "coordinator.log"
+        )
+        coordinator.start()
+        self.coordinator = coordinator
+        return {
+            **coordinator.env(),
+            "DMTCP_CHECKPOINT_DIR": str(self.spool),
+            "DMTCP_GZIP": "1" if self.gzip else "0",
+        }
+
+    def command(self, program: Sequence[str], restart_dir: str = "") -> list[str]:
+        """``dmtcp_restart`` of the images in ``restart_dir``, else ``dmtcp_launch PROGRAM``.
+
+        ``--join-coordinator``: never start a coordinator of its own (one would listen on
+        every address, for anyone)."""
+        images = sorted(str(p) for p in Path(restart_dir).glob(IMAGE_GLOB)) if restart_dir else []
+        common = ["--join-coordinator", "--ckptdir", str(self.spool)]
+        if images:
+            return [self.install.program("dmtcp_restart"), *common, *images]
+        gzip = "--gzip" if self.gzip else "--no-gzip"
+        return [self.install.program("dmtcp_launch"), *common, gzip, *program]
+
+    def command_env(self) -> dict[str, str]:
+        return self.coordinator.env() if self.coordinator is not None else {}
+
+    def begin(self, pid: int, also: Sequence[Path] = ()) -> tuple[int, str]:
+        """Ask for a checkpoint of the computation whose first process is ``pid``.
+
+        ``(0, "")`` once asked; else the code and why it was not (nothing was asked then,
+        and the program runs on untouched).  ``also``: other directories the image will
+        be copied to (an operator's ImageDir), checked for space too.
+        """
+        need = int(resident_bytes(process_tree(pid)) * SPACE_MARGIN) + SPACE_SLACK
+        for where in (self.spool, *also):
+            with contextlib.suppress(OSError):
+                free = free_bytes(where if where.exists() else where.parent)
+                if free < need:
+                    return errno.ENOSPC, (
+                        f"No space left on device: the image needs about {_size(need)} and "
+                        f"{where} has {_size(free)} free; not checkpointed, the program runs on"
+                    )
+        self._clear_spool()
+        self.began = time.time()
+        try:
+            done = subprocess.run(
+                [self.install.program("dmtcp_command"), "--checkpoint"],
+                env={**os.environ, **self.command_env()},
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return errno.ETIMEDOUT, "dmtcp_command did not answer in 30 s"
+        except OSError as exc:
+            return exc.errno or errno.EIO, f"cannot run dmtcp_command: {exc.strerror}"
+        if done.returncode != 0:
+            said = " ".join((done.stderr or done.stdout).split())[:300] or f"exit {done.returncode}"
+            return errno.EIO, f"DMTCP refused the checkpoint: {said}"
+        return 0, ""
+
+    def images(self) -> list[Path] | None:
+        """The images of the checkpoint just taken, once every one is complete; else None."""
+        script = self.spool / RESTART_SCRIPT
+        try:
+            if script.lstat().st_mtime < self.began - 1:
+                return None
+            text = script.read_text(errors="replace")
+        except OSError:
+            return None
+        match = _GIVEN.search(text)
+        if not match:
+            return None
+        listed = [Path(p) for p in match.group(1).split()]
+        if not listed or any(not p.is_file() for p in listed):
+            return None
+        if any(self.spool.glob("*.temp")):
+            return None
+        return listed
+
+    def poll(self) -> tuple[int, str] | None:
+        """None while the checkpoint runs; ``(0, "")`` once its images are whole on disk."""
+        listed = self.images()
+        if listed is None:
+            return None
+        for image in listed:
+            try:
+                fd = os.open(image, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                return exc.errno or errno.EIO, f"cannot flush {image}: {exc.strerror}"
+        self.last_seconds = time.time() - self.began
+        return 0, ""
+
+    def collect(self, into: Path) -> int:
+        """Move the finished images and their restart script into ``into``; their bytes."""
+        listed = self.images() or []
+        total = 0
+        script = self.spool / RESTART_SCRIPT
+        real = script.resolve() if script.is_symlink() else script
+        for path in [*listed, real]:
+            if path.is_file():
+                total += path.stat().st_size
+                path.rename(into / path.name)
+        with contextlib.suppress(FileNotFoundError):
+            script.unlink()
+        return total
+
+    def _clear_spool(self) -> None:
+        """Leftovers of a checkpoint that did not complete never mix with the next one."""
+        for pattern in (IMAGE_GLOB, "*.temp", "dmtcp_restart_script*.sh"):
+            for path in self.spool.glob(pattern):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    def close(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.close()
+            self.coordinator = None
+
+
+def transparent_checkpointer(settings: Settings, *, gzip: bool = False) -> DmtcpCheckpointer:
+    """The checkpointer of ``sckpt run --transparent``; ``DmtcpMissing`` (one line, exit 3)
+    before anything is started when this machine has no usable DMTCP."""
+    install = find_dmtcp(settings.dmtcp_dir)
+    return DmtcpCheckpointer(install, Path(), gzip=gzip)

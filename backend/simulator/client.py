@@ -1,0 +1,160 @@
+"""The simulated controller's client library: what libslurm is to a real slurmctld."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from .. import operations
+from ..errors import SlurmError, error_for
+from ..model import JobRecord, JobStdio, StepId, StepProcesses
+from ..rules import Caller
+from ..slurm_api import ControllerConfig, JobsResult, StepsResult
+from .checkpoint import CheckpointController
+from .records import SIMULATED_RELEASE
+
+T = TypeVar("T")
+
+
+class SimulatedSlurm:
+    """The simulated controller's client library for one user: a ``SlurmAPI``.
+
+    What libslurm is to a real slurmctld: the engines call it exactly as they call the cffi
+    binding, so ``sckpt --demo`` runs the native engine over this controller.  Like the
+    real library it answers with the controller's code and message only (no hints: the
+    engines explain refusals themselves, the same way on a real cluster).
+    """
+
+    def __init__(self, cluster: CheckpointController, caller: Caller) -> None:
+        self.cluster = cluster
+        self.caller = caller
+
+    @property
+    def caller_uid(self) -> int:
+        return self.caller.uid
+
+    @property
+    def caller_name(self) -> str:
+        return self.caller.name
+
+    @property
+    def header_version(self) -> str:
+        return SIMULATED_RELEASE
+
+    @property
+    def has_checkpoint_api(self) -> bool:
+        return True
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The controller's clock (a ``ManualClock`` in tests): the engines read time here."""
+        return self.cluster.clock
+
+    def _answer(self, call: Callable[[], T]) -> T:
+        """Run a controller call; a refusal comes back bare, as libslurm returns it."""
+        try:
+            return call()
+        except SlurmError as exc:
+            raise error_for(exc.code) from None
+
+    # -- reads
+    def load_jobs(self, prev_update: int = 0) -> JobsResult:
+        listed = self.cluster.listing()
+        if prev_update and prev_update == listed.version:
+            return JobsResult(False, prev_update)
+        return JobsResult(True, listed.version, listed.jobs)
+
+    def get_steps(self, prev_update: int = 0) -> StepsResult:
+        listed = self.cluster.listing()
+        if prev_update and prev_update == listed.version:
+            return StepsResult(False, prev_update)
+        return StepsResult(True, listed.version, listed.steps, listed.by_job)
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        return self._answer(lambda: self.cluster.job_stdio(job_id))
+
+    def step_pids(self, step: StepId) -> StepProcesses:
+        return self._answer(lambda: self.cluster.step_processes(self.caller, step))
+
+    def ctl_conf(self) -> ControllerConfig:
+        return self.cluster.controller_config()
+
+    def checkpoint_symbols(self) -> dict[str, bool]:
+        return dict.fromkeys(operations.CHECKPOINT_NAMES, True)
+
+    def ping(self) -> float:
+        return 0.0
+
+    # -- accounting (the simulated slurmdbd)
+    def job_records(
+        self, job_id: int, since: int, until: int = 0, cluster: str = ""
+    ) -> tuple[JobRecord, ...]:
+        return self.cluster.accounting(job_id, since, until)
+
+    def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
+        return self.cluster.accounting(0, since, until, finished=True)
+
+    # -- job control
+    def signal_step(self, step: StepId, signal: int) -> None:
+        self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=False))
+
+    def kill_step(self, step: StepId, signal: int = 9) -> None:
+        self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=True))
+
+    def kill_job(self, job_id: int, signal: int = 9) -> None:
+        self._answer(lambda: self.cluster.kill_job(self.caller, job_id, signal))
+
+    def requeue(self, job_id: int, hold: bool = False) -> None:
+        self._answer(lambda: self.cluster.requeue_job(self.caller, job_id, hold))
+
+    def hold(self, job_id: int) -> None:
+        self._answer(lambda: self.cluster.hold_job(self.caller, job_id))
+
+    def release(self, job_id: int) -> None:
+        self._answer(lambda: self.cluster.release(self.caller, job_id))
+
+    def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
+        self._answer(lambda: self.cluster.hold_task(self.caller, array_job_id, task, hold))
+
+    def set_required_nodes(self, job_id: int, nodelist: str) -> None:
+        self._answer(lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist))
+
+    def set_begin_time(self, job_id: int, when: int = 0) -> None:
+        self._answer(lambda: self.cluster.set_begin_time(self.caller, job_id, when))
+
+    # -- the checkpoint API
+    def ckpt_able(self, step: StepId) -> int:
+        return self._answer(lambda: self.cluster.able(self.caller, step)).in_progress_since
+
+    def ckpt_disable(self, step: StepId) -> None:
+        self._answer(lambda: self.cluster.disable(self.caller, step))
+
+    def ckpt_enable(self, step: StepId) -> None:
+        self._answer(lambda: self.cluster.enable(self.caller, step))
+
+    def ckpt_create(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
+        self._answer(lambda: self.cluster.create(self.caller, step, max_wait, image_dir))
+
+    def ckpt_vacate(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
+        self._answer(lambda: self.cluster.vacate(self.caller, step, max_wait, image_dir))
+
+    def ckpt_restart(self, step: StepId, stick: bool = False, image_dir: str | None = None) -> None:
+        self._answer(lambda: self.cluster.restart(self.caller, step, stick, image_dir))
+
+    def ckpt_complete(
+        self, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
+    ) -> None:
+        self._answer(
+            lambda: self.cluster.complete(self.caller, step, begin_time, error_code, error_msg)
+        )
+
+    def ckpt_error(self, step: StepId) -> tuple[int, str]:
+        err = self._answer(lambda: self.cluster.error(self.caller, step))
+        return err.code, err.message
+
+    def ckpt_tasks(
+        self, step: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
+    ) -> None:
+        self._answer(
+            lambda: self.cluster.tasks(self.caller, step, begin_time, image_dir, max_wait, nodelist)
+        )

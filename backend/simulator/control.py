@@ -1,0 +1,142 @@
+"""What tests do to a simulated cluster: move its clock, submit jobs, force outcomes.
+
+``SimulatedCluster.control`` gives one.  These are not Slurm calls (no client sends them):
+they stand for what happens outside the controller on a real cluster (time passing, a user
+running sbatch, an operator's scontrol, a checkpoint that fails, a record copied by hand),
+so the tests reach them by public names, in one place, and the controller's own API stays
+what slurmctld offers.  The tests read the cluster's state through the controller's views
+(``snapshot``, ``job``, ``step_state``, ``jobs_where``, ``records``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import SlurmError
+from ..model import Job, JobState, StepId
+from .checkpoint import CheckpointController
+from .clock import ManualClock
+from .records import CheckpointScript, SavedRecord
+
+
+class SimulatorControl:
+    """The test hooks of one simulated cluster."""
+
+    def __init__(self, cluster: CheckpointController) -> None:
+        self._cluster = cluster
+
+    def advance(self, seconds: float) -> None:
+        """Move the cluster's ``ManualClock`` forward and apply what happened meanwhile."""
+        cluster = self._cluster
+        clock = cluster.clock
+        if not isinstance(clock, ManualClock):
+            raise TypeError("advance() needs the cluster to run on a ManualClock")
+        with cluster._lock:
+            clock.advance(seconds)
+            cluster._tick()
+
+    def submit(
+        self,
+        user: str,
+        *,
+        name: str = "job",
+        state: JobState = JobState.RUNNING,
+        batch: bool = True,
+        n_steps: int = 1,
+        duration: int = 3600,
+        partition: str = "batch",
+        work_dir: str = "",
+        held: bool = False,
+        comment: str = "",
+        account: str = "",
+    ) -> Job:
+        """Add one job in a given state; running jobs get their steps now."""
+        return self._cluster._submit(
+            user,
+            name=name,
+            state=state,
+            batch=batch,
+            n_steps=n_steps,
+            duration=duration,
+            partition=partition,
+            work_dir=work_dir,
+            held=held,
+            comment=comment,
+            account=account,
+        )
+
+    def submit_array(
+        self,
+        user: str,
+        tasks: str,
+        *,
+        running: int = 0,
+        max_tasks: int = 0,
+        held: bool = False,
+        name: str = "array",
+        n_steps: int = 1,
+        duration: int = 3600,
+        partition: str = "batch",
+    ) -> tuple[Job, ...]:
+        """A job array as ``sbatch --array=TASKS[%MAX_TASKS]`` makes it
+        (``Population._submit_array``); the records, array record last."""
+        return self._cluster._submit_array(
+            user,
+            tasks,
+            running=running,
+            max_tasks=max_tasks,
+            held=held,
+            name=name,
+            n_steps=n_steps,
+            duration=duration,
+            partition=partition,
+        )
+
+    def script_checkpoint(self, target: StepId, duration: float, code: int = 0) -> None:
+        """Force how long the step's checkpoints take and the code they end with."""
+        with self._cluster._lock:
+            self._cluster._scripts[target] = CheckpointScript(duration, code)
+
+    def set_job_state(self, job_id: int, state: JobState) -> None:
+        """Force a job's state (suspend/resume/finish) as an operator would."""
+        cluster = self._cluster
+        with cluster._lock:
+            cluster._tick()
+            rec = cluster._jobs[job_id]
+            now = int(cluster.clock())
+            if state.is_finished:
+                cluster._end_job(rec, now, state)
+            else:
+                rec.job = replace(rec.job, state=state)
+                for srec in rec.steps.values():
+                    srec.step = replace(srec.step, state=str(state))
+            cluster._dirty.add(job_id)
+            cluster._version += 1
+
+    def set_output_paths(self, job_id: int, std_out: str, std_err: str = "") -> None:
+        """Where job ``job_id`` writes (as ``sbatch -o/-e`` would set it); the console tests
+        point it at files they write."""
+        with self._cluster._lock:
+            self._cluster._output_paths[job_id] = (std_out, std_err or std_out)
+
+    def refuse_accounting(self, error: SlurmError | None) -> None:
+        """Make the simulated slurmdbd answer every query with ``error``, as a cluster
+        without accounting does (None: it answers again)."""
+        self._cluster._dbd.refusal = error
+
+    def record_accounting_queries(self) -> list[tuple[int, bool]]:
+        """From now on, note every accounting query as (job id, finished) in the list
+        returned (the console asks accounting only when it must)."""
+        queries: list[tuple[int, bool]] = []
+        self._cluster._dbd.queries = queries
+        return queries
+
+    def put_record(self, path: str, record: SavedRecord) -> None:
+        """Place a saved record at ``path`` (a copied or foreign file: restart's EINVAL)."""
+        with self._cluster._lock:
+            self._cluster._records[path] = record
+
+    def remove_record(self, path: str) -> None:
+        """Delete a saved record (restart's ENOENT)."""
+        with self._cluster._lock:
+            self._cluster._records.pop(path, None)

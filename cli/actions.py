@@ -1,0 +1,464 @@
+"""Running one checkpoint operation on each target in turn, and reporting each.
+
+Slurm's refusals are outcomes, not exceptions: every target is reported (one line on stdout
+or stderr, or one JSON document for all), and the worst exit code wins.  Once Slurm does not
+answer for one target, the remaining ones are reported ``not attempted`` instead of each
+waiting out the same timeout.
+
+``--wait`` (create, vacate) then watches each target's checkpoint through the facade until
+it is no longer in progress and reports its outcome in ``backend/progress.py``'s words
+(``completed``, ``failed (28)``); Ctrl-C during the wait stops watching, never the
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from sckpt.backend import progress
+from sckpt.backend.errors import CheckpointFailed, Disabled, InvalidJobId, SckptError
+from sckpt.backend.model import (
+    AbleResult,
+    ActionResult,
+    CheckpointError,
+    CheckpointKind,
+    JobState,
+    StepId,
+)
+from sckpt.backend.operations import Operation, operation
+
+from sckpt.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+
+from . import output, terminal
+from .runtime import WaitTiming
+from .wait_progress import WaitProgress
+
+if TYPE_CHECKING:
+    from sckpt.backend.facade import Facade
+
+
+class NotAttempted(SckptError):
+    """A target skipped because Slurm did not answer for an earlier one (exit code 3)."""
+
+    exit_code = EXIT_UNREACHABLE
+
+    def __init__(self, cause: SckptError) -> None:
+        super().__init__(f"not attempted: Slurm did not answer for an earlier target ({cause})")
+
+
+class Interrupted(SckptError):
+    """Ctrl-C while waiting for a checkpoint's outcome (exit code 130).
+
+    Only the watching stopped: the checkpoint goes on, and the message says how to look
+    at it later.
+    """
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, operation: str, target: StepId) -> None:
+        super().__init__(
+            f"interrupted: stopped waiting; the {operation} of {target} goes on "
+            f"(see 'sckpt error {target}')"
+        )
+
+
+class NotAttemptedInterrupted(SckptError):
+    """A target after the one whose wait Ctrl-C stopped: nothing was asked for it.
+
+    Not a line of its own on stderr (Ctrl-C's one line says it all); ``--json`` lists it.
+    """
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("not attempted: interrupted (Ctrl-C) before this target")
+
+
+ENDED = CheckpointKind.ENDED.value
+"""``--wait``'s outcome when the step itself is gone (a vacate ends it): the code of its
+checkpoint went with it (``Facade.checkpoint_progress``)."""
+
+
+@dataclass
+class Outcome:
+    """What one target answered: a value, "disabled" (able's No), or an error.
+
+    ``progress`` is where the request stands in ``backend/progress.py``'s words:
+    ``requested`` for any mutating operation Slurm accepted, or with ``--wait`` the
+    checkpoint's outcome; None for the others (``able``, ``error``, a refusal).
+    """
+
+    target: StepId
+    operation: str
+    value: AbleResult | CheckpointError | ActionResult | None = None
+    disabled: Disabled | None = None
+    error: SckptError | None = None
+    progress: str | None = None
+    notes: tuple[str, ...] = ()
+    """What else to tell the person (on stderr, and in ``--json``): tasks that did not
+    resume after a restart, how each task started (``restart --wait``)."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.error.exit_code if self.error is not None else EXIT_OK
+
+
+def _call(
+    facade: Facade,
+    op: Operation,
+    target: StepId,
+    values: Mapping[str, Any],
+    *,
+    wait: bool,
+    timing: WaitTiming,
+    line: TextIO | None = None,
+) -> Outcome:
+    """One facade call for one target; Slurm's refusals become the outcome, not an exception.
+
+    ``Facade.act`` runs a mutating operation by name with exactly the table's ``arguments``
+    (``backend/operations.py``); ``Facade.ask`` runs a reading one (able, error).  With
+    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), at
+    ``timing``'s pace, its progress shown on ``line`` (a terminal's stderr; None: silent).
+    """
+    outcome = Outcome(target, op.name)
+    try:
+        if op.mutating:
+            outcome.value = facade.act(op.name, target, **values)
+        else:
+            outcome.value = facade.ask(op.name, target)
+        if isinstance(outcome.value, ActionResult):
+            outcome.progress = progress.REQUESTED
+        if isinstance(outcome.value, AbleResult):
+            outcome.notes = outcome.value.notes
+        if wait and op.resumes:
+            outcome.progress, outcome.notes, outcome.error = _wait_for_resume(
+                facade, target, timing
+            )
+        elif wait:
+            shown = WaitProgress(op.name, target, line, clock=timing.monotonic)
+            outcome.progress = _wait_for_outcome(facade, target, shown, timing)
+            if outcome.progress not in (progress.COMPLETED, ENDED):
+                outcome.error = _failure(facade, target)
+    except Disabled as refused:
+        if op.disabled_is_answer:
+            outcome.disabled = refused
+        else:
+            outcome.error = refused
+    except CheckpointFailed as failed:  # an engine that waited itself (cooperative)
+        outcome.error = failed
+        outcome.progress = progress.failed(failed.code) if wait else None
+    except SckptError as refused:
+        outcome.error = refused
+    return outcome
+
+
+def _wait_for_outcome(
+    facade: Facade, target: StepId, shown: WaitProgress, timing: WaitTiming
+) -> str:
+    """Ask where ``target``'s checkpoint stands until it is no longer in progress, saying
+    so on the progress line meanwhile (erased before returning, Ctrl-C included)."""
+    try:
+        while True:
+            word = facade.checkpoint_progress(target)
+            if word != progress.IN_PROGRESS:
+                return word
+            shown.show(word)
+            timing.sleep(timing.poll_seconds)
+    finally:
+        shown.done()
+
+
+REGISTER_GRACE_SECONDS = 30.0
+"""How long a restarted job may run before ``restart --wait`` says that none of its tasks
+registered under ``sckpt run`` (the state directory may be unusable: see its stderr)."""
+
+
+def _wait_for_resume(
+    facade: Facade, target: StepId, timing: WaitTiming
+) -> tuple[str, tuple[str, ...], SckptError | None]:
+    """Watch a restarted job until it runs and its tasks said how they started.
+
+    Returns the progress word, the tasks' words, and an error when a task did not resume
+    (it started from zero, or runs without checkpoint support) or nothing could be seen.
+    The words are final once two looks a second apart agree (tasks register one by one).
+    """
+    started = timing.monotonic()
+    deadline = started + progress.RESUME_WAIT_SECONDS
+    running_since = 0.0
+    last: tuple[str, ...] | None = None
+    seen_active = False
+    """The job was seen pending or running again: a finished state after that is its end,
+    where one before it may be the listing from before the requeue took effect."""
+    while True:
+        try:
+            state = facade.resume_state(target)
+        except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
+            return ENDED, last or (), NotResumed(last or (), ended=True)
+        now = timing.monotonic()
+        if state.state.is_finished:
+            if seen_active or now - started > REGISTER_GRACE_SECONDS:
+                return ENDED, state.notes, NotResumed(state.notes, ended=True)
+            timing.sleep(timing.poll_seconds)
+            continue
+        seen_active = True
+        if state.state == JobState.RUNNING:
+            running_since = running_since or now
+            if state.notes and state.notes == last:
+                if state.resumed:
+                    return progress.RUNNING, state.notes, None
+                return progress.RUNNING, state.notes, NotResumed(state.notes)
+            if not state.notes and now - running_since > REGISTER_GRACE_SECONDS:
+                return progress.RUNNING, (), NotResumed(())
+        if now > deadline:
+            return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
+        last = state.notes
+        timing.sleep(timing.poll_seconds)
+
+
+class NotResumed(SckptError):
+    """``restart --wait``: the job runs (or not yet), but not every task resumed."""
+
+    def __init__(self, notes: tuple[str, ...], waited: bool = False, ended: bool = False) -> None:
+        if ended:
+            message = "the job ended before its tasks said how they started: see sacct"
+        elif waited:
+            message = (
+                f"the job did not run again within {progress.RESUME_WAIT_SECONDS} s "
+                "(it may still be waiting for resources: see squeue)"
+            )
+        elif notes:
+            fresh = [n for n in notes if "resumed from" not in n]
+            message = "not every task resumed: " + "; ".join(fresh[:6])
+        else:
+            message = (
+                f"the job runs, but no task registered under `sckpt run` within "
+                f"{REGISTER_GRACE_SECONDS:.0f} s: checkpointing is off for it (see the job's "
+                "stderr)"
+            )
+        super().__init__(message)
+
+
+def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
+    """The recorded error of a checkpoint that ended with one, as ``CheckpointFailed``."""
+    recorded = facade.error(target)
+    return CheckpointFailed(
+        recorded.code,
+        recorded.message or None,
+        hint=f"the checkpoint did not complete: {output.error_line(recorded)}",
+    )
+
+
+def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | None:
+    """The stdout line for a successful outcome (None: print nothing, as scontrol did)."""
+    lead = f"{outcome.target}: " if prefix else ""
+    value = outcome.value
+    if isinstance(value, AbleResult) or outcome.disabled is not None:
+        return lead + output.able_line(value if isinstance(value, AbleResult) else None)
+    if isinstance(value, CheckpointError):
+        return lead + output.error_line(value)
+    if isinstance(value, ActionResult):
+        if historical:
+            return None
+        if outcome.progress is None or outcome.progress == progress.REQUESTED:
+            return output.action_line(value)
+        return _watched_line(outcome)
+    return None
+
+
+def _watched_line(outcome: Outcome) -> str:
+    """``--wait``'s line once the watching ended (``42.0: create completed``); a restart's
+    also says what each task was to resume from (the answer's detail)."""
+    assert outcome.progress is not None
+    line = output.outcome_line(outcome.target, outcome.operation, outcome.progress)
+    value = outcome.value
+    if isinstance(value, ActionResult) and operation(value.operation).resumes and value.detail:
+        line += f": {output.clean(value.detail)}"
+    return line
+
+
+def _outcome_json(outcome: Outcome) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "target": str(outcome.target),
+        "operation": outcome.operation,
+        "ok": outcome.error is None,
+    }
+    if outcome.target.cluster:  # -M NAME: the cluster whose controller was asked
+        data["cluster"] = outcome.target.cluster
+    if outcome.progress is not None:
+        data["outcome"] = outcome.progress
+    if outcome.notes:
+        data["notes"] = list(outcome.notes)
+    value = outcome.value
+    if outcome.error is not None:
+        data["error"] = output.error_json(outcome.error)
+    elif isinstance(value, AbleResult) or outcome.disabled is not None:
+        able = value if isinstance(value, AbleResult) else None
+        since = able.in_progress_since if able is not None else 0
+        data.update(
+            able=able is not None,
+            in_progress=bool(since),
+            in_progress_since=since,
+            began_at=output.format_time(since) if since else None,
+            text=output.able_line(able),
+        )
+        if outcome.disabled is not None:
+            data["disabled"] = output.error_json(outcome.disabled)
+    elif isinstance(value, CheckpointError):
+        data.update(
+            error_code=value.code,
+            error_name=value.name,
+            error_message=value.message,
+            text=output.error_line(value),
+        )
+    elif isinstance(value, ActionResult):
+        data.update(
+            detail=value.detail,
+            per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
+            text=output.action_line(value)
+            if outcome.progress in (None, progress.REQUESTED)
+            else output.outcome_line(value.target, value.operation, outcome.progress),
+        )
+    return data
+
+
+def run_actions(
+    facade: Facade,
+    op: Operation,
+    targets: Sequence[StepId],
+    values: Mapping[str, Any],
+    *,
+    as_json: bool,
+    historical: bool,
+    debug: bool,
+    wait: bool = False,
+    timing: WaitTiming | None = None,
+) -> int:
+    """Act on each target in turn, report each, and return the worst exit code.
+
+    ``values`` are the operation's keyword arguments (those of ``op.arguments`` given; the
+    facade's defaults stand for the others).  ``wait``: watch each checkpoint until it
+    ends (at ``timing``'s pace) and report its outcome; Ctrl-C then stops the watching
+    (exit 130), not the checkpoint, and the targets not reached yet are reported ``not
+    attempted``.
+    """
+    timing = timing if timing is not None else WaitTiming()
+    operation = op.name
+    outcomes = []
+    unreachable: SckptError | None = None
+    interrupted = False
+    targets = _expanded(facade, targets)
+    line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
+    for target in targets:
+        if interrupted:
+            outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
+        elif unreachable is not None:
+            # Slurm did not answer the previous target: do not make the user wait out the
+            # same timeout once per remaining target.
+            outcome = Outcome(target, operation, error=NotAttempted(unreachable))
+        else:
+            try:
+                outcome = _call(facade, op, target, values, wait=wait, timing=timing, line=line)
+            except KeyboardInterrupt:
+                if not wait:
+                    raise  # main's "sckpt: interrupted", exit 130
+                outcome = Outcome(target, operation, error=Interrupted(operation, target))
+                outcome.progress = progress.IN_PROGRESS
+                interrupted = True
+            if outcome.exit_code == EXIT_UNREACHABLE:
+                unreachable = outcome.error
+        outcomes.append(outcome)
+        _report(
+            outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
+        )
+    return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+
+
+def _expanded(facade: Facade, targets: Sequence[StepId]) -> list[StepId]:
+    """The targets as scontrol reads them (``7`` = every record of array 7, ``7_3`` its
+    task's record: ``Facade.expand_targets``).  A target that cannot be looked up stays
+    as typed: acting on it raises the same refusal, reported (and audited) as its own."""
+    out: list[StepId] = []
+    for target in targets:
+        try:
+            out.extend(facade.expand_targets([target]))
+        except SckptError:
+            out.append(target)
+    return out
+
+
+def report_unopened(
+    op: Operation,
+    targets: Sequence[StepId],
+    failure: SckptError,
+    *,
+    read_only: bool,
+    as_json: bool,
+    debug: bool,
+) -> int:
+    """Report ``failure`` (no facade could be opened: no Slurm, no shim) as each target's.
+
+    A script reading ``--json`` gets its document, with the error object, as when Slurm
+    stops answering midway: the first target carries the error, the others are ``not
+    attempted``.  ``engine`` is null (none was opened).
+    """
+    outcomes = [
+        Outcome(target, op.name, error=failure if not index else NotAttempted(failure))
+        for index, target in enumerate(targets)
+    ]
+    for outcome in outcomes:
+        _report(outcome, several=len(targets) > 1, as_json=as_json, historical=False, debug=debug)
+    return _finish(outcomes, op.name, None, read_only, as_json=as_json)
+
+
+def _report(
+    outcome: Outcome, *, several: bool, as_json: bool, historical: bool, debug: bool
+) -> None:
+    """One target's line: the failure on stderr, else (without ``--json``) the answer.
+
+    A request Slurm accepted whose checkpoint then failed (or whose wait did not end) has
+    both: where it stands on stdout (``failed (28)``, ``requested``), the error on stderr.
+    """
+    if outcome.error is not None:
+        if debug:
+            traceback.print_exception(outcome.error)
+        if isinstance(outcome.error, Interrupted):
+            output.to_stderr(output.failure_line("", outcome.error))
+            return
+        if isinstance(outcome.error, NotAttemptedInterrupted):
+            return
+        if not as_json and outcome.progress is not None:
+            output.to_stdout(_watched_line(outcome))
+        named = str(outcome.error).startswith(f"{outcome.operation} {outcome.target}")
+        prefix = "" if named else f"{outcome.operation} {outcome.target}: "
+        output.to_stderr(output.failure_line(prefix, outcome.error))
+    elif not as_json:
+        line = _outcome_text(outcome, prefix=several, historical=historical)
+        if line is not None:
+            output.to_stdout(line)
+    if not as_json:
+        for note in outcome.notes:
+            output.to_stderr(f"sckpt: {outcome.operation} {outcome.target}: {output.clean(note)}")
+
+
+def _finish(
+    outcomes: list[Outcome], operation: str, engine: str | None, read_only: bool, *, as_json: bool
+) -> int:
+    """The worst exit code; with ``--json``, the one document for every target first."""
+    code = max((o.exit_code for o in outcomes), default=EXIT_OK)
+    if as_json:
+        output.to_stdout(
+            output.dumps(
+                {
+                    "operation": operation,
+                    "engine": engine,
+                    "read_only": read_only,
+                    "exit_code": code,
+                    "results": [_outcome_json(o) for o in outcomes],
+                }
+            )
+        )
+    return code

@@ -1,0 +1,119 @@
+"""What the console says of an action: its target's name, its outcome, the force question.
+
+The action runner (``actions.py``) posts the facade's raw answers; the app turns them
+into what an operator reads with these functions: a refusal with Slurm's error name, code
+and message, ``requested`` with Slurm's detail, the summary of an action on marked rows
+(``multi_target.summary``), the answers of ``x``, and the second question a vacate or
+restart refused for lost work asks.  ``describe_target`` names a target as the
+confirmations and that question do.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from sckpt.backend import progress
+from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
+from sckpt.backend.model import AbleResult, CheckpointError, JobView, StepId, job_step_id
+
+from .console_text import clock_time, literal, printable
+from .messages import Answer
+from .multi_target import Outcome
+
+
+def describe_target(
+    target: StepId, job: JobView | None, *, many_clusters: bool, every_step: bool = True
+) -> str:
+    """``step 123.4 (name)`` or ``job 123 (name), every running step``; without
+    ``every_step`` (a job-control verb acts on the job itself) ``job 123 (name)``.  ``job``
+    is the target's job as last seen (None: not known); ``many_clusters``: ``-M`` chose
+    several, so the cluster is named."""
+    name = f" ({job.job.name})" if job is not None else ""
+    if job is not None and target.array_task_id is None:  # an array task: 7_3, 7_3.0
+        target = job_step_id(job.job, target.step, target.cluster)
+    if target.cluster and many_clusters:
+        name = f"{name} on cluster {target.cluster}"
+    if target.is_whole_job:
+        return f"job {target}{name}, every running step" if every_step else f"job {target}{name}"
+    return f"step {target}{name}"
+
+
+def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[str, str]:
+    """``("refused" | "failed", the sentence)`` for an action Slurm or sckpt did not do.
+
+    A controller that did not answer refused nothing: the action failed (perhaps half-way;
+    the error's hint then says what was done), so it is not called refused.
+    """
+    verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
+    if isinstance(exc, SlurmError):
+        message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
+        if exc.hint:
+            message += f"; {exc.hint}"
+    elif str(exc).startswith(f"{operation} {target} "):  # already says what and which
+        message = str(exc)
+    else:
+        message = f"{operation} {target} {verb}: {exc}"
+    return verb, message
+
+
+def requested(operation: str, answer: Answer) -> str:
+    """``create 12.0: requested`` and Slurm's detail, for one target that was accepted."""
+    assert answer.result is not None
+    detail = f": {printable(answer.result.detail)}" if answer.result.detail else ""
+    return f"{operation} {answer.target}: {progress.REQUESTED}{detail}"
+
+
+def outcome(operation: str, answer: Answer) -> Outcome:
+    """One line of the summary of an action on marked rows."""
+    if answer.error is not None:
+        return Outcome(
+            answer.target, False, refusal_message(operation, answer.target, answer.error)[1]
+        )
+    assert answer.result is not None
+    detail = f": {answer.result.detail}" if answer.result.detail else ""
+    return Outcome(answer.target, True, f"{progress.REQUESTED}{detail}")
+
+
+def check_message(
+    target: StepId, able: AbleResult | SckptError, error: CheckpointError | SckptError | None
+) -> str:
+    """``x``'s toast: ``12.0: able: yes; no error``, or Slurm's refusal and the last error."""
+    if isinstance(able, SckptError):
+        assert isinstance(able, SlurmError)
+        able_msg = f"able: no, {able.name} ({able.code}): {able.message}"
+    elif able.in_progress_since:
+        able_msg = f"able: yes, a checkpoint began at {clock_time(able.in_progress_since)}"
+    else:
+        able_msg = "able: yes"
+    if isinstance(error, SckptError):
+        err_msg = f"error: {error}"
+    elif error is not None and error.code:
+        err_msg = f"error({error.code}): {error.message}"
+    else:
+        err_msg = "no error"
+    return printable(f"{target}: {able_msg}; {err_msg}")
+
+
+def force_question(operation: str, described: str, exc: NeedsForce) -> Text:
+    """A vacate or restart refused because tasks would lose their work: which, and
+    whether to act anyway (``described`` names the target)."""
+    restart = operation == "restart"
+    question = Text()
+    question.append(f"{operation.capitalize()} ", style="bold")
+    question.append_text(literal(described, style="bold"))
+    if restart:
+        question.append(" anyway?\n\nNo image to resume from, it stays as it is for now:\n")
+    else:
+        question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
+    for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
+        question.append(f"- {printable(loss)}\n")
+    if restart:
+        question.append("\nYes restarts it anyway: these tasks start from the beginning.")
+    else:
+        question.append("\nYes ends it anyway: restart then starts these without an image.")
+    return question
+
+
+def force_declined(operation: str, target: StepId) -> str:
+    """What No to ``force_question`` leaves: the target as it was."""
+    kept = "it stays as it is" if operation == "restart" else "it keeps running"
+    return f"{operation} {target} cancelled: {kept}"
