@@ -3,7 +3,7 @@
 ``operations.py`` names the arguments an operation takes (``Argument``); this module says
 what each may be.  ``RULES`` holds one ``ArgumentRule`` per argument: its check and the
 value the facade uses when a caller leaves it out.  The facade checks every action's
-arguments here (``check``), and the command line's option types (``tui/cli/arguments.py``)
+arguments here (``check``), and the command line's option types (``cli/arguments.py``)
 call the same functions on argv's text, so both accept exactly the same values and refuse
 the rest with the same sentence (a ``UsageError`` saying what was expected).
 
@@ -199,7 +199,7 @@ def validate_error_msg(value: object, what: str = "error_msg") -> str:
     ``MAX_ERROR_MSG`` characters.
 
     The command line also refuses every control character in what a person types
-    (``tui/cli/arguments.plain_text``); a program calling the facade may report a message
+    (``cli/arguments.plain_text``); a program calling the facade may report a message
     of several lines, which the audit log and the console show escaped."""
     return validate_text(value, what)
 

@@ -128,7 +128,8 @@ class Settings:
     image_dir: str | None = None
     """Default ImageDir; None lets Slurm use the step's checkpoint dir (its work dir)."""
     keep_images: int = DEFAULT_KEEP
-    """Complete image generations ``sckpt run`` keeps per task (``backend/generations.py``)."""
+    """Complete image generations ``sckpt run`` keeps per task
+    (``backend/checkpointing/generations.py``)."""
     audit_log: Path = field(default_factory=default_audit_log_path)
     audit_required: bool = True
     """Refuse a mutating action when its audit line cannot be written (checked before acting)."""
@@ -141,7 +142,7 @@ class Settings:
     only Textual knows its themes."""
     dmtcp_dir: str | None = None
     """DMTCP's install prefix (``sckpt run --transparent``); None: ``$SCKPT_DMTCP_DIR``, else
-    the project's build (``backend/dmtcp.py``)."""
+    the project's build (``backend/checkpointing/dmtcp.py``)."""
     columns: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """``[columns]``: ``jobs`` and/or ``steps`` to the column names shown, in order
     (``columns.py``); a table not given keeps the console's default."""

@@ -34,7 +34,8 @@ Engines are chosen by ``open_facade``:
   cooperative when it is available, else live.  Without any Slurm configuration ``auto``
   fails with ``NoConfig`` whose hint names ``--demo``.
 
-An engine's module is ``sckpt.backend.engines.<name>`` and makes it with a module-level
+An engine's module is ``sckpt.backend.engines.<name>`` (the cooperative engine's is
+``sckpt.backend.checkpointing.engine``) and makes it with a module-level
 ``create_engine(request: EngineRequest) -> Engine`` (``EngineRequest`` is defined in
 ``engines/base.py``, so that engines never import the facade).
 

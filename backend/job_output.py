@@ -11,7 +11,7 @@ A file that cannot be shown says why, in the words an operator acts on: the job 
 output file (an ``srun``/``salloc`` job writes to its terminal), it is not written yet
 (pending, or on a node's local disk), or it cannot be read (permission denied).  When sckpt
 runs as root on behalf of another user, the file is checked against that user's permission
-bits (``image_access.file_read_problem``), so the operator sees what the user would.
+bits (``checkpointing/access.file_read_problem``), so the operator sees what the user would.
 """
 
 from __future__ import annotations

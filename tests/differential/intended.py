@@ -4,7 +4,7 @@ Everywhere else the cooperative engine must answer as 19.05's controller with
 ``checkpoint/ompi`` does (OMPI.md).  Each row names the steps (scenario, index of the
 operation in that scenario) where the answers are meant to differ, with the reason: what
 the reference (``../shared/reference/checkpoint-semantics.md``) or the cooperative engine's
-documented meaning (``backend/engines/cooperative.py``) says, against what ompi does.
+documented meaning (``backend/checkpointing/engine.py``) says, against what ompi does.
 A listed step that no longer differs fails the test too (the row is stale).
 """
 
