@@ -556,7 +556,10 @@ def test_an_interrupted_two_file_checkpoint_resumes_from_the_previous_generation
     assert {p: (first / p).read_bytes() for p in saved} == saved
     rec = run.record()
     assert rec.error_code == ABANDONED_CODE and rec.last_image == {"0": str(first)}
+    counted = len(log.read_text().split())
     again = Run(work, restart_count=1, program=program)
+    # It says how it started before its first count: stop it only after that count.
+    wait_for(lambda: len(log.read_text().split()) > counted or again.proc.poll() is not None)
     _, err = again.stop()
     one, two = (int(v) for v in saved.values())
     assert f"two_files: resumed part1={one} part2={two} ({first})" in err
