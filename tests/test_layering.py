@@ -405,6 +405,53 @@ def test_the_tests_and_benches_use_no_private_name_of_a_dependency() -> None:
     assert _dependency_private_uses(paths, [*_package_paths(), *paths]) == []
 
 
+def _own_private_uses(paths: list[Path]) -> list[str]:
+    """Where ``paths`` reach a private name (``_x``) of sckpt: an attribute read or set on
+    anything but the file's own ``self``/``cls``, a name patched by string, a private
+    module or name imported."""
+    package = [*_package_paths(), *sorted((ROOT / "sckpt").glob("*.py"))]
+    private = {
+        name
+        for name in _own_private_names(package)
+        if name.startswith("_") and not name.startswith("__") and name.strip("_")
+    }
+    found = []
+    for path in paths:
+        where = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in private
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                found.append(f"{where}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                parts = node.value.split(".")
+                if node.value in private or (
+                    parts[0] == "sckpt" and any(p.startswith("_") for p in parts)
+                ):
+                    found.append(f"{where}:{node.lineno} {node.value!r}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sckpt"):
+                names = [*(node.module or "").split("."), *(a.name for a in node.names)]
+                if any(n.startswith("_") and not n.startswith("__") for n in names):
+                    found.append(f"{where}:{node.lineno} from {node.module}")
+    return found
+
+
+def test_the_tests_and_benches_use_no_private_name_of_sckpt() -> None:
+    # A test that patches or reads ``facade._engine`` tests the inside, and breaks with
+    # every change of it: tests inject (``main(argv, facade_factory=...)``,
+    # ``Facade.wrap_engine``, ``cluster.control``) and read public names.
+    paths = sorted((ROOT / "tests").rglob("*.py")) + sorted((ROOT / "bench").rglob("*.py"))
+    assert _own_private_uses(paths) == []
+
+
+def test_the_private_name_finder_finds_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f(facade):\n    return facade._engine\n", encoding="utf-8")
+    assert _own_private_uses([sample]) == ["sample.py:2 ._engine"]
+
+
 def test_screens_widgets_and_dialogs_never_import_the_app() -> None:
     # The app owns the screens; screens see it through ``context.Console`` and hear from
     # it through ``messages`` (an import back up, even for typing, was a cycle).
