@@ -260,7 +260,15 @@ def test_signals_are_forwarded_to_the_program(work: Path) -> None:
     )
     script.chmod(0o755)
     env = {**os.environ, "SLURM_JOB_ID": str(JOB), "SCKPT_WORK_DIR": str(work)}
-    proc = subprocess.Popen([str(VENV_PYTHON), "-m", WRAPPER, "--", str(script)], env=env, cwd=work)
+    # As slurmstepd starts it: SIGHUP at its default even when this test runs under nohup
+    # (an ignored signal is discarded before the wrapper can take it, and bash cannot
+    # trap a signal ignored at its start).
+    proc = subprocess.Popen(
+        [str(VENV_PYTHON), "-m", WRAPPER, "--", str(script)],
+        env=env,
+        cwd=work,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+    )
     store = StepStore(work / ".sckpt", StepId(JOB, 0xFFFFFFFB))  # no SLURM_STEP_ID: batch
     wait_for(lambda: store.read() is not None)
     time.sleep(0.3)
