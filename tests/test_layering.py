@@ -283,6 +283,17 @@ def test_no_file_of_the_package_is_over_900_lines() -> None:
     assert {path: n for path, n in sizes.items() if n > 900} == {}
 
 
+def test_the_binding_runtime_imports_none_of_the_call_modules() -> None:
+    # The runtime is the floor: the call modules are built on it, never the other way.
+    libslurm = "sckpt.backend.libslurm"
+    siblings = {
+        name.removeprefix(f"{libslurm}.").split(".")[0]
+        for name in _imports(BACKEND / "libslurm" / "runtime.py")
+        if name.startswith(f"{libslurm}.")
+    }
+    assert siblings <= {"shim_build", "config_source"}
+
+
 def test_the_simulator_imports_no_engine_facade_or_front_end() -> None:
     # It stands where libslurm and slurmctld stand: below the engines that talk to it.
     offenders = {
@@ -409,10 +420,9 @@ def _own_private_uses(paths: list[Path]) -> list[str]:
     """Where ``paths`` reach a private name (``_x``) of sckpt: an attribute read or set on
     anything but the file's own ``self``/``cls``, a name patched by string, a private
     module or name imported."""
-    package = [*_package_paths(), *sorted((ROOT / "sckpt").glob("*.py"))]
     private = {
         name
-        for name in _own_private_names(package)
+        for name in _own_private_names(_all_paths())
         if name.startswith("_") and not name.startswith("__") and name.strip("_")
     }
     found = []
