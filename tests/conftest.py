@@ -193,6 +193,18 @@ class PrivateCluster(SlurmCluster):
         return int((self.directory / "run" / f"{daemon}.pid").read_text().strip())
 
 
+def _private_cluster(tag: int) -> PrivateCluster:
+    """The private cluster numbered ``tag`` (0-399): its directory, node name and ports."""
+    directory = Path(f"/tmp/sckpt-private-{tag}")
+    return PrivateCluster(
+        conf=directory / "slurm.conf",
+        directory=directory,
+        node=f"sckpt-p{tag}",
+        ctld_port=47000 + 2 * tag,
+        slurmd_port=47001 + 2 * tag,
+    )
+
+
 @pytest.fixture(scope="module")
 def private_cluster(
     slurm_cluster: SlurmCluster, request: pytest.FixtureRequest
@@ -206,19 +218,21 @@ def private_cluster(
     """
     # The checkout's path too: the same module run from two worktrees side by side gets
     # two clusters, not one that each session starts and stops under the other.
-    tag = zlib.crc32(f"{ROOT}:{request.module.__name__}".encode()) % 400
-    directory = Path(f"/tmp/sckpt-private-{tag}")
-    cluster = PrivateCluster(
-        conf=directory / "slurm.conf",
-        directory=directory,
-        node=f"sckpt-p{tag}",
-        ctld_port=47000 + 2 * tag,
-        slurmd_port=47001 + 2 * tag,
-    )
-    up = cluster.script("up", timeout=600)
-    if up.returncode != 0:
+    first = zlib.crc32(f"{ROOT}:{request.module.__name__}".encode()) % 400
+    failures: list[str] = []
+    # A port another program holds (a connection given it as its local port before it was
+    # reserved) is the machine's, not the test's: the next tag's ports are tried, twice.
+    for tag in (first, (first + 131) % 400, (first + 262) % 400):
+        cluster = _private_cluster(tag)
+        up = cluster.script("up", timeout=600)
+        if up.returncode == 0:
+            break
         cluster.script("down")
-        _unavailable(f"private cluster did not start: {up.stderr.strip()[-2000:]}")
+        failures.append(up.stderr.strip()[-2000:])
+        if "in use" not in up.stderr:
+            break
+    if up.returncode != 0:
+        _unavailable(f"private cluster did not start: {' / '.join(failures)}")
     try:
         yield cluster
     finally:

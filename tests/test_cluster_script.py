@@ -6,6 +6,7 @@ Runs a second, throwaway cluster on other ports so the session's shared cluster 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -39,6 +40,34 @@ def _alive(pid: int, name: str) -> bool:
         return Path(f"/proc/{pid}/comm").read_text().strip() == name
     except OSError:
         return False
+
+
+def test_a_connection_on_the_controller_port_fails_up_in_one_line(
+    tmp_path: Path, slurm_cluster: SlurmCluster
+) -> None:
+    """Not only a listener: a connection whose local port is slurmctld's makes its bind fail.
+
+    CI once lost a module's cluster that way ("slurm_init_msg_engine_port error Address
+    already in use" after the listening check passed); `up` now names the port instead.
+    """
+    if os.geteuid() != 0:
+        if IN_CI:
+            pytest.fail("CI must run as root to start a Slurm cluster")
+        pytest.skip("needs root")
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.socket() as client:
+        client.bind(("127.0.0.1", 46917))
+        client.connect(server.getsockname())
+        peer, _ = server.accept()
+        with peer:
+            up = _script(tmp_path / "cluster", "up")
+    try:
+        assert up.returncode == 1, up.stderr
+        last = up.stderr.strip().splitlines()[-1]
+        assert last.startswith("slurm-cluster: port 46917 (for slurmctld) is in use"), up.stderr
+        assert "SCKPT_CTLD_PORT" in last
+        assert not (tmp_path / "cluster" / "run" / "slurmctld.pid").exists()
+    finally:
+        _script(tmp_path / "cluster", "down")
 
 
 @pytest.mark.parametrize("release", ["system", "19.05"])
