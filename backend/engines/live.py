@@ -90,6 +90,12 @@ class LiveEngine(Engine):
         """``_steps_by_job`` when the views were last built (each job's view was built from
         its entry, or from an equal one)."""
         self._loaded = False
+        self._listing_changes = 0
+        """How many refreshes found the listing changed.  Any caller may refresh (an action
+        looks at its job first), so whether the views are current is this count against
+        ``_views_of``, never what the snapshot's own refresh returned."""
+        self._views_of = -1
+        """``_listing_changes`` when the views were last built."""
         self._conf: ControllerConfig | None = None
 
     @property
@@ -185,6 +191,7 @@ class LiveEngine(Engine):
             else:
                 steps = StepsResult(False, self._steps_update)
             changed = not self._loaded or jobs.changed or steps.changed
+            self._listing_changes += changed
             if jobs.changed or not self._loaded:
                 self._jobs = jobs.jobs
                 self._jobs_update = jobs.last_update
@@ -264,11 +271,13 @@ class LiveEngine(Engine):
 
     def snapshot(self) -> Snapshot:
         with self._lock:
-            changed = self.refresh()
+            self.refresh()
+            changed = self._views_of != self._listing_changes
             if changed or not self._views:
                 views = self.build_views()
                 changed = changed or views != self._views
                 self._views = views
+                self._views_of = self._listing_changes
             elif self.volatile_states:
                 changed = self._rebuild_due()
             return Snapshot(jobs=self._views, taken_at=self.clock(), changed=changed)
