@@ -251,15 +251,22 @@ def _loops(graph: dict[str, list[str]]) -> list[list[str]]:
     return loops
 
 
-def _all_paths() -> list[Path]:
-    """Every module of the installed package: sckpt/, backend/, cli/, tui/."""
-    return [path for top in _PACKAGES for path in sorted((ROOT / top).rglob("*.py"))]
+def _package_files(*suffixes: str) -> list[Path]:
+    """Every file of the installed package (sckpt/, backend/, tui/, cli/, styles/) whose
+    name ends with one of ``suffixes`` (default: its modules)."""
+    wanted = suffixes or (".py",)
+    return [
+        path
+        for top in _PACKAGES
+        for path in sorted((ROOT / top).rglob("*"))
+        if path.suffix in wanted and path.is_file()
+    ]
 
 
 def test_no_import_loop_anywhere_in_the_package() -> None:
     # Imports inside functions and under TYPE_CHECKING count: a loop there is still two
     # modules that cannot be read, or changed, one without the other.
-    assert _import_loops(_all_paths()) == []
+    assert _import_loops(_package_files()) == []
 
 
 def test_the_loop_finder_finds_a_loop() -> None:
@@ -269,12 +276,7 @@ def test_the_loop_finder_finds_a_loop() -> None:
 
 
 def test_no_file_of_the_package_is_over_900_lines() -> None:
-    sources = [
-        path
-        for top in _PACKAGES
-        for path in sorted((ROOT / top).rglob("*"))
-        if path.suffix in (".py", ".c", ".h", ".tcss")
-    ]
+    sources = _package_files(".py", ".c", ".h", ".tcss")
     sizes = {
         str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
         for path in sources
@@ -397,14 +399,10 @@ def _dependency_private_uses(paths: list[Path], own_paths: list[Path]) -> list[s
     return found
 
 
-def _package_paths() -> list[Path]:
-    return sorted(TUI.rglob("*.py")) + sorted(CLI.rglob("*.py")) + sorted(BACKEND.rglob("*.py"))
-
-
 def test_the_package_uses_no_private_name_of_a_dependency() -> None:
     # A private name (``textual._two_way_dict``, ``DataTable._data``, ``Screen._bindings``)
     # may change in any release; the console used several, and pinned Textual loosely.
-    paths = _package_paths()
+    paths = _package_files()
     assert _dependency_private_uses(paths, paths) == []
 
 
@@ -413,7 +411,7 @@ def test_the_tests_and_benches_use_no_private_name_of_a_dependency() -> None:
     # with a Textual release as surely as the console would (tests/app_screen.py reads
     # the screen through the public API).  The package's own private names stay readable.
     paths = sorted((ROOT / "tests").rglob("*.py")) + sorted((ROOT / "bench").rglob("*.py"))
-    assert _dependency_private_uses(paths, [*_package_paths(), *paths]) == []
+    assert _dependency_private_uses(paths, [*_package_files(), *paths]) == []
 
 
 def _own_private_uses(paths: list[Path]) -> list[str]:
@@ -422,7 +420,7 @@ def _own_private_uses(paths: list[Path]) -> list[str]:
     module or name imported."""
     private = {
         name
-        for name in _own_private_names(_all_paths())
+        for name in _own_private_names(_package_files())
         if name.startswith("_") and not name.startswith("__") and name.strip("_")
     }
     found = []
