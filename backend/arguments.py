@@ -218,6 +218,92 @@ def validate_nodelist(value: object, what: str = "node list") -> str:
     return value
 
 
+EVERY_AUTO = -1
+"""``every``'s value for ``auto``: the interval follows Young and Daly's rule
+(``checkpointing/policy.py``)."""
+MIN_EVERY = 10
+"""The shortest checkpoint interval: a checkpoint takes seconds, a shorter interval would
+stop the program more than it runs."""
+MAX_DURATION = 366 * 24 * 3600
+MAX_RESTARTS_LIMIT = 10_000
+DEFAULT_MTBF = 24 * 3600
+"""Mean time between failures for ``--every auto`` when the config's ``[auto] mtbf`` is not
+set: one a day, a pessimistic figure for one node (measure your site's, e.g. from the
+controller's log of nodes set DOWN, and put it in the config)."""
+DEFAULT_MAX_RESTARTS = 10
+"""Requeues a before-end chain makes at most (Slurm's ``MaxBatchRequeue`` does not count
+them): a program that never finishes must not requeue itself forever."""
+DURATION_FORMS = "a duration such as 90s, 30m, 2h or 1h30m"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"(?:[0-9]{1,9}[smhd]){1,4}")
+
+
+def validate_duration(value: object, what: str) -> int:
+    """A policy's duration: ``90``, ``90s``, ``30m``, ``2h``, ``1d``, ``1h30m`` (or whole
+    seconds) -> seconds, 1 .. ``MAX_DURATION``.  Zero, negative and unit-less garbage are
+    refused: a policy that fires constantly or never is a mistake, not a choice."""
+    seconds: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        if _DIGITS.fullmatch(text):
+            seconds = int(text)
+        elif _DURATION.fullmatch(text):
+            seconds = sum(int(n) * _UNITS[u] for n, u in re.findall(r"([0-9]+)([smhd])", text))
+    if seconds is None:
+        raise UsageError(f"invalid {what} {_given(value)}: expected {DURATION_FORMS}")
+    if seconds <= 0:
+        raise UsageError(f"invalid {what} {_given(value)}: must be longer than zero")
+    if seconds > MAX_DURATION:
+        raise UsageError(f"invalid {what} {_given(value)}: at most 366 days")
+    return seconds
+
+
+def validate_every(value: object, what: str = "every") -> int:
+    """A checkpoint interval: ``auto`` (``EVERY_AUTO``) or a duration of at least
+    ``MIN_EVERY`` seconds."""
+    if value == EVERY_AUTO or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return EVERY_AUTO
+    seconds = validate_duration(value, what)
+    if seconds < MIN_EVERY:
+        raise UsageError(f"invalid {what} {_given(value)}: at least {MIN_EVERY}s")
+    return seconds
+
+
+def validate_restarts(value: object, what: str = "max_restarts") -> int:
+    """How many requeues a before-end chain may make: a whole number 1 .. 10000."""
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        number = int(value)
+    if number is None or not 1 <= number <= MAX_RESTARTS_LIMIT:
+        raise UsageError(
+            f"invalid {what} {_given(value)}: expected a whole number from 1 to "
+            f"{MAX_RESTARTS_LIMIT}"
+        )
+    return number
+
+
+def describe_duration(seconds: int) -> str:
+    """``1h30m``, ``90s``: a duration the way it is typed (``auto`` for ``EVERY_AUTO``)."""
+    if seconds == EVERY_AUTO:
+        return "auto"
+    if seconds <= 0:
+        return "0s"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts)
+
+
+def _given(value: object) -> str:
+    return shown(value) if isinstance(value, str) else repr(value)
+
+
 @dataclass(frozen=True, slots=True)
 class ArgumentRule:
     """How one argument is checked, and its value when a caller leaves it out."""

@@ -32,6 +32,12 @@ The file, with every key and its default::
     seed = 42
     jobs = 48
 
+    [auto]                        # site-wide defaults of ``sckpt run``'s automatic
+    every = ""                    # checkpoints ("" = none; "30m", "auto"); a user's
+    before_end = ""               # --every/--before-end/--max-restarts or $SCKPT_EVERY,
+    max_restarts = 10             # $SCKPT_BEFORE_END, $SCKPT_MAX_RESTARTS win
+    mtbf = "24h"                  # mean time between failures, for every = "auto"
+
 Any mistake raises ``ConfigError`` naming the file, the key and the form expected; the
 command line turns it into exit status 2.  README's "Configuration" table documents every
 key; ``tests/backend/test_config_readme.py`` holds it equal to ``SCALAR_KEYS``,
@@ -51,7 +57,15 @@ from typing import Any
 
 import platformdirs
 
-from .arguments import MAX_WAIT_LIMIT, validate_image_dir
+from .arguments import (
+    DEFAULT_MAX_RESTARTS,
+    DEFAULT_MTBF,
+    MAX_WAIT_LIMIT,
+    validate_duration,
+    validate_every,
+    validate_image_dir,
+    validate_restarts,
+)
 from .checkpointing.generations import DEFAULT_KEEP, MAX_KEEP
 from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
@@ -72,6 +86,11 @@ ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
 """``sckpt run``'s default checkpoint signal."""
 ENV_WORK_DIR = "SCKPT_WORK_DIR"
 """The job's working directory, for ``sckpt run`` when Slurm's environment lacks it."""
+ENV_EVERY = "SCKPT_EVERY"
+ENV_BEFORE_END = "SCKPT_BEFORE_END"
+ENV_MAX_RESTARTS = "SCKPT_MAX_RESTARTS"
+"""``sckpt run``'s ``--every``, ``--before-end`` and ``--max-restarts`` when not given: a
+batch script sets them once for every step it runs."""
 ENGINES = ("auto", "native", "cooperative", "live", "simulated")
 """Accepted values of ``engine``; ``live`` is the listing-only engine for modern Slurm."""
 
@@ -94,7 +113,10 @@ KEYS_TABLE = "keys"
 DEMO_TABLE = "demo"
 DEMO_KEYS: tuple[str, ...] = ("seed", "jobs")
 """``[demo]``'s keys."""
-_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE, COLUMNS_TABLE})
+AUTO_TABLE = "auto"
+AUTO_KEYS: tuple[str, ...] = ("every", "before_end", "max_restarts", "mtbf")
+"""``[auto]``'s keys: site-wide defaults of ``sckpt run``'s automatic checkpoints."""
+_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE, COLUMNS_TABLE, AUTO_TABLE})
 
 
 def default_config_path() -> Path:
@@ -146,6 +168,11 @@ class Settings:
     columns: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """``[columns]``: ``jobs`` and/or ``steps`` to the column names shown, in order
     (``columns.py``); a table not given keeps the console's default."""
+    auto_every: int = 0
+    """``[auto] every``: seconds, ``arguments.EVERY_AUTO`` for ``auto``, 0 for none."""
+    auto_before_end: int = 0
+    auto_max_restarts: int = DEFAULT_MAX_RESTARTS
+    auto_mtbf: int = DEFAULT_MTBF
     source: Path | None = None
     """The file these settings came from (None: built-in defaults)."""
 
@@ -167,6 +194,9 @@ class Environment:
     dmtcp_cache: str | None
     checkpoint_signal: str | None
     work_dir: str | None
+    every: str | None = None
+    before_end: str | None = None
+    max_restarts: str | None = None
 
 
 def environment(environ: Mapping[str, str] | None = None) -> Environment:
@@ -184,6 +214,9 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         dmtcp_cache=get(ENV_DMTCP_CACHE),
         checkpoint_signal=get(ENV_SIGNAL),
         work_dir=get(ENV_WORK_DIR),
+        every=get(ENV_EVERY),
+        before_end=get(ENV_BEFORE_END),
+        max_restarts=get(ENV_MAX_RESTARTS),
     )
 
 
@@ -345,4 +378,34 @@ def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 200_000:
                 raise bad("demo.jobs", "a whole number of jobs from 1 to 200000", value)
             kwargs["demo_jobs"] = value
+    if AUTO_TABLE in data:
+        kwargs.update(_auto_settings(data[AUTO_TABLE], where))
     return Settings(**kwargs)
+
+
+def _auto_settings(table: object, where: str) -> dict[str, Any]:
+    """``[auto]``: each key checked by the rule its ``sckpt run`` option uses."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}key 'auto': expected a table such as [auto] every = \"30m\"")
+    extra = sorted(set(table) - set(AUTO_KEYS))
+    if extra:
+        raise ConfigError(
+            f"{where}unknown key 'auto.{extra[0]}': expected one of {', '.join(AUTO_KEYS)}"
+        )
+    out: dict[str, Any] = {}
+    checks = {
+        "every": ("auto_every", validate_every),
+        "before_end": ("auto_before_end", validate_duration),
+        "max_restarts": ("auto_max_restarts", validate_restarts),
+        "mtbf": ("auto_mtbf", validate_duration),
+    }
+    for key, value in table.items():
+        field_name, check = checks[key]
+        if key in ("every", "before_end") and value == "":
+            out[field_name] = 0
+            continue
+        try:
+            out[field_name] = check(value, f"auto.{key}")
+        except UsageError as exc:
+            raise ConfigError(f"{where}key 'auto.{key}': {exc.message}") from None
+    return out

@@ -397,6 +397,33 @@ class CheckpointEvent:
     code: int
     message: str = ""
     image_dir: str = ""
+    cause: str = ""
+    """What started a checkpoint's lines: ``operator``, or the step's own policy
+    (``interval``, ``before end``, ``SIGTERM``); "" for other lines and other engines."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoCheckpoints:
+    """A step's automatic-checkpoint policy and where it stands (``sckpt run --every`` ...)."""
+
+    every: int = 0
+    """Seconds between interval checkpoints (0: none; with ``auto``, the current one)."""
+    auto: bool = False
+    """The interval follows Young and Daly's rule from the measured checkpoint cost."""
+    before_end: int = 0
+    """Checkpoint this long before the job's end, then requeue it (0: no)."""
+    max_restarts: int = 0
+    next_due: int = 0
+    """When the next interval checkpoint is due (0: none)."""
+    end_time: int = 0
+    """The job's end time as the step last read it (0: unknown)."""
+    chain_end: str = ""
+    """Why the requeue chain ended ("" while it goes on)."""
+    set_by: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.every or self.auto or self.before_end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,6 +450,8 @@ class CheckpointState:
     start_notes: tuple[str, ...] = ()
     """How each task of this run of the step started (``task 0: resumed from generation
     3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""
+    auto: AutoCheckpoints | None = None
+    """The step's automatic checkpoints, where it has a policy (None: only on request)."""
 
     @property
     def failed_code(self) -> int:

@@ -399,7 +399,9 @@ class CooperativeEngine(LiveEngine):
         image_dir: str | None,
         hosts: set[str] | None = None,
     ) -> list[tuple[_Target, int, str]]:
-        """Record a request in each step; per step: (target, code, request id)."""
+        """Record a request in each step; per step: (target, code, request id), or for a
+        refused step (target, code, why: disabled, or a checkpoint still running, which
+        includes a program still writing the image of an earlier, expired request)."""
         out = []
         now = int(self._clock())
         for t in targets:
@@ -413,9 +415,9 @@ class CooperativeEngine(LiveEngine):
                     and now >= rec.in_progress.deadline
                 ):
                     rec.expire(now)
-                refused = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
+                refused, why = rec.refusal()
                 if refused:
-                    return refused, "", ""
+                    return refused, why, ""
                 req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 tasks = current_tasks(rec, job)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
@@ -474,6 +476,15 @@ class CooperativeEngine(LiveEngine):
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
 
     @staticmethod
+    def _refuse(target: StepId, operation: str, started: list[tuple[_Target, int, str]]) -> None:
+        """Raise the refusal when a step refused to start (one step: with its words, such
+        as when the checkpoint still running began); nothing when every step started."""
+        codes = [(t.step.step_id, code) for t, code, _ in started]
+        if any(code for _sid, code in codes):
+            why = next(w for _t, code, w in started if code) if len(started) == 1 else ""
+            rules.aggregate(target, operation, codes, hint=why)
+
+    @staticmethod
     def _failures(started: list[tuple[_Target, int, str]]) -> list[tuple[int, str, str]]:
         """Tasks whose checkpoint did not complete: (code, message, who and why), worst first."""
         out = []
@@ -506,7 +517,7 @@ class CooperativeEngine(LiveEngine):
         started = self._begin(job, targets, operation, max_wait, image_dir)
         codes = [(t.step.step_id, code) for t, code, _ in started]
         if all(code for _t, code, _ in started):
-            self._aggregate(target, operation, codes)
+            self._refuse(target, operation, started)
         detail = self._wait(started, max_wait)
         failures = self._failures(started)
         if failures:
@@ -582,7 +593,7 @@ class CooperativeEngine(LiveEngine):
         started = self._begin(job, targets, "vacate", max_wait, image_dir)
         if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
             self._wait(started, max_wait)
-            self._aggregate(target, "vacate", [(t.step.step_id, c) for t, c, _ in started])
+            self._refuse(target, "vacate", started)
         detail = self._wait(started, max_wait)
         failures = self._failures(started)
         if failures and not force:
@@ -822,6 +833,7 @@ class CooperativeEngine(LiveEngine):
                     raise InvalidJobId(hint=hint)
         self._check_image_dir(job, targets, image_dir, write=True)
         started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
+        self._refuse(target, "tasks", started)
         codes = [(t.step.step_id, code) for t, code, _ in started]
         return self._aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
 

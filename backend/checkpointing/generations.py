@@ -195,6 +195,17 @@ def image_problem(path: str | os.PathLike[str]) -> tuple[int, str]:
     return 0, ""
 
 
+def generation_bytes(path: str | os.PathLike[str]) -> int:
+    """The bytes of the files in a generation (what ``ls -s`` and the bench report as its
+    size); files that vanish meanwhile count 0."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += (Path(root) / name).lstat().st_size
+    return total
+
+
 def _is_image_entry(name: str) -> bool:
     return not (
         name == CURRENT

@@ -14,14 +14,25 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
+from ..arguments import (
+    DEFAULT_MAX_RESTARTS,
+    describe_duration,
+    validate_duration,
+    validate_every,
+    validate_restarts,
+)
 from ..audit import AuditLog, monotonic
 from ..config import Settings, environment, load_settings
 from ..errors import ConfigError, ReadOnlyError, SckptError, UsageError
 from ..model import STEP_BATCH, StepId
-from .protocol import DEFAULT_SIGNAL, DEFAULT_WAKE
+from .policy import policy_of
+from .protocol import DEFAULT_SIGNAL, DEFAULT_WAKE, AutoPolicy
 
 DEFAULT_POLL = 1.0
 DEFAULT_GRACE = 2.0
@@ -43,9 +54,41 @@ def parse_signal(text: str) -> signal.Signals:
     return sig
 
 
+POLICY_OPTIONS = ("--every", "--before-end", "--max-restarts")
+
+
+class _Parser(argparse.ArgumentParser):
+    """``sckpt run``'s parser: a mistake is one line and exit 2 (``UsageError``), as every
+    other refusal of the wrapper, not argparse's usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def policy_words(argv: Sequence[str]) -> list[str]:
+    """``--every -5m`` as ``--every=-5m`` (before ``--``): argparse would take a value that
+    starts with a dash for another option, and say only "expected one argument"; joined,
+    the value is checked and refused by what it is."""
+    words = list(argv)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return out + words[i:]
+        if word in POLICY_OPTIONS and i + 1 < len(words) and words[i + 1].startswith("-"):
+            if words[i + 1] != "--":
+                out.append(f"{word}={words[i + 1]}")
+                i += 2
+                continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``sckpt run`` (also used by the CLI's ``run`` sub-command)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sckpt run",
         description="Run PROGRAM as a checkpoint-capable Slurm task (the successor of srun_cr).",
     )
@@ -102,6 +145,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --transparent: compress the images (DMTCP's gzip; slower, see bench/README)",
     )
     parser.add_argument(
+        "--every",
+        metavar="DURATION",
+        default=None,
+        help="checkpoint every DURATION by itself (90s, 30m, 2h), or 'auto': the interval "
+        "that wastes least, sqrt(2 x checkpoint time x MTBF) (default: $SCKPT_EVERY, else "
+        "the config's [auto] every, else none)",
+    )
+    parser.add_argument(
+        "--before-end",
+        metavar="DURATION",
+        default=None,
+        help="checkpoint every task DURATION before the job's end time, then requeue a "
+        "batch job so it continues from that image (default: $SCKPT_BEFORE_END, else "
+        "[auto] before_end, else none)",
+    )
+    parser.add_argument(
+        "--max-restarts",
+        metavar="N",
+        default=None,
+        help="end a --before-end chain once Slurm's restart count reaches N (default: "
+        f"$SCKPT_MAX_RESTARTS, else [auto] max_restarts, else {DEFAULT_MAX_RESTARTS})",
+    )
+    parser.add_argument(
         "--read-only",
         action="store_true",
         help="refuse to run (also read_only = true in the config): the wrapper writes the "
@@ -115,6 +181,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     return parser
+
+
+def run_policy(args: argparse.Namespace, settings: Settings) -> AutoPolicy:
+    """The automatic-checkpoint policy ``sckpt run`` starts with: each value from its
+    option, else ``$SCKPT_*`` (a batch script's), else the config's ``[auto]``.
+
+    A bad value is a ``UsageError`` (one line, exit 2) before anything starts.
+    """
+    env = environment()
+
+    def pick(option: str | None, variable: str | None, name: str) -> tuple[object, str]:
+        if option is not None:
+            return option, f"--{name}"
+        if variable is not None:
+            return variable, f"$SCKPT_{name.upper().replace('-', '_')}"
+        return None, name
+
+    every, where = pick(args.every, env.every, "every")
+    every_s = validate_every(every, where) if every is not None else settings.auto_every
+    end, where = pick(args.before_end, env.before_end, "before-end")
+    end_s = validate_duration(end, where) if end is not None else settings.auto_before_end
+    cap, where = pick(args.max_restarts, env.max_restarts, "max-restarts")
+    cap_n = validate_restarts(cap, where) if cap is not None else settings.auto_max_restarts
+    return policy_of(every_s, end_s, cap_n, settings.auto_mtbf, "sckpt run")
+
+
+def check_before_end(job_id: int, before_end: int) -> None:
+    """Refuse a ``--before-end`` that cannot work, before the program starts: one as long as
+    the job's time limit (the checkpoint would come at once, and again after every
+    requeue).  A job Slurm cannot requeue (not a batch job) is checkpointed before its end
+    but not requeued, and told so."""
+    facts = job_facts(job_id)
+    if facts is None:
+        note("--before-end: the controller did not say when this job ends; asking again later")
+        return
+    if facts.time_limit and before_end >= facts.time_limit:
+        raise UsageError(
+            f"--before-end {describe_duration(before_end)} is not shorter than job "
+            f"{job_id}'s time limit ({describe_duration(facts.time_limit)})"
+        )
+    if not facts.batch:
+        note(
+            f"--before-end: job {job_id} is not a batch job, so Slurm cannot requeue it: its "
+            "tasks are checkpointed before its end, and it then ends"
+        )
 
 
 def step_from_env() -> StepId | None:
@@ -188,6 +299,33 @@ def job_work_dir(job_id: int) -> str:
     given = environment().work_dir
     if given:
         return given
+    facts = job_facts(job_id)
+    return facts.work_dir if facts is not None and facts.work_dir else str(Path.cwd())
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """What the controller says of the wrapper's job (``scontrol show job``), for the
+    automatic checkpoints: when it ends, whether it can be requeued, whether a preemption
+    is under way.  The controller, not the submit options: ``--time-min`` and
+    ``scontrol update TimeLimit=`` move the end time."""
+
+    end_time: int = 0
+    """0: unknown (pending, or no limit)."""
+    time_limit: int = 0
+    """Seconds; 0: unlimited or unknown."""
+    batch: bool = False
+    requeue: bool = False
+    preempted: bool = False
+    """A preemption has begun (``PreemptTime`` is set): the end time is now + GraceTime."""
+    restarts: int = 0
+    work_dir: str = ""
+    state: str = ""
+
+
+def job_facts(job_id: int) -> JobFacts | None:
+    """``scontrol show job -o JOB`` read into ``JobFacts``; None when it cannot be asked
+    (no scontrol on the node, a controller that does not answer in 20 s)."""
     try:
         out = subprocess.run(
             ["scontrol", "show", "job", "-o", str(job_id)],
@@ -196,12 +334,53 @@ def job_work_dir(job_id: int) -> str:
             timeout=20,
             check=False,
         ).stdout
-        match = re.search(r"\bWorkDir=(\S+)", out)
-        if match:
-            return match.group(1)
     except (OSError, subprocess.SubprocessError):
-        pass
-    return str(Path.cwd())
+        return None
+    return parse_job_facts(out) if "JobId=" in out else None
+
+
+def parse_job_facts(line: str) -> JobFacts:
+    """One ``scontrol show job -o`` line -> ``JobFacts`` (fields it lacks stay unknown)."""
+
+    def field(key: str) -> str:
+        match = re.search(rf"(?:^|\s){key}=(\S*)", line)
+        return match.group(1) if match else ""
+
+    restarts = field("Restarts")
+    return JobFacts(
+        end_time=slurm_time(field("EndTime")),
+        time_limit=slurm_duration(field("TimeLimit")),
+        batch=field("BatchFlag") == "1",
+        requeue=field("Requeue") == "1",
+        preempted=field("PreemptTime") not in ("", "None", "Unknown"),
+        restarts=int(restarts) if restarts.isdigit() else 0,
+        work_dir=field("WorkDir"),
+        state=field("JobState"),
+    )
+
+
+def slurm_time(text: str) -> int:
+    """``2026-11-27T12:00:00`` (the controller's local time) -> Unix seconds; 0 for
+    ``Unknown``, ``None`` or anything else."""
+    try:
+        return int(time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
+    except (ValueError, OverflowError):
+        return 0
+
+
+def slurm_duration(text: str) -> int:
+    """``[D-]HH:MM:SS`` or ``MM:SS`` -> seconds; 0 for ``UNLIMITED`` and anything else."""
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not clock or not all(p.isdigit() for p in parts) or not 2 <= len(parts) <= 3:
+        return 0
+    if days and not days.isdigit():
+        return 0
+    numbers = [int(p) for p in parts]
+    if len(numbers) == 2:
+        numbers.insert(0, 0)
+    hours, minutes, seconds = numbers
+    return (int(days or 0) * 24 + hours) * 3600 + minutes * 60 + seconds
 
 
 def note(message: str) -> None:

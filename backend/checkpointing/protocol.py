@@ -40,6 +40,13 @@ from ..config import environment
 from ..errors import SckptError, describe
 from ..model import MAX_TEXT, STEP_BATCH, CheckpointError, CheckpointEvent, StepId
 
+CAUSE_OPERATOR = "operator"
+CAUSE_INTERVAL = "interval"
+CAUSE_BEFORE_END = "before end"
+CAUSE_SIGTERM = "SIGTERM"
+CAUSES = (CAUSE_OPERATOR, CAUSE_INTERVAL, CAUSE_BEFORE_END, CAUSE_SIGTERM)
+"""What started a checkpoint, as the step's history says it."""
+
 FORMAT = 1
 """Version of the JSON layout; a newer one is reported as corrupt rather than misread."""
 HISTORY_LIMIT = 100
@@ -213,6 +220,10 @@ class TaskInfo:
     """``transparent (DMTCP 4.2.0)`` when the task runs under ``sckpt run --transparent``
     (no signal is sent, so what the program does with one does not matter); "" for the
     signal the program catches."""
+    busy_since: int = 0
+    """When this task's program was asked for the checkpoint it has not answered yet (0:
+    none).  Until it answers, its image is still being written through ``current``: a new
+    request would move that link under it (``StepRecord.busy``)."""
 
     def checkpoint_blocker(self) -> str:
         """Why this task's program must not be sent its checkpoint signal ("" when it may)."""
@@ -245,6 +256,37 @@ class Request:
     results: dict[str, list[Any]] = field(default_factory=dict)
     """procid -> [code, message] as reported."""
     signalled: list[int] = field(default_factory=list)
+    cause: str = CAUSE_OPERATOR
+    """What started it: an operator (``create``, ``vacate`` ...) or the step's own policy
+    (``interval``, ``before end``, ``SIGTERM``: ``policy.py``)."""
+
+
+@dataclass
+class AutoPolicy:
+    """When ``sckpt run`` checkpoints its step by itself (``policy.py`` holds the rules).
+
+    Set by the wrapper's options (``--every``, ``--before-end``, ``--max-restarts``, or the
+    config's ``[auto]`` and ``$SCKPT_*``), or by an operator's ``sckpt auto``, whose choice
+    then outlives the job's requeues (``set_by`` is not ``sckpt run``).
+    """
+
+    every: int = 0
+    """Seconds between two interval checkpoints (0: none); with ``auto`` the last interval
+    worked out by Young and Daly's rule."""
+    auto: bool = False
+    """``--every auto``: the interval follows the measured checkpoint cost."""
+    before_end: int = 0
+    """Checkpoint this long before the job's end time, then requeue (0: no)."""
+    max_restarts: int = 0
+    """The requeue chain ends once Slurm's restart count reaches this."""
+    mtbf: int = 0
+    """Mean time between failures, for ``auto``."""
+    set_by: str = ""
+    """``sckpt run``, or the operator who changed it with ``sckpt auto``."""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.every or self.auto or self.before_end)
 
 
 @dataclass
@@ -277,11 +319,51 @@ class StepRecord:
     history: list[dict[str, Any]] = field(default_factory=list)
     last_results: dict[str, list[Any]] = field(default_factory=dict)
     """procid -> [code, message] of the last checkpoint that ended (which task failed, why)."""
+    last_request: str = ""
+    """The id of the last checkpoint that ended (``last_results`` are its outcomes)."""
+    policy: AutoPolicy = field(default_factory=AutoPolicy)
+    next_due: int = 0
+    """When the next interval checkpoint is due (0: none)."""
+    end_time: int = 0
+    """The job's end time as the wrapper last read it from the controller (0: unknown)."""
+    before_end_run: int = -1
+    """The restart count of the run whose before-end checkpoint was started (one a run)."""
+    before_end_request: str = ""
+    requeued_run: int = -1
+    """The restart count of the run ``sckpt run`` requeued (one requeue a run)."""
+    chain_end: str = ""
+    """Why the requeue chain ended ("" while it goes on)."""
 
     # ---- derived views -------------------------------------------------------------------
     @property
     def running_tasks(self) -> list[TaskInfo]:
         return [t for t in self.tasks.values() if t.state == "running"]
+
+    def busy(self) -> TaskInfo | None:
+        """A running task whose program has not answered its last checkpoint request (the
+        earliest asked): no new checkpoint may start before it answers."""
+        waiting = [t for t in self.running_tasks if t.busy_since]
+        return min(waiting, key=lambda t: t.busy_since) if waiting else None
+
+    def refusal(self) -> tuple[int, str]:
+        """Why no checkpoint may start now: ``(code, words)``, ``(0, "")`` when one may.
+
+        ``rules.checkpoint_code``'s order (disabled, then one already running), where a
+        program still writing the image of a request that expired counts as running.
+        """
+        busy = self.busy()
+        code = rules.checkpoint_code(self.disable_count, self.in_progress is not None or bool(busy))
+        if not code:
+            return 0, ""
+        if self.disable_count:
+            return code, f"checkpoints are disabled (counter {self.disable_count})"
+        if self.in_progress is not None:
+            return code, f"a checkpoint began at {_clock(self.in_progress.start)} and is running"
+        assert busy is not None
+        return code, (
+            f"{busy.describe()} has not finished the checkpoint it was asked for at "
+            f"{_clock(busy.busy_since)}"
+        )
 
     def checkpoint_error(self) -> CheckpointError:
         """The last error as ``error`` reports it (code 0 when none)."""
@@ -300,25 +382,33 @@ class StepRecord:
                         code=int(h.get("code", 0)),
                         message=str(h.get("message", "")),
                         image_dir=str(h.get("image_dir", "")),
+                        cause=str(h.get("cause", "")),
                     )
                 )
         return tuple(out)
 
     # ---- changes -------------------------------------------------------------------------
     def log(
-        self, operation: str, by: str, code: int = 0, message: str = "", image_dir: str = ""
+        self,
+        operation: str,
+        by: str,
+        code: int = 0,
+        message: str = "",
+        image_dir: str = "",
+        cause: str = "",
     ) -> None:
-        """Append one history line (bounded)."""
-        self.history.append(
-            {
-                "time": int(time.time()),
-                "operation": operation,
-                "by": by,
-                "code": code,
-                "message": message,
-                "image_dir": image_dir,
-            }
-        )
+        """Append one history line (bounded); ``cause`` for a checkpoint's lines."""
+        line: dict[str, Any] = {
+            "time": int(time.time()),
+            "operation": operation,
+            "by": by,
+            "code": code,
+            "message": message,
+            "image_dir": image_dir,
+        }
+        if cause:
+            line["cause"] = cause
+        self.history.append(line)
         del self.history[:-HISTORY_LIMIT]
 
     def keep_highest(self, code: int, message: str) -> None:
@@ -351,8 +441,10 @@ class StepRecord:
             self.keep_highest(int(code), str(message))
             codes.append(int(code))
         worst = max(codes, default=0)
-        self.log("done", req.by, worst, self.error_msg if worst else "", req.image_dir)
+        message = self.error_msg if worst else ""
+        self.log("done", req.by, worst, message, req.image_dir, cause=req.cause)
         self.last_results = {k: [int(c), str(m)] for k, (c, m) in req.results.items()}
+        self.last_request = req.request_id
         self.in_progress = None
 
     def expire(self, now: int | None = None) -> bool:
@@ -371,9 +463,16 @@ class StepRecord:
         return True
 
     def begin_request(
-        self, by: str, image_dir: str, max_wait: int, operation: str, now: int | None = None
+        self,
+        by: str,
+        image_dir: str,
+        max_wait: int,
+        operation: str,
+        now: int | None = None,
+        cause: str = CAUSE_OPERATOR,
     ) -> Request:
-        """Start a checkpoint of every running task: reset the error, record who asked."""
+        """Start a checkpoint of every running task: reset the error, record who asked and
+        why (``cause``)."""
         now = int(time.time()) if now is None else now
         req = Request(
             request_id=f"{now}-{os.getpid()}-{uuid.uuid4().hex[:8]}",
@@ -384,12 +483,13 @@ class StepRecord:
             deadline=now + max_wait if max_wait else 0,
             operation=operation,
             pending=sorted(t.procid for t in self.running_tasks),
+            cause=cause,
         )
         self.error_code = 0
         self.error_msg = ""
         self.last_results = {}
         self.in_progress = req
-        self.log(operation, by, 0, "", image_dir)
+        self.log(operation, by, 0, "", image_dir, cause=cause)
         return req
 
     # ---- (de)serialisation ---------------------------------------------------------------
@@ -408,6 +508,9 @@ class StepRecord:
         tasks = {str(k): TaskInfo(**v) for k, v in dict(data.get("tasks", {})).items()}
         req_data = data.get("in_progress")
         req = Request(**req_data) if req_data is not None else None
+        policy = AutoPolicy(**dict(data.get("policy") or {}))
+        if req is not None and req.cause not in CAUSES:
+            raise ValueError(f"unknown checkpoint cause {req.cause!r}")
         rec = cls(
             job_id=int(data["job_id"]),
             step=str(data["step"]),
@@ -433,6 +536,14 @@ class StepRecord:
                 str(k): [int(v[0]), _text(v[1])]
                 for k, v in dict(data.get("last_results", {})).items()
             },
+            last_request=str(data.get("last_request", "")),
+            policy=policy,
+            next_due=int(data.get("next_due", 0)),
+            end_time=int(data.get("end_time", 0)),
+            before_end_run=int(data.get("before_end_run", -1)),
+            before_end_request=str(data.get("before_end_request", "")),
+            requeued_run=int(data.get("requeued_run", -1)),
+            chain_end=_text(data.get("chain_end", "")),
         )
         if rec.disable_count < 0:
             raise ValueError("negative disable_count")
@@ -519,6 +630,11 @@ def parse_status(raw: bytes) -> tuple[int, str]:
 def status_line(code: int, message: str = "") -> str:
     """The status line for an outcome, as a program writes it: ``0`` or ``<code> <message>``."""
     return "0" if code == 0 else f"{code} {message}"
+
+
+def _clock(epoch: int) -> str:
+    """``12:04:05``: when something began, in the words of a refusal."""
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
 
 
 def _text(value: object) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import rules
 from ..errors import AccessDenied, SckptError, error_for
-from ..model import CheckpointKind, CheckpointState, Job
+from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
 from .protocol import StepRecord, StoreError, TaskInfo, recorded_image
@@ -33,9 +33,11 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState:
     if blocked:
         task, why = blocked[0]
         reason = why if len(tasks) == 1 else f"task {task.procid}: {why}"
+    busy = rec.busy()  # a program still writing the image of an expired request
+    since = rec.in_progress.start if rec.in_progress else busy.busy_since if busy else 0
     kind = rules.column_for_step(
         rec.disable_count,
-        rec.in_progress is not None,
+        bool(since),
         rules.Plugin.NONE if blocked else rules.Plugin.WORKS,
     )
     err = rec.checkpoint_error()
@@ -43,7 +45,7 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState:
         kind=kind,
         reason=reason,
         disable_count=rec.disable_count,
-        in_progress_since=rec.in_progress.start if rec.in_progress else 0,
+        in_progress_since=since,
         last_error=err if err.code else None,
         image_dir=next(iter(sorted(rec.last_image.values())), ""),
         last_checkpoint_time=rec.last_image_time,
@@ -52,6 +54,24 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState:
         checkpointer=next((t.checkpointer for t in tasks if t.checkpointer), ""),
         image_bytes=sum(rec.image_bytes.values()),
         checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
+        auto=auto_view(rec),
+    )
+
+
+def auto_view(rec: StepRecord) -> AutoCheckpoints | None:
+    """The step's automatic checkpoints as the console shows them (None: no policy)."""
+    p = rec.policy
+    if not p.active and not rec.chain_end:
+        return None
+    return AutoCheckpoints(
+        every=p.every,
+        auto=p.auto,
+        before_end=p.before_end,
+        max_restarts=p.max_restarts,
+        next_due=rec.next_due if (p.every or p.auto) else 0,
+        end_time=rec.end_time,
+        chain_end=rec.chain_end,
+        set_by=p.set_by,
     )
 
 

@@ -81,14 +81,24 @@ from pathlib import Path
 
 from ..config import ENV_SIGNAL, Settings
 from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
+from .autopilot import Autopilot
 from .checkpointer import Checkpointer, NotSent, Unavailable
-from .generations import TaskImages, copy_generation, generation_of, image_problem
+from .generations import (
+    TaskImages,
+    copy_generation,
+    generation_bytes,
+    generation_of,
+    image_problem,
+)
 from .options import (
     build_parser,
+    check_before_end,
     job_work_dir,
     note,
     parse_signal,
+    policy_words,
     refuse_if_read_only,
+    run_policy,
     step_from_env,
 )
 from .protocol import (
@@ -97,6 +107,7 @@ from .protocol import (
     ENV_IMAGE_DIR,
     ENV_RESTART,
     HANDLER_CAUGHT,
+    AutoPolicy,
     Request,
     StepRecord,
     StoreError,
@@ -139,6 +150,7 @@ class Wrapper:
         program: list[str],
         settings: Settings | None = None,
         checkpointer: Checkpointer | None = None,
+        start_policy: AutoPolicy | None = None,
     ) -> None:
         step_id = step_from_env()
         if step_id is None:
@@ -180,6 +192,17 @@ class Wrapper:
         self.restart_dir = ""
         self.checkpointer: Checkpointer = checkpointer or SignalCheckpointer(self.ckpt_signal)
         """How the program is checkpointed: the signal it catches, or ``--transparent``'s."""
+        self.begun = 0.0
+        """When the active checkpoint was asked for (monotonic): its duration is measured."""
+        start_policy = start_policy or AutoPolicy()
+        if start_policy.before_end:
+            check_before_end(self.step_id.job_id, start_policy.before_end)
+        self.autopilot = (
+            Autopilot(self.store, self.step_id, self.restart_count, start_policy)
+            if self.procid == 0
+            else None
+        )
+        """Task 0's wrapper makes the step's automatic checkpoints (``autopilot.py``)."""
 
     @property
     def step_image_dir(self) -> str:
@@ -278,6 +301,8 @@ class Wrapper:
                 self.name = rec.name
             previous, note = self._previous_image(rec, index)
             rec.rename(self.name)
+            if self.autopilot is not None:
+                self.autopilot.register(rec, time.time())
             rec.tasks[str(self.procid)] = self._task(resumed_from=previous, start_note=note)
             if previous:
                 rec.last_image[str(self.procid)] = previous
@@ -292,6 +317,8 @@ class Wrapper:
             rec.log("fresh" if self.restart_count else "register", who, code, note, self.image_dir)
             return ""
 
+        if self.autopilot is not None:
+            self.autopilot.first_look()
         self.restart_dir = self.store.update(change, create=True, reset_corrupt=True)
         try:
             self.images.ready()  # the first generation the program's link points at
@@ -415,7 +442,10 @@ class Wrapper:
             return
         if req is None or self.procid not in req.pending:
             return
-        if self.active is not None and self.active.request_id == req.request_id:
+        if self.active is not None:
+            # This request, or a newer one while the program still writes the image of an
+            # older (expired) one: the new one waits until it answers, never moves
+            # ``current`` under it.
             return
         if time.monotonic() - self.started < self.grace:
             self.deferred = True  # looked at again on every turn until the grace ends
@@ -450,10 +480,15 @@ class Wrapper:
             self._write_status(status_line(code, message))
         self.active = req
         self.partial = partial
+        self.begun = time.monotonic()
+        asked = int(time.time())
 
         def mark(r: StepRecord) -> None:
             if r.in_progress is not None and r.in_progress.request_id == req.request_id:
                 r.in_progress.signalled.append(self.procid)
+            task = r.tasks.get(str(self.procid))
+            if task is not None and task.pid == os.getpid():
+                task.busy_since = asked
 
         with contextlib.suppress(StoreError):
             self.store.update(mark)
@@ -484,8 +519,18 @@ class Wrapper:
             self.done_path.unlink()
         self.active = None
         self.partial = None
+        # The program's own save is timed from the request to its status line; DMTCP's
+        # checkpointer measured its own (``_record_image``).
+        measured = None
+        if code == 0 and not self.checkpointer.label:
+            measured = (round(time.monotonic() - self.begun, 3), generation_bytes(image))
 
         def change(rec: StepRecord) -> None:
+            task = rec.tasks.get(str(self.procid))
+            if task is not None and task.pid == os.getpid():
+                task.busy_since = 0
+            if measured is not None:
+                rec.ckpt_seconds[str(self.procid)], rec.image_bytes[str(self.procid)] = measured
             if code == 0:
                 rec.last_image[str(self.procid)] = image
                 rec.last_image_time = int(time.time())
@@ -620,6 +665,8 @@ class Wrapper:
             )
             if watching or self.deferred:
                 timeout = min(timeout, HANDLER_POLL)
+            if self.autopilot is not None:
+                timeout = max(ACTIVE_POLL, min(timeout, self.autopilot.wake_in()))
             info = signal.sigtimedwait(watched, timeout)
             if info is not None:
                 self._on_signal(info)
@@ -632,11 +679,15 @@ class Wrapper:
                 self.look_at_handler()
                 self.check_request()
                 self.check_done()
+                if self.autopilot is not None and self.autopilot.turn(self.child.poll() is None):
+                    self.check_request()  # its own part of the checkpoint it just started
             elif watching:
                 self.look_at_handler()
         if self.active is not None:
             self.check_done()
         self._end(status)
+        if self.autopilot is not None:
+            self.autopilot.finish()
         # Signals still pending were meant for a program that is gone: they stay blocked
         # (and go with the wrapper), so one that arrived as the program ended (scancel's
         # SIGTERM after a SIGKILL) cannot make the wrapper die of something else.
@@ -652,6 +703,16 @@ class Wrapper:
         sig = info.si_signo
         if sig in (signal.SIGCHLD, self.wake_signal):
             return
+        # Preemption, scancel or the time limit, from slurmstepd or anyone: a checkpoint
+        # first when one fits in the grace left (the program gets the signal as before).
+        autopilot, child = self.autopilot, self.child
+        if (
+            sig == signal.SIGTERM
+            and autopilot is not None
+            and child is not None
+            and autopilot.on_sigterm(child.poll() is None)
+        ):
+            self.check_request()
         if info.si_code not in _SENT_BY_PROCESS:
             return  # raised by the kernel for the wrapper itself (SIGPIPE, SIGXFSZ ...)
         if _is_slurmstepd(info.si_pid):
@@ -686,7 +747,11 @@ def _unblock_all() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``sckpt run`` / ``python -m sckpt.backend.checkpointing.wrapper``."""
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = parser.parse_args(policy_words(sys.argv[1:] if argv is None else argv))
+    except SckptError as exc:
+        note(str(exc))
+        return exc.exit_code
     program = list(args.program)
     if program and program[0] == "--":
         program = program[1:]
@@ -695,12 +760,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         settings = refuse_if_read_only(args.read_only, args.config, program)
+        start_policy = run_policy(args, settings)
         checkpointer = None  # the signal the program catches
         if args.transparent:
             from .transparent import transparent_checkpointer
 
             checkpointer = transparent_checkpointer(settings, gzip=args.gzip)
-        return Wrapper(args, program, settings, checkpointer).run()
+        return Wrapper(args, program, settings, checkpointer, start_policy).run()
     except SckptError as exc:
         note(str(exc))
         return exc.exit_code

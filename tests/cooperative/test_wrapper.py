@@ -50,6 +50,7 @@ class Run:
         step: int = 0,
         log: str = "count.log",
         procid: int = 0,
+        wrapper_args: tuple[str, ...] = (),
     ) -> None:
         self.work = work
         self.log = work / log
@@ -76,6 +77,7 @@ class Run:
                 "--grace",
                 "0.5",
                 *(["--name", name] if name else []),
+                *wrapper_args,
                 "--",
                 *argv,
             ],
