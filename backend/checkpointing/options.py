@@ -76,11 +76,11 @@ def policy_words(argv: Sequence[str]) -> list[str]:
         word = words[i]
         if word == "--":
             return out + words[i:]
-        if word in POLICY_OPTIONS and i + 1 < len(words) and words[i + 1].startswith("-"):
-            if words[i + 1] != "--":
-                out.append(f"{word}={words[i + 1]}")
-                i += 2
-                continue
+        value = words[i + 1] if i + 1 < len(words) else ""
+        if word in POLICY_OPTIONS and value.startswith("-") and value != "--":
+            out.append(f"{word}={value}")
+            i += 2
+            continue
         out.append(word)
         i += 1
     return out

@@ -356,8 +356,10 @@ def test_bad_policy_values_are_one_line_and_exit_2_before_the_program_starts(
         "SCKPT_WORK_DIR": str(tmp_path),
     }
     done = subprocess.run(
-        [str(VENV_PYTHON), "-m", "sckpt.backend.checkpointing.wrapper", *args, "--"]
-        + [sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+        [
+            *(str(VENV_PYTHON), "-m", "sckpt.backend.checkpointing.wrapper", *args, "--"),
+            *(sys.executable, "-c", f"open({str(marker)!r}, 'w')"),
+        ],
         env=env,
         capture_output=True,
         text=True,
