@@ -37,8 +37,16 @@ def on_checkpoint(signum: int, frame: object) -> None:
     requested = True
 
 
+TERM_AFTER = 0.0
+"""``--term-after``: seconds it goes on counting after SIGTERM (0: it ends at once)."""
+term_at: float = 0.0
+
+
 def on_term(signum: int, frame: object) -> None:
-    raise SystemExit(143)
+    global term_at
+    if not TERM_AFTER:
+        raise SystemExit(143)
+    term_at = term_at or time.monotonic()
 
 
 def report(text: str) -> None:
@@ -86,7 +94,15 @@ def main() -> int:
     parser.add_argument(
         "--slow-from", type=int, default=1, help="first checkpoint (1, 2 ...) that is slow"
     )
+    parser.add_argument(
+        "--term-after",
+        type=float,
+        default=0.0,
+        help="on SIGTERM, go on this many seconds (a checkpoint may still be asked for)",
+    )
     args = parser.parse_args()
+    global TERM_AFTER
+    TERM_AFTER = args.term_after
 
     count, log_size = 0, 0
     restart = os.environ.get("SLURM_RESTART_DIR")
@@ -105,6 +121,12 @@ def main() -> int:
             if requested:
                 requested = False
                 checkpoint(count, log.tell(), args)
+            if term_at:
+                if not getattr(args, "term_said", False):
+                    args.term_said = True
+                    print(f"counter: SIGTERM at {count}", file=sys.stderr, flush=True)
+                if time.monotonic() - term_at >= TERM_AFTER:
+                    return 143
             count += 1
             log.write(f"{count}\n".encode())
             time.sleep(args.interval)

@@ -46,6 +46,8 @@ LOOK_CEILING = 300.0
 """Bounds of the wait between two looks at the job's end time."""
 CHAIN_END_CODE = errno.ECANCELED
 """The step's error when a requeue chain ends before the program did."""
+REQUEUE_SLACK = 5
+"""Seconds past KillWait a self-requeued job waits before it may start again: its epilog."""
 KILL_WAIT_GUESS = 30
 """Slurm's default KillWait: the grace after a time limit's or scancel's SIGTERM when the
 controller's configuration cannot be read."""
@@ -55,16 +57,18 @@ Requeuer = Callable[[int], str]
 
 
 def requeue_job(job_id: int) -> str:
-    """``scontrol requeue JOB``, then clear the begin time the requeue sets where the
-    controller lets a running job's be changed: "" or the refusal in one line."""
+    """``scontrol requeue JOB``, then bring the begin time it sets close: "" or the refusal
+    in one line.
+
+    A requeue sets the job's begin time ``cred_expire`` (120 s) ahead, and the end of its
+    completion sets it so again only when it is not already ahead (seen on 22.05.8: a
+    begin time set in between is kept).  The job is pending from the requeue on, so its
+    begin time can be changed at once: to when its steps are surely gone (KillWait, after
+    which slurmstepd kills what is left, plus ``REQUEUE_SLACK``).  Had the completion
+    taken longer, it sets the two minutes again: no worse than without.
+    """
     try:
-        done = subprocess.run(
-            ["scontrol", "requeue", str(job_id)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        done = _scontrol("requeue", str(job_id))
     except FileNotFoundError:
         return "scontrol is not installed on this node: the job cannot requeue itself"
     except (OSError, subprocess.SubprocessError) as exc:
@@ -72,20 +76,24 @@ def requeue_job(job_id: int) -> str:
     if done.returncode:
         said = (done.stderr or done.stdout).strip().splitlines()
         return f"scontrol requeue {job_id} refused: {said[-1] if said else done.returncode}"
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        begin = f"StartTime=now+{kill_wait() + REQUEUE_SLACK}"
+        changed = _scontrol("update", f"JobId={job_id}", begin)
+        if changed.returncode:
+            note(f"the requeued job waits out Slurm's begin time: {changed.stderr.strip()}")
     return ""
+
+
+def _scontrol(*words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["scontrol", *words], capture_output=True, text=True, timeout=30, check=False
+    )
 
 
 def kill_wait() -> int:
     """The controller's KillWait (``scontrol show config``), else ``KILL_WAIT_GUESS``."""
     with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
-        out = subprocess.run(
-            ["scontrol", "show", "config"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        ).stdout
-        for line in out.splitlines():
+        for line in _scontrol("show", "config").stdout.splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "KillWait":
                 return int(value.split()[0])

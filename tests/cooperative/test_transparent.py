@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sckpt.backend.checkpointing.dmtcp import DmtcpMissing, find_dmtcp
 from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import CheckpointFailed, Disabled
 from sckpt.backend.facade import Facade
@@ -39,16 +38,6 @@ srun {sckpt} run --transparent --poll 0.5 --name cnt {run_args} -- \\
     {program} $PWD/count.%t.log {program_args}
 """
 PYTHON_COUNTER = f"/usr/bin/python3 {PROGRAM}"
-
-
-@pytest.fixture(scope="module")
-def dmtcp_install() -> object:
-    try:
-        return find_dmtcp()
-    except DmtcpMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{exc.message}: {exc.hint}")
-        pytest.skip(f"{exc.message}: {exc.hint}")
 
 
 class Job:
