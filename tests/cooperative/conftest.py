@@ -12,8 +12,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sckpt.backend.checkpointing.dmtcp import DmtcpMissing, find_dmtcp
@@ -21,8 +22,11 @@ from sckpt.backend.config import Settings
 from sckpt.backend.facade import Facade, open_facade
 from sckpt.backend.model import CheckpointState
 
-from tests.conftest import SlurmCluster
+from tests.conftest import PrivateCluster, SlurmCluster
 from tests.helpers import wait_for
+
+if TYPE_CHECKING:
+    from tests.cooperative.auto_jobs import Job
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "counter.py"
@@ -108,3 +112,24 @@ def cli(shared_dir: Path, *args: str, user: str | None = None) -> subprocess.Com
     if user is not None:
         cmd = ["runuser", "-u", user, "--", *cmd]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd="/tmp")
+
+
+@pytest.fixture
+def jobs(
+    private_cluster: PrivateCluster, shared_dir: Path, dmtcp_install: object
+) -> Iterator[Callable[..., dict[str, Job]]]:
+    """Submit one job per variant (both at once: the test waits on Slurm's clocks once)
+    and wait until each counts under its wrapper (``auto_jobs.py``)."""
+    from tests.cooperative.auto_jobs import cancel_jobs, submit_jobs  # it imports this module
+
+    made: list[Job] = []
+
+    def submit(run_args: str, *sbatch: str, **how: Any) -> dict[str, Job]:
+        out = submit_jobs(private_cluster, shared_dir, run_args, *sbatch, **how)
+        made.extend(out.values())
+        for job in out.values():
+            job.wait(job.running, timeout=120)
+        return out
+
+    yield submit
+    cancel_jobs(private_cluster, made)

@@ -3,20 +3,25 @@
 Each scenario runs a signal program (``examples/counter.py``) and a transparent one
 (``programs/plain_counter.py`` under DMTCP) side by side, as two jobs of sckpt-alice under
 ``sckpt run`` with a policy, and lets Slurm do what it does: a time limit, a preemption by a
-job of a higher partition (``scavenger``, GraceTime 20 s: ``scripts/slurm-cluster``), a
-node set DOWN.  Nobody acts on the jobs but Slurm and the wrappers; the test only watches
-and then checks the counts (every number exactly once) and the images.
+job of a higher partition (``scavenger``, GraceTime 20 s: ``scripts/slurm-cluster``).
+Nobody acts on the jobs but Slurm and the wrappers; the test only watches and then checks
+the counts (every number exactly once) and the images.  Then what must never happen: a
+periodic checkpoint cut off by SIGKILL, a disabled step, a program that would die of its
+signal, a policy that cannot work.  (A node set DOWN: ``test_auto_node.py``.)
 
-The module has a cluster of its own (``private_cluster``): it sets its node DOWN.
+The time-limit chain takes seven minutes of Slurm's clocks: it is submitted as the module
+starts and checked last, the other tests running beside it on the module's own cluster
+(``private_cluster``).
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -24,154 +29,32 @@ from sckpt.backend.checkpointing.protocol import (
     CAUSE_BEFORE_END,
     CAUSE_INTERVAL,
     CAUSE_SIGTERM,
-    StepRecord,
 )
-from sckpt.backend.checkpointing.store import StepStore
-from sckpt.backend.model import StepId
 
 from tests.conftest import PrivateCluster
-from tests.cooperative.conftest import ALICE, EXAMPLE, SCKPT
-from tests.cooperative.test_transparent import PROGRAM as PLAIN_COUNTER
+from tests.cooperative.auto_jobs import Job, cancel_jobs, submit_jobs
+from tests.cooperative.conftest import SCKPT
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slurm
 
-PAUSE = 0.1
-"""Seconds per count: 3000 counts are five minutes of work."""
-VARIANTS = ("signal", "transparent")
+CHAIN_LIMIT = 3000
+"""Five minutes of work at ``PAUSE``."""
 
 
-@dataclass
-class Job:
-    """One job of sckpt-alice on the module's cluster, counting under ``sckpt run``."""
-
-    cluster: PrivateCluster
-    work: Path
-    variant: str
-    id: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def log(self) -> Path:
-        return self.work / "count.log"
-
-    def record(self) -> StepRecord | None:
-        try:
-            return StepStore(self.work / ".sckpt", StepId(self.id, 0)).read()
-        except Exception:
-            return None
-
-    def show(self) -> str:
-        return self.cluster.run("scontrol", "show", "job", str(self.id), check=False).stdout
-
-    def field(self, name: str) -> str:
-        match = re.search(rf"\b{name}=(\S*)", self.show())
-        return match.group(1) if match else ""
-
-    def counted(self) -> list[int]:
-        try:
-            text = self.log.read_text()
-        except FileNotFoundError:
-            return []
-        return [int(x) for x in text.split("\n")[:-1] if x.isdigit()]
-
-    def output(self) -> str:
-        try:
-            return (self.work / "out.txt").read_text()
-        except FileNotFoundError:
-            return ""
-
-    def running(self, restart_count: int = 0) -> bool:
-        rec = self.record()
-        task = rec.tasks.get("0") if rec is not None else None
-        return (
-            task is not None
-            and task.state == "running"
-            and task.restart_count == restart_count
-            and (task.handler == "caught" or bool(task.checkpointer))
-            and bool(self.counted())
-        )
-
-    def done_lines(self, cause: str = "") -> list[dict[str, object]]:
-        """The record's history lines of checkpoints that completed (of ``cause``)."""
-        rec = self.record()
-        return [
-            h
-            for h in (rec.history if rec is not None else [])
-            if h["operation"] == "done" and h["code"] == 0 and (not cause or h["cause"] == cause)
-        ]
-
-    def wait(self, predicate: Callable[[], object], timeout: float) -> None:
-        """``wait_for`` that, when it fails, says what Slurm and the record know."""
-        try:
-            wait_for(predicate, timeout=timeout)
-        except AssertionError as exc:
-            rec = self.record()
-            history = "\n".join(map(str, rec.history[-15:])) if rec is not None else "-"
-            raise AssertionError(
-                f"{self.variant}: {exc}\n{self.show()}\n{history}\n{self.output()[-3000:]}"
-            ) from None
-
-
-def _script(variant: str, run_args: str, limit: int, term_after: float) -> str:
-    if variant == "signal":
-        program = (
-            f"/usr/bin/python3 {EXAMPLE} --log $PWD/count.log --interval {PAUSE} "
-            f"--limit {limit} --term-after {term_after}"
-        )
-        how = ""
-    else:
-        program = f"/usr/bin/python3 {PLAIN_COUNTER} $PWD/count.log 0 {limit} {PAUSE}"
-        how = "--transparent"
-    return (
-        "#!/bin/bash\n"
-        'echo "run ${SLURM_RESTART_COUNT:-0} $(date +%s)"\n'
-        f"srun -n1 {SCKPT} run {how} --poll 0.5 --name cnt {run_args} -- {program}\n"
-    )
-
-
-@pytest.fixture
-def jobs(
-    private_cluster: PrivateCluster, shared_dir: Path, dmtcp_install: object
-) -> Iterator[Callable[..., dict[str, Job]]]:
-    """Submit one job per variant (both at once: the module waits on Slurm's clocks once)."""
-    made: list[Job] = []
-
-    def submit(
-        run_args: str, *sbatch: str, limit: int = 0, term_after: float = 0.0
-    ) -> dict[str, Job]:
-        out: dict[str, Job] = {}
-        for variant in VARIANTS:
-            work = shared_dir / variant
-            work.mkdir()
-            subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
-            (work / "job.sh").write_text(_script(variant, run_args, limit, term_after))
-            (work / "job.sh").chmod(0o755)
-            job = Job(private_cluster, work, variant)
-            sub = private_cluster.run(
-                "sbatch", "--parsable", f"--chdir={work}", "--requeue", "--open-mode=append",
-                "-o", str(work / "out.txt"), "-J", f"auto-{variant}", *sbatch,
-                str(work / "job.sh"), user=ALICE, cwd=str(work),
-            )  # fmt: skip
-            job.id = int(sub.stdout.strip().split(";")[0])
-            made.append(job)
-            out[variant] = job
-        for job in out.values():
-            job.wait(job.running, timeout=120)
-        return out
-
-    yield submit
-    ids = [str(j.id) for j in made if j.id]
-    if ids:
-        private_cluster.run("scancel", *ids, check=False)
-        wait_for(
-            lambda: (
-                not private_cluster.run(
-                    "squeue", "-h", "-j", ",".join(ids), check=False
-                ).stdout.strip()
-            ),
-            timeout=120,
-        )
+@pytest.fixture(scope="module", autouse=True)
+def chain(private_cluster: PrivateCluster, dmtcp_install: object) -> Iterator[dict[str, Job]]:
+    """The time-limit chain's jobs, submitted as the module starts: they run their seven
+    minutes beside the module's other tests (one CPU each, in the default partition, which
+    nothing preempts), and the last test checks them."""
+    top = Path(tempfile.mkdtemp(prefix="sckpt-chain-", dir="/tmp"))
+    top.chmod(0o755)
+    started = submit_jobs(private_cluster, top, "--before-end 30s", "--time=2", limit=CHAIN_LIMIT)
+    try:
+        yield started
+    finally:
+        cancel_jobs(private_cluster, list(started.values()))
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def _exact(job: Job, limit: int) -> None:
@@ -181,46 +64,20 @@ def _exact(job: Job, limit: int) -> None:
     )
 
 
-def test_a_time_limit_chain_runs_past_the_limit_to_the_exact_result(
-    jobs: Callable[..., dict[str, Job]],
-) -> None:
-    """--time=2 and five minutes of work, under --before-end: a chain of runs, each
-    resuming from the image taken before the previous one's end, requeued by the wrapper
-    with its begin time brought close (Slurm's would be two minutes)."""
-    limit = 3000
-    started = jobs("--before-end 30s", "--time=2", limit=limit)
-    for job in started.values():
-        job.wait(lambda job=job: job.field("JobState") == "COMPLETED", timeout=900)
-    for job in started.values():
-        _exact(job, limit)
-        restarts = int(job.field("Restarts"))
-        assert restarts >= 2, f"{job.variant}: {restarts} restarts"
-        rec = job.record()
-        assert rec is not None
-        links = [h for h in rec.history if h["operation"] == "requeue"]
-        assert len(links) == restarts, rec.history
-        assert len(job.done_lines(CAUSE_BEFORE_END)) >= restarts
-        # each run started within seconds of the previous one's requeue, not two minutes
-        runs = [int(x) for x in re.findall(r"^run \d+ (\d+)$", job.output(), re.MULTILINE)]
-        requeued = [int(h["time"]) for h in links]  # type: ignore[call-overload]
-        gaps = [start - at for at, start in zip(requeued, runs[1:], strict=False)]
-        assert gaps and max(gaps) < 60, (gaps, job.output())
-        assert rec.tasks["0"].start_note.startswith("resumed from generation")
-
-
 def test_a_preempted_job_checkpoints_in_its_grace_and_resumes_by_itself(
     jobs: Callable[..., dict[str, Job]], private_cluster: PrivateCluster
 ) -> None:
     """Two scavenger jobs under --every 20s are preempted by a debug job that needs every
-    CPU.  They resume afterwards with nobody acting: the signal program (which goes on 8 s
-    after SIGTERM) from its SIGTERM checkpoint, losing nothing; the transparent one (which
-    dies of SIGTERM) from its last interval image, losing at most one interval."""
+    CPU the chain's jobs leave.  They resume afterwards with nobody acting: the signal
+    program (which goes on 8 s after SIGTERM) from its SIGTERM checkpoint, losing nothing;
+    the transparent one (which dies of SIGTERM) from its last interval image, losing at
+    most one interval."""
     every = 20
-    started = jobs(f"--every {every}s", "-p", "scavenger", "-c", "32", term_after=8)
+    started = jobs(f"--every {every}s", "-p", "scavenger", "-c", "31", term_after=8)
     for job in started.values():
         job.wait(lambda job=job: job.done_lines(CAUSE_INTERVAL), timeout=every + 60)
     high = private_cluster.run(
-        "sbatch", "--parsable", "-p", "debug", "-c", "64", "-o", "/dev/null", "--wrap", "sleep 5"
+        "sbatch", "--parsable", "-p", "debug", "-c", "62", "-o", "/dev/null", "--wrap", "sleep 5"
     )
     high_id = high.stdout.strip().split(";")[0]
     for job in started.values():
@@ -247,28 +104,100 @@ def test_a_preempted_job_checkpoints_in_its_grace_and_resumes_by_itself(
         assert values == list(range(1, len(values) + 1)), f"{job.variant}: gap or repeat"
 
 
-def test_a_node_failure_resumes_from_the_last_periodic_image(
+def test_a_periodic_checkpoint_cut_off_mid_write_leaves_the_last_image_good(
     jobs: Callable[..., dict[str, Job]], private_cluster: PrivateCluster
 ) -> None:
-    """A node set DOWN ends the jobs with no signal; Slurm requeues them (--requeue), and
-    once the node is back they resume from their last interval image by themselves."""
-    started = jobs("--every 10s")
-    for job in started.values():
-        job.wait(lambda job=job: len(job.done_lines(CAUSE_INTERVAL)) >= 1, timeout=60)
-    node = private_cluster.node
-    private_cluster.run("scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=test")
-    try:
-        for job in started.values():
-            job.wait(lambda job=job: int(job.field("Restarts") or 0) >= 1, timeout=120)
-    finally:
-        private_cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME")
-    for job in started.values():  # Slurm's begin time: cred_expire, two minutes
-        job.wait(lambda job=job: job.running(restart_count=1), timeout=300)
-    for job in started.values():
+    """The second interval checkpoint hangs between writing ``state.tmp`` and renaming it;
+    ``scancel --signal=KILL --full`` then; a restart resumes from the first, untouched."""
+    started = jobs("--every 10s", variants=("signal",), slow=30.0)
+    job = started["signal"]
+    job.wait(lambda: len(job.done_lines(CAUSE_INTERVAL)) == 1, timeout=60)
+    task = job.work / f"{job.id}.cnt" / "task0"
+    first = (task / "g1" / "state").read_bytes()
+    job.wait(lambda: (task / "current" / "state.tmp").exists(), timeout=60)
+    private_cluster.run("scancel", "--signal=KILL", "--full", str(job.id))
+    job.wait(lambda: job.field("JobState") in ("CANCELLED", "FAILED"), timeout=60)
+    assert (task / "g1" / "state").read_bytes() == first
+    assert not (task / "g2").exists()
+    restart = subprocess.run(
+        [str(SCKPT), "restart", str(job.id), "--wait"],
+        env=private_cluster.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/tmp",
+    )
+    assert restart.returncode == 0, (restart.stdout, restart.stderr)
+    job.wait(lambda: job.running(restart_count=1), timeout=120)
+    count = first.split()[0].decode()
+    assert f"counter: resumed from {count} ({task / 'g1'})" in job.output()
+
+
+def test_a_disabled_step_waits_and_a_program_that_would_die_is_never_sent_the_signal(
+    jobs: Callable[..., dict[str, Job]], private_cluster: PrivateCluster
+) -> None:
+    """--every 10s on a disabled step: skipped, then taken within a poll of its enable.
+    The same policy on a program that does not catch SIGUSR1: never signalled, it runs on."""
+    started = jobs("--every 10s", variants=("signal", "uncaught"))
+    job, plain = started["signal"], started["uncaught"]
+    env = private_cluster.env()
+
+    def sckpt(*words: str) -> None:
+        done = subprocess.run(
+            [str(SCKPT), *words], env=env, capture_output=True, text=True, timeout=60, cwd="/tmp"
+        )
+        assert done.returncode == 0, (done.stdout, done.stderr)
+
+    sckpt("disable", f"{job.id}.0")  # the first interval is due 10 s after start
+    wait_for(lambda: time.time() - job.started() >= 25, timeout=60)
+    assert job.done_lines(CAUSE_INTERVAL) == []
+    enabled = time.time()
+    sckpt("enable", f"{job.id}.0")
+    job.wait(lambda: job.done_lines(CAUSE_INTERVAL), timeout=15)
+    assert int(job.done_lines(CAUSE_INTERVAL)[0]["time"]) - enabled < 5  # type: ignore[call-overload]
+    rec = plain.record()
+    assert rec is not None and rec.tasks["0"].handler == "default"
+    assert plain.field("JobState") == "RUNNING" and plain.done_lines() == []
+    before = len(plain.counted())
+    wait_for(lambda: len(plain.counted()) > before + 20, timeout=30)
+
+
+def test_a_before_end_as_long_as_the_limit_is_refused_before_the_program_starts(
+    private_cluster: PrivateCluster, shared_dir: Path
+) -> None:
+    started = submit_jobs(
+        private_cluster, shared_dir, "--before-end 2m", "--time=1", limit=10, variants=("signal",)
+    )
+    job = started["signal"]
+    job.wait(lambda: job.field("JobState") in ("FAILED", "COMPLETED"), timeout=120)
+    said = [line for line in job.output().splitlines() if line.startswith("sckpt run:")]
+    assert said == [
+        f"sckpt run: --before-end 2m is not shorter than job {job.id}'s time limit (1m)"
+    ], job.output()
+    assert not job.log.exists()
+
+
+def test_a_time_limit_chain_runs_past_the_limit_to_the_exact_result(
+    chain: dict[str, Job],
+) -> None:
+    """--time=2 and five minutes of work, under --before-end: a chain of runs, each
+    resuming from the image taken before the previous one's end, requeued by the wrapper
+    with its begin time brought close (Slurm's would be two minutes).  Submitted when the
+    module started (``chain``); the module's other tests ran meanwhile."""
+    for job in chain.values():
+        job.wait(lambda job=job: job.field("JobState") == "COMPLETED", timeout=900)
+    for job in chain.values():
+        _exact(job, CHAIN_LIMIT)
+        restarts = int(job.field("Restarts"))
+        assert restarts >= 2, f"{job.variant}: {restarts} restarts"
         rec = job.record()
         assert rec is not None
-        note = rec.tasks["0"].start_note
-        assert note.startswith("resumed from generation"), note
-        wait_for(lambda job=job: len(job.counted()) > 100, timeout=60)
-        values = job.counted()
-        assert values == list(range(1, len(values) + 1)), f"{job.variant}: gap or repeat"
+        links = [h for h in rec.history if h["operation"] == "requeue"]
+        assert len(links) == restarts, rec.history
+        assert len(job.done_lines(CAUSE_BEFORE_END)) >= restarts
+        # each run started within seconds of the previous one's requeue, not two minutes
+        runs = [int(x) for x in re.findall(r"^run \d+ (\d+)$", job.output(), re.MULTILINE)]
+        requeued = [int(h["time"]) for h in links]  # type: ignore[call-overload]
+        gaps = [start - at for at, start in zip(requeued, runs[1:], strict=False)]
+        assert gaps and max(gaps) < 60, (gaps, job.output())
+        assert rec.tasks["0"].start_note.startswith("resumed from generation")
