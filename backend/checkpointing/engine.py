@@ -629,7 +629,7 @@ class CooperativeEngine(LiveEngine):
             for t in targets:
                 with contextlib.suppress(SckptError):
                     self._update(t, lambda r: setattr(r, "ended_at", time.time()))
-            detail += f"; job {job.job_id} requeued and held (restart brings it back){settled}"
+            detail += f"; job {job.label} requeued and held (restart brings it back){settled}"
         else:
             ended: list[StepId] = []
             for t in targets:
@@ -754,7 +754,7 @@ class CooperativeEngine(LiveEngine):
             code = next(code for code, _why in plan if code)
             raise UnsafeRestart(
                 code,
-                f"job {job.job_id} cannot resume every task: " + "; ".join(lost[:6]),
+                f"job {job.label} cannot resume every task: " + "; ".join(lost[:6]),
                 "nothing was changed; restore the image, or restart --force and those tasks "
                 "start from the beginning",
                 losses=tuple(lost),
@@ -800,7 +800,7 @@ class CooperativeEngine(LiveEngine):
         said = "; ".join(
             [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
         )
-        return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
+        return ActionResult(target, "restart", f"job {job.label} released{where}; {said}")
 
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str

@@ -216,13 +216,17 @@ def test_array_tasks_restart_and_wait_for_their_resume(array: Array, shared_dir:
     # resume from its image at once, not after 30 s of "no task registered".
     vacated = cli(shared_dir, "vacate", f"{run}_2", "--max-wait", "60", user=ALICE)
     assert vacated.returncode == 0, vacated.stderr
+    assert f"job {run}_2 requeued and held" in vacated.stdout  # named as it was typed
     wait_for(lambda: array.state(2) == "PENDING", timeout=60)
     assert array.state(1) == array.state(3) == "RUNNING"
     began = time.monotonic()
     restarted = cli(shared_dir, "restart", f"{run}_2", "--wait", user=ALICE)
     took = time.monotonic() - began
     assert restarted.returncode == 0, restarted.stderr
-    assert f"{run}_2: restart running" in restarted.stdout
+    assert restarted.stdout.startswith(
+        f"{run}_2: restart running: job {run}_2 released; {run}_2.0 task 0 resumes from "
+        "generation 1"
+    ), restarted.stdout
     assert "resumed from generation 1" in restarted.stderr + restarted.stdout
     assert took < 30, took
     assert array.state(2) == "RUNNING" and array.registered(2, restart_count=1)
