@@ -263,6 +263,15 @@ class UnsafeVacate(NeedsForce):
     """
 
 
+class NotRequeueable(UnsafeVacate):
+    """Vacate refused because Slurm cannot requeue the job (it has no batch script): ending
+    it would end it for good, since restart brings a job back by a requeue.  The code is
+    the controller's own answer to such a requeue, ESLURM_BATCH_ONLY.  Nothing was done;
+    ``force`` ends its steps anyway (after their checkpoint)."""
+
+    expected_code = ESLURM_BATCH_ONLY
+
+
 class UnsafeRestart(NeedsForce):
     """Restart refused because a task's recorded image is missing or unreadable: that task
     would start from zero.  The code is the image's (ENOENT, EACCES ...).  The job stays

@@ -292,6 +292,23 @@ def check_restart(target: StepId, job: Job | None, ended: bool | None = None) ->
         raise JobNotFinished(hint=f"job {target.job_id} is {job.state.value.lower()}")
 
 
+def requeue_refusal(job: Job) -> str:
+    """Why Slurm cannot requeue ``job``; "" when it can.
+
+    Only a job with a batch script can be requeued (``slurm_requeue`` answers
+    ESLURM_BATCH_ONLY for one started by ``srun`` or ``salloc``), and a requeue is how the
+    cooperative vacate ends a job so that restart can bring it back.  Vacate and restart
+    (and anything that would end a job to resume it later) say this one sentence, so the
+    command line and the console give the same reason.
+    """
+    if job.batch:
+        return ""
+    return (
+        f"job {job.job_id} has no batch script (started by srun or salloc), so Slurm "
+        "cannot requeue it and restart cannot bring it back"
+    )
+
+
 def no_image_hint(job_id: int, image_dir: str | None) -> str:
     """What restart's bare ENOENT means, and what would make an image: the API answers
     with the code only, which read as a missing file of sckpt's own."""

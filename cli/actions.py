@@ -8,7 +8,9 @@ waiting out the same timeout.
 ``--wait`` (create, vacate) then watches each target's checkpoint through the facade until
 it is no longer in progress and reports its outcome in ``backend/progress.py``'s words
 (``completed``, ``failed (28)``); Ctrl-C during the wait stops watching, never the
-checkpoint.
+checkpoint.  ``restart --wait`` restarts every target first, then watches the jobs together
+until each runs and its tasks said how they started (an array's tasks come back side by
+side).
 """
 
 from __future__ import annotations
@@ -134,11 +136,7 @@ def _call(
             outcome.progress = progress.REQUESTED
         if isinstance(outcome.value, AbleResult):
             outcome.notes = outcome.value.notes
-        if wait and op.resumes:
-            outcome.progress, outcome.notes, outcome.error = _wait_for_resume(
-                facade, target, timing
-            )
-        elif wait:
+        if wait and not op.resumes:  # a restart is watched by _resume_all
             shown = WaitProgress(op.name, target, line, clock=timing.monotonic)
             outcome.progress = _wait_for_outcome(facade, target, shown, timing)
             if outcome.progress not in (progress.COMPLETED, ENDED):
@@ -177,46 +175,124 @@ REGISTER_GRACE_SECONDS = 30.0
 registered under ``sckpt run`` (the state directory may be unusable: see its stderr)."""
 
 
-def _wait_for_resume(
-    facade: Facade, target: StepId, timing: WaitTiming
-) -> tuple[str, tuple[str, ...], SckptError | None]:
-    """Watch a restarted job until it runs and its tasks said how they started.
+Resumed = tuple[str, tuple[str, ...], SckptError | None]
+"""What watching one restarted job came to: the progress word, its tasks' words, and an
+error when not every task resumed (``NotResumed``)."""
 
-    Returns the progress word, the tasks' words, and an error when a task did not resume
-    (it started from zero, or runs without checkpoint support) or nothing could be seen.
-    The words are final once two looks a second apart agree (tasks register one by one).
+
+@dataclass
+class _ResumeWatch:
+    """One restarted job being watched until it runs and its tasks said how they started.
+
+    Each ``look`` is one question to the facade; the words are final once two looks a
+    second apart agree (tasks register one by one).
     """
-    started = timing.monotonic()
-    deadline = started + progress.RESUME_WAIT_SECONDS
-    running_since = 0.0
+
+    target: StepId
+    started: float
+    running_since: float = 0.0
     last: tuple[str, ...] | None = None
-    seen_active = False
+    seen_active: bool = False
     """The job was seen pending or running again: a finished state after that is its end,
     where one before it may be the listing from before the requeue took effect."""
-    while True:
+
+    def look(self, facade: Facade, timing: WaitTiming) -> Resumed | None:
+        """One look: the outcome once there is one, else None (look again later)."""
         try:
-            state = facade.resume_state(target)
+            state = facade.resume_state(self.target)
         except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
-            return ENDED, last or (), NotResumed(last or (), ended=True)
+            return ENDED, self.last or (), NotResumed(self.last or (), ended=True)
         now = timing.monotonic()
         if state.state.is_finished:
-            if seen_active or now - started > REGISTER_GRACE_SECONDS:
+            if self.seen_active or now - self.started > REGISTER_GRACE_SECONDS:
                 return ENDED, state.notes, NotResumed(state.notes, ended=True)
-            timing.sleep(timing.poll_seconds)
-            continue
-        seen_active = True
+            return None
+        self.seen_active = True
         if state.state == JobState.RUNNING:
-            running_since = running_since or now
-            if state.notes and state.notes == last:
+            self.running_since = self.running_since or now
+            if state.notes and state.notes == self.last:
                 if state.resumed:
                     return progress.RUNNING, state.notes, None
                 return progress.RUNNING, state.notes, NotResumed(state.notes)
-            if not state.notes and now - running_since > REGISTER_GRACE_SECONDS:
+            if not state.notes and now - self.running_since > REGISTER_GRACE_SECONDS:
                 return progress.RUNNING, (), NotResumed(())
-        if now > deadline:
+        if now > self.started + progress.RESUME_WAIT_SECONDS:
             return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
-        last = state.notes
-        timing.sleep(timing.poll_seconds)
+        self.last = state.notes
+        return None
+
+
+def _wait_for_resumes(
+    facade: Facade, targets: Sequence[StepId], timing: WaitTiming
+) -> list[Resumed | None]:
+    """Watch restarted jobs together until each runs and its tasks said how they started.
+
+    Together, not one after another: the tasks of an array (``restart 123 --wait``) come
+    back side by side, and watching them in turn made the last one wait for every other
+    one's registration first.  Each round looks once at each job still watched.  Returns
+    each target's outcome in order; on Ctrl-C, None for those still watched (the restarts
+    go on: only the watching stopped).
+    """
+    watches = {index: _ResumeWatch(t, timing.monotonic()) for index, t in enumerate(targets)}
+    results: list[Resumed | None] = [None] * len(targets)
+    try:
+        while watches:
+            for index, watch in list(watches.items()):
+                found = watch.look(facade, timing)
+                if found is not None:
+                    results[index] = found
+                    del watches[index]
+            if watches:
+                timing.sleep(timing.poll_seconds)
+    except KeyboardInterrupt:
+        pass  # the caller reports the targets still watched as interrupted
+    return results
+
+
+def _resume_all(
+    facade: Facade,
+    op: Operation,
+    targets: Sequence[StepId],
+    values: Mapping[str, Any],
+    timing: WaitTiming,
+) -> list[Outcome]:
+    """``restart --wait``: restart each target in turn, then watch the restarted ones
+    together (``_wait_for_resumes``).
+
+    As for any operation, once Slurm does not answer for one target the others are not
+    attempted, and Ctrl-C stops: a restart already made goes on and is reported as no
+    longer watched, a target not reached yet is not attempted.
+    """
+    outcomes: list[Outcome] = []
+    unreachable: SckptError | None = None
+    interrupted = False
+    for target in targets:
+        if interrupted:
+            outcomes.append(Outcome(target, op.name, error=NotAttemptedInterrupted()))
+            continue
+        if unreachable is not None:
+            outcomes.append(Outcome(target, op.name, error=NotAttempted(unreachable)))
+            continue
+        try:
+            outcome = _call(facade, op, target, values, wait=False, timing=timing)
+        except KeyboardInterrupt:
+            outcome = Outcome(target, op.name, error=Interrupted(op.name, target))
+            outcome.progress = progress.IN_PROGRESS
+            interrupted = True
+        if outcome.exit_code == EXIT_UNREACHABLE:
+            unreachable = outcome.error
+        outcomes.append(outcome)
+    restarted = [o for o in outcomes if o.error is None]
+    found: list[Resumed | None] = [None] * len(restarted)
+    if not interrupted:
+        found = _wait_for_resumes(facade, [o.target for o in restarted], timing)
+    for outcome, resumed in zip(restarted, found, strict=True):
+        if resumed is None:
+            outcome.error = Interrupted(op.name, outcome.target)
+            outcome.progress = progress.IN_PROGRESS
+        else:
+            outcome.progress, outcome.notes, outcome.error = resumed
+    return outcomes
 
 
 class NotResumed(SckptError):
@@ -351,6 +427,17 @@ def run_actions(
     unreachable: SckptError | None = None
     interrupted = False
     targets = _expanded(facade, targets)
+    if wait and op.resumes:  # restart --wait: every restart first, then watched together
+        outcomes = _resume_all(facade, op, targets, values, timing)
+        for outcome in outcomes:
+            _report(
+                outcome,
+                several=len(targets) > 1,
+                as_json=as_json,
+                historical=historical,
+                debug=debug,
+            )
+        return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
     line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
     for target in targets:
         if interrupted:

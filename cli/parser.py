@@ -266,8 +266,9 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
             {
                 "action": "store_true",
                 "help": "vacate: end the job even where tasks have no image (a failed "
-                "checkpoint, a step not under sckpt run); restart: release it even where a "
-                "task's image is missing; those tasks then start from the beginning",
+                "checkpoint, a step not under sckpt run), or one Slurm cannot requeue (no "
+                "batch script: restart cannot bring it back); restart: release it even where "
+                "a task's image is missing; those tasks then start from the beginning",
             },
             None,
         ),

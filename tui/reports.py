@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from rich.text import Text
 from sckpt.backend import progress
-from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
+from sckpt.backend.errors import (
+    ControllerUnreachable,
+    NeedsForce,
+    NotRequeueable,
+    SckptError,
+    SlurmError,
+)
 from sckpt.backend.model import AbleResult, CheckpointError, JobView, StepId, job_step_id
 
 from .console_text import clock_time, literal, printable
@@ -97,17 +103,25 @@ def force_question(operation: str, described: str, exc: NeedsForce) -> Text:
     """A vacate or restart refused because tasks would lose their work: which, and
     whether to act anyway (``described`` names the target)."""
     restart = operation == "restart"
+    for_good = isinstance(exc, NotRequeueable)
     question = Text()
     question.append(f"{operation.capitalize()} ", style="bold")
     question.append_text(literal(described, style="bold"))
     if restart:
         question.append(" anyway?\n\nNo image to resume from, it stays as it is for now:\n")
+    elif for_good:  # the engine's reason (rules.requeue_refusal), as the command line says it
+        question.append(" anyway?\n\nIt keeps running for now:\n")
     else:
         question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
     for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
         question.append(f"- {printable(loss)}\n")
     if restart:
         question.append("\nYes restarts it anyway: these tasks start from the beginning.")
+    elif for_good:
+        question.append(
+            "\nYes ends it anyway, after its checkpoint: restart cannot bring it back. "
+            "A create saves an image and leaves it running."
+        )
     else:
         question.append("\nYes ends it anyway: restart then starts these without an image.")
     return question

@@ -15,7 +15,9 @@ create   record the request (who, when, image dir, max_wait), wake the wrapper w
          a timeout is recorded as ETIME
 vacate   create, then end the step: a batch job is requeued held (``slurm_requeue`` with
          JOB_REQUEUE_HOLD) after every registered step was checkpointed, so restart can bring
-         it back; other jobs' steps get SIGTERM (``slurm_kill_job_step``)
+         it back; a job Slurm cannot requeue (no batch script: ``rules.requeue_refusal``)
+         is refused before anything is sent, ESLURM_BATCH_ONLY, unless forced: then its
+         steps get SIGTERM (``slurm_kill_job_step``) and it is gone for good
 restart  whole job only: release the held job (or requeue a finished batch job), start it
          now, pinned to its previous nodes with ``stick``; each wrapper then hands
          SLURM_RESTART_DIR (its last complete image) to the program
@@ -54,10 +56,12 @@ from .. import rules
 from ..engines.base import Engine
 from ..engines.live import LiveEngine
 from ..errors import (
+    ESLURM_BATCH_ONLY,
     ESLURM_INVALID_JOB_ID,
     ESLURM_NOT_SUPPORTED,
     CheckpointFailed,
     InvalidJobId,
+    NotRequeueable,
     NotSupported,
     SckptError,
     UnsafeRestart,
@@ -540,10 +544,12 @@ class CooperativeEngine(LiveEngine):
     ) -> ActionResult:
         """Checkpoint, then end: never without an image unless ``force``.
 
-        Refused before anything is sent when a task's program does not catch its signal, or
-        when the requeue of a batch job would end steps that are not under ``sckpt run``;
-        after the checkpoint, when any task's did not complete (the job keeps running).
-        ``force`` goes on in each case and says what restart will start without an image.
+        Refused before anything is sent when Slurm cannot requeue the job (no batch script:
+        ending it would end it for good, ``NotRequeueable``), when a task's program does not
+        catch its signal, or when the requeue of a batch job would end steps that are not
+        under ``sckpt run``; after the checkpoint, when any task's did not complete (the job
+        keeps running).  ``force`` goes on in each case and says what restart will start
+        without an image, or that it cannot bring the job back.
         """
         job = self._checks(target)
         try:
@@ -556,6 +562,14 @@ class CooperativeEngine(LiveEngine):
                     "(`sckpt requeue` or `sckpt cancel` end it without an image)"
                 )
             raise
+        unrequeueable = rules.requeue_refusal(job)
+        if unrequeueable and not force:
+            # Ending it (SIGTERM) would end it for good: its images could never be used.
+            raise NotRequeueable(
+                hint=f"{unrequeueable}: a vacate would end it for good; nothing was done; "
+                "`sckpt create` saves an image and leaves it running; --force ends it anyway",
+                losses=(f"{unrequeueable}: a vacate would end it for good",),
+            )
         if job.batch and not target.is_whole_job:
             # The requeue ends every step: checkpoint the other registered ones too.
             with contextlib.suppress(SckptError):
@@ -626,7 +640,7 @@ class CooperativeEngine(LiveEngine):
             for t in targets:
                 with contextlib.suppress(SckptError):
                     self._update(t, lambda r: setattr(r, "ended_at", time.time()))
-            detail += f"; job {job.job_id} requeued and held (restart brings it back){settled}"
+            detail += f"; job {job.label} requeued and held (restart brings it back){settled}"
         else:
             ended: list[StepId] = []
             for t in targets:
@@ -637,7 +651,7 @@ class CooperativeEngine(LiveEngine):
                     self._half_done(targets, f"{t.step.step_id} was not ended{done}", exc)
                     raise
                 ended.append(t.step.step_id)
-            detail += "; step ended (SIGTERM)"
+            detail += f"; step ended (SIGTERM); forced: {unrequeueable}"
         if lost:
             detail += "; forced: restart will start without an image for " + "; ".join(lost[:6])
         return ActionResult(target, "vacate", detail)
@@ -699,8 +713,9 @@ class CooperativeEngine(LiveEngine):
             )
         waiting = job.state == JobState.PENDING and job.held
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
-        if not job.batch:
-            raise NotSupported(hint="only batch jobs can be requeued by Slurm")
+        unrequeueable = rules.requeue_refusal(job)
+        if unrequeueable:
+            raise error_for(ESLURM_BATCH_ONLY, hint=unrequeueable)
         records = job_records(self._state_dir_of(job), job, strict=True)
         chosen: list[tuple[StepStore, str, dict[str, str]]] = []
         if image_dir:
@@ -750,7 +765,7 @@ class CooperativeEngine(LiveEngine):
             code = next(code for code, _why in plan if code)
             raise UnsafeRestart(
                 code,
-                f"job {job.job_id} cannot resume every task: " + "; ".join(lost[:6]),
+                f"job {job.label} cannot resume every task: " + "; ".join(lost[:6]),
                 "nothing was changed; restore the image, or restart --force and those tasks "
                 "start from the beginning",
                 losses=tuple(lost),
@@ -796,7 +811,7 @@ class CooperativeEngine(LiveEngine):
         said = "; ".join(
             [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
         )
-        return ActionResult(target, "restart", f"job {job.job_id} released{where}; {said}")
+        return ActionResult(target, "restart", f"job {job.label} released{where}; {said}")
 
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str

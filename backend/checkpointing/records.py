@@ -117,7 +117,7 @@ def resume_plan(
     plan: list[tuple[int, str]] = []
     for store, rec in records:
         for procid in sorted(set(rec.tasks) | set(rec.last_image), key=procid_order):
-            who = f"{store.step} task {procid}"
+            who = f"{job.label}.{store.step.step_text} task {procid}"  # an array's 7_3.0
             path = recorded_image(images, rec.name, rec, int(procid))
             if not path:
                 plan.append((0, f"{who} starts fresh (no image recorded)"))

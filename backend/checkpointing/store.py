@@ -287,6 +287,20 @@ class _GuardedFile:
             ) from None
 
 
+def state_file_step(step: StepId) -> StepId:
+    """The id that names ``step``'s state files: its job record's own id and the step.
+
+    The one rule for every reader and writer.  The wrapper knows its step from
+    ``SLURM_JOB_ID``, which in an array task is the task's own job record (squeue's ``%A``),
+    never the array's id; the engine is handed steps named as squeue names them, and an
+    array task's ``7_3.0`` (``model.label_steps``) prints as that, so a file name taken
+    from it was one no wrapper writes: the task looked as if it were not under ``sckpt
+    run``.  The array's names and the cluster (never part of a file name) are dropped here,
+    so whoever opens a store finds the task's own file.
+    """
+    return StepId(step.job_id, step.step)
+
+
 class StepStore(_GuardedFile):
     """The state file of one step, with locked read-modify-write updates.
 
@@ -296,8 +310,10 @@ class StepStore(_GuardedFile):
     """
 
     def __init__(self, directory: Path, step: StepId, owner: int | None = None) -> None:
+        step = state_file_step(step)
         super().__init__(directory, step_key(step), owner)
         self.step = step
+        """The step as its files name it (``state_file_step``): no array names."""
 
     def done_file(self, procid: int) -> Path:
         """Where task ``procid`` writes its completion status (``$SCKPT_CKPT_DONE``)."""

@@ -7,6 +7,7 @@ on plain records: no cluster, no clock.
 from __future__ import annotations
 
 import errno
+from dataclasses import replace
 
 import pytest
 from sckpt.backend import rules
@@ -170,6 +171,16 @@ def test_restart_job_known_and_not_finished() -> None:
     assert code_of(rules.check_restart, JOB, None) == 0  # forgotten: the record decides
     held = job(JobState.PENDING)
     assert code_of(rules.check_restart, JOB, held, True) == 0  # an engine's wider "ended"
+
+
+def test_only_a_job_with_a_batch_script_can_be_requeued() -> None:
+    """Vacate ends a job by a requeue, and restart brings it back by one: a job started by
+    srun or salloc has neither, and the reason is one sentence for every front end."""
+    assert rules.requeue_refusal(replace(job(), batch=True)) == ""
+    assert rules.requeue_refusal(job()) == (
+        "job 7 has no batch script (started by srun or salloc), so Slurm cannot requeue it "
+        "and restart cannot bring it back"
+    )
 
 
 RECORD = [

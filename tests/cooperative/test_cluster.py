@@ -27,11 +27,14 @@ from sckpt.backend.errors import (
     JobNotFinished,
     JobPending,
     NoSuchImage,
+    NotRequeueable,
     NotSupported,
     SckptError,
+    SlurmError,
 )
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import CheckpointKind, StepId
+from sckpt.tui.reports import force_question
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import ALICE, BOB, EXAMPLE, SCKPT, cancel, cli, state
@@ -373,9 +376,12 @@ def test_restart_brings_back_a_finished_batch_job(
     wait_for(lambda: all(x in (job.work / "out.txt").read_text() for x in expected))
 
 
-def test_a_step_outside_a_batch_job_is_ended_by_vacate(
-    cluster_work: Path, facade: Facade, slurm_cluster: SlurmCluster
+def test_a_job_slurm_cannot_requeue_is_not_vacated_unless_forced(
+    cluster_work: Path, facade: Facade, slurm_cluster: SlurmCluster, shared_dir: Path
 ) -> None:  # type: ignore[no-untyped-def]
+    """``srun`` with no batch script: Slurm cannot requeue the job, so a vacate would end it
+    for good (restart brings a job back by a requeue).  Refused before anything is sent,
+    with the controller's own code; create still works; ``--force`` ends it."""
     log = cluster_work / "step0.log"
     srun = subprocess.Popen(
         [
@@ -394,16 +400,53 @@ def test_a_step_outside_a_batch_job_is_ended_by_vacate(
         job_id = int(state_file.name.split(".")[0])
         wait_for(lambda: log.exists() and log.stat().st_size > 0)
         time.sleep(0.6)
-        result = facade.vacate(f"{job_id}.0", max_wait=20)
-        assert "step ended" in result.detail
+        task_dir = cluster_work / f"{job_id}.counter" / "task0"
+        reason = (
+            f"job {job_id} has no batch script (started by srun or salloc), so Slurm "
+            "cannot requeue it and restart cannot bring it back"
+        )
+        # Slurm's own answer to a requeue of this job, which a vacate would have to make.
+        requeue = slurm_cluster.run("scontrol", "requeue", str(job_id), user=ALICE, check=False)
+        assert requeue.returncode != 0
+        assert "Only batch jobs are accepted or processed" in requeue.stderr
+        # The command line refuses with that code and says why, what was done and the ways on.
+        out = cli(shared_dir, "vacate", f"{job_id}.0", "--max-wait", "20", user=ALICE)
+        assert out.returncode == 1, out
+        assert out.stderr.startswith(
+            f"sckpt: vacate {job_id}.0: ESLURM_BATCH_ONLY (2039): "
+            f"Only batch jobs are accepted or processed; {reason}: a vacate would end it "
+            "for good; nothing was done"
+        ), out.stderr
+        assert "`sckpt create`" in out.stderr and "--force" in out.stderr
+        # The console's facade gets the same refusal, and asks its question in those words.
+        with pytest.raises(NotRequeueable) as refused:
+            facade.vacate(f"{job_id}", max_wait=20)
+        assert refused.value.code == 2039 and reason in refused.value.hint
+        question = force_question("vacate", f"step {job_id}.0", refused.value).plain
+        assert f"{reason}: a vacate would end it for good" in question
+        assert "restart cannot bring it back" in question.splitlines()[-1]
+        # Nothing was sent or ended: the job runs, no checkpoint began.
+        assert srun.poll() is None
+        assert slurm_cluster.run("squeue", "-h", "-j", str(job_id), "-o", "%T").stdout == (
+            "RUNNING\n"
+        )
+        assert TaskImages(task_dir).latest() is None
+        assert facade.able(f"{job_id}.0").in_progress_since == 0
+        # create still works and leaves it running.
+        made = cli(shared_dir, "create", f"{job_id}.0", "--wait", user=ALICE)
+        assert made.returncode == 0, made.stderr
+        assert made.stdout.strip() == f"{job_id}.0: create completed"
+        assert TaskImages(task_dir).latest() is not None and srun.poll() is None
+        # --force ends it, after its checkpoint, and says that restart cannot bring it back.
+        result = facade.vacate(f"{job_id}.0", max_wait=20, force=True)
+        assert "step ended" in result.detail and reason in result.detail
         assert srun.wait(timeout=60) != 0  # srun reports its task's SIGTERM
-        image = TaskImages(cluster_work / f"{job_id}.counter" / "task0").latest()
-        assert image is not None
-        count = int((image / "state").read_text().split()[0])
-        assert count > 0
-        with pytest.raises(NotSupported) as nope:
+        image = TaskImages(task_dir).latest()
+        assert image is not None and image.name == "g2"
+        assert int((image / "state").read_text().split()[0]) > 0
+        with pytest.raises(SlurmError) as nope:
             facade.restart(str(job_id), stick=False)
-        assert "batch" in nope.value.hint
+        assert (nope.value.code, nope.value.hint) == (2039, reason)
     finally:
         if job_id:
             cancel(slurm_cluster, job_id)

@@ -143,6 +143,19 @@ def test_paths_follow_the_image_dir_rule(tmp_path: Path, monkeypatch: pytest.Mon
     assert StepStore(tmp_path, StepId(7, STEP_BATCH)).path.name == "7.batch.json"
 
 
+def test_an_array_task_s_files_are_named_by_its_own_job_id(tmp_path: Path) -> None:
+    """The wrapper knows its step as ``SLURM_JOB_ID`` (the task's own record, 41); the
+    listing names the same step ``7_3.0``: both must open one file (``state_file_step``)."""
+    wrapper = StepStore(tmp_path, StepId(41, 0))
+    listed = StepStore(tmp_path, StepId(41, 0, array_job_id=7, array_task_id=3, cluster="c"))
+    assert listed.path == wrapper.path == tmp_path / "41.0.json"
+    assert listed.lock_path == wrapper.lock_path and listed.done_file(1) == wrapper.done_file(1)
+    wrapper.ensure_directory()
+    wrapper.update(lambda r: r.tasks.setdefault("0", _task()), create=True)
+    rec = listed.read()
+    assert rec is not None and list(rec.tasks) == ["0"] and str(listed.step) == "41.0"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as two users")
 def test_root_keeps_the_job_owner_and_other_users_cannot_rewrite(shared_dir: Path) -> None:
     tmp_path = shared_dir
