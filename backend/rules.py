@@ -301,10 +301,16 @@ def requeue_refusal(job: Job) -> str:
     (and anything that would end a job to resume it later) say this one sentence, so the
     command line and the console give the same reason.
     """
-    if job.batch:
+    return batch_only(job.job_id, job.batch)
+
+
+def batch_only(job_id: int, batch: bool) -> str:
+    """``requeue_refusal`` from what a job's own wrapper knows of it (``scontrol show
+    job``'s BatchFlag): the same sentence for its ``--before-end`` requeue."""
+    if batch:
         return ""
     return (
-        f"job {job.job_id} has no batch script (started by srun or salloc), so Slurm "
+        f"job {job_id} has no batch script (started by srun or salloc), so Slurm "
         "cannot requeue it and restart cannot bring it back"
     )
 

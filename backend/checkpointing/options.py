@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from .. import rules
 from ..arguments import (
     DEFAULT_MAX_RESTARTS,
     describe_duration,
@@ -221,11 +222,9 @@ def check_before_end(job_id: int, before_end: int) -> None:
             f"--before-end {describe_duration(before_end)} is not shorter than job "
             f"{job_id}'s time limit ({describe_duration(facts.time_limit)})"
         )
-    if not facts.batch:
-        note(
-            f"--before-end: job {job_id} is not a batch job, so Slurm cannot requeue it: its "
-            "tasks are checkpointed before its end, and it then ends"
-        )
+    refusal = rules.batch_only(job_id, facts.batch)
+    if refusal:
+        note(f"--before-end: {refusal}: its tasks are checkpointed before its end, then it ends")
 
 
 def step_from_env() -> StepId | None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import rules
 from ..arguments import DEFAULT_MAX_RESTARTS, DEFAULT_MTBF, EVERY_AUTO, describe_duration
 from .protocol import (
     CAUSE_BEFORE_END,
@@ -158,7 +159,7 @@ def decide_requeue(
     if rec.requeued_run == restart_count:
         return Requeue(False, "this run was requeued already")
     if not batch:
-        return Requeue(False, "not a batch job: Slurm cannot requeue it, so the chain ends here")
+        return Requeue(False, rules.batch_only(rec.job_id, batch))
     if not need_image:
         return Requeue(True, reason)
     results = rec.last_results if request_id and rec.last_request == request_id else {}

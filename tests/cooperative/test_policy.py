@@ -132,7 +132,7 @@ def test_requeue_decisions() -> None:
         return policy.decide_requeue(rec, "r1", **args)  # type: ignore[arg-type]
 
     assert decide().go
-    assert not decide(batch=False).go and "not a batch job" in decide(batch=False).why
+    assert not decide(batch=False).go and "has no batch script" in decide(batch=False).why
     assert "2 restarts reached (--max-restarts 2)" in decide(restart_count=2).why
     rec.last_results = {"0": [28, "no space"]}
     assert "did not complete (task 0: no space)" in decide().why
