@@ -104,12 +104,14 @@ class Job:
             ) from None
 
 
-def _script(variant: str, run_args: str, limit: int, term_after: float, slow: float) -> str:
+def _script(
+    variant: str, run_args: str, limit: int, term_after: float, slow: float, slow_from: int
+) -> str:
     how = ""
     if variant == "signal":
         program = (
             f"/usr/bin/python3 {EXAMPLE} --log $PWD/count.log --interval {PAUSE} "
-            f"--limit {limit} --term-after {term_after} --slow {slow} --slow-from 2"
+            f"--limit {limit} --term-after {term_after} --slow {slow} --slow-from {slow_from}"
         )
     elif variant == "uncaught":  # catches no signal, and not run --transparent
         program = f"/usr/bin/python3 {PLAIN_COUNTER} $PWD/count.log 0 {limit} {PAUSE}"
@@ -131,6 +133,7 @@ def submit_jobs(
     limit: int = 0,
     term_after: float = 0.0,
     slow: float = 0.0,
+    slow_from: int = 2,
     variants: tuple[str, ...] = VARIANTS,
 ) -> dict[str, Job]:
     """One job per variant in ``top/<variant>``, all submitted before any is waited for."""
@@ -139,7 +142,7 @@ def submit_jobs(
         work = top / variant
         work.mkdir()
         subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
-        (work / "job.sh").write_text(_script(variant, run_args, limit, term_after, slow))
+        (work / "job.sh").write_text(_script(variant, run_args, limit, term_after, slow, slow_from))
         (work / "job.sh").chmod(0o755)
         job = Job(cluster, work, variant)
         sub = cluster.run(

@@ -30,8 +30,8 @@ def test_a_node_failure_resumes_from_the_last_periodic_image(
     try:
         for job in started.values():
             job.wait(lambda job=job: int(job.field("Restarts") or 0) >= 1, timeout=120)
-    finally:
-        private_cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME")
+    finally:  # (ReturnToService=2 may have brought it back already when slurmd registered)
+        private_cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)
     for job in started.values():  # Slurm's begin time: cred_expire, two minutes
         job.wait(lambda job=job: job.running(restart_count=1), timeout=300)
     for job in started.values():

@@ -162,6 +162,39 @@ def test_a_disabled_step_waits_and_a_program_that_would_die_is_never_sent_the_si
     wait_for(lambda: len(plain.counted()) > before + 20, timeout=30)
 
 
+def test_a_second_create_while_the_program_still_writes_the_first_is_refused(
+    jobs: Callable[..., dict[str, Job]], private_cluster: PrivateCluster
+) -> None:
+    """``create --max-wait 1`` times out on a program that takes 8 s to save; a second
+    ``create`` then is EALREADY naming when the first was asked for, never a new
+    generation under the program's feet; the first image completes intact."""
+    job = jobs("", variants=("signal",), slow=8.0, slow_from=1)["signal"]
+    env = private_cluster.env()
+    # past sckpt run's --grace (2 s): a request before it waits for it, and would expire
+    wait_for(lambda: time.time() >= job.started() + 4, timeout=30)
+
+    def sckpt(*words: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(SCKPT), *words], env=env, capture_output=True, text=True, timeout=60, cwd="/tmp"
+        )
+
+    first = sckpt("create", f"{job.id}.0", "--max-wait", "1")
+    assert first.returncode == 1 and "ETIME" in first.stderr, (first.stdout, first.stderr)
+    second = sckpt("create", f"{job.id}.0")
+    assert second.returncode == 1, (second.stdout, second.stderr)
+    assert "EALREADY" in second.stderr, second.stderr
+    assert "has not finished the checkpoint it was asked for at" in second.stderr
+    task = job.work / f"{job.id}.cnt" / "task0"
+    job.wait(lambda: (task / "g1" / "state").exists(), timeout=30)
+    # the next generation is ready and empty: the refused create started nothing
+    assert sorted(p.name for p in task.glob("g*")) in (["g1"], ["g1", "g2.partial"])
+    assert not any((task / "g2.partial").glob("*")) if (task / "g2.partial").exists() else True
+    count, size = (int(x) for x in (task / "g1" / "state").read_text().split())
+    assert size == sum(len(f"{i}\n") for i in range(1, count + 1))
+    job.wait(lambda: sckpt("create", f"{job.id}.0", "--max-wait", "30").returncode == 0, 60)
+    assert (task / "g2" / "state").exists()
+
+
 def test_a_before_end_as_long_as_the_limit_is_refused_before_the_program_starts(
     private_cluster: PrivateCluster, shared_dir: Path
 ) -> None:
