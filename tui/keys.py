@@ -54,9 +54,9 @@ class KeySpec:
 def _operation_key(op: Operation, key: str) -> KeySpec:
     """The key of an operation, from its row in the operations table.
 
-    The job-control verbs' keys (K, H, L, Q) are in the help and the palette but not in the
-    footer: at 80 columns they would push out ``x``, ``/`` and ``?``, and an operator
-    reaching for scancel's twin looks in ``?`` first.
+    The job-control verbs' keys (K, H, L, Q) and ``auto``'s (a) are in the help and the
+    palette but not in the footer: at 80 columns they would push out ``x``, ``/`` and
+    ``?``, and an operator reaching for scancel's twin looks in ``?`` first.
     """
     return KeySpec(
         op.name,
@@ -66,7 +66,7 @@ def _operation_key(op: Operation, key: str) -> KeySpec:
         op.mutating,
         show=op.kind == "checkpoint",
         action=f"operation({op.name!r})",
-        group="" if op.kind == "checkpoint" else "Job control, asks first:",
+        group="Job control, asks first:" if op.kind == "job" else "",
     )
 
 
