@@ -210,8 +210,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "--off: none)",
         arguments=("every", "before_end", "off"),
         key="a",
-        key_help="change the selected step's (or job's) automatic checkpoints: every, "
-        "before end, off",
+        key_help="change automatic checkpoints: every, before end, off",
         kind="policy",
     ),
     Operation(

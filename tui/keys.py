@@ -70,6 +70,10 @@ def _operation_key(op: Operation, key: str) -> KeySpec:
     )
 
 
+SORTING = "Rows: sort by the next column (or click a header):"
+"""The help's one line for ``s`` and ``S``: with ``a`` (automatic checkpoints) the help
+would no longer fit 24 rows."""
+
 ACTION_KEYS: tuple[KeySpec, ...] = (
     *(_operation_key(op, op.key) for op in OPERATIONS if op.key is not None),
     KeySpec(
@@ -105,9 +109,15 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         "Sort",
         "sort by the next column (click a header to sort by it)",
         show=False,
+        group=SORTING,
     ),
     KeySpec(
-        "reverse", CONSOLE_DEFAULTS["reverse"], "Reverse", "reverse the sort order", show=False
+        "reverse",
+        CONSOLE_DEFAULTS["reverse"],
+        "Reverse",
+        "reverse the sort order",
+        show=False,
+        group=SORTING,
     ),
     KeySpec("mine", CONSOLE_DEFAULTS["mine"], "Mine", "toggle: only my jobs", show=False),
     KeySpec(

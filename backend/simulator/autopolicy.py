@@ -23,10 +23,9 @@ from types import MappingProxyType
 from .. import rules
 from ..arguments import DEFAULT_MTBF, describe_policy
 from ..checkpointing import policy
-from ..checkpointing.autopilot import BY as RUN_BY
 from ..checkpointing.protocol import CAUSE_BEFORE_END, CAUSE_INTERVAL
 from ..errors import NotSupported
-from ..model import ActionResult, AutoCheckpoints, JobState, StepId
+from ..model import RUN_BY, ActionResult, AutoCheckpoints, JobState, StepId
 from ..rules import Caller
 from .checkpoint import CheckpointController
 from .records import AUTO_BEFORE_END, JobRec, in_progress, record_event

@@ -15,10 +15,9 @@ import zlib
 from pathlib import Path
 
 from ..arguments import DEFAULT_MAX_RESTARTS, DEFAULT_MTBF
-from ..checkpointing.autopilot import BY as RUN_BY
 from ..checkpointing.dmtcp import DmtcpInstall, checkpointer_label
 from ..checkpointing.policy import ASSUMED_COST, young_daly
-from ..model import AutoCheckpoints, JobState
+from ..model import RUN_BY, AutoCheckpoints, JobState
 
 DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
 
