@@ -47,8 +47,8 @@ DEMO_POLICIES: tuple[AutoCheckpoints, ...] = (
 --every 30m``, ``--every auto``, ``--before-end 10m``, both), each job's in turn: shared by
 every step that has one, so they cost nothing per step (``DemoTouches._demo_auto``)."""
 DEMO_AUTO_JOBS = 40
-"""At most this many of the demo's transparent jobs run under a policy (and every one of
-the first user's, whom the demo acts as)."""
+"""At most this many of the demo's transparent jobs run under a policy, and as many of the
+first user's, whom the demo acts as: a 100,000-job demo keeps its memory."""
 
 APPS: tuple[tuple[str, str, str], ...] = (
     ("lammps-eq", "lmp_mpi", "cpu"),

@@ -157,13 +157,15 @@ class DemoTouches(Population):
         """Some steps under ``sckpt run`` run under a policy (``DEMO_POLICIES``, drawn by a
         hash of the seed and the job's id): their interval checkpoints happen by themselves
         as the clock moves (``autopolicy.py``), and their due times with them.  The first
-        ``DEMO_AUTO_JOBS`` transparent jobs, each policy in turn, and every one of the first
-        user's."""
+        ``DEMO_AUTO_JOBS`` transparent jobs, each policy in turn, and as many of the first
+        user's (whom the demo acts as, so the console shows theirs)."""
         first = self.users[0].name
-        chosen = 0
+        chosen = mine = 0
         for job_id, marked in self._transparent.items():
             rec = self._jobs[job_id]
-            if chosen >= DEMO_AUTO_JOBS and rec.job.user != first:
+            if rec.job.user == first and mine < DEMO_AUTO_JOBS:
+                mine += 1
+            elif chosen >= DEMO_AUTO_JOBS:
                 continue
             pick = DEMO_POLICIES[chosen % len(DEMO_POLICIES)]
             chosen += 1
