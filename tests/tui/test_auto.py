@@ -31,6 +31,7 @@ from sckpt.tui.widgets.step_detail import StepDetail
 from textual.widgets import Checkbox, Input, Static
 
 from .conftest import ME, Console, notifications, run_test, screen_text, settle
+from .test_console import console_of, go_to_job
 
 
 def _policy_step(c: Console) -> StepId:
@@ -190,3 +191,33 @@ def test_the_column_marks_a_step_under_a_policy_with_one_character() -> None:
     assert checkpoint_text(plain, 0).plain == "able, transparent (DMTCP 4.2.0)"
     assert checkpoint_text(policed, 0).plain == "able ⟳, transparent (DMTCP 4.2.0)"
     assert checkpoint_text(off, 0).plain == "able"
+
+
+async def test_a_on_a_job_row_changes_each_of_its_steps_policies(
+    console: Callable[..., Console],
+) -> None:
+    """The jobs table's row is the whole job: ``a`` changes each of its steps under ``sckpt
+    run``, as ``sckpt auto JOB`` does."""
+    c = console(n_jobs=40, demo_touches=True)
+    job = next(
+        j
+        for j in c.facade.snapshot().jobs
+        if j.job.user == ME and any(v.checkpoint.auto is not None for v in j.steps)
+    )
+    steps = [v.step.step_id for v in job.steps if v.checkpoint.auto is not None]
+    async with run_test(c.app, size=(100, 40)) as pilot:
+        await settle(pilot)
+        await go_to_job(pilot, job.job.name)
+        console_of(pilot).jobs_table.select_key(str(job.job.job_id))  # names repeat
+        await pilot.pause()
+        assert console_of(pilot).selected_target() == StepId(job.job.job_id)
+        await pilot.press("a")
+        await settle(pilot)
+        form = c.app.screen
+        assert isinstance(form, PolicyForm) and form.target == str(job.job.job_id)
+        form.query_one("#before-end", Input).value = "20m"
+        await pilot.press("enter")
+        await settle(pilot)
+    for sid in steps:
+        auto = _auto(c, sid)
+        assert auto is not None and auto.before_end == 1200 and auto.set_by == ME
