@@ -215,6 +215,7 @@ async def test_a_on_a_job_row_changes_each_of_its_steps_policies(
         await settle(pilot)
         form = c.app.screen
         assert isinstance(form, PolicyForm) and form.target == str(job.job.job_id)
+        assert form.now  # the policy its steps share, or that they differ
         form.query_one("#before-end", Input).value = "20m"
         await pilot.press("enter")
         await settle(pilot)

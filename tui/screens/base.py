@@ -299,13 +299,15 @@ POLICY_ARGUMENTS = frozenset({"every", "before_end", "off"})
 
 def policy_now(job: JobView | None, target: StepId) -> str:
     """The target's automatic checkpoints in words, as the data last showed them: one
-    step's, or a whole job's when its steps share one; "" when unknown or none."""
+    step's, or a whole job's (its steps that have one) when they share one; "" when
+    unknown or none."""
     if job is None:
         return ""
     words = {
-        describe_policy(view.checkpoint.auto) if view.checkpoint.auto is not None else ""
+        describe_policy(view.checkpoint.auto)
         for view in job.steps
-        if target.is_whole_job or view.step.step_id.step == target.step
+        if view.checkpoint.auto is not None
+        and (target.is_whole_job or view.step.step_id.step == target.step)
     }
     return words.pop() if len(words) == 1 else "differs between its steps" if words else ""
 
