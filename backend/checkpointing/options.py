@@ -215,7 +215,7 @@ def check_before_end(job_id: int, before_end: int) -> None:
     if facts is None:
         note("--before-end: the controller did not say when this job ends; asking again later")
         return
-    check_before_end_limit(before_end, facts.time_limit, job_id)
+    check_before_end_limit(before_end, facts.time_limit, job_id, "--before-end")
     if not facts.batch:
         note(
             f"--before-end: job {job_id} is not a batch job, so Slurm cannot requeue it: its "

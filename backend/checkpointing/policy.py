@@ -121,12 +121,15 @@ def set_by_operator(
     return said
 
 
-def check_before_end_limit(before_end: int, time_limit: int, job_id: int) -> None:
+def check_before_end_limit(
+    before_end: int, time_limit: int, job_id: int, what: str = "before_end"
+) -> None:
     """Refuse a ``before_end`` not shorter than the job's time limit: its checkpoint would
-    come at once, and again after every requeue (``UsageError``)."""
+    come at once, and again after every requeue (``UsageError``, naming ``what``: the
+    option or the argument)."""
     if time_limit and before_end >= time_limit:
         raise UsageError(
-            f"before end {describe_duration(before_end)} is not shorter than job "
+            f"{what} {describe_duration(before_end)} is not shorter than job "
             f"{job_id}'s time limit ({describe_duration(time_limit)})"
         )
 
