@@ -17,7 +17,12 @@ import pytest
 from sckpt.backend.arguments import EVERY_AUTO
 from sckpt.backend.audit import AuditLog
 from sckpt.backend.checkpointing.engine import CooperativeEngine
-from sckpt.backend.checkpointing.protocol import CAUSE_INTERVAL, StepRecord, TaskInfo
+from sckpt.backend.checkpointing.protocol import (
+    CAUSE_BEFORE_END,
+    CAUSE_INTERVAL,
+    StepRecord,
+    TaskInfo,
+)
 from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.live import LiveEngine
@@ -233,3 +238,26 @@ def test_auto_on_the_demo_changes_the_policy_and_its_due_time(tmp_path: Path) ->
     others = [v for j in facade.snapshot().jobs for v in j.steps if v.step.user == "bob"]
     with pytest.raises(AccessDenied):
         facade.auto(str(others[0].step.step_id), every="1h")
+
+
+def test_the_demos_before_end_checkpoint_comes_once_before_the_jobs_end(tmp_path: Path) -> None:
+    cluster = _demo()
+    facade = Facade(simulated_engine(cluster, "root"), Settings(audit_log=tmp_path / "a.log"))
+    sid, auto = next(
+        (view.step.step_id, view.checkpoint.auto)
+        for job in facade.snapshot().jobs
+        for view in job.steps
+        if view.checkpoint.auto is not None and view.checkpoint.auto.before_end
+    )
+    assert auto.end_time == cluster.job(sid.job_id).end_time
+    at = auto.end_time - auto.before_end
+    cluster.control.advance(at - cluster.clock() - 1)
+    causes = [e.event.cause for e in facade.engine.checkpoint_events(sid.job_id, "", 0)]
+    assert CAUSE_BEFORE_END not in causes
+    cluster.control.advance(2)
+    events = [
+        e.event for e in facade.engine.checkpoint_events(sid.job_id, "", 0) if e.step_id == sid
+    ]
+    assert [(e.time, e.cause) for e in events if e.cause == CAUSE_BEFORE_END] == [
+        (at, CAUSE_BEFORE_END)
+    ]
