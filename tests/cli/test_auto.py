@@ -92,8 +92,8 @@ def test_auto_sets_the_policy_and_ls_json_shows_it_moving(
         (["--every", "1x"], "sckpt: invalid --every '1x': expected a duration such as 90s"),
         (["--every", "5s"], "sckpt: invalid --every '5s': at least 10s"),
         (["--before-end", "soon"], "sckpt: invalid --before-end 'soon': expected a duration"),
-        ([], "sckpt: auto 12.0: say what to change: every (--every 30m|auto)"),
-        (["--off", "--every", "1h"], "sckpt: auto 12.0: off clears the policy"),
+        ([], "sckpt: say what to change: every (--every 30m|auto)"),
+        (["--off", "--every", "1h"], "sckpt: off clears the policy"),
     ],
 )
 def test_bad_values_are_one_line_and_exit_2(
@@ -102,6 +102,7 @@ def test_bad_values_are_one_line_and_exit_2(
     result = cli_env.run("auto", "12.0", *argv)
     assert result.code == 2 and result.out == ""
     assert result.err.startswith(said) and result.err.count("\n") == 1, result.err
+    assert cli_env.audit() == cli_env.audit(demo=True) == []  # bad usage: nothing audited
 
 
 def test_read_only_refuses_auto_and_audits_it(cli_env: CliEnv, demo: SimulatedCluster) -> None:
