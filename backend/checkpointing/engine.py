@@ -404,24 +404,19 @@ class CooperativeEngine(LiveEngine):
         targets = self._targets(job, target)
         if before_end and job.start_time and job.end_time > job.start_time:
             policy.check_before_end_limit(before_end, job.end_time - job.start_time, job.job_id)
-        now = int(self._clock())
-        codes: list[tuple[StepId, int]] = []
-        words: list[str] = []
-        for t in targets:
-            change = partial(
-                policy.set_by_operator,
-                every=every,
-                before_end=before_end,
-                off=off,
-                by=self.caller_name,
-                now=now,
-            )
-            words.append(str(self._update(t, change)))
-            codes.append((t.step.step_id, 0))
+        change = partial(
+            policy.set_by_operator,
+            every=every,
+            before_end=before_end,
+            off=off,
+            by=self.caller_name,
+            now=int(self._clock()),
+        )
+        words = {str(t.step.step_id): str(self._update(t, change)) for t in targets}
+        codes = [(t.step.step_id, 0) for t in targets]
+        shared = set(words.values())
         detail = (
-            words[0]
-            if len(set(words)) == 1
-            else "; ".join(f"{t.step.step_id}: {w}" for t, w in zip(targets, words, strict=True))
+            shared.pop() if len(shared) == 1 else "; ".join(f"{k}: {w}" for k, w in words.items())
         )
         return self._aggregate(target, "auto", codes, detail)
 
