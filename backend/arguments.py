@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import UsageError
 from .hostlist import expand_hostlist
@@ -300,8 +300,58 @@ def describe_duration(seconds: int) -> str:
     return "".join(parts)
 
 
+class PolicyShape(Protocol):
+    """What the words of a policy read: the record's ``protocol.AutoPolicy`` and the
+    views' ``model.AutoCheckpoints`` alike."""
+
+    @property
+    def every(self) -> int: ...
+    @property
+    def auto(self) -> bool: ...
+    @property
+    def before_end(self) -> int: ...
+    @property
+    def max_restarts(self) -> int: ...
+
+
+def describe_policy(policy: PolicyShape) -> str:
+    """``every 30m, before end 10m (at most 10 restarts)``; "" for no policy.  The one
+    wording of a policy: the step's history, ``sckpt auto``'s answer, the console's detail."""
+    parts = []
+    if policy.auto:
+        now = f" (now {describe_duration(policy.every)})" if policy.every else ""
+        parts.append(f"every auto{now}")
+    elif policy.every:
+        parts.append(f"every {describe_duration(policy.every)}")
+    if policy.before_end:
+        parts.append(
+            f"before end {describe_duration(policy.before_end)} "
+            f"(at most {policy.max_restarts or DEFAULT_MAX_RESTARTS} restarts)"
+        )
+    return ", ".join(parts)
+
+
 def _given(value: object) -> str:
     return shown(value) if isinstance(value, str) else repr(value)
+
+
+def validate_before_end(value: object, what: str = "before_end") -> int:
+    """How long before the job's end its tasks are checkpointed: a duration."""
+    return validate_duration(value, what)
+
+
+def check_policy_change(values: Mapping[str, Any]) -> None:
+    """``auto``'s arguments together: ``off`` alone, or a new ``every`` and/or
+    ``before_end`` (each left out stays as it is); ``UsageError`` for neither or both,
+    since "change nothing" and "clear it and set it" are mistakes, not requests."""
+    changes = values.get("every") is not None or values.get("before_end") is not None
+    if values.get("off") and changes:
+        raise UsageError("off clears the policy: give it alone, without every or before_end")
+    if not values.get("off") and not changes:
+        raise UsageError(
+            "say what to change: every (--every 30m|auto), before_end (--before-end 10m) "
+            "or off (--off)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,9 +380,16 @@ RULES: Mapping[Argument, ArgumentRule] = {
     "error_msg": ArgumentRule(validate_error_msg, ""),
     "nodelist": ArgumentRule(validate_nodelist, None),
     "signal": ArgumentRule(validate_signal, None),
+    "every": ArgumentRule(_optional(validate_every), None),
+    "before_end": ArgumentRule(_optional(validate_before_end), None),
+    "off": ArgumentRule(lambda value: validate_flag(value, "off"), False),
 }
 """Every argument of the operations table (``operations.ARGUMENTS``, in its order), with
-its rule (``tests/backend/test_arguments.py`` checks that none is missing)."""
+its rule (``tests/backend/test_arguments.py`` checks that none is missing).  For ``auto``
+a left-out ``every`` or ``before_end`` (None) means "unchanged"."""
+
+TOGETHER: Mapping[str, Callable[[Mapping[str, Any]], None]] = {"auto": check_policy_change}
+"""The rule an operation's checked arguments must meet together, by operation name."""
 
 
 def check(op: Operation, given: Mapping[str, object]) -> dict[str, Any]:
@@ -342,7 +399,13 @@ def check(op: Operation, given: Mapping[str, object]) -> dict[str, Any]:
     unknown = set(given) - set(op.arguments)
     if unknown:
         raise TypeError(f"{op.name}() got unexpected arguments: {', '.join(sorted(unknown))}")
-    return {name: RULES[name].check(given.get(name, RULES[name].default)) for name in op.arguments}
+    out: dict[str, Any] = {
+        name: RULES[name].check(given.get(name, RULES[name].default)) for name in op.arguments
+    }
+    together = TOGETHER.get(op.name)
+    if together is not None:
+        together(out)
+    return out
 
 
 def given_values(op: Operation, given: Mapping[str, object]) -> dict[str, Any]:

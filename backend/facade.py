@@ -548,6 +548,18 @@ class Facade:
             nodelist=nodelist,
         )
 
+    def auto(
+        self,
+        target: Target,
+        every: int | str | None = None,
+        before_end: int | str | None = None,
+        off: bool = False,
+    ) -> ActionResult:
+        """Change a running step's automatic checkpoints: ``every`` (a duration, or
+        ``auto``), ``before_end`` (a duration), each left out unchanged; ``off`` clears
+        the policy."""
+        return self.act("auto", target, every=every, before_end=before_end, off=off)
+
     # The job-control verbs: the controller's rules, sckpt's guard and audit log.
 
     def cancel(self, target: Target, signal: int | str | None = None) -> ActionResult:

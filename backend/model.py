@@ -402,6 +402,11 @@ class CheckpointEvent:
     (``interval``, ``before end``, ``SIGTERM``); "" for other lines and other engines."""
 
 
+RUN_BY = "sckpt run"
+"""Who the history names for a step's own checkpoints, and who set a policy from ``sckpt
+run``'s options (an operator's ``sckpt auto`` names the operator)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AutoCheckpoints:
     """A step's automatic-checkpoint policy and where it stands (``sckpt run --every`` ...)."""
@@ -420,6 +425,8 @@ class AutoCheckpoints:
     chain_end: str = ""
     """Why the requeue chain ended ("" while it goes on)."""
     set_by: str = ""
+    """``RUN_BY`` (its options, the config, the environment), or the operator whose
+    ``sckpt auto`` changed it."""
 
     @property
     def active(self) -> bool:

@@ -21,7 +21,9 @@ dispatches one derives from the table:
 The job-control verbs (cancel, hold, release, requeue: scancel's and scontrol's) are rows
 too, of ``kind`` "job": they are offered, guarded, audited and dispatched exactly like the
 checkpoint operations, but no ``slurm_checkpoint_*`` symbol stands behind them (every
-release has the calls they use) and ``scontrol checkpoint`` never had them.
+release has the calls they use) and ``scontrol checkpoint`` never had them.  So is
+``auto``, of ``kind`` "policy": it changes when ``sckpt run`` checkpoints a running step
+by itself (``checkpointing/policy.py``), which no Slurm call does either.
 
 Pure data: no I/O, no Slurm, nothing but the standard library imported.
 """
@@ -41,15 +43,20 @@ Argument = Literal[
     "error_msg",
     "nodelist",
     "signal",
+    "every",
+    "before_end",
+    "off",
 ]
 """An operation's keyword arguments, named as in the seed man page (``slurm_checkpoint_*``);
-``signal`` is ``scancel --signal``'s.  Each one's rule: ``arguments.RULES``."""
+``signal`` is ``scancel --signal``'s; ``every``, ``before_end`` and ``off`` are ``sckpt
+auto``'s (``sckpt run --every/--before-end``'s policy).  Each one's rule: ``arguments.RULES``."""
 ARGUMENTS: tuple[Argument, ...] = get_args(Argument)
 
-Kind = Literal["checkpoint", "job"]
+Kind = Literal["checkpoint", "policy", "job"]
 """A row's family: a checkpoint operation (``slurm_checkpoint_*`` on Slurm <= 19.05, the
-engine's own meaning after), or a job-control verb (scancel, scontrol hold/release/requeue)
-that every release has."""
+engine's own meaning after), a change of a step's automatic-checkpoint policy (``sckpt
+run``'s, kept in its record: no Slurm call of any release stands behind it), or a
+job-control verb (scancel, scontrol hold/release/requeue) that every release has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +95,8 @@ class Operation:
     """ESLURM_DISABLED is this operation's answer (``No``, as scontrol printed), not a
     refusal: ``able`` asks exactly that question."""
     kind: Kind = "checkpoint"
-    """``job`` for the job-control verbs: no checkpoint symbol, never in ``scontrol
-    checkpoint``."""
+    """``job`` for the job-control verbs, ``policy`` for ``auto``: no checkpoint symbol,
+    never in ``scontrol checkpoint``."""
     whole_job: bool = False
     """Acts on a job, never on one step (hold, release, requeue, as scontrol's verbs): a
     ``JOB.STEP`` target is refused as bad usage before Slurm is asked."""
@@ -114,15 +121,18 @@ class Operation:
     @property
     def on_every_step(self) -> bool:
         """A JOB target means each of its running steps: the checkpoint operations but
-        restart, which resubmits the job itself (as the job-control verbs act on the job)."""
-        return self.kind == "checkpoint" and self.name != "restart"
+        restart, which resubmits the job itself (as the job-control verbs act on the job),
+        and ``auto``, whose policy is each step's."""
+        return self.kind != "job" and self.name != "restart"
 
     @property
     def symbol(self) -> str:
         """The libslurm function of Slurm <= 19.05 behind a checkpoint operation
-        (``slurm_checkpoint_able``); ``ValueError`` for a job-control verb, which has none."""
+        (``slurm_checkpoint_able``); ``ValueError`` for a job-control verb or ``auto``,
+        which have none."""
         if self.kind != "checkpoint":
-            raise ValueError(f"{self.name} is a job-control verb: no slurm_checkpoint_ symbol")
+            what = "a job-control verb" if self.kind == "job" else "sckpt's own policy"
+            raise ValueError(f"{self.name} is {what}: no slurm_checkpoint_ symbol")
         return f"slurm_checkpoint_{self.name}"
 
 
@@ -195,6 +205,15 @@ OPERATIONS: tuple[Operation, ...] = (
         arguments=("begin_time", "image_dir", "max_wait", "nodelist"),
     ),
     Operation(
+        "auto",
+        "change a running step's automatic checkpoints (sckpt run's --every, --before-end; "
+        "--off: none)",
+        arguments=("every", "before_end", "off"),
+        key="a",
+        key_help="change automatic checkpoints: every, before end, off",
+        kind="policy",
+    ),
+    Operation(
         "cancel",
         "end a job or a step as scancel does (--signal: only send that signal)",
         arguments=("signal",),
@@ -234,7 +253,8 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 """The nine operations of the seed man page, in its order of importance (the commands'
-order in ``sckpt --help``), then the four job-control verbs."""
+order in ``sckpt --help``), then ``auto`` (the policy of ``sckpt run``'s own checkpoints),
+then the four job-control verbs."""
 
 NAMES: tuple[str, ...] = tuple(op.name for op in OPERATIONS)
 """The operations' names, in the table's order."""

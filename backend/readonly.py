@@ -78,6 +78,7 @@ class ReadOnlyEngine(Engine):
     disable = guarded("disable")
     complete = guarded("complete")
     tasks = guarded("tasks")
+    auto = guarded("auto")
     cancel = guarded("cancel")
     hold = guarded("hold")
     release = guarded("release")

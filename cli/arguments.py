@@ -14,8 +14,10 @@ import re
 
 from sckpt.backend.arguments import shown as _shown
 from sckpt.backend.arguments import (
+    validate_before_end,
     validate_begin_time,
     validate_error_code,
+    validate_every,
     validate_image_dir,
     validate_max_wait,
     validate_nodelist,
@@ -60,6 +62,17 @@ def signal(text: str) -> int:
     number = validate_signal(text)
     assert number is not None  # only None maps to None
     return number
+
+
+def every(text: str) -> int:
+    """``sckpt auto --every``: a duration (``90s``, ``30m``, ``2h``, at least 10 s) or
+    ``auto`` (``arguments.EVERY_AUTO``)."""
+    return validate_every(text, "--every")
+
+
+def before_end(text: str) -> int:
+    """``sckpt auto --before-end``: a duration (``10m``)."""
+    return validate_before_end(text, "--before-end")
 
 
 def image_dir(text: str) -> str:

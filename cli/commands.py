@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sckpt.backend.arguments import TOGETHER
 from sckpt.backend.errors import ConfigError, SckptError, UsageError
 from sckpt.backend.filters import parse_filter
 from sckpt.backend.model import ACTIVE_STATES, ClusterInfo, JobState, JobView, Snapshot, StepId
@@ -168,6 +169,9 @@ def operation_command(args: argparse.Namespace, rt: Runtime) -> int:
     if op.whole_job:  # every target is checked before any is acted on
         for target in args.targets:
             require_whole_job(op.name, target)
+    together = TOGETHER.get(op.name)  # auto: off alone, or something to change
+    if together is not None:
+        together(values)  # bad usage: refused before a facade is opened, like a bad value
     wait = bool(getattr(args, "wait", False))
     if wait and op.starts_checkpoint:
         if values["max_wait"] is not None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import history as rules
 from sckpt.backend.errors import SckptError
-from sckpt.backend.model import JobHistory, StepId
+from sckpt.backend.model import CheckpointEvent, JobHistory, StepId
 
 from sckpt.exit_codes import EXIT_OK
 
@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
 
 HEADER = ("RUN", "JOBID", "STATE", "EXITCODE", "SUBMIT", "START", "END", "NODELIST", "PARTITION")
-EVENT_HEADER = ("TIME", "STEP", "OPERATION", "BY", "RESULT")
+EVENT_HEADER = ("TIME", "STEP", "OPERATION", "CAUSE", "BY", "RESULT")
+"""The checkpoint events' table: CAUSE says what started a checkpoint (``operator``, or
+the step's own policy: ``interval``, ``before end``, ``SIGTERM``; ``-`` where the engine
+does not say), RESULT an ``auto`` line's new policy."""
 
 
 def render_text(found: JobHistory, *, noheader: bool = False) -> str:
@@ -54,8 +57,9 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
                 rules.date_text(e.event.time),
                 str(e.step_id),
                 e.event.operation,
+                e.event.cause or "-",
                 e.event.by,
-                "completed" if not e.event.code else f"failed ({e.event.code})",
+                _result(e.event),
             ]
             for e in found.checkpoints
         ]
@@ -63,6 +67,13 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     if found.truncated:
         text += f"\n(only the newest {found.limit} records: more with --limit)"
     return text
+
+
+def _result(event: CheckpointEvent) -> str:
+    """An event's RESULT: what an ``auto`` line set, else whether it completed."""
+    if event.operation == "auto" and not event.code:
+        return event.message or "changed"
+    return "completed" if not event.code else f"failed ({event.code})"
 
 
 def render_json(found: JobHistory) -> dict[str, Any]:

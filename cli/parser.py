@@ -312,6 +312,36 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
             },
             None,
         ),
+        "every": (
+            "--every",
+            {
+                "metavar": "DURATION|auto",
+                "type": arguments.every,
+                "help": "checkpoint every DURATION (90s, 30m, 2h; at least 10s), or auto: "
+                "the interval Young and Daly's rule works out from the measured checkpoint "
+                "time and [auto] mtbf (default: unchanged)",
+            },
+            None,
+        ),
+        "before_end": (
+            "--before-end",
+            {
+                "metavar": "DURATION",
+                "type": arguments.before_end,
+                "help": "checkpoint every task this long before the job's end, then requeue "
+                "it to continue (batch jobs; default: unchanged)",
+            },
+            None,
+        ),
+        "off": (
+            "--off",
+            {
+                "action": "store_true",
+                "help": "no automatic checkpoints any more (alone: not with --every or "
+                "--before-end); an operator's choice outlives the job's requeues",
+            },
+            None,
+        ),
         "nodelist": (
             "--nodelist",
             {
@@ -682,6 +712,10 @@ def normalize(argv: Sequence[str]) -> list[str]:
     """
     split = split_command(argv)
     word = split.word
+    if word == "auto":  # --every -5m: refused for its value, not as a missing one
+        from sckpt.backend.checkpointing.options import policy_words
+
+        return [*split.before, word, *policy_words(split.after)]
     if word is None or word in COMMANDS:
         return list(argv)
     if is_checkpoint_keyword(word):

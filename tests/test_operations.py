@@ -38,7 +38,7 @@ def _keywords(method: Callable[..., Any]) -> tuple[str, ...]:
     return names[2:]
 
 
-def test_the_table_holds_the_nine_operations_and_the_four_verbs_once() -> None:
+def test_the_table_holds_the_nine_operations_auto_and_the_four_verbs_once() -> None:
     assert CHECKPOINT_NAMES == (
         "able",
         "error",
@@ -51,7 +51,8 @@ def test_the_table_holds_the_nine_operations_and_the_four_verbs_once() -> None:
         "tasks",
     )
     assert JOB_CONTROL_NAMES == ("cancel", "hold", "release", "requeue")
-    assert NAMES == CHECKPOINT_NAMES + JOB_CONTROL_NAMES
+    assert (*CHECKPOINT_NAMES, "auto", *JOB_CONTROL_NAMES) == NAMES
+    assert operation("auto").kind == "policy" and operation("auto").on_every_step
     assert frozenset(NAMES) - {"able", "error"} == MUTATING
     assert all(operation(op.name) is op for op in OPERATIONS)
     assert all(set(op.arguments) <= set(ARGUMENTS) for op in OPERATIONS)
@@ -66,6 +67,14 @@ def test_job_control_verbs_have_no_checkpoint_symbol_and_ask_first() -> None:
             _ = op.symbol
         assert op.scontrol is None and op.confirm and op.key, name
     assert [n for n in NAMES if operation(n).whole_job] == ["hold", "release", "requeue"]
+
+
+def test_auto_is_no_checkpoint_call_and_no_scontrol_operation() -> None:
+    auto = operation("auto")
+    with pytest.raises(ValueError, match="no slurm_checkpoint_ symbol"):
+        _ = auto.symbol
+    assert auto.scontrol is None and auto.mutating and auto.key == "a"
+    assert auto.arguments == ("every", "before_end", "off")
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)

@@ -169,13 +169,20 @@ def job_start(job: Job, now: float) -> str:
     return time.strftime("%b %d", started)
 
 
+AUTO_MARK = " ⟳"
+"""Appended to ``able`` for a step that checkpoints by itself (the detail says how)."""
+
+
 def checkpoint_text(state: CheckpointState, now: float) -> Text:
     """The step's checkpoint column: able / disabled xN / in progress since ... / ..."""
     kind = state.kind
     if kind is CheckpointKind.ABLE:
+        # One character for a policy (sckpt run --every/--before-end), right after the
+        # word, so that 80 columns cut the checkpointer's name, never the mark.
+        mark = AUTO_MARK if state.auto is not None and state.auto.active else ""
         if state.checkpointer:  # sckpt run --transparent: DMTCP, whatever the program does
-            return Text(f"able, {state.checkpointer}", style="green")
-        return Text("able", style="green")
+            return Text(f"able{mark}, {state.checkpointer}", style="green")
+        return Text(f"able{mark}", style="green")
     if kind is CheckpointKind.DISABLED:
         # The native engine sees only "disabled" (slurm_checkpoint_able), not the counter.
         count = f" ×{state.disable_count}" if state.disable_count else ""  # noqa: RUF001

@@ -54,9 +54,9 @@ class KeySpec:
 def _operation_key(op: Operation, key: str) -> KeySpec:
     """The key of an operation, from its row in the operations table.
 
-    The job-control verbs' keys (K, H, L, Q) are in the help and the palette but not in the
-    footer: at 80 columns they would push out ``x``, ``/`` and ``?``, and an operator
-    reaching for scancel's twin looks in ``?`` first.
+    The job-control verbs' keys (K, H, L, Q) and ``auto``'s (a) are in the help and the
+    palette but not in the footer: at 80 columns they would push out ``x``, ``/`` and
+    ``?``, and an operator reaching for scancel's twin looks in ``?`` first.
     """
     return KeySpec(
         op.name,
@@ -66,9 +66,13 @@ def _operation_key(op: Operation, key: str) -> KeySpec:
         op.mutating,
         show=op.kind == "checkpoint",
         action=f"operation({op.name!r})",
-        group="" if op.kind == "checkpoint" else "Job control, asks first:",
+        group="Job control, asks first:" if op.kind == "job" else "",
     )
 
+
+SORTING = "Rows: sort by the next column (or click a header):"
+"""The help's one line for ``s`` and ``S``: with ``a`` (automatic checkpoints) the help
+would no longer fit 24 rows."""
 
 ACTION_KEYS: tuple[KeySpec, ...] = (
     *(_operation_key(op, op.key) for op in OPERATIONS if op.key is not None),
@@ -105,9 +109,15 @@ CONSOLE_KEYS: tuple[KeySpec, ...] = (
         "Sort",
         "sort by the next column (click a header to sort by it)",
         show=False,
+        group=SORTING,
     ),
     KeySpec(
-        "reverse", CONSOLE_DEFAULTS["reverse"], "Reverse", "reverse the sort order", show=False
+        "reverse",
+        CONSOLE_DEFAULTS["reverse"],
+        "Reverse",
+        "reverse the sort order",
+        show=False,
+        group=SORTING,
     ),
     KeySpec("mine", CONSOLE_DEFAULTS["mine"], "Mine", "toggle: only my jobs", show=False),
     KeySpec(

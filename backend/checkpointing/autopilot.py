@@ -27,7 +27,7 @@ import subprocess
 import time
 from collections.abc import Callable
 
-from ..model import StepId
+from ..model import RUN_BY, StepId
 from . import policy
 from .options import JobFacts, job_facts, note
 from .protocol import (
@@ -39,7 +39,7 @@ from .protocol import (
 )
 from .store import StepStore
 
-BY = "sckpt run"
+BY = RUN_BY
 """Who the history names for an automatic checkpoint (its cause says why)."""
 LOOK_FLOOR = 5.0
 LOOK_CEILING = 300.0

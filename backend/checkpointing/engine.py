@@ -24,6 +24,8 @@ restart  whole job only: release the held job (or requeue a finished batch job),
 complete the program's (or an operator's) report: highest code kept; ends the checkpoint
          whose start time it names
 tasks    ask the step's tasks on the named nodes to checkpoint (no wait)
+auto     the step's automatic-checkpoint policy, set in its record (``policy.py``); task
+         0's wrapper carries it out (``autopilot.py``)
 ======== ==================================================================================
 
 The reference's checks come first and in its order (no such job, access, pending, suspended,
@@ -49,6 +51,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +87,7 @@ from ..model import (
     StepId,
 )
 from ..slurm_api import SlurmAPI
+from . import policy
 from .access import image_dir_problem
 from .protocol import (
     DEFAULT_WAKE,
@@ -392,6 +396,33 @@ class CooperativeEngine(LiveEngine):
             self._update(t, change)
             codes.append((t.step.step_id, 0))
         return self._aggregate(target, operation, codes)
+
+    # ------------------------------------------------------------------ policy
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        """Change each target step's policy in its record, under its lock: task 0's wrapper
+        reads it again on its next turn (every ``--poll``), and the next interval
+        checkpoint is due one interval from now."""
+        job = self._checks(target)
+        targets = self._targets(job, target)
+        if before_end and job.start_time and job.end_time > job.start_time:
+            policy.check_before_end_limit(before_end, job.end_time - job.start_time, job.job_id)
+        change = partial(
+            policy.set_by_operator,
+            every=every,
+            before_end=before_end,
+            off=off,
+            by=self.caller_name,
+            now=int(self._clock()),
+        )
+        words = {str(t.step.step_id): str(self._update(t, change)) for t in targets}
+        codes = [(t.step.step_id, 0) for t in targets]
+        shared = set(words.values())
+        detail = (
+            shared.pop() if len(shared) == 1 else "; ".join(f"{k}: {w}" for k, w in words.items())
+        )
+        return self._aggregate(target, "auto", codes, detail)
 
     # ------------------------------------------------------------------ checkpoints
     def _begin(

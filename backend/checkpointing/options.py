@@ -23,7 +23,6 @@ from typing import NoReturn
 from .. import rules
 from ..arguments import (
     DEFAULT_MAX_RESTARTS,
-    describe_duration,
     validate_duration,
     validate_every,
     validate_restarts,
@@ -32,7 +31,7 @@ from ..audit import AuditLog, monotonic
 from ..config import Settings, environment, load_settings
 from ..errors import ConfigError, ReadOnlyError, SckptError, UsageError
 from ..model import STEP_BATCH, StepId
-from .policy import policy_of
+from .policy import check_before_end_limit, policy_of
 from .protocol import DEFAULT_SIGNAL, DEFAULT_WAKE, AutoPolicy
 
 DEFAULT_POLL = 1.0
@@ -217,11 +216,7 @@ def check_before_end(job_id: int, before_end: int) -> None:
     if facts is None:
         note("--before-end: the controller did not say when this job ends; asking again later")
         return
-    if facts.time_limit and before_end >= facts.time_limit:
-        raise UsageError(
-            f"--before-end {describe_duration(before_end)} is not shorter than job "
-            f"{job_id}'s time limit ({describe_duration(facts.time_limit)})"
-        )
+    check_before_end_limit(before_end, facts.time_limit, job_id, "--before-end")
     refusal = rules.batch_only(job_id, facts.batch)
     if refusal:
         note(f"--before-end: {refusal}: its tasks are checkpointed before its end, then it ends")

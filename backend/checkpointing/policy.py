@@ -30,10 +30,19 @@ and the controller, and carries the decisions out.  Standard library only.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from .. import rules
-from ..arguments import DEFAULT_MAX_RESTARTS, DEFAULT_MTBF, EVERY_AUTO, describe_duration
+from ..arguments import (
+    DEFAULT_MAX_RESTARTS,
+    DEFAULT_MTBF,
+    EVERY_AUTO,
+    describe_duration,
+    describe_policy,
+)
+from ..errors import UsageError
+from ..model import AutoCheckpoints
 from .protocol import (
     CAUSE_BEFORE_END,
     CAUSE_INTERVAL,
@@ -66,19 +75,64 @@ def policy_of(every: int, before_end: int, max_restarts: int, mtbf: int, set_by:
 
 
 def describe(policy: AutoPolicy) -> str:
-    """``every 30m, before end 10m (at most 10 restarts)``; "" for no policy."""
-    parts = []
-    if policy.auto:
-        now = f" (now {describe_duration(policy.every)})" if policy.every else ""
-        parts.append(f"every auto{now}")
-    elif policy.every:
-        parts.append(f"every {describe_duration(policy.every)}")
-    if policy.before_end:
-        parts.append(
-            f"before end {describe_duration(policy.before_end)} "
-            f"(at most {policy.max_restarts or DEFAULT_MAX_RESTARTS} restarts)"
+    """``every 30m, before end 10m (at most 10 restarts)``; "" for no policy
+    (``arguments.describe_policy``, whose words the front ends show too)."""
+    return describe_policy(policy)
+
+
+P = TypeVar("P", AutoPolicy, AutoCheckpoints)
+
+
+def changed(current: P, every: int | None, before_end: int | None, off: bool, set_by: str) -> P:
+    """``current`` as ``sckpt auto`` changes it: ``off`` clears it; else a given ``every``
+    (``EVERY_AUTO`` for auto) or ``before_end`` replaces its own, one left out (None)
+    stays.  ``set_by`` names the operator: a policy an operator set outlives the job's
+    requeues (``Autopilot.register``), so does one switched off."""
+    if off:
+        return replace(current, every=0, auto=False, before_end=0, set_by=set_by)
+    return replace(
+        current,
+        every=current.every if every is None else 0 if every == EVERY_AUTO else every,
+        auto=current.auto if every is None else every == EVERY_AUTO,
+        before_end=current.before_end if before_end is None else before_end,
+        max_restarts=current.max_restarts or DEFAULT_MAX_RESTARTS,
+        set_by=set_by,
+    )
+
+
+def set_by_operator(
+    rec: StepRecord,
+    *,
+    every: int | None,
+    before_end: int | None,
+    off: bool,
+    by: str,
+    now: int,
+) -> str:
+    """``sckpt auto`` on one step's record (under its lock): the policy ``changed``, the
+    next interval checkpoint one interval from ``now`` (0: none), a history line; the
+    policy's words ("off" when none is left)."""
+    rec.policy = changed(rec.policy, every, before_end, off, by)
+    step = interval(rec.policy, max(rec.ckpt_seconds.values(), default=0.0))
+    if rec.policy.auto:
+        rec.policy.every = step
+    rec.next_due = now + step if step else 0
+    said = describe(rec.policy) or "off"
+    rec.log("auto", by, 0, said)
+    return said
+
+
+def check_before_end_limit(
+    before_end: int, time_limit: int, job_id: int, what: str = "before_end"
+) -> None:
+    """Refuse a ``before_end`` not shorter than the job's time limit: its checkpoint would
+    come at once, and again after every requeue (``UsageError``, naming ``what``: the
+    option or the argument)."""
+    if time_limit and before_end >= time_limit:
+        raise UsageError(
+            f"{what} {describe_duration(before_end)} is not shorter than job "
+            f"{job_id}'s time limit ({describe_duration(time_limit)})"
         )
-    return ", ".join(parts)
 
 
 def young_daly(cost: float, mtbf: int) -> int:

@@ -166,6 +166,16 @@ class Engine(ABC):
     ) -> ActionResult:
         """Ask the step's tasks on ``nodelist`` to checkpoint themselves."""
 
+    # sckpt run's own checkpoints.
+    @abstractmethod
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        """Change the automatic-checkpoint policy of a running step (of each running step
+        of a job): ``every`` seconds (``arguments.EVERY_AUTO``: Young and Daly's interval)
+        and ``before_end`` seconds, None leaving each as it is; ``off`` clears it.  Only a
+        step under ``sckpt run`` has one (the cooperative engine; the demo's simulates it)."""
+
     # The four job-control verbs (scancel, scontrol hold/release/requeue).
     @abstractmethod
     def cancel(self, target: StepId, signal: int | None) -> ActionResult:

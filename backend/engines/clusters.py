@@ -309,6 +309,7 @@ class ClustersEngine(Engine):
     disable = routed("disable", names_target=True)
     complete = routed("complete", names_target=True)
     tasks = routed("tasks", names_target=True)
+    auto = routed("auto", names_target=True)
     cancel = routed("cancel", names_target=True)
     hold = routed("hold", names_target=True)
     release = routed("release", names_target=True)

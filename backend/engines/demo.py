@@ -7,7 +7,8 @@ detail promise the demo's, as the cooperative engine's state files give them on 
 cluster.  The same goes for the steps the simulated controller launched under ``sckpt run
 --transparent`` (``SimulatedCluster.transparent_steps``): their checkpointer, last image,
 its size and how long it took, which the cooperative engine reads from the wrapper's state
-files.  These are the things the demo's engine adds.
+files.  These are the things the demo's engine adds, with the automatic checkpoints of
+those steps (``SimulatedCluster.auto_policies``; ``sckpt auto`` changes them).
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..model import CheckpointKind, Job, Step, StepCheckpointEvent, StepView
+from ..errors import SlurmError
+from ..model import (
+    ActionResult,
+    AutoCheckpoints,
+    CheckpointKind,
+    Job,
+    Step,
+    StepCheckpointEvent,
+    StepId,
+    StepView,
+)
 from .native import NativeEngine
 
 if TYPE_CHECKING:  # the facade imports this module to ask whether an engine is the demo's
@@ -27,8 +38,10 @@ class DemoEngine(NativeEngine):
     """``NativeEngine`` acting as ``user`` on ``cluster``, named "simulated"."""
 
     def __init__(self, cluster: SimulatedCluster, user: str) -> None:
-        super().__init__(cluster.connect(user), name="simulated", clock=cluster.clock)
+        client = cluster.connect(user)
+        super().__init__(client, name="simulated", clock=cluster.clock)
         self._cluster = cluster
+        self._caller = client.caller
 
     @property
     def simulator(self) -> SimulatedCluster:
@@ -47,10 +60,31 @@ class DemoEngine(NativeEngine):
         marked = self._cluster.transparent_steps(job.job_id)
         if not marked:
             return views
-        return tuple(_with_images(view, marked.get(view.step.step_id.step)) for view in views)
+        policies = self._cluster.auto_policies(job.job_id)
+        return tuple(
+            _with_images(
+                view, marked.get(view.step.step_id.step), policies.get(view.step.step_id.step)
+            )
+            for view in views
+        )
+
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        """The simulated controller keeps the policies of its steps under ``sckpt run``
+        (``simulator/autopolicy.py``), where the cooperative engine writes a record."""
+        sent_at = int(self.clock())
+        try:
+            return self._cluster.set_auto(self._caller, target, every, before_end, off)
+        except SlurmError as refused:
+            raise self._explain(target, "auto", refused, sent_at) from None
+        finally:
+            self._forget(target)
 
 
-def _with_images(view: StepView, marked: TransparentStep | None) -> StepView:
+def _with_images(
+    view: StepView, marked: TransparentStep | None, auto: AutoCheckpoints | None = None
+) -> StepView:
     """The view of a step under ``sckpt run --transparent``: its checkpointer and last image
     (the fields ``CoopEngine.checkpoint_state`` fills); another step's view unchanged, and
     so is a step not asked (another user's, or left for a later refresh by the probe budget):
@@ -67,5 +101,6 @@ def _with_images(view: StepView, marked: TransparentStep | None) -> StepView:
             last_checkpoint_time=marked.last_time or state.last_checkpoint_time,
             image_bytes=marked.image_bytes,
             checkpoint_seconds=marked.checkpoint_seconds,
+            auto=auto,
         ),
     )

@@ -61,6 +61,12 @@ from ..model import (
 from ..slurm_api import ControllerConfig, SlurmAPI, StepsResult
 from .base import Engine, EngineRequest
 
+AUTO_UNDER_RUN = (
+    "automatic checkpoints are those of steps under `sckpt run` (--every, --before-end), "
+    "which the cooperative engine changes"
+)
+"""Why an engine without ``sckpt run``'s state files cannot change a step's policy."""
+
 
 class LiveEngine(Engine):
     """Jobs and steps from libslurm; checkpoint operations: state checks, then NotSupported."""
@@ -428,6 +434,12 @@ class LiveEngine(Engine):
     ) -> ActionResult:
         self.check_target(target)
         raise self.not_supported()
+
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        self.check_target(target)
+        raise NotSupported(hint=f"{AUTO_UNDER_RUN}; {self.not_supported_reason()}")
 
     # ------------------------------------------------------------------ job control
     # The same on every engine that talks to a controller (native, cooperative, live, the

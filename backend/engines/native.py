@@ -31,6 +31,7 @@ from ..errors import (
     ESLURM_DISABLED,
     ESLURM_INVALID_JOB_ID,
     ESLURM_NOT_SUPPORTED,
+    NotSupported,
     SlurmError,
     describe,
 )
@@ -49,7 +50,7 @@ from ..model import (
 )
 from ..slurm_api import SlurmAPI
 from .base import Engine, EngineRequest
-from .live import LiveEngine
+from .live import AUTO_UNDER_RUN, LiveEngine
 
 _NOT_ASKED = CheckpointState(CheckpointKind.UNKNOWN)
 
@@ -377,6 +378,17 @@ class NativeEngine(LiveEngine):
             if nodelist and refused.code == ESLURM_INVALID_JOB_ID and not refused.hint:
                 refused.hint = self._nodes_outside(target, nodelist)
             raise
+
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        """Slurm <= 19.05 took an interval at launch (``srun --checkpoint=INTERVAL``) and
+        has no call that changes it: refused after the controller's checks."""
+        self.check_target(target)
+        raise NotSupported(
+            hint=f"{AUTO_UNDER_RUN}; this Slurm's interval is set at launch only "
+            "(srun --checkpoint=INTERVAL) and no call changes it"
+        )
 
     def _nodes_outside(self, target: StepId, nodelist: str) -> str:
         """Why slurmd answered ESLURM_INVALID_JOB_ID to ``tasks``: the node list names a node

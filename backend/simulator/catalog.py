@@ -14,8 +14,10 @@ import pwd
 import zlib
 from pathlib import Path
 
+from ..arguments import DEFAULT_MAX_RESTARTS, DEFAULT_MTBF
 from ..checkpointing.dmtcp import DmtcpInstall, checkpointer_label
-from ..model import JobState
+from ..checkpointing.policy import ASSUMED_COST, young_daly
+from ..model import RUN_BY, AutoCheckpoints, JobState
 
 DEMO_USERS = ("alice", "bob", "carol", "dmitri", "erin", "farid", "grace")
 
@@ -34,6 +36,19 @@ DEMO_DMTCP = DmtcpInstall(Path("/var/cache/sckpt/dmtcp-4.2.0"), "4.2.0", "cache"
 """The DMTCP the demo's transparent steps pretend to run under (only its label is shown)."""
 DEMO_CHECKPOINTER = checkpointer_label(DEMO_DMTCP)
 """Its label, one string shared by every transparent step of the demo."""
+
+DEMO_POLICIES: tuple[AutoCheckpoints, ...] = (
+    AutoCheckpoints(every=1800, set_by=RUN_BY),
+    AutoCheckpoints(every=young_daly(ASSUMED_COST, DEFAULT_MTBF), auto=True, set_by=RUN_BY),
+    AutoCheckpoints(before_end=600, max_restarts=DEFAULT_MAX_RESTARTS, set_by=RUN_BY),
+    AutoCheckpoints(every=3600, before_end=900, max_restarts=DEFAULT_MAX_RESTARTS, set_by=RUN_BY),
+)
+"""The automatic-checkpoint policies of the demo's steps under ``sckpt run`` (``sckpt run
+--every 30m``, ``--every auto``, ``--before-end 10m``, both), each job's in turn: shared by
+every step that has one, so they cost nothing per step (``DemoTouches._demo_auto``)."""
+DEMO_AUTO_JOBS = 40
+"""At most this many of the demo's transparent jobs run under a policy, and as many of the
+first user's, whom the demo acts as: a 100,000-job demo keeps its memory."""
 
 APPS: tuple[tuple[str, str, str], ...] = (
     ("lammps-eq", "lmp_mpi", "cpu"),

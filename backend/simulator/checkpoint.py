@@ -196,28 +196,47 @@ class CheckpointController(JobControl):
                 rec.requeue = True
 
         def op(rec: JobRec, srec: StepRec) -> int:
-            answered = self.plugin.checkpoint(srec, now, srun_parent_pid(rec))
-            if answered is not None:
-                return answered
-            srec.error_code = 0
-            srec.error_msg = ""
-            srec.ckpt_start = now
-            srec.ckpt_count += 1
-            srec.ckpt_token += 1
-            srec.ckpt_vacate = vacate or requeue
-            srec.image_dir = self._image_path(rec, srec, image_dir)
-            duration, code = self._checkpoint_outcome(rec, srec)
-            if max_wait and duration > max_wait:
-                duration, code = float(max_wait), ETIME
-            record_event(srec, now, operation, caller.name, 0, srec.image_dir)
-            self._pending_codes[(srec.step.step_id, srec.ckpt_token)] = code
-            self._events.push(
-                now + duration, "ckpt_done", rec.job.job_id, srec.step.step_id.step, srec.ckpt_token
+            return self._start_checkpoint(
+                rec, srec, now, operation, caller.name, max_wait, image_dir, vacate or requeue
             )
-            return 0
 
         detail = f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
         return self._run(caller, target, operation, op, before, detail)
+
+    def _start_checkpoint(
+        self,
+        rec: JobRec,
+        srec: StepRec,
+        now: int,
+        operation: str,
+        by: str,
+        max_wait: int,
+        image_dir: str | None,
+        vacate: bool = False,
+        cause: str = "",
+    ) -> int:
+        """The plugin starts a checkpoint of one step (an operator's, or with ``cause`` the
+        step's own policy's); its end is an event.  The plugin's refusal code, else 0."""
+        answered = self.plugin.checkpoint(srec, now, srun_parent_pid(rec))
+        if answered is not None:
+            return answered
+        srec.error_code = 0
+        srec.error_msg = ""
+        srec.ckpt_start = now
+        srec.ckpt_count += 1
+        srec.ckpt_token += 1
+        srec.ckpt_vacate = vacate
+        srec.image_dir = self._image_path(rec, srec, image_dir)
+        duration, code = self._checkpoint_outcome(rec, srec)
+        if max_wait and duration > max_wait:
+            duration, code = float(max_wait), ETIME
+        record_event(srec, now, operation, by, 0, srec.image_dir, cause)
+        sid = srec.step.step_id
+        self._pending_codes[(sid, srec.ckpt_token)] = code
+        if cause:
+            self._pending_causes[(sid, srec.ckpt_token)] = cause
+        self._events.push(now + duration, "ckpt_done", sid.job_id, sid.step, srec.ckpt_token)
+        return 0
 
     def create(
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None

@@ -26,8 +26,8 @@ from functools import cached_property
 from ..errors import UsageError
 from ..rules import Caller
 from .accounting import Accounting
+from .autopolicy import AutoPolicies
 from .catalog import DEMO_USERS, SLURM_UID, SLURM_USER, uid_for
-from .checkpoint import CheckpointController
 from .client import SimulatedSlurm
 from .clock import EventQueue
 from .control import SimulatorControl
@@ -39,7 +39,7 @@ BIG_CLUSTER = 10_000
 """From this many jobs on, the built records are hidden from the cyclic GC (gc.freeze)."""
 
 
-class SimulatedCluster(CheckpointController):
+class SimulatedCluster(AutoPolicies):
     """A deterministic in-process cluster following Slurm 19.05's checkpoint rules.
 
     Arguments: ``seed`` and ``n_jobs`` fix the generated cluster; ``clock`` (default
@@ -119,6 +119,8 @@ class SimulatedCluster(CheckpointController):
         self._next_job_id = first_job_id
         self._first_job_id = first_job_id
         self._transparent = {}
+        self._auto = {}
+        self._pending_causes = {}
         self._dbd = Accounting(cluster_name, self.users)
         # Node families: (prefix, width, count, partitions)
         cpu = max(32, n_jobs // 3)

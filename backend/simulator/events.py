@@ -75,7 +75,10 @@ class Timeline(DemoTouches):
             self._dbd.keep_final_record(rec.job)
             del self._jobs[job_id]
             self._transparent.pop(job_id, None)
+            self._auto.pop(job_id, None)
             self._dirty.add(job_id)
+        elif kind == "auto":
+            self._auto_due(rec, step, t, token)
         elif kind == "ckpt_done":
             srec = rec.steps.get(step)
             code = self._pending_codes.pop((StepId(job_id, step), token), 0)
@@ -89,7 +92,9 @@ class Timeline(DemoTouches):
         started, srec.ckpt_start = srec.ckpt_start, 0
         keep_highest(srec, code, "")
         srec.last_ckpt = t
-        record_event(srec, t, "done", "", code, srec.image_dir)
+        cause = self._pending_causes.pop((srec.step.step_id, srec.ckpt_token), "")
+        by = "sckpt run" if cause else ""
+        record_event(srec, t, "done", by, code, srec.image_dir, cause)
         if not code:
             self._image_done(rec, srec, t, float(t - started))
         self._dirty.add(rec.job.job_id)

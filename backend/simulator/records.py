@@ -23,6 +23,10 @@ DEFAULT_JOB_CHECKPOINT_DIR = "/var/slurm/checkpoint"
 
 HISTORY_LIMIT = 20
 
+AUTO_INTERVAL = 0
+AUTO_BEFORE_END = 1
+"""The token of an ``auto`` event: which of a step's automatic checkpoints is due."""
+
 
 @dataclass(frozen=True, slots=True)
 class SavedRecord:
@@ -210,13 +214,20 @@ if " ".join(f.name for f in fields(Job)) != _JOB_ORDER or (
 
 
 def record_event(
-    srec: StepRec, t: int, operation: str, by: str, code: int, image_dir: str = ""
+    srec: StepRec,
+    t: int,
+    operation: str,
+    by: str,
+    code: int,
+    image_dir: str = "",
+    cause: str = "",
+    message: str = "",
 ) -> None:
-    """Add a checkpoint event to the step's history (the last ``HISTORY_LIMIT`` are kept)."""
+    """Add a checkpoint event to the step's history (the last ``HISTORY_LIMIT`` are kept);
+    ``cause`` says what started a checkpoint (``interval`` ... for a step's own policy)."""
     history = srec.history if srec.history is not None else []
-    history.append(
-        CheckpointEvent(t, operation, by, code, strerror(code) if code else "", image_dir)
-    )
+    said = message or (strerror(code) if code else "")
+    history.append(CheckpointEvent(t, operation, by, code, said, image_dir, cause))
     if len(history) > HISTORY_LIMIT:
         del history[: len(history) - HISTORY_LIMIT]
     srec.history = history

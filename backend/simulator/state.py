@@ -8,7 +8,8 @@ subclass that adds one concern, in this order (each module imports only the ones
 it): ``population.Population`` (data generation), ``touches.DemoTouches`` (the demo's
 touches), ``events.Timeline`` (time), ``views.Views`` (what is listed and answered),
 ``jobctl.JobControl`` (scancel/scontrol), ``checkpoint.CheckpointController`` (the
-checkpoint API), ``cluster.SimulatedCluster`` (the arguments)."""
+checkpoint API), ``autopolicy.AutoPolicies`` (``sckpt run``'s automatic checkpoints),
+``cluster.SimulatedCluster`` (the arguments)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from .. import rules
 from ..checkpointing.protocol import image_leaf
 from ..errors import AccessDenied, InvalidJobId
-from ..model import Job, JobView, Step, StepId
+from ..model import AutoCheckpoints, Job, JobView, Step, StepId
 from ..rules import Caller
 from .accounting import Accounting
 from .catalog import FAIL_CODES, SLURM_UID, stable_hash, uid_for
@@ -89,10 +90,21 @@ class ClusterState:
     _first_job_id: int
     _transparent: dict[int, dict[int, TransparentStep]]
     """Job id -> step number -> the step launched under ``sckpt run --transparent``."""
+    _auto: dict[int, dict[int, tuple[AutoCheckpoints, int]]]
+    """Job id -> step number -> (its automatic-checkpoint policy, when the next interval
+    checkpoint is due: 0 for none).  The policies are shared objects (``touches.py``'s
+    few), so a step under one costs a tuple, not a policy of its own."""
+    _pending_causes: dict[tuple[StepId, int], str]
+    """What started each running automatic checkpoint, by (step, checkpoint token): its
+    ``done`` line says it too."""
 
     def _tick(self) -> None:
         """Apply every event due by now (``events.Timeline``: population, which comes
         before time, submits jobs only after it)."""
+        raise NotImplementedError
+
+    def _auto_due(self, rec: JobRec, step: int, when: int, token: int = 0) -> None:
+        """An ``auto`` event: a step's automatic checkpoint is due (``autopolicy.py``)."""
         raise NotImplementedError
 
     def now(self) -> float:

@@ -13,10 +13,26 @@ import errno
 import random
 from dataclasses import replace
 
-from ..model import STEP_EXTERN, JobState
-from .catalog import DEMO_CHECKPOINTER, DEMO_HISTORY_JOBS, TRANSPARENT_ONE_IN, stable_hash
+from ..model import STEP_EXTERN, AutoCheckpoints, JobState
+from .catalog import (
+    DEMO_AUTO_JOBS,
+    DEMO_CHECKPOINTER,
+    DEMO_HISTORY_JOBS,
+    DEMO_POLICIES,
+    TRANSPARENT_ONE_IN,
+    stable_hash,
+)
 from .population import Population
-from .records import HISTORY_LIMIT, JobRec, TransparentStep, numbered_of, record_event, strerror
+from .records import (
+    AUTO_BEFORE_END,
+    AUTO_INTERVAL,
+    HISTORY_LIMIT,
+    JobRec,
+    TransparentStep,
+    numbered_of,
+    record_event,
+    strerror,
+)
 
 
 class DemoTouches(Population):
@@ -59,6 +75,7 @@ class DemoTouches(Population):
             self._dirty.add(rec.job.job_id)
         self._demo_hourly(running, picks, now)
         self._demo_transparent(running, picks, now)
+        self._demo_auto(now)
 
     def _demo_hourly(self, running: list[JobRec], picks: list[JobRec], now: int) -> None:
         """A checkpoint history, as a job checkpointed hourly (by a cron job or by its owner)
@@ -135,6 +152,40 @@ class DemoTouches(Population):
                 record_event(srec, t, "done", "", 0, srec.image_dir)
                 self._image_done(rec, srec, t, took)
         self._dirty.add(rec.job.job_id)
+
+    def _demo_auto(self, now: int) -> None:
+        """Some steps under ``sckpt run`` run under a policy (``DEMO_POLICIES``, drawn by a
+        hash of the seed and the job's id): their interval checkpoints happen by themselves
+        as the clock moves (``autopolicy.py``), and their due times with them.  The first
+        ``DEMO_AUTO_JOBS`` transparent jobs, each policy in turn, and as many of the first
+        user's (whom the demo acts as, so the console shows theirs)."""
+        first = self.users[0].name
+        chosen = mine = 0
+        for job_id, marked in self._transparent.items():
+            rec = self._jobs[job_id]
+            if rec.job.user == first and mine < DEMO_AUTO_JOBS:
+                mine += 1
+            elif chosen >= DEMO_AUTO_JOBS:
+                continue
+            pick = DEMO_POLICIES[chosen % len(DEMO_POLICIES)]
+            chosen += 1
+            for step in marked:
+                spread = stable_hash(self.seed, job_id, step, 33)
+                due = now + 60 + spread % pick.every if pick.every else 0
+                self._put_policy(rec, step, pick, due)
+
+    def _put_policy(self, rec: JobRec, step: int, policy: AutoCheckpoints, due: int) -> None:
+        """Step ``step`` of ``rec`` runs under ``policy``, its next interval checkpoint at
+        ``due`` (0: none); its before-end checkpoint, when it has one, at the job's end
+        less that.  The events come due as the clock moves (``_auto_due``)."""
+        job_id = rec.job.job_id
+        self._auto.setdefault(job_id, {})[step] = (policy, due)
+        if due:
+            self._events.push(float(due), "auto", job_id, step, AUTO_INTERVAL)
+        end = rec.job.end_time - policy.before_end if policy.before_end else 0
+        if end > self._now:
+            self._events.push(float(end), "auto", job_id, step, AUTO_BEFORE_END)
+        self._dirty.add(job_id)
 
     def _demo_arrays(self) -> None:
         """The demo's job arrays: three tasks running, a range held by its run limit behind

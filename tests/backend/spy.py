@@ -113,6 +113,12 @@ class SpyEngine(Engine):
         self.calls.append(("tasks", target, begin_time, image_dir, max_wait, nodelist))
         return ActionResult(target, "tasks")
 
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        self.calls.append(("auto", target, every, before_end, off))
+        return ActionResult(target, "auto")
+
 
 class FailingEngine(SpyEngine):
     """A one-job cluster whose controller can be made unreachable."""

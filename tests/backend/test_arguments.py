@@ -85,7 +85,11 @@ def test_named_methods_are_act(settings: Settings) -> None:
     named, generic = SpyEngine(), SpyEngine()
     for name in sorted(MUTATING):
         target = "12" if operation(name).whole_job else "12.0"
-        given = {"error_code": 1} if name == "complete" else {}  # an error: no able first
+        # complete: an error, so no able first; auto: something to change
+        given: dict[str, object] = {
+            "complete": {"error_code": 1},
+            "auto": {"every": "30m"},
+        }.get(name, {})
         getattr(Facade(named, settings), name)(target, **given)
         Facade(generic, settings).act(name, target, **given)
     assert named.calls == generic.calls and len(named.calls) >= len(MUTATING)

@@ -43,6 +43,7 @@ def test_the_table_lists_exactly_the_keys_config_accepts() -> None:
         f"{config.KEYS_TABLE}.<action>",
         f"{config.COLUMNS_TABLE}.<table>",
         *(f"{config.DEMO_TABLE}.{key}" for key in config.DEMO_KEYS),
+        *(f"{config.AUTO_TABLE}.{key}" for key in config.AUTO_KEYS),
     }
     assert set(_table()) == expected
 
@@ -60,3 +61,5 @@ def test_a_key_not_in_the_table_is_refused() -> None:
         config.settings_from_mapping({"refresh": 2.0})
     with pytest.raises(ConfigError, match=re.escape("unknown key 'demo.size'")):
         config.settings_from_mapping({"demo": {"size": 3}})
+    with pytest.raises(ConfigError, match=re.escape("unknown key 'auto.interval'")):
+        config.settings_from_mapping({"auto": {"interval": "30m"}})

@@ -26,7 +26,7 @@ def demo(settings: Settings, **kw: object) -> Facade:
 
 def test_mutating_is_every_operation_but_able_and_error() -> None:
     assert frozenset(NAMES) - MUTATING == {"able", "error"}
-    assert len(NAMES) == 9 + 4  # the checkpoint operations, the job-control verbs
+    assert len(NAMES) == 9 + 1 + 4  # the checkpoint operations, auto, the job-control verbs
 
 
 def test_demo_cluster_is_deterministic_and_shows_every_state(settings: Settings) -> None:
@@ -121,8 +121,9 @@ def test_read_only_refuses_every_mutation_before_the_engine(
     spy = SpyEngine()
     f = Facade(spy, settings, read_only=True)
     target = "12" if find_operation(operation).whole_job else "12.3"
+    given = {"every": "30m"} if operation == "auto" else {}  # auto: something to change
     with pytest.raises(E.ReadOnlyError) as exc:
-        getattr(f, operation)(target)
+        getattr(f, operation)(target, **given)
     assert "read-only" in str(exc.value)
     assert spy.calls == []
     (line,) = read_records(settings.audit_log)
@@ -146,8 +147,9 @@ def test_read_only_demo_leaves_the_cluster_unchanged(settings: Settings) -> None
     before = f.simulated_cluster.snapshot().jobs
     job = next(v.job.job_id for v in before if v.job.state is JobState.RUNNING)
     for op in sorted(MUTATING):
+        given = {"off": True} if op == "auto" else {}
         with pytest.raises(E.ReadOnlyError):
-            getattr(f, op)(str(job))
+            getattr(f, op)(str(job), **given)
     assert f.simulated_cluster.snapshot().jobs == before
 
 

@@ -293,6 +293,11 @@ class RpcProbeEngine(LiveEngine):
     ) -> ActionResult:
         return self._poke(target, "tasks")
 
+    def auto(
+        self, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        return self._poke(target, "auto")
+
     def cancel(self, target: StepId, signal: int | None) -> ActionResult:
         return self._poke(target, "cancel")
 
@@ -312,8 +317,9 @@ def _every_mutation(facade: Facade, job: int) -> list[str]:
     for operation in sorted(MUTATING):
         whole = operation == "restart" or find_operation(operation).whole_job
         target = f"{job}" if whole else f"{job}.0"
+        given = {"every": "30m"} if operation == "auto" else {}  # something to change
         try:
-            getattr(facade, operation)(target)
+            getattr(facade, operation)(target, **given)
             outcomes.append("ok")
         except E.SckptError as exc:
             outcomes.append(

@@ -98,6 +98,7 @@ VERBS: list[list[str]] = [
     ["disable", "{t}"],
     ["complete", "{t}", "--error-code", "3", "--error-msg", "x", "--begin-time", "now"],
     ["tasks", "{t}", "--nodelist", "{node}"],
+    ["auto", "{t}", "--every", "30m"],
     ["checkpoint", "able", "{t}"],
     ["checkpoint", "error", "{t}"],
     ["checkpoint", "create", "{t}", "MaxWait=5"],
@@ -113,7 +114,17 @@ OTHER_VERBS: list[list[str]] = [
     ["completion", "bash"],
     ["run", "--", "/bin/true"],  # the job-side wrapper: refused in read-only mode, no RPC
 ]
-MUTATING_VERBS = {"create", "vacate", "restart", "enable", "disable", "complete", "tasks", "run"}
+MUTATING_VERBS = {
+    "create",
+    "vacate",
+    "restart",
+    "enable",
+    "disable",
+    "complete",
+    "tasks",
+    "auto",
+    "run",
+}
 """``run`` too: the wrapper writes the step's state file and carries out checkpoint requests,
 so read-only mode refuses it (and audits the refusal) like the actions."""
 

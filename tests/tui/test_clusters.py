@@ -108,6 +108,9 @@ class Breakable(Engine):
     ) -> Any:
         return self.inner.tasks(target, begin_time, image_dir, max_wait, nodelist)
 
+    def auto(self, target: StepId, every: int | None, before_end: int | None, off: bool) -> Any:
+        return self.inner.auto(target, every, before_end, off)
+
     def cancel(self, target: StepId, signal: int | None) -> Any:
         return self.inner.cancel(target, signal)
 

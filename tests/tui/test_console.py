@@ -715,6 +715,7 @@ async def test_help_lists_every_key(console: Any) -> None:
             "ask Slurm again",
             "filter jobs",
             "sort by the next column",
+            "change automatic checkpoints",
             "only my jobs",
             "finished jobs, from accounting too",
             "quit the console",

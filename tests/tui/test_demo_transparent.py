@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import humanize
 from sckpt.backend.model import StepId, StepView
-from sckpt.tui.console_text import checkpoint_text
+from sckpt.tui.console_text import AUTO_MARK, checkpoint_text
 
 from .conftest import ME, Console, screen_text, settle
 
@@ -71,7 +71,10 @@ def test_one_running_demo_job_in_ten_runs_transparent_steps(
     assert mine and set(shown) == mine
     for view in shown.values():
         assert view.checkpoint.checkpointer == LABEL
-        assert checkpoint_text(view.checkpoint, c.clock()).plain == f"able, {LABEL}"
+        # Every one of ME's runs under a policy in the demo (issue 32): the column marks it
+        auto = view.checkpoint.auto
+        assert auto is not None and auto.active
+        assert checkpoint_text(view.checkpoint, c.clock()).plain == f"able{AUTO_MARK}, {LABEL}"
 
 
 async def test_the_detail_of_a_transparent_demo_step_and_create_on_it(
@@ -85,7 +88,7 @@ async def test_the_detail_of_a_transparent_demo_step_and_create_on_it(
         await settle(pilot)
         c.app.open_step(step)
         await settle(pilot)
-        assert _line(c, "Checkpoint") == f"able, {LABEL}"
+        assert _line(c, "Checkpoint") == f"able{AUTO_MARK}, {LABEL}"
         assert _line(c, "Checkpointer") == LABEL
         size = humanize.naturalsize(ckpt.image_bytes)
         assert _line(c, "Last image") == f"{size}, took {ckpt.checkpoint_seconds:.1f} s"
@@ -96,7 +99,7 @@ async def test_the_detail_of_a_transparent_demo_step_and_create_on_it(
         c.cluster.control.advance(60)  # every simulated checkpoint ends within 42 s
         c.app.refresh_now()
         await settle(pilot)
-        assert _line(c, "Checkpoint") == f"able, {LABEL}"
+        assert _line(c, "Checkpoint") == f"able{AUTO_MARK}, {LABEL}"
         new_dir = ckpt.image_dir.removesuffix(f"g{gen}") + f"g{gen + 1}"
         assert _line(c, "Image dir") == new_dir
         after = next(v for v in _transparent(c) if v.step.step_id == step).checkpoint

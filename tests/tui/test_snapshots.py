@@ -124,6 +124,30 @@ def test_create_form(snap_compare: Any, console: Callable[..., Console]) -> None
     assert snap_compare(c.app, terminal_size=(80, 24), run_before=select, press=["c"])
 
 
+@pytest.mark.parametrize("size", SIZES)
+def test_step_under_a_policy_and_its_form(
+    snap_compare: Any, console: Callable[..., Console], size: tuple[int, int]
+) -> None:
+    """A demo step that checkpoints by itself (issue 32): at 80x24 the column keeps one
+    character for it; ``a`` opens the policy form over the detail."""
+    c = demo(console)
+    step = next(
+        v.step.step_id
+        for j in c.facade.snapshot().jobs
+        for v in j.steps
+        if v.checkpoint.auto is not None and v.step.user == "alice"
+    )
+
+    async def select(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, SckptApp)
+        app.open_step(step)
+        await settle(pilot)
+
+    assert snap_compare(c.app, terminal_size=size, run_before=select, press=["a"])
+
+
 def test_step_detail_job_history(snap_compare: Any, console: Callable[..., Console]) -> None:
     """A job the demo requeued once and that then lost a node: three records, 80x24."""
     c = demo(console)

@@ -35,6 +35,11 @@ class ActionParams:
     signal: int | None = None
     """cancel's signal: the console sends none (scancel's default, end it); a script
     wanting one uses ``sckpt cancel --signal``."""
+    every: int | None = None
+    before_end: int | None = None
+    off: bool = False
+    """``auto``'s: the interval (``arguments.EVERY_AUTO`` for auto) and the time before
+    the job's end, None leaving each as it is, or off (``policy_form.PolicyForm``)."""
 
     def values_for(self, op: operations.Operation) -> dict[str, Any]:
         """The facade's keyword arguments for ``op``: those of its ``arguments`` held here."""

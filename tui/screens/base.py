@@ -3,7 +3,8 @@
 An action key works on ``selected_target()`` (a step, or the whole job where the reference
 allows it).  Every operation key runs one action, ``operation(NAME)``, driven by the
 operations table (``backend/operations.py``): an operation that takes arguments
-(create/vacate/restart) opens the parameter form, and one with a ``confirm`` text (vacate,
+(create/vacate/restart) opens the parameter form (``auto``: the policy form, every / before
+end / off, then acts at once), and one with a ``confirm`` text (vacate,
 restart, and the job-control verbs cancel/hold/release/requeue, which have no form) asks
 for confirmation naming the target and what will happen; enable and disable act at once,
 by decision: they end, stop and resubmit nothing, and each undoes the other (the disable
@@ -21,9 +22,10 @@ from typing import ClassVar, TypeVar, cast
 
 from rich.text import Text
 from sckpt.backend import operations, rules
-from sckpt.backend.model import StepId
+from sckpt.backend.arguments import describe_policy
+from sckpt.backend.model import JobView, StepId
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from .. import multi_target
 from ..console_text import literal
@@ -31,6 +33,7 @@ from ..context import Console
 from ..dialogs.confirm import Confirm
 from ..dialogs.form import ActionForm, ActionParams
 from ..dialogs.help import ACTIONS, Sections
+from ..dialogs.policy_form import PolicyForm
 from ..keys import ACTION_KEYS, bindings, hide_mutating
 from ..messages import FreshnessChanged, InfoChanged
 from ..widgets.header import StatusHeader
@@ -137,6 +140,9 @@ class TargetScreen(Screen[None]):
         if set(op.arguments) & FORM_ARGUMENTS:
             self._with_form(name)
             return
+        if set(op.arguments) & POLICY_ARGUMENTS:
+            self._with_policy_form(name)
+            return
         target = self._target_or_warn(name)
         if target is None:
             return
@@ -184,7 +190,8 @@ class TargetScreen(Screen[None]):
 
             self.app.push_screen(Confirm(multi_target.question(name, targets, describe)), confirmed)
 
-        if not set(op.arguments) & FORM_ARGUMENTS:
+        takes = set(op.arguments)
+        if not takes & (FORM_ARGUMENTS | POLICY_ARGUMENTS):
             confirm(None)
             return
         settings = self.sckpt.settings
@@ -196,10 +203,12 @@ class TargetScreen(Screen[None]):
         label = f"{len(targets)} targets: {', '.join(map(str, targets[:4]))}"
         if len(targets) > 4:
             label += ", …"
-        self.app.push_screen(
-            ActionForm(name, label, max_wait=settings.max_wait, image_dir=settings.image_dir),
-            formed,
+        form: ModalScreen[ActionParams | None] = (
+            PolicyForm(label, now="")
+            if takes & POLICY_ARGUMENTS
+            else ActionForm(name, label, max_wait=settings.max_wait, image_dir=settings.image_dir)
         )
+        self.app.push_screen(form, formed)
 
     def action_check(self) -> None:
         """``x``: ask able and error again for the selected row (read-only allowed)."""
@@ -241,6 +250,21 @@ class TargetScreen(Screen[None]):
             formed,
         )
 
+    def _with_policy_form(self, operation: str) -> None:
+        """``auto``: the policy form (what the policy is now, what changes), then act;
+        no confirmation, as for enable and disable: it ends nothing, and ``a`` again
+        undoes it."""
+        target = self._target_or_warn(operation)
+        if target is None:
+            return
+
+        def formed(params: ActionParams | None) -> None:
+            if params is not None:
+                self.sckpt.run_operation(operation, target, params)
+
+        now = policy_now(self.sckpt.job(target), target)
+        self.app.push_screen(PolicyForm(str(target), now=now), formed)
+
     def _confirm_then_run(
         self, operation: str, target: StepId, params: ActionParams | None
     ) -> None:
@@ -269,6 +293,24 @@ class TargetScreen(Screen[None]):
 
 FORM_ARGUMENTS = frozenset({"max_wait", "image_dir", "stick"})
 """The arguments the parameter form asks for; an operation taking none of them has no form."""
+POLICY_ARGUMENTS = frozenset({"every", "before_end", "off"})
+"""The arguments the policy form asks for (``auto``)."""
+
+
+def policy_now(job: JobView | None, target: StepId) -> str:
+    """The target's automatic checkpoints in words, as the data last showed them: one
+    step's, or a whole job's (its steps that have one) when they share one; "" when
+    unknown or none."""
+    if job is None:
+        return ""
+    words = {
+        describe_policy(view.checkpoint.auto)
+        for view in job.steps
+        if view.checkpoint.auto is not None
+        and (target.is_whole_job or view.step.step_id.step == target.step)
+    }
+    return words.pop() if len(words) == 1 else "differs between its steps" if words else ""
+
 
 S = TypeVar("S", bound=TargetScreen)
 

@@ -11,11 +11,16 @@ long ago that was.  The relative parts move with the clock (``tick``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import humanize
 from rich.text import Text
 from sckpt.backend import history as records
 from sckpt.backend import progress
+from sckpt.backend.arguments import describe_policy
 from sckpt.backend.model import (
+    RUN_BY,
+    AutoCheckpoints,
     CheckpointKind,
     CheckpointState,
     Interconnect,
@@ -143,9 +148,11 @@ class StepDetail(Static):
         )
         if ckpt.checkpointer:
             line("Checkpointer", literal(ckpt.checkpointer))
-        if ckpt.image_bytes:
+        if ckpt.image_bytes or ckpt.checkpoint_seconds:
+            size = humanize.naturalsize(ckpt.image_bytes) if ckpt.image_bytes else "size unknown"
             took = f", took {ckpt.checkpoint_seconds:.1f} s" if ckpt.checkpoint_seconds else ""
-            line("Last image", f"{humanize.naturalsize(ckpt.image_bytes)}{took}")
+            line("Last image", f"{size}{took}")
+        self._auto_lines(ckpt.auto, now, line)
         if ckpt.start_notes:
             # How each task of this run started: resumed from which image, or from zero
             # and why (a restart whose image was missing, checkpointing off).
@@ -163,7 +170,10 @@ class StepDetail(Static):
             text.append("History\n", style="bold")
             for event in ckpt.history[-10:]:
                 text.append(f"  {moment(event.time, now)}  ")
-                text.append_text(literal(f"{event.operation:<8} by {event.by}  code {event.code}"))
+                cause = f" ({event.cause})" if event.cause else ""
+                text.append_text(
+                    literal(f"{event.operation:<8}{cause} by {event.by}  code {event.code}")
+                )
                 if event.message:
                     text.append("  ")
                     text.append_text(bounded(event.message))
@@ -201,6 +211,32 @@ class StepDetail(Static):
         text.append("\n")
         text.append_text(self.render_history())
         return text
+
+    def _auto_lines(
+        self, auto: AutoCheckpoints | None, now: float, line: Callable[[str, Text | str], None]
+    ) -> None:
+        """The step's automatic checkpoints (``sckpt run --every/--before-end``, ``sckpt
+        auto``): the policy in the words ``sckpt auto`` answers with, when the next one is
+        due (moving with the clock), the job's restarts (Slurm's own count) and why its
+        requeue chain ended.  Nothing for a step without a policy."""
+        restarts = self.job.job.restart_count if self.job is not None else 0
+        if auto is None:
+            if restarts:
+                line("Restarts", str(restarts))
+            return
+        words = describe_policy(auto) or "off"
+        if auto.set_by and auto.set_by != RUN_BY:  # an operator's sckpt auto changed it
+            words += f" (set by {auto.set_by})"
+        line("Automatic", literal(words, style="" if auto.active else "dim"))
+        if auto.next_due:
+            due = auto.next_due - now
+            when = moment(auto.next_due, now)
+            line("Next checkpoint", when if due >= 0 else f"due now, {when}")
+        if auto.before_end and auto.end_time:
+            line("Job ends", moment(auto.end_time, now))
+        line("Restarts", str(restarts))
+        if auto.chain_end:
+            line("Chain ended", bounded(auto.chain_end, style="yellow"))
 
     def _absent(self) -> Text:
         """The step is not in the data: loading, not found, or ended -- named, and why
