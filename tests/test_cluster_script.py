@@ -105,6 +105,9 @@ def test_up_twice_is_harmless_and_down_stops_only_its_daemons(
             "AuthType=auth/munge",
             "SlurmdParameters=config_overrides",
             "SlurmctldPort=46917",
+            # scavenger is preempted by the other partitions (tests/test_cluster_preemption.py)
+            "PreemptType=preempt/partition_prio",
+            "PartitionName=scavenger ",
         ]
         if release == "19.05":
             expected += ["CheckpointType=checkpoint/ompi", "SelectType=select/cons_res"]
