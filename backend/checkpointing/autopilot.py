@@ -100,6 +100,17 @@ def kill_wait() -> int:
     return KILL_WAIT_GUESS
 
 
+def grace_time(partition: str) -> int:
+    """The partition's GraceTime (``scontrol show partition``), 0 when it cannot be read."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
+        out = _scontrol("show", "partition", "-o", partition).stdout if partition else ""
+        for word in out.split():
+            key, _, value = word.partition("=")
+            if key == "GraceTime":
+                return int(value)
+    return 0
+
+
 class Autopilot:
     """Task 0's automatic checkpoints of its step."""
 
@@ -113,6 +124,7 @@ class Autopilot:
         facts: Callable[[int], JobFacts | None] = job_facts,
         requeue: Requeuer = requeue_job,
         clock: Callable[[], float] = time.time,
+        kill_wait: Callable[[], int] = kill_wait,
     ) -> None:
         self.store = store
         self.step = step
@@ -121,6 +133,8 @@ class Autopilot:
         self.facts_of = facts
         self.requeue = requeue
         self.clock = clock
+        self.kill_wait = kill_wait
+        """The controller's KillWait: the grace after a SIGTERM before SIGKILL."""
         self.facts: JobFacts | None = None
         self.next_look = 0.0
         self.preempted = False
@@ -320,7 +334,7 @@ class Autopilot:
         to close, at most the grace Slurm gives, then decides."""
         if not self.preempted or self.decided:
             return
-        deadline = self.clock() + float(kill_wait())
+        deadline = self.clock() + float(self.kill_wait())
         while self.clock() < deadline:
             try:
                 rec = self.store.read()
@@ -347,10 +361,13 @@ class Autopilot:
             self.facts = facts
         now = self.clock()
         self.preempted = facts is not None and facts.preempted
-        if self.preempted and facts is not None and facts.end_time > now:
-            grace = facts.end_time - now
-        else:
-            grace = float(kill_wait())
+        grace = float(self.kill_wait())  # after the SIGTERM, SIGKILL
+        if self.preempted and facts is not None:
+            # The grace ends at the moved end time; a job without a time limit shows none
+            # (EndTime=Unknown, seen on 22.05.8): its preempt time + the partition's grace.
+            # Then SIGTERM again, and SIGKILL after KillWait.
+            end = facts.end_time or facts.preempt_time + grace_time(facts.partition)
+            grace += max(0.0, end - now)
         cost = max(rec.ckpt_seconds.values(), default=0.0)
         started = ""
         if program_running and policy.fits(cost, grace):

@@ -312,6 +312,8 @@ class JobFacts:
     requeue: bool = False
     preempted: bool = False
     """A preemption has begun (``PreemptTime`` is set): the end time is now + GraceTime."""
+    preempt_time: int = 0
+    partition: str = ""
     restarts: int = 0
     work_dir: str = ""
     state: str = ""
@@ -347,6 +349,8 @@ def parse_job_facts(line: str) -> JobFacts:
         batch=field("BatchFlag") == "1",
         requeue=field("Requeue") == "1",
         preempted=field("PreemptTime") not in ("", "None", "Unknown"),
+        preempt_time=slurm_time(field("PreemptTime")),
+        partition=field("Partition"),
         restarts=int(restarts) if restarts.isdigit() else 0,
         work_dir=field("WorkDir"),
         state=field("JobState"),

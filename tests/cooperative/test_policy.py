@@ -172,7 +172,9 @@ def _pilot(
     ctl, clock = Controller(facts), Clock(10_000.0)
     store = StepStore(tmp_path, STEP, owner=os.getuid())
     store.ensure_directory()
-    pilot = Autopilot(store, STEP, 0, start, facts=ctl.look, requeue=ctl.requeue, clock=clock)
+    pilot = Autopilot(
+        store, STEP, 0, start, facts=ctl.look, requeue=ctl.requeue, clock=clock, kill_wait=lambda: 5
+    )
     pilot.first_look()
 
     def register(rec: StepRecord) -> None:
@@ -289,7 +291,9 @@ def test_max_restarts_ends_the_chain(tmp_path: Path) -> None:
     store = StepStore(tmp_path, STEP, owner=os.getuid())
     store.ensure_directory()
     start = AutoPolicy(before_end=60, max_restarts=3)
-    pilot = Autopilot(store, STEP, 3, start, facts=ctl.look, requeue=ctl.requeue, clock=clock)
+    pilot = Autopilot(
+        store, STEP, 3, start, facts=ctl.look, requeue=ctl.requeue, clock=clock, kill_wait=lambda: 5
+    )
     pilot.first_look()
 
     def register(rec: StepRecord) -> None:
@@ -319,7 +323,7 @@ def test_a_preemption_whose_grace_is_too_short_requeues_without_a_checkpoint(
     tmp_path: Path,
 ) -> None:
     pilot, ctl, clock = _pilot(tmp_path, AutoPolicy(every=600), JobFacts(batch=True))
-    pilot.store.update(lambda r: r.ckpt_seconds.update({"0": 30.0}))
+    pilot.store.update(lambda r: r.ckpt_seconds.update({"0": 30.0}))  # 45 s > 20 + 5 s
     ctl.facts = JobFacts(end_time=int(clock.now) + 20, batch=True, preempted=True)
     assert not pilot.on_sigterm(True)
     assert ctl.requeued == [STEP.job_id]  # resumes from its last periodic image
