@@ -236,11 +236,7 @@ STEP_HEADER = (
 def job_row(view: JobView, now: float) -> list[str]:
     """One squeue-like row for a job (TIME is the elapsed run time, as squeue's)."""
     job = view.job
-    if job.start_time and job.state is not JobState.PENDING:
-        end = job.end_time if job.state.is_finished and job.end_time else now
-        elapsed = format_elapsed(end - job.start_time)
-    else:
-        elapsed = "0:00"
+    elapsed = format_elapsed(job.time_used(now))
     where = job.nodes if job.nodes else f"({job.state_reason or 'None'})"
     return [
         job.label,

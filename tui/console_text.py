@@ -148,8 +148,7 @@ def job_elapsed(job: JobView, now: float) -> str:
     j = job.job
     if j.state is JobState.PENDING or not j.start_time:
         return "-"
-    end = j.end_time if j.state.is_finished and j.end_time else now
-    return compact_duration(end - j.start_time)
+    return compact_duration(j.time_used(now))
 
 
 def job_start(job: Job, now: float) -> str:
@@ -473,9 +472,7 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
     elif column == "state":
         value = j.state.short
     elif column == "elapsed":
-        start = j.start_time or j.submit_time
-        end = j.end_time if j.state.is_finished and j.end_time else now
-        value = end - start if start else 0
+        value = j.time_used(now)  # what the column shows, as squeue's -S M
     elif column == "start":  # squeue -S S: no estimate last
         value = j.start_time or float("inf")
     elif column == "tres":
