@@ -659,6 +659,8 @@ def _simulated(
     from .simulator import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
+    if as_user is not None:
+        _check_demo_user(as_user, cluster)
     if cluster is None:
         cluster = SimulatedCluster(
             seed=settings.demo_seed,
@@ -669,6 +671,26 @@ def _simulated(
             arrays=True,
         )
     return simulated_engine(cluster, user)
+
+
+def _check_demo_user(name: str, cluster: Any) -> None:
+    """Refuse ``--as-user NAME`` for a user the simulated cluster does not have.
+
+    Why: the demo gives the acting user alice's jobs so that a login name owns some; an
+    explicit ``--as-user zed`` took that slot too and showed alice's jobs as zed's.  The
+    names it has are its users, root and SlurmUser (and the login name, which is the
+    default and takes alice's place)."""
+    from .simulator import DEMO_USERS
+    from .simulator.catalog import SLURM_USER
+
+    users = [c.name for c in cluster.users] if cluster is not None else list(DEMO_USERS)
+    known = [*users, "root", SLURM_USER]
+    if name in known or name == current_user():
+        return
+    raise UsageError(
+        f"--as-user {name}: the simulated cluster has no user {name!r}; "
+        f"its users are {', '.join(known)}"
+    )
 
 
 def _demo_output_dir() -> str:
