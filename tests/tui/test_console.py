@@ -300,6 +300,11 @@ async def test_filter_by_field_and_text(console: Any) -> None:
         await type_text(pilot, "colour:blue")
         await pilot.press("enter")
         assert any("unknown field 'colour'" in m for m in notifications(c.app))
+        # So is a checkpoint word that names no state (it showed an empty table).
+        await pilot.press("slash", "ctrl+a", "ctrl+k")
+        await type_text(pilot, "ckpt:bogus")
+        await pilot.press("enter")
+        assert any("invalid checkpoint state 'bogus'" in m for m in notifications(c.app))
 
 
 async def test_sort_by_column_key_and_header_click(console: Any) -> None:
