@@ -62,6 +62,22 @@ def requested(operation: str, answer: Answer) -> str:
     return f"{operation} {answer.target}: {progress.REQUESTED}{detail}"
 
 
+def still_disabled(target: StepId, counts: tuple[int, ...]) -> str:
+    """The toast after an enable that left ``target`` disabled: why, with the counter
+    when the engine reads it.  Slurm counts disables: each ``d`` adds one, each ``e`` takes
+    one off, and the step is able only at 0 (``d d e`` leaves it disabled)."""
+    highest = max(counts)
+    if highest:
+        more = "once more" if highest == 1 else f"{highest} more times"
+        counter = f"its disable counter is {highest}; press e {more} to enable it"
+    else:
+        counter = "it was disabled more times than enabled"
+    return (
+        f"enable {target}: still disabled: {counter} "
+        "(each d adds one to the counter, each e takes one off)"
+    )
+
+
 def outcome(operation: str, answer: Answer) -> Outcome:
     """One line of the summary of an action on marked rows."""
     if answer.error is not None:

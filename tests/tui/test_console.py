@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sckpt.backend.errors import SlurmError, describe
 from sckpt.backend.model import CheckpointKind, JobState, StepId
+from sckpt.tui import reports
 from sckpt.tui.app import build_app
 from sckpt.tui.commands import ActionsProvider
 from sckpt.tui.dialogs.confirm import Confirm
@@ -884,3 +885,30 @@ async def test_help_says_enable_and_disable_act_at_once_and_undo_each_other(
         text = " ".join(screen_text(c.app).split())
         assert "disable checkpoints (counter +1) at once; e undoes it" in text
         assert "enable checkpoints (counter -1) at once; d undoes it" in text
+
+
+async def test_an_enable_that_leaves_the_step_disabled_says_so_and_why(console: Any) -> None:
+    """``d d e`` left the row ``disabled`` and the toast said only "enable requested"."""
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    app = build_app(c.facade, c.app.settings, focus=step, clock=c.clock)
+    async with run_test(app, size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, StepScreen)
+        for key in ("d", "d", "e"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 1
+        said = [m for m in notifications(app) if "still disabled" in m]
+        assert said == [
+            f"enable {step}: still disabled: it was disabled more times than enabled "
+            "(each d adds one to the counter, each e takes one off)"
+        ]  # the native engine cannot read the counter; reports.still_disabled names it if so
+        assert reports.still_disabled(step, (2,)).startswith(
+            f"enable {step}: still disabled: its disable counter is 2; press e 2 more times"
+        )
+        await pilot.press("e")
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 0
+        assert len([m for m in notifications(app) if "still disabled" in m]) == 1
