@@ -912,3 +912,25 @@ async def test_an_enable_that_leaves_the_step_disabled_says_so_and_why(console: 
         await settle(pilot)
         assert c.cluster.step_state(step).disable_count == 0
         assert len([m for m in notifications(app) if "still disabled" in m]) == 1
+
+
+async def test_p_in_the_step_screen_says_what_it_reloaded(console: Any) -> None:
+    """``p`` reloaded the processes without a word: the same pids came back, so it looked
+    as if nothing happened."""
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    app = build_app(c.facade, c.app.settings, focus=step, clock=c.clock)
+    async with run_test(app, size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, StepScreen)
+        before = list(notifications(app))
+        await pilot.press("p")
+        await settle(pilot)
+        said = [m for m in notifications(app) if m not in before]
+        procs = c.facade.step_processes(step)
+        count = sum(len(node.pids) for node in procs.nodes)
+        assert f"step {step}: loading its processes…" in said
+        assert any(
+            m.startswith(f"step {step}: {count} process") and m.endswith("reloaded") for m in said
+        ), said
