@@ -11,9 +11,22 @@ confirmations and that question do.
 from __future__ import annotations
 
 from rich.text import Text
-from sckpt.backend import progress
-from sckpt.backend.errors import ControllerUnreachable, NeedsForce, SckptError, SlurmError
-from sckpt.backend.model import AbleResult, CheckpointError, JobView, StepId, job_step_id
+from sckpt.backend import operations, progress, rules
+from sckpt.backend.errors import (
+    AccessDenied,
+    ControllerUnreachable,
+    NeedsForce,
+    SckptError,
+    SlurmError,
+)
+from sckpt.backend.model import (
+    AbleResult,
+    CheckpointError,
+    JobState,
+    JobView,
+    StepId,
+    job_step_id,
+)
 
 from .console_text import clock_time, literal, printable
 from .messages import Answer
@@ -53,6 +66,40 @@ def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[st
     else:
         message = f"{operation} {target} {verb}: {exc}"
     return verb, message
+
+
+def foreseen_refusal(
+    operation: str, target: StepId, view: JobView | None, acting_user: str
+) -> str | None:
+    """Slurm's refusal of ``operation`` on ``target`` when the data already shows it, in
+    the words of the refusal itself; None when it may act (or the data cannot tell).
+
+    Why: ``r`` on a running job and ``v`` on another user's step took a form and a
+    confirmation before Slurm's refusal.  Only what every engine refuses is foreseen:
+    restart of a job still running or suspended (``rules.check_restart``), and a checkpoint
+    operation on another user's job when not root (the reference's check 2; for a whole job
+    the controller lets SlurmUser in too, so user ``slurm`` is left to it).
+    """
+    op = operations.operation(operation)
+    if view is None or op.kind != "checkpoint":
+        return None
+    job = view.job
+    try:
+        if operation == "restart":
+            if job.state in (JobState.RUNNING, JobState.SUSPENDED):
+                rules.check_restart(target.whole_job, job)
+            return None
+        if acting_user not in ("root", job.user) and not (
+            rules.is_job_level(target) and acting_user == "slurm"
+        ):
+            raise AccessDenied(
+                hint=f"job {job.job_id} belongs to {job.user}; only its owner or root may "
+                "checkpoint it"
+            )
+    except SlurmError as refused:
+        shown = target.whole_job if operation == "restart" else target
+        return refusal_message(operation, shown, refused)[1]
+    return None
 
 
 def requested(operation: str, answer: Answer) -> str:

@@ -555,7 +555,11 @@ async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> N
         assert str(step) not in console_of(pilot).steps_table.row_keys_in_order
 
 
-async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: Any) -> None:
+async def test_restart_of_a_running_job_is_refused_at_once_with_slurms_error(
+    console: Any,
+) -> None:
+    """``r`` on a running job took a form and a confirmation before Slurm's refusal: the
+    data already says it is running, so the refusal comes at once, in Slurm's words."""
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
@@ -564,30 +568,16 @@ async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: An
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("r")
         await pilot.pause()
-        form = pilot.app.screen
-        assert isinstance(form, ActionForm)
-        assert f"Restart {job_id}" in screen_text(c.app)  # restart is whole-job
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(pilot.app.screen, Confirm)
-        assert f"Restart job {job_id} (ui-test" in screen_text(c.app)
-        await pilot.press("y")
-        await settle(pilot)
-
-        # libslurm's own wording when the binding is loaded, sckpt's table otherwise
+        assert isinstance(pilot.app.screen, ConsoleScreen)  # no form, no confirmation
         message = describe(2088)[1]
-
-        def refused() -> bool:
-            return any(
-                "ESLURM_JOB_NOT_FINISHED (2088)" in m and message in m for m in notifications(c.app)
-            )
-
-        for _ in range(100):  # the refusal arrives from the action's thread
-            if refused():
-                break
-            await pilot.pause(0.05)
-        assert refused(), notifications(c.app)
+        assert any(
+            m.startswith(f"restart {job_id} refused: ESLURM_JOB_NOT_FINISHED (2088)")
+            and message in m
+            and f"job {job_id} is running" in m
+            for m in notifications(c.app)
+        ), notifications(c.app)
         assert c.cluster.job(job_id).state is JobState.RUNNING
+        assert not c.audit.exists() or "restart" not in c.audit.read_text()
 
 
 async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) -> None:
@@ -601,6 +591,15 @@ async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) 
         await settle(pilot)
         assert any("ESLURM_ACCESS_DENIED (2002)" in m for m in notifications(c.app))
         assert c.cluster.step_state(step).disable_count == 0
+        # v would have taken a form and a confirmation first: refused at once, saying whose.
+        await pilot.press("v")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConsoleScreen)
+        assert any(
+            m.startswith(f"vacate {step} refused: ESLURM_ACCESS_DENIED (2002)")
+            and "belongs to bob" in m
+            for m in notifications(c.app)
+        )
 
 
 async def test_whole_job_action_from_the_jobs_table(console: Any) -> None:
@@ -901,6 +900,7 @@ async def test_an_enable_that_leaves_the_step_disabled_says_so_and_why(console: 
             await settle(pilot)
         assert c.cluster.step_state(step).disable_count == 1
         said = [m for m in notifications(app) if "still disabled" in m]
+        print(notifications(app))
         assert said == [
             f"enable {step}: still disabled: it was disabled more times than enabled "
             "(each d adds one to the counter, each e takes one off)"
