@@ -704,7 +704,39 @@ def _demo_output_dir() -> str:
     path = tempfile.mkdtemp(prefix="sckpt-demo-output-")
     Path(path).chmod(0o755)  # read as the demo's acting user, whoever that is
     atexit.register(shutil.rmtree, path, ignore_errors=True)
+    _remove_on_signals(path)
     return path
+
+
+def _remove_on_signals(path: str) -> None:
+    """Remove ``path`` also when the process ends by SIGHUP or SIGTERM, then end as that
+    signal would have ended it.
+
+    Why: ``atexit`` runs only on a normal exit, and both signals' default action ends the
+    process at once, so a console that hung up or an ``output -f`` stopped by ``kill`` left
+    its demo directory in /tmp.  A handler the process already had (one it set itself) is
+    called afterwards instead; outside the main thread nothing is installed.
+    """
+    import shutil
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        before = signal.getsignal(signum)
+        if before is signal.SIG_IGN:
+            continue  # nohup: the signal does not end the process, atexit will run
+
+        def removed(got: int, frame: object, before: object = before) -> None:
+            shutil.rmtree(path, ignore_errors=True)
+            if callable(before):
+                before(got, frame)
+                return
+            signal.signal(got, signal.SIG_DFL)
+            os.kill(os.getpid(), got)
+
+        signal.signal(signum, removed)
 
 
 def simulated_engine(cluster: SimulatedCluster, user: str) -> Engine:
