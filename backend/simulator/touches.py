@@ -55,7 +55,8 @@ class DemoTouches(Population):
             elif i == 4:
                 srec.last_ckpt = now - 900
                 srec.image_dir = self._image_path(rec, srec, "/scratch/ckpt")
-                record_event(srec, now - 900, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, now - 930, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, now - 900, "done", "", 0, srec.image_dir)
             self._dirty.add(rec.job.job_id)
         self._demo_hourly(running, picks, now)
         self._demo_transparent(running, picks, now)
@@ -73,12 +74,13 @@ class DemoTouches(Population):
                 continue
             srec = numbered[0]
             first = srec.step.start_time + 3600
-            times = list(range(first, now - 60, 3600))[-HISTORY_LIMIT:]
+            times = list(range(first, now - 60, 3600))[-(HISTORY_LIMIT // 2) :]
             if not times:
                 continue
             srec.image_dir = self._image_path(rec, srec, None)
-            for t in times:
-                record_event(srec, t, "create", rec.job.user, 0, srec.image_dir)
+            for t in times:  # each requested, then ended as the controller logs it
+                record_event(srec, t - 30, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, t, "done", "", 0, srec.image_dir)
             srec.last_ckpt = times[-1]
             self._dirty.add(rec.job.job_id)
 
