@@ -140,6 +140,8 @@ def checkpoint_text(state: CheckpointState) -> str:
 def last_error_text(state: CheckpointState) -> str:
     """``0``, or ``<code> <ESLURM name>`` for the step's last checkpoint error."""
     error = state.last_error
+    if error is None and state.kind is CheckpointKind.UNKNOWN:
+        return CheckpointKind.UNKNOWN.value  # not asked (another user's step): not "0"
     if error is None or error.code == 0:
         return "0"
     return f"{error.code} {error.name}"

@@ -198,7 +198,9 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
         return Text("pending", style="dim")
     if kind is CheckpointKind.ENDED:
         return Text(CheckpointKind.ENDED.value, style="dim")
-    return Text("?", style="dim")
+    # The command line's word for a state the controller did not tell (another user's
+    # step: it answers only the owner or root); the step detail says why.
+    return Text(CheckpointKind.UNKNOWN.value, style="dim")
 
 
 def outcome_text(word: str) -> Text:
@@ -245,7 +247,7 @@ def job_summary(job: JobView) -> Text:
         (CheckpointKind.NOT_SUPPORTED, "n/s", "dim"),
         (CheckpointKind.ENDED, "ended", "dim"),
         (CheckpointKind.PENDING, "pend", "dim"),
-        (CheckpointKind.UNKNOWN, "?", "dim"),
+        (CheckpointKind.UNKNOWN, CheckpointKind.UNKNOWN.value, "dim"),
     )
     for kind, label, style in labels:
         if counts.get(kind):

@@ -252,3 +252,14 @@ def test_ckpt_failed_finds_a_step_whose_last_checkpoint_failed(
     # A mistyped word names the known ones, failed among them.
     bad = cli_env.run("ls", "--ckpt", "fialed")
     assert bad.code == 2 and bad.err.rstrip().endswith("unknown, failed")
+
+
+def test_another_users_step_has_no_last_error_to_claim(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # LAST_ERROR said 0 beside CKPT unknown: the controller was not asked either.
+    job = cluster.control.submit("bob", name="theirs", n_steps=1).job_id
+    result = cli_env.run("--as-user", "alice", "ls", "-s", "-j", str(job), "--parsable", "-h")
+    assert result.code == 0, result.err
+    for line in result.lines:
+        assert line.split("|")[8:10] == ["unknown", "unknown"], line

@@ -23,7 +23,7 @@ from sckpt import cli
 from .conftest import settle
 
 ME = "root"
-"""The operator: other users' steps show their state (as alice they would show ``?``)."""
+"""The operator: other users' steps show their state (as alice they would show ``unknown``)."""
 
 FILTERS = [
     "ckpt:disabled",

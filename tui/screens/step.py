@@ -97,6 +97,8 @@ class StepScreen(TargetScreen):
             self.missing = missing
             self.query_one(KeyFooter).update_keys()
         detail = self.query_one(StepDetail)
+        # Only the cooperative store records each checkpoint's time.
+        detail.reports_last_checkpoint = app.info.engine == "cooperative"
         detail.show_step(
             job,
             view,
