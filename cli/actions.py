@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
-from sckpt.backend.errors import CheckpointFailed, Disabled, InvalidJobId, SckptError
+from sckpt.backend.errors import (
+    CheckpointFailed,
+    Disabled,
+    InvalidJobId,
+    JobSuspended,
+    SckptError,
+)
 from sckpt.backend.model import (
     AbleResult,
     ActionResult,
@@ -95,7 +101,7 @@ class Outcome:
     target: StepId
     operation: str
     value: AbleResult | CheckpointError | ActionResult | None = None
-    disabled: Disabled | None = None
+    disabled: Disabled | JobSuspended | None = None
     error: SckptError | None = None
     progress: str | None = None
     notes: tuple[str, ...] = ()
@@ -143,7 +149,9 @@ def _call(
             outcome.progress = _wait_for_outcome(facade, target, shown, timing)
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
-    except Disabled as refused:
+    except (Disabled, JobSuspended) as refused:
+        # A suspended job's steps answer ESLURM_DISABLED and the job itself (a job-level
+        # request) ESLURM_JOB_SUSPENDED: able says No for both, so 42 and 42.0 agree.
         if op.disabled_is_answer:
             outcome.disabled = refused
         else:
