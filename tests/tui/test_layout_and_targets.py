@@ -409,3 +409,16 @@ async def test_the_checkpoint_column_stays_on_a_narrow_screen(
         await pilot.pause()
         header = next(line for line in lines(pilot) if "JobID" in line)
         assert "Resources" in header and "Checkpoint" in header, header
+
+
+async def test_the_60_column_footer_keeps_enable_disable_and_check(
+    console: Callable[..., Console],
+) -> None:
+    """At 60x15 the footer lost ``d`` and ``x``: ``d`` undoes ``e`` and ``x`` reads what
+    they did; ``/`` and ``r`` give way first (both are in ``?``)."""
+    c = demo(console)
+    async with run_test(c.app, size=(60, 15)) as pilot:
+        await settle(pilot)
+        footer = lines(pilot)[-1]
+        for key in ("e Enable", "d Disable", "x Check", "? Help", "q Quit"):
+            assert key in footer, footer
