@@ -934,3 +934,26 @@ async def test_p_in_the_step_screen_says_what_it_reloaded(console: Any) -> None:
         assert any(
             m.startswith(f"step {step}: {count} process") and m.endswith("reloaded") for m in said
         ), said
+
+
+async def test_after_a_sort_the_cursors_row_is_on_screen(console: Any) -> None:
+    """The cursor followed its job to its new place, off-screen, while the steps pane
+    showed that job's steps: nothing on screen said which row they belonged to."""
+    c = console(n_jobs=60)
+    async with run_test(c.app, size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        table = con.jobs_table
+        table.focus()
+        await pilot.press("home")
+        order = table.row_keys_in_order
+        # the job sorted last by user reverse (the first row now): it moves far down
+        chosen = min(order, key=lambda k: (c.app.job(int(k)).job.user, int(k)))  # type: ignore[union-attr]
+        table.select_key(chosen)
+        await pilot.pause()
+        for _ in range(3):
+            await pilot.press("S")  # sort by the next column, reversed
+            await pilot.pause()
+            assert table.selected_key == chosen
+            rows = [line.split() for line in screen_text(c.app).splitlines()]
+            assert any(row[:1] == [chosen] for row in rows), table.row_keys_in_order.index(chosen)
