@@ -153,6 +153,9 @@ class Population(ClusterState):
             comment=self._demo_comment(job_id),
             batch=batch,
             held=held,
+            # squeue's NODES for a pending job is what it asked for (it showed 0)
+            num_nodes=1,
+            num_cpus=32 if kind == "gpu" else 64,
             tres_req=tres(partition, 1, 32 if kind == "gpu" else 64),
             tres_per_node=gres(partition),
         )
