@@ -91,14 +91,16 @@ def error_line(error: CheckpointError) -> str:
     return f"error({error.code}): {clean(error.message)}"
 
 
-def action_line(result: ActionResult) -> str:
+def action_line(result: ActionResult, name: str = "") -> str:
     """One line saying a mutating operation was requested (Slurm accepted it), with its
-    detail when any; the progress words are ``backend/progress.py``'s."""
+    detail when any; the progress words are ``backend/progress.py``'s.  ``name``: the
+    target's name when its id does not say it (an array's pending record, ``7_[3-9]``)."""
+    shown = name or result.target
     if result.operation == "cancel" and result.detail.startswith("signal "):
         # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
-        text = f"{result.target}: {clean(result.detail)}"
+        text = f"{shown}: {clean(result.detail)}"
     else:
-        text = f"{result.target}: {result.operation} {progress.REQUESTED}"
+        text = f"{shown}: {result.operation} {progress.REQUESTED}"
         if result.detail:
             text += f": {clean(result.detail)}"
     refused = [f"{step}={code}" for step, code in result.per_step if code]

@@ -6,6 +6,8 @@ here each rule is pinned on values known in advance.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sckpt.backend.model import JobState
 from sckpt.backend.simulator import SimulatedCluster
@@ -141,7 +143,10 @@ def test_bad_formats_and_sort_keys_are_one_line_exit_2(
 ) -> None:
     _two(cluster)
     result = cli_env.run("ls", *argv)
-    assert (result.code, result.out) == (2, ""), result.err
+    if "--json" in argv:  # every refusal under --json prints the document too
+        assert (result.code, json.loads(result.out)["error"]["name"]) == (2, "USAGE")
+    else:
+        assert (result.code, result.out) == (2, ""), result.err
     assert message in result.err and result.err.count("\n") == 1
     assert "Traceback" not in result.err
 

@@ -27,6 +27,7 @@ from sckpt.backend.model import (
     ActionResult,
     CheckpointError,
     ClusterInfo,
+    Snapshot,
     StepId,
 )
 
@@ -62,6 +63,10 @@ class RecordingFacade:
         """No job arrays here: every target is its own record (as the facade's
         ``expand_targets`` answers for a listing without arrays)."""
         return list(targets)
+
+    def snapshot(self) -> Snapshot:
+        """An empty listing: no array's pending record to name (``actions``)."""
+        return Snapshot(jobs=(), taken_at=0.0)
 
     def act(self, name: str, target: StepId, **values: Any) -> Any:
         """The facade's one way to act, dispatched to the recording methods below."""
