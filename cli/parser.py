@@ -638,7 +638,7 @@ def build_parser() -> _Parser:
         description=(
             "scontrol checkpoint, as admins typed it: ops match case-insensitively by prefix "
             f"({prefix_rule()}). "
-            "requeue is refused: use 'sckpt vacate JOB.batch' then 'sckpt restart JOB'."
+            "requeue is refused: use 'sckpt vacate JOB' then 'sckpt restart JOB'."
         ),
         allow_abbrev=False,
     )

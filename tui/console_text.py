@@ -190,9 +190,12 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
         return Text(progress.IN_PROGRESS, style="bold cyan")
     if kind is CheckpointKind.NOT_SUPPORTED:
         text = Text("not supported", style="dim")
-        if state.reason:
+        # The reason without its own "not supported" (the column read "not supported:
+        # not suppor…"): Slurm's message for the code is often just those words.
+        reason = state.reason.strip()
+        if reason and "not supported" not in reason.lower():
             text.append(": ")
-            text.append_text(literal(state.reason))
+            text.append_text(literal(reason))
         return text
     if kind is CheckpointKind.PENDING:
         return Text("pending", style="dim")

@@ -533,7 +533,7 @@ async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> N
         await pilot.pause()
         assert isinstance(pilot.app.screen, Confirm)
         text = screen_text(c.app)
-        assert f"Vacate step {step} (ui-test)" in text and "terminate" in text
+        assert f"Vacate step {step} (ui-test)" in text and "until r restarts it" in text
         await pilot.press("n")
         await settle(pilot)
         assert c.cluster.step_state(step).kind is CheckpointKind.ABLE
@@ -713,7 +713,7 @@ async def test_help_lists_every_key(console: Any) -> None:
         text = screen_text(c.app)
         for words in (
             "checkpoint the selected step",
-            "checkpoint, then terminate",
+            "checkpoint, end the job; r restarts it",
             "restart the selected job",
             "enable checkpoints",
             "disable checkpoints",

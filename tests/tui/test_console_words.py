@@ -67,3 +67,13 @@ def test_the_job_summary_says_a_steps_last_checkpoint_failed() -> None:
     )
     view = JobView(_job(), (failed, _step(1, CheckpointKind.ABLE)))
     assert job_summary(view).plain == "2 able 1 failed"
+
+
+def test_not_supported_says_it_once() -> None:
+    """The column read ``not supported: not suppor…``: Slurm's message for the code."""
+    for reason in ("Requested operation not supported on this system", "not supported"):
+        state = CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=reason)
+        shown = checkpoint_text(state, now=0).plain
+        assert shown.count("not supported") == 1, shown
+    plugin = CheckpointState(CheckpointKind.NOT_SUPPORTED, reason="CheckpointType is none")
+    assert checkpoint_text(plugin, now=0).plain == "not supported: CheckpointType is none"
