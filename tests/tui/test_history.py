@@ -120,6 +120,6 @@ async def test_without_accounting_the_step_detail_says_so_in_one_line(
         text = screen_text(c.app)
         (line,) = [x for x in text.splitlines() if "Job history" in x]
         shown = line.split("Job history", 1)[1].strip()  # cut at the screen's edge
-        said = "not available: Slurm accounting is not configured on this cluster (see sckpt"
-        assert len(shown) > 40 and said.startswith(shown.rstrip("…")), shown
+        said = "not available: Slurm accounting is not configured on this cluster (see sckpt "
+        assert len(shown) > 40 and (said + "doctor)").startswith(shown.rstrip("…")), shown
         assert "ESLURM_DB_CONNECTION" not in text and "AccountingStorageType" not in text
