@@ -147,7 +147,8 @@ def _call(
         else:
             outcome.value = facade.ask(op.name, target)
         if isinstance(outcome.value, ActionResult):
-            outcome.progress = progress.REQUESTED
+            waited = output.waited_completed(outcome.value)
+            outcome.progress = progress.COMPLETED if waited else progress.REQUESTED
         if isinstance(outcome.value, AbleResult):
             outcome.notes = outcome.value.notes
         if wait and op.resumes:
@@ -281,7 +282,7 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
     if isinstance(value, ActionResult):
         if historical:
             return None
-        if outcome.progress is None or outcome.progress == progress.REQUESTED:
+        if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value):
             return output.action_line(value, outcome.label)
         return _watched_line(outcome)
     return None
@@ -339,7 +340,7 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
             detail=value.detail,
             per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
             text=output.action_line(value, outcome.label)
-            if outcome.progress in (None, progress.REQUESTED)
+            if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value)
             else output.outcome_line(value.target, value.operation, outcome.progress),
         )
     return data

@@ -91,6 +91,16 @@ def error_line(error: CheckpointError) -> str:
     return f"error({error.code}): {clean(error.message)}"
 
 
+WAITED_COMPLETED = "checkpoint completed"
+"""How an engine that waits for the checkpoint itself (the cooperative one, up to MaxWait)
+begins the detail of one that completed."""
+
+
+def waited_completed(result: ActionResult) -> bool:
+    """Whether the engine's answer already says the checkpoint completed."""
+    return result.detail.startswith(WAITED_COMPLETED)
+
+
 def action_line(result: ActionResult, name: str = "") -> str:
     """One line saying a mutating operation was requested (Slurm accepted it), with its
     detail when any; the progress words are ``backend/progress.py``'s.  ``name``: the
@@ -99,6 +109,11 @@ def action_line(result: ActionResult, name: str = "") -> str:
     if result.operation == "cancel" and result.detail.startswith("signal "):
         # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
         text = f"{shown}: {clean(result.detail)}"
+    elif waited_completed(result):
+        # The cooperative engine waited for the checkpoint itself: it did not stop at
+        # "requested" ("create requested: checkpoint completed" said both).
+        rest = result.detail[len(WAITED_COMPLETED) :]
+        text = f"{shown}: {result.operation} {progress.COMPLETED}{clean(rest)}"
     else:
         text = f"{shown}: {result.operation} {progress.REQUESTED}"
         if result.detail:

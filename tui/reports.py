@@ -105,8 +105,17 @@ def foreseen_refusal(
 def requested(operation: str, answer: Answer) -> str:
     """``create 12.0: requested`` and Slurm's detail, for one target that was accepted."""
     assert answer.result is not None
-    detail = f": {printable(answer.result.detail)}" if answer.result.detail else ""
-    return f"{operation} {answer.target}: {progress.REQUESTED}{detail}"
+    detail = answer.result.detail
+    if detail.startswith(WAITED_COMPLETED):  # the engine waited: not only "requested"
+        rest = printable(detail[len(WAITED_COMPLETED) :])
+        return f"{operation} {answer.target}: {progress.COMPLETED}{rest}"
+    shown = f": {printable(detail)}" if detail else ""
+    return f"{operation} {answer.target}: {progress.REQUESTED}{shown}"
+
+
+WAITED_COMPLETED = "checkpoint completed"
+"""How an engine that waits for the checkpoint itself (the cooperative one) begins the
+detail of one that completed (``cli/output.py`` reads it the same way)."""
 
 
 def still_disabled(target: StepId, counts: tuple[int, ...]) -> str:
