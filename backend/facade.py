@@ -671,6 +671,8 @@ def _simulated(
     from .simulator import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
+    if as_user is not None:
+        _check_demo_user(as_user, cluster)
     if cluster is None:
         cluster = SimulatedCluster(
             seed=settings.demo_seed,
@@ -681,6 +683,26 @@ def _simulated(
             arrays=True,
         )
     return simulated_engine(cluster, user)
+
+
+def _check_demo_user(name: str, cluster: Any) -> None:
+    """Refuse ``--as-user NAME`` for a user the simulated cluster does not have.
+
+    Why: the demo gives the acting user alice's jobs so that a login name owns some; an
+    explicit ``--as-user zed`` took that slot too and showed alice's jobs as zed's.  The
+    names it has are its users, root and SlurmUser (and the login name, which is the
+    default and takes alice's place)."""
+    from .simulator import DEMO_USERS
+    from .simulator.catalog import SLURM_USER
+
+    users = [c.name for c in cluster.users] if cluster is not None else list(DEMO_USERS)
+    known = [*users, "root", SLURM_USER]
+    if name in known or name == current_user():
+        return
+    raise UsageError(
+        f"--as-user {name}: the simulated cluster has no user {name!r}; "
+        f"its users are {', '.join(known)}"
+    )
 
 
 def _demo_output_dir() -> str:
@@ -694,7 +716,39 @@ def _demo_output_dir() -> str:
     path = tempfile.mkdtemp(prefix="sckpt-demo-output-")
     Path(path).chmod(0o755)  # read as the demo's acting user, whoever that is
     atexit.register(shutil.rmtree, path, ignore_errors=True)
+    _remove_on_signals(path)
     return path
+
+
+def _remove_on_signals(path: str) -> None:
+    """Remove ``path`` also when the process ends by SIGHUP or SIGTERM, then end as that
+    signal would have ended it.
+
+    Why: ``atexit`` runs only on a normal exit, and both signals' default action ends the
+    process at once, so a console that hung up or an ``output -f`` stopped by ``kill`` left
+    its demo directory in /tmp.  A handler the process already had (one it set itself) is
+    called afterwards instead; outside the main thread nothing is installed.
+    """
+    import shutil
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        before = signal.getsignal(signum)
+        if before is signal.SIG_IGN:
+            continue  # nohup: the signal does not end the process, atexit will run
+
+        def removed(got: int, frame: object, before: object = before) -> None:
+            shutil.rmtree(path, ignore_errors=True)
+            if callable(before):
+                before(got, frame)
+                return
+            signal.signal(got, signal.SIG_DFL)
+            os.kill(os.getpid(), got)
+
+        signal.signal(signum, removed)
 
 
 def simulated_engine(cluster: SimulatedCluster, user: str) -> Engine:

@@ -84,6 +84,13 @@ def checkpoint_word_matches(words: frozenset[str], typed: str) -> bool:
     return bool(value) and any(word.startswith(value) for word in named)
 
 
+def _names_a_checkpoint_word(typed: str) -> bool:
+    """Whether ``ckpt:typed`` can match anything: the start of a checkpoint word or alias.
+    Why: ``ckpt:bogus`` matched no job and read as "no jobs match" where ``--ckpt bogus``
+    is refused; both now refuse a word that names no state."""
+    return checkpoint_word_matches(frozenset(CHECKPOINT_WORDS), typed)
+
+
 def require_checkpoint_words(text: str) -> frozenset[str]:
     """``ls --ckpt able,failed``: each word whole (or an alias); anything else is bad input."""
     chosen: set[str] = set()
@@ -128,6 +135,12 @@ def parse_filter(text: str) -> Filter:
             if field not in FILTER_FIELDS:
                 errors.append(
                     f"unknown field {field!r} in filter: expected one of {', '.join(FILTER_FIELDS)}"
+                )
+                continue
+            if field == "ckpt" and value and not _names_a_checkpoint_word(value):
+                errors.append(
+                    f"invalid checkpoint state {value!r} in filter: expected any of "
+                    f"{', '.join(CHECKPOINT_WORDS)} (or the start of one)"
                 )
                 continue
             if value:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import time
 
+from . import progress
 from .errors import UsageError
-from .model import Job, JobRecord, JobState, JobView
+from .model import Job, JobRecord, JobState, JobView, StepCheckpointEvent
 
 HISTORY_SINCE = 30 * 86400
 """How far back ``sckpt history`` looks by default (seconds): job ids are reused once Slurm's
@@ -63,8 +64,20 @@ def check_limit(value: object) -> int:
 
 
 def oldest_first(records: tuple[JobRecord, ...]) -> tuple[JobRecord, ...]:
-    """A job's records in the order they happened (submission, then start)."""
-    return tuple(sorted(records, key=lambda r: (r.submit_time, r.start_time, r.end_time)))
+    """A job's records in the order they happened (submission, then start); an array's
+    tasks submitted together in task order."""
+    return tuple(
+        sorted(
+            records,
+            key=lambda r: (
+                r.submit_time,
+                r.start_time,
+                r.end_time,
+                -1 if r.array_task_id is None else r.array_task_id,
+                r.job_id,
+            ),
+        )
+    )
 
 
 def newest_ended_first(records: tuple[JobRecord, ...]) -> tuple[JobRecord, ...]:
@@ -94,6 +107,20 @@ def run_label(index: int, record: JobRecord) -> str:
     """Which run of the job a record is: the first, or the restart count after requeues."""
     n = record.restart_count if record.restart_count is not None else index
     return "first run" if n == 0 else f"restart {n}"
+
+
+def run_labels(records: tuple[JobRecord, ...], skipped: int) -> list[str]:
+    """``run_label`` of each record, counted per job as sacct names it (an array's
+    ``history`` lists every task: each task's first record is its first run)."""
+    ids = [record_id(r) for r in records]
+    if len(set(ids)) <= 1:
+        return [run_label(skipped + i, r) for i, r in enumerate(records)]
+    seen: dict[str, int] = {}
+    labels = []
+    for shown, r in zip(ids, records, strict=True):
+        labels.append(run_label(seen.get(shown, 0), r))
+        seen[shown] = seen.get(shown, 0) + 1
+    return labels
 
 
 def date_text(when: int) -> str:
@@ -137,3 +164,41 @@ def record_id(record: JobRecord) -> str:
     if record.array_job_id and record.array_task_id is not None:
         return f"{record.array_job_id}_{record.array_task_id}"
     return str(record.job_id)
+
+
+REQUESTS = frozenset({"create", "vacate"})
+"""Events that start a checkpoint: its outcome is the ``done`` that follows for the step."""
+
+
+def checkpoint_results(
+    events: tuple[StepCheckpointEvent, ...],
+) -> list[tuple[StepCheckpointEvent, str]]:
+    """The events a history lists, each with its result in ``progress.py``'s words.
+
+    Why: an event's code is the answer to that operation, not a checkpoint's outcome.  A
+    ``create`` accepted (code 0) was listed ``completed`` while its checkpoint was still in
+    progress, and a checkpoint that ended was listed twice (``create`` and ``done``).  A
+    request now takes the outcome of the ``done`` that follows it for its step (that line
+    is not listed again): ``completed``, ``failed (28)``; with none yet, the step's latest
+    request is ``in progress`` and an earlier one ``requested`` (its outcome was not
+    recorded).  A request refused is ``failed (code)``; any other event is ``completed``
+    or ``failed (code)`` as before, a ``done`` with no request of its own too.
+    """
+    lines: list[tuple[StepCheckpointEvent, str]] = []
+    waiting: dict[object, int] = {}
+    for item in events:
+        event, step = item.event, item.step_id
+        code_word = progress.failed(event.code) if event.code else progress.COMPLETED
+        if event.operation == "done" and step in waiting:
+            index = waiting.pop(step)
+            lines[index] = (lines[index][0], code_word)
+            continue
+        if event.operation in REQUESTS and not event.code:
+            earlier = waiting.pop(step, None)
+            if earlier is not None:
+                lines[earlier] = (lines[earlier][0], progress.REQUESTED)
+            waiting[step] = len(lines)
+            lines.append((item, progress.IN_PROGRESS))
+            continue
+        lines.append((item, code_word))
+    return lines

@@ -203,6 +203,26 @@ class Job:
     """Trackable resources allocated to a job that started (empty while pending)."""
     sched_nodes: str = ""
     """The nodes the scheduler plans a pending job on (squeue ``--start``'s SCHEDNODES)."""
+    suspend_time: int = 0
+    """When the job was last suspended or resumed (Slurm's ``suspend_time``; 0: never)."""
+    pre_sus_time: int = 0
+    """Seconds it ran before that suspend or resume (Slurm's ``pre_sus_time``)."""
+
+    def time_used(self, now: float) -> int:
+        """Seconds the job has run, as squeue's ``job_time_used`` computes TIME: 0 before
+        it starts, frozen while it is suspended (its end time is then the limit, not an
+        end), and without the suspended time once it was resumed.  Every TIME sckpt shows
+        comes from here, so ``ls``, ``-o %M``, ``--parsable``, ``-S M`` and the console
+        agree."""
+        if not self.start_time or self.state is JobState.PENDING:
+            return 0
+        if self.state is JobState.SUSPENDED:
+            return self.pre_sus_time
+        running = self.state is JobState.RUNNING or not self.end_time
+        end = int(now) if running else self.end_time
+        if self.suspend_time:
+            return max(0, end - self.suspend_time + self.pre_sus_time)
+        return max(0, end - self.start_time)
 
     @property
     def tres(self) -> str:

@@ -164,8 +164,9 @@ OPERATIONS: tuple[Operation, ...] = (
         "checkpoint, then end the step (a batch job is requeued held on modern Slurm)",
         arguments=("max_wait", "image_dir", "force"),
         key="v",
-        key_help="checkpoint, then terminate the step (asks first)",
-        confirm="checkpoint it, then terminate it (its tasks are killed after the checkpoint)",
+        key_help="checkpoint, end the job; r restarts it (asks first)",
+        confirm="checkpoint it, then end it until r restarts it: on a modern Slurm the whole "
+        "job is requeued and held; on 19.05 the step's tasks are killed after the checkpoint",
         scontrol=ScontrolName(prefix=2, rank=6),
         starts_checkpoint=True,
     ),

@@ -56,14 +56,38 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "ConsoleRunner", "FacadeFactory", "WaitTiming", "main"]
 
 
-def _debug_requested(argv: Sequence[str]) -> bool:
-    """``--debug`` anywhere before ``--`` (known even when parsing itself fails)."""
+def _flag_given(argv: Sequence[str], flag: str) -> bool:
+    """``--debug``, ``--json`` ... anywhere before ``--`` (known even when parsing itself
+    fails)."""
     for word in argv:
         if word == "--":
             return False
-        if word == "--debug":
+        if word == flag:
             return True
     return False
+
+
+def _refusal_document(argv: Sequence[str], failure: SckptError) -> str:
+    """The ``--json`` document of a refusal that came before any command could answer
+    (bad usage, an invalid config): the keys an action's document has, no results, and the
+    error object.  Why: a script reading ``--json`` got nothing on stdout for
+    ``--max-wait 70000`` while other refusals gave it ``"name": "USAGE"``."""
+    try:
+        command = split_command(argv).word
+    except SckptError:
+        command = None
+    if command is not None and command not in COMMANDS:
+        command = None
+    return output.dumps(
+        {
+            "operation": command,
+            "engine": None,
+            "read_only": _flag_given(argv, "--read-only"),
+            "exit_code": failure.exit_code,
+            "results": [],
+            "error": output.error_json(failure),
+        }
+    )
 
 
 def _silence_stdout() -> None:
@@ -109,7 +133,7 @@ def main(
         wait=wait or real.wait,
     )
     words = list(sys.argv[1:] if argv is None else argv)
-    debug = _debug_requested(words)
+    debug = _flag_given(words, "--debug")
     try:
         split = split_command(words)
         if split.word == "run":  # the wrapper parses its own words: none is read here
@@ -120,6 +144,8 @@ def main(
     except SckptError as failure:
         if debug:
             _print_traceback()
+        if _flag_given(words, "--json"):
+            output.to_stdout(_refusal_document(words, failure))
         output.to_stderr(output.failure_line("", failure))
         return failure.exit_code
     except KeyboardInterrupt:

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
-from sckpt.backend.errors import CheckpointFailed, Disabled, InvalidJobId, SckptError
+from sckpt.backend.errors import (
+    CheckpointFailed,
+    Disabled,
+    InvalidJobId,
+    JobSuspended,
+    SckptError,
+)
 from sckpt.backend.model import (
     AbleResult,
     ActionResult,
@@ -97,12 +103,22 @@ class Outcome:
     target: StepId
     operation: str
     value: AbleResult | CheckpointError | ActionResult | None = None
-    disabled: Disabled | None = None
+    disabled: Disabled | JobSuspended | None = None
     error: SckptError | None = None
     progress: str | None = None
     notes: tuple[str, ...] = ()
     """What else to tell the person (on stderr, and in ``--json``): tasks that did not
     resume after a restart, how each task started (``restart --wait``)."""
+    label: str = ""
+    """How the target is named when its id alone does not say it: an array's record of
+    pending tasks is ``7_[3-20%2]`` as squeue writes it, not ``7``."""
+    skipped: str = ""
+    """Why the target was not acted on (not an error: exit 0), e.g. an array's pending
+    tasks when its id named its running tasks too."""
+
+    @property
+    def name(self) -> str:
+        return self.label or str(self.target)
 
     @property
     def exit_code(self) -> int:
@@ -133,7 +149,8 @@ def _call(
         else:
             outcome.value = facade.ask(op.name, target)
         if isinstance(outcome.value, ActionResult):
-            outcome.progress = progress.REQUESTED
+            waited = output.waited_completed(outcome.value)
+            outcome.progress = progress.COMPLETED if waited else progress.REQUESTED
         if isinstance(outcome.value, AbleResult):
             outcome.notes = outcome.value.notes
         if wait and not op.resumes:  # a restart is watched by _resume_all
@@ -141,7 +158,9 @@ def _call(
             outcome.progress = _wait_for_outcome(facade, target, shown, timing)
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
-    except Disabled as refused:
+    except (Disabled, JobSuspended) as refused:
+        # A suspended job's steps answer ESLURM_DISABLED and the job itself (a job-level
+        # request) ESLURM_JOB_SUSPENDED: able says No for both, so 42 and 42.0 agree.
         if op.disabled_is_answer:
             outcome.disabled = refused
         else:
@@ -330,7 +349,7 @@ def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
 
 def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | None:
     """The stdout line for a successful outcome (None: print nothing, as scontrol did)."""
-    lead = f"{outcome.target}: " if prefix else ""
+    lead = f"{outcome.name}: " if prefix else ""
     value = outcome.value
     if isinstance(value, AbleResult) or outcome.disabled is not None:
         return lead + output.able_line(value if isinstance(value, AbleResult) else None)
@@ -339,8 +358,8 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
     if isinstance(value, ActionResult):
         if historical:
             return None
-        if outcome.progress is None or outcome.progress == progress.REQUESTED:
-            return output.action_line(value)
+        if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value):
+            return output.action_line(value, outcome.label)
         return _watched_line(outcome)
     return None
 
@@ -358,10 +377,12 @@ def _watched_line(outcome: Outcome) -> str:
 
 def _outcome_json(outcome: Outcome) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "target": str(outcome.target),
+        "target": outcome.name,
         "operation": outcome.operation,
         "ok": outcome.error is None,
     }
+    if outcome.skipped:  # nothing was asked of Slurm: ok, and says why
+        data.update(acted=False, skipped=outcome.skipped)
     if outcome.target.cluster:  # -M NAME: the cluster whose controller was asked
         data["cluster"] = outcome.target.cluster
     if outcome.progress is not None:
@@ -394,8 +415,8 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
         data.update(
             detail=value.detail,
             per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
-            text=output.action_line(value)
-            if outcome.progress in (None, progress.REQUESTED)
+            text=output.action_line(value, outcome.label)
+            if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value)
             else output.outcome_line(value.target, value.operation, outcome.progress),
         )
     return data
@@ -426,7 +447,8 @@ def run_actions(
     outcomes = []
     unreachable: SckptError | None = None
     interrupted = False
-    targets = _expanded(facade, targets)
+    typed = list(targets)
+    targets = _expanded(facade, typed)
     if wait and op.resumes:  # restart --wait: every restart first, then watched together
         outcomes = _resume_all(facade, op, targets, values, timing)
         for outcome in outcomes:
@@ -438,9 +460,13 @@ def run_actions(
                 debug=debug,
             )
         return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+    pending = _pending_records(facade, op, typed, targets)
     line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
     for target in targets:
-        if interrupted:
+        label, skip = pending.get(target, ("", ""))
+        if skip:
+            outcome = Outcome(target, operation, label=label, skipped=skip)
+        elif interrupted:
             outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
         elif unreachable is not None:
             # Slurm did not answer the previous target: do not make the user wait out the
@@ -457,11 +483,47 @@ def run_actions(
                 interrupted = True
             if outcome.exit_code == EXIT_UNREACHABLE:
                 unreachable = outcome.error
+        outcome.label = outcome.label or label
         outcomes.append(outcome)
         _report(
             outcome, several=len(targets) > 1, as_json=as_json, historical=historical, debug=debug
         )
     return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
+
+
+def _pending_records(
+    facade: Facade, op: Operation, typed: Sequence[StepId], targets: Sequence[StepId]
+) -> dict[StepId, tuple[str, str]]:
+    """The array records of pending tasks among ``targets``: each one's squeue name, and,
+    for a checkpoint operation on an array id that also named running tasks, why it is
+    not acted on.
+
+    Why: ``create 7`` with tasks 1 and 2 running acted on them and then reported
+    ESLURM_JOB_PENDING naming ``7`` (exit 1): the pending tasks have no steps to act on.
+    They are now named ``7_[3-20%2]`` and said to be left as they are, which is no error
+    (exit 0); an array with no task running still gets Slurm's refusal (exit 1), as there
+    is then nothing the command did.  Job-control verbs act on that record (hold, release,
+    cancel the pending tasks), so for them it is only named."""
+    if not any(t.is_whole_job and not t.unresolved for t in typed):
+        return {}  # only a job id can name an array's pending record
+    try:
+        jobs = {(v.cluster, v.job.job_id): v.job for v in facade.snapshot().jobs}
+    except SckptError:
+        return {}
+    found: dict[StepId, tuple[str, str]] = {}
+    running = {t.array_job_id for t in targets if t.array_task_id is not None}
+    for target in targets:
+        job = jobs.get((target.cluster, target.job_id))
+        if job is None or job.state is not JobState.PENDING or not job.array_task_str:
+            continue
+        skip = ""
+        if op.kind == "checkpoint" and job.array_job_id in running:
+            skip = (
+                f"not acted on: its {job.array_task_count or 'pending'} tasks are still "
+                "pending (no steps until each starts)"
+            )
+        found[target] = (job.label, skip)
+    return found
 
 
 def _expanded(facade: Facade, targets: Sequence[StepId]) -> list[StepId]:
@@ -520,7 +582,7 @@ def _report(
         if not as_json and outcome.progress is not None:
             output.to_stdout(_watched_line(outcome))
         named = str(outcome.error).startswith(f"{outcome.operation} {outcome.target}")
-        prefix = "" if named else f"{outcome.operation} {outcome.target}: "
+        prefix = "" if named else f"{outcome.operation} {outcome.name}: "
         output.to_stderr(output.failure_line(prefix, outcome.error))
     elif not as_json:
         line = _outcome_text(outcome, prefix=several, historical=historical)
@@ -528,7 +590,9 @@ def _report(
             output.to_stdout(line)
     if not as_json:
         for note in outcome.notes:
-            output.to_stderr(f"sckpt: {outcome.operation} {outcome.target}: {output.clean(note)}")
+            output.to_stderr(f"sckpt: {outcome.operation} {outcome.name}: {output.clean(note)}")
+        if outcome.skipped:
+            output.to_stderr(f"sckpt: {outcome.operation} {outcome.name}: {outcome.skipped}")
 
 
 def _finish(

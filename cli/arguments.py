@@ -11,6 +11,7 @@ line adds is that typed text shows no control characters (``plain_text``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sckpt.backend.arguments import shown as _shown
 from sckpt.backend.arguments import (
@@ -136,6 +137,31 @@ def states(text: str) -> frozenset[JobState]:
                 "(or squeue's short codes such as R, PD, CD)"
             )
     return frozenset(chosen)
+
+
+def names_for(option: str) -> Callable[[str], frozenset[str]]:
+    """``names`` for ``option``, whose refusal names it (``ls -u ''`` did not say which)."""
+
+    def named(text: str) -> frozenset[str]:
+        try:
+            return names(text)
+        except UsageError as refused:
+            raise UsageError(f"{option}: {refused}") from None
+
+    return named
+
+
+def job_targets(text: str) -> tuple[StepId, ...]:
+    """``targets`` for a command that acts on whole jobs (hold, release, requeue): a text
+    that is no id at all is refused naming the job forms only (``hold 12.`` suggested
+    step forms).  A step is still parsed, so that its refusal can name its job."""
+    try:
+        return parse_targets(text)
+    except UsageError:
+        raise UsageError(
+            f"invalid job id {_shown(text)}: expected JOB (for example 123), an array task "
+            "123_4, tasks 123_[1-5], or an array's id"
+        ) from None
 
 
 def names(text: str) -> frozenset[str]:

@@ -44,13 +44,18 @@ def run_command(before: list[str], words: list[str], rt: Runtime) -> int:
     words after ``run`` are not parsed here; importing it pulls in neither Textual nor
     libslurm.  The global options given before ``run`` are parsed, so that none is silently
     dropped: ``--read-only`` and ``--config`` are passed on (the wrapper refuses to run in
-    read-only mode), ``--as-user`` and ``--step`` are refused (the wrapper runs as whoever
-    started it and opens no console); ``--demo``, ``--engine`` and ``--json`` choose the
-    console's cluster and output and mean nothing to the wrapper.
+    read-only mode), ``--as-user``, ``--step`` and ``--demo`` are refused (the wrapper runs
+    as whoever started it, opens no console, and runs the program for real); ``--engine``
+    and ``--json`` choose the console's engine and output and mean nothing to the wrapper.
     """
     args = build_parser().parse_args(before)
     if args.as_user is not None:
         raise UsageError("--as-user cannot be used with 'sckpt run': it runs as its own user")
+    if args.demo:  # it was ignored silently: the program ran for real
+        raise UsageError(
+            "--demo cannot be used with 'sckpt run': it runs the program in a real Slurm job "
+            "(srun sckpt run -- PROGRAM); the demo simulates its jobs itself"
+        )
     if args.step is not None:
         raise UsageError("--step opens the console; it cannot be combined with 'run'")
     passed = ["--read-only"] if args.read_only else []

@@ -20,7 +20,7 @@ refused, and so is anything after the step id of ``able``/``error``/``enable``/`
 
 ``requeue`` is refused with a pointer to what to run instead: no engine offers the 19.05
 ``slurm_checkpoint_requeue`` (checkpoint a batch job, wait for it to end, requeue it
-*pending*); the nearest sckpt operations (``vacate JOB.batch``, then ``restart JOB``) leave the
+*pending*); the nearest sckpt operations (``vacate JOB``, then ``restart JOB``) leave the
 job held in between, and silently changing what an old script does would be worse than
 stopping it with a clear message.  The undocumented test operation ``complete`` (scontrol sent
 an invented error code) is refused the same way in favour of ``sckpt complete``.
@@ -44,7 +44,7 @@ _REQUEUE_NAME = ScontrolName(prefix=2, rank=5)
 _REFUSED = {
     _REQUEUE: (
         "checkpoint requeue is not offered by sckpt (no engine can requeue a job pending "
-        "after its checkpoint): run 'sckpt vacate JOB.batch', then 'sckpt restart JOB'"
+        "after its checkpoint): run 'sckpt vacate JOB', then 'sckpt restart JOB'"
     ),
     "complete": (
         "checkpoint complete was scontrol's test-only operation: run "

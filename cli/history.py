@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import history as rules
+from sckpt.backend import progress
 from sckpt.backend.errors import SckptError
 from sckpt.backend.model import CheckpointEvent, JobHistory, StepId
 
@@ -32,9 +33,10 @@ does not say), RESULT an ``auto`` line's new policy."""
 def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     """One line per record (sacct's words for state, exit code and times), then the
     checkpoint events, and a note when the limit cut older records off."""
+    labels = rules.run_labels(found.records, found.skipped)
     rows = [
         [
-            rules.run_label(found.skipped + index, r),
+            labels[index],
             rules.record_id(r),
             rules.state_text(r),
             rules.exit_text(r),
@@ -59,9 +61,9 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
                 e.event.operation,
                 e.event.cause or "-",
                 e.event.by,
-                _result(e.event),
+                _auto_result(e.event) or result,
             ]
-            for e in found.checkpoints
+            for e, result in rules.checkpoint_results(found.checkpoints)
         ]
         text += "\n\n" + output.render_table(EVENT_HEADER, events, noheader=noheader)
     if found.truncated:
@@ -69,11 +71,12 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     return text
 
 
-def _result(event: CheckpointEvent) -> str:
-    """An event's RESULT: what an ``auto`` line set, else whether it completed."""
+def _auto_result(event: CheckpointEvent) -> str:
+    """An ``auto`` line's RESULT: the policy it set ("" for any other line, whose RESULT
+    is whether its checkpoint completed: ``rules.checkpoint_results``)."""
     if event.operation == "auto" and not event.code:
         return event.message or "changed"
-    return "completed" if not event.code else f"failed ({event.code})"
+    return ""
 
 
 def render_json(found: JobHistory) -> dict[str, Any]:
@@ -84,6 +87,11 @@ def render_json(found: JobHistory) -> dict[str, Any]:
         record["state_text"] = rules.state_text(shown)
         record["exit_text"] = rules.exit_text(shown)
         record["id"] = rules.record_id(shown)  # sacct's JobID: 123 or 7_3
+    results = {id(e): result for e, result in rules.checkpoint_results(found.checkpoints)}
+    for event, shown_event in zip(data["checkpoints"], found.checkpoints, strict=True):
+        # the table's RESULT; a done merged into its request has its own outcome
+        done = progress.failed(shown_event.event.code) if shown_event.event.code else None
+        event["result"] = results.get(id(shown_event), done or progress.COMPLETED)
     data["exit_code"] = EXIT_OK
     return data
 

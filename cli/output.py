@@ -91,14 +91,31 @@ def error_line(error: CheckpointError) -> str:
     return f"error({error.code}): {clean(error.message)}"
 
 
-def action_line(result: ActionResult) -> str:
+WAITED_COMPLETED = "checkpoint completed"
+"""How an engine that waits for the checkpoint itself (the cooperative one, up to MaxWait)
+begins the detail of one that completed."""
+
+
+def waited_completed(result: ActionResult) -> bool:
+    """Whether the engine's answer already says the checkpoint completed."""
+    return result.detail.startswith(WAITED_COMPLETED)
+
+
+def action_line(result: ActionResult, name: str = "") -> str:
     """One line saying a mutating operation was requested (Slurm accepted it), with its
-    detail when any; the progress words are ``backend/progress.py``'s."""
+    detail when any; the progress words are ``backend/progress.py``'s.  ``name``: the
+    target's name when its id does not say it (an array's pending record, ``7_[3-9]``)."""
+    shown = name or result.target
     if result.operation == "cancel" and result.detail.startswith("signal "):
         # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
-        text = f"{result.target}: {clean(result.detail)}"
+        text = f"{shown}: {clean(result.detail)}"
+    elif waited_completed(result):
+        # The cooperative engine waited for the checkpoint itself: it did not stop at
+        # "requested" ("create requested: checkpoint completed" said both).
+        rest = result.detail[len(WAITED_COMPLETED) :]
+        text = f"{shown}: {result.operation} {progress.COMPLETED}{clean(rest)}"
     else:
-        text = f"{result.target}: {result.operation} {progress.REQUESTED}"
+        text = f"{shown}: {result.operation} {progress.REQUESTED}"
         if result.detail:
             text += f": {clean(result.detail)}"
     refused = [f"{step}={code}" for step, code in result.per_step if code]
@@ -140,6 +157,8 @@ def checkpoint_text(state: CheckpointState) -> str:
 def last_error_text(state: CheckpointState) -> str:
     """``0``, or ``<code> <ESLURM name>`` for the step's last checkpoint error."""
     error = state.last_error
+    if error is None and state.kind is CheckpointKind.UNKNOWN:
+        return CheckpointKind.UNKNOWN.value  # not asked (another user's step): not "0"
     if error is None or error.code == 0:
         return "0"
     return f"{error.code} {error.name}"
@@ -236,11 +255,7 @@ STEP_HEADER = (
 def job_row(view: JobView, now: float) -> list[str]:
     """One squeue-like row for a job (TIME is the elapsed run time, as squeue's)."""
     job = view.job
-    if job.start_time and job.state is not JobState.PENDING:
-        end = job.end_time if job.state.is_finished and job.end_time else now
-        elapsed = format_elapsed(end - job.start_time)
-    else:
-        elapsed = "0:00"
+    elapsed = format_elapsed(job.time_used(now))
     where = job.nodes if job.nodes else f"({job.state_reason or 'None'})"
     return [
         job.label,

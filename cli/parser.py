@@ -355,6 +355,17 @@ def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
     }
 
 
+_OWN_HELP = {
+    ("vacate", "--force"): "end the job even where tasks have no image (a failed checkpoint, a "
+    "step not under sckpt run), or one Slurm cannot requeue (no batch script: restart "
+    "cannot bring it back); those tasks then start from the beginning",
+    ("restart", "--force"): "release the job even where a task's image is missing; that task "
+    "then starts from the beginning",
+}
+"""An option whose words differ by command: one ``--force`` text served vacate and restart
+(``vacate: ...; restart: ...``) in both commands' help."""
+
+
 def _target_help(op: Operation) -> str:
     """What a TARGET is for ``op``: a job-control verb acts on the job itself (hold, release
     and requeue on nothing else), a checkpoint operation on every running step of it."""
@@ -365,6 +376,11 @@ def _target_help(op: Operation) -> str:
     )
     if op.whole_job:
         return f"JOB (a job id; steps are refused){arrays}"
+    if op.resumes:  # restart brings back the job itself: JOB.STEP is refused by Slurm
+        return (
+            "JOB or JOB.batch (the whole job; one step is refused); an array task 123_4, "
+            "tasks 123_[1-5], or the array's id for all its tasks"
+        )
     if op.kind == "job":
         return f"JOB (the whole job), {steps}{arrays}"
     return f"JOB (every running step), {steps}{arrays}"
@@ -413,14 +429,15 @@ def build_parser() -> _Parser:
                 "targets",
                 metavar="TARGET",
                 nargs="+",
-                type=arguments.targets,
+                type=arguments.job_targets if op.whole_job else arguments.targets,
                 help=_target_help(op),
             ),
             _TARGET_COMPLETION,
         )
         for argument, (flag, spec, completion) in options.items():
             if argument in op.arguments:
-                added = action.add_argument(flag, **spec)
+                own = _OWN_HELP.get((op.name, flag))
+                added = action.add_argument(flag, **({**spec, "help": own} if own else spec))
                 if completion is not None:
                     _complete_with(added, completion)
         if op.starts_checkpoint:
@@ -462,16 +479,28 @@ def build_parser() -> _Parser:
         help="the console's filter: text or field:value (user:alice state:R ckpt:disabled)",
     )
     ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
-    ls.add_argument("-u", "--user", type=arguments.names, action="append", help="user(s): a,b")
+    ls.add_argument(
+        "-u", "--user", type=arguments.names_for("-u/--user"), action="append", help="user(s): a,b"
+    )
     ls.add_argument(
         "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
     )
     ls.add_argument(
         "-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34 or 7_3"
     )
-    ls.add_argument("-p", "--partition", type=arguments.names, action="append", help="partition(s)")
     ls.add_argument(
-        "-n", "--name", type=arguments.names, action="append", help="job (with -s: step) name(s)"
+        "-p",
+        "--partition",
+        type=arguments.names_for("-p/--partition"),
+        action="append",
+        help="partition(s)",
+    )
+    ls.add_argument(
+        "-n",
+        "--name",
+        type=arguments.names_for("-n/--name"),
+        action="append",
+        help="job (with -s: step) name(s)",
     )
     ls.add_argument(
         "-w",
@@ -481,7 +510,11 @@ def build_parser() -> _Parser:
         help="jobs (with -s: steps) on any of these nodes: a host list such as node[1-4]",
     )
     ls.add_argument(
-        "-A", "--account", type=arguments.names, action="append", help="account(s), any case"
+        "-A",
+        "--account",
+        type=arguments.names_for("-A/--account"),
+        action="append",
+        help="account(s), any case",
     )
     ls.add_argument(
         "--ckpt",
@@ -597,6 +630,12 @@ def build_parser() -> _Parser:
         "doctor",
         parents=[common],
         help="check libslurm, the shim, the configuration and the controller",
+        description=(
+            "Check what sckpt needs, one line each: libslurm and its shim, the configuration, "
+            "the controller, accounting (slurmdbd) and DMTCP for 'sckpt run --transparent', "
+            "saying what to fix. Exit 0 when sckpt can talk to Slurm, 2 when not. With "
+            "--demo: the simulated cluster and the demo's audit log instead."
+        ),
         allow_abbrev=False,
     )
 
@@ -630,7 +669,7 @@ def build_parser() -> _Parser:
         description=(
             "scontrol checkpoint, as admins typed it: ops match case-insensitively by prefix "
             f"({prefix_rule()}). "
-            "requeue is refused: use 'sckpt vacate JOB.batch' then 'sckpt restart JOB'."
+            "requeue is refused: use 'sckpt vacate JOB' then 'sckpt restart JOB'."
         ),
         allow_abbrev=False,
     )

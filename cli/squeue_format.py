@@ -98,14 +98,6 @@ def _or_null(text: str) -> str:
     return text if text else "(null)"
 
 
-def job_time_used(job: Job, now: float) -> int:
-    """squeue's ``job_time_used`` with what sckpt knows (no suspend bookkeeping)."""
-    if not job.start_time or job.state is JobState.PENDING:
-        return 0
-    end = now if job.state is JobState.RUNNING or not job.end_time else job.end_time
-    return int(end) - job.start_time
-
-
 _REASON_STATES = frozenset(
     {
         JobState.PENDING,
@@ -165,7 +157,7 @@ def _array_task(job: Job) -> str:
 
 
 def _job_time(view: JobView, now: float) -> str:
-    return squeue_secs(job_time_used(view.job, now))
+    return squeue_secs(view.job.time_used(now))
 
 
 JOB_FIELDS: tuple[Field[JobView], ...] = (
@@ -204,7 +196,7 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
         ("TimeUsed",),
         "TIME",
         _job_time,
-        lambda view, now: job_time_used(view.job, now),
+        lambda view, now: view.job.time_used(now),
         cut=lambda _view: False,
     ),
     _job(

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from sckpt.backend import history, operations
-from sckpt.backend.errors import SckptError, SlurmError
+from sckpt.backend.errors import AccountingUnavailable, SckptError, SlurmError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import AbleResult, CheckpointError, StepId
 from textual.app import App
@@ -155,6 +155,13 @@ class ActionRunner:
         def run() -> None:
             try:
                 found = self.facade.history(str(job_id))
+            except AccountingUnavailable as exc:
+                # One line, its message only: the code, name, message and hint of
+                # ESLURM_DB_CONNECTION took three lines at the end of every step detail of
+                # a cluster without accounting ('sckpt doctor' says how to enable it).
+                why = f"not available: {exc.message} (see sckpt doctor)"
+                self._to_screens(partial(HistoryLoaded, job_id, None, why))
+                return
             except SckptError as exc:
                 self._to_screens(partial(HistoryLoaded, job_id, None, str(exc)))
                 return

@@ -45,7 +45,14 @@ from .dialogs.confirm import Confirm
 from .dialogs.form import ActionParams
 from .dialogs.help import plain_help, screen_help
 from .keys import GLOBAL_KEYS, bindings, keymap
-from .messages import ActionDone, CheckAnswered, CheckDone, DataReady, Freshness
+from .messages import (
+    ActionDone,
+    CheckAnswered,
+    CheckDone,
+    DataReady,
+    Freshness,
+    FreshnessChanged,
+)
 from .multi_target import summary
 from .outcomes import Outcomes, Shown
 from .refresh import JobKey, Planner, RefreshPipeline, Timers, target_key
@@ -232,6 +239,11 @@ class SckptApp(App[int]):
         message = make()
         if isinstance(message, DataReady):
             self._report_outcomes()
+        if isinstance(message, FreshnessChanged) and self.outcomes.enables:
+            # Any fresh answer, changed or not (an enable that leaves the step disabled may
+            # change nothing the native engine reads), looked at once the refresh has
+            # taken its data: the freshness is posted before the data is.
+            self.call_later(self._report_still_disabled)
         if isinstance(message, DataReady) and message.first:
             if self.focus_target is not None:
                 self.call_after_refresh(self._select, self.focus_target)
@@ -249,6 +261,17 @@ class SckptApp(App[int]):
                 f"{done.operation} {done.target}: {done.word}",
                 title=done.operation,
                 severity="error" if done.failed else "information",
+                markup=False,
+            )
+
+    def _report_still_disabled(self) -> None:
+        """Toast each enable that fresh data shows left its step disabled (``d d e``)."""
+        fresh = self.freshness.last_fresh
+        for target, counts in self.outcomes.still_disabled(self.job, fresh):
+            self.notify(
+                reports.still_disabled(target, counts),
+                title="enable",
+                severity="warning",
                 markup=False,
             )
 
@@ -354,6 +377,8 @@ class SckptApp(App[int]):
                 self.notify(reports.requested(operation, answer), title=operation, markup=False)
                 if starts_checkpoint:
                     self._watch(operation, answer.target)
+                if operation == "enable":
+                    self.outcomes.watch_enable(answer.target, self.now())
         self.refresh_now()
 
     def on_check_answered(self, answered: CheckAnswered) -> None:

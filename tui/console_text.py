@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from sckpt.backend import progress
@@ -148,8 +148,7 @@ def job_elapsed(job: JobView, now: float) -> str:
     j = job.job
     if j.state is JobState.PENDING or not j.start_time:
         return "-"
-    end = j.end_time if j.state.is_finished and j.end_time else now
-    return compact_duration(end - j.start_time)
+    return compact_duration(j.time_used(now))
 
 
 def job_start(job: Job, now: float) -> str:
@@ -198,15 +197,20 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
         return Text(progress.IN_PROGRESS, style="bold cyan")
     if kind is CheckpointKind.NOT_SUPPORTED:
         text = Text("not supported", style="dim")
-        if state.reason:
+        # The reason without its own "not supported" (the column read "not supported:
+        # not suppor…"): Slurm's message for the code is often just those words.
+        reason = state.reason.strip()
+        if reason and "not supported" not in reason.lower():
             text.append(": ")
-            text.append_text(literal(state.reason))
+            text.append_text(literal(reason))
         return text
     if kind is CheckpointKind.PENDING:
         return Text("pending", style="dim")
     if kind is CheckpointKind.ENDED:
         return Text(CheckpointKind.ENDED.value, style="dim")
-    return Text("?", style="dim")
+    # The command line's word for a state the controller did not tell (another user's
+    # step: it answers only the owner or root); the step detail says why.
+    return Text(CheckpointKind.UNKNOWN.value, style="dim")
 
 
 def outcome_text(word: str) -> Text:
@@ -253,7 +257,7 @@ def job_summary(job: JobView) -> Text:
         (CheckpointKind.NOT_SUPPORTED, "n/s", "dim"),
         (CheckpointKind.ENDED, "ended", "dim"),
         (CheckpointKind.PENDING, "pend", "dim"),
-        (CheckpointKind.UNKNOWN, "?", "dim"),
+        (CheckpointKind.UNKNOWN, CheckpointKind.UNKNOWN.value, "dim"),
     )
     for kind, label, style in labels:
         if counts.get(kind):
@@ -299,21 +303,26 @@ class Column:
     room: int = 0
     """The flexible column's (width None) own share of the line: what is left beyond it
     widens the columns whose text is cut (``columns_for``)."""
+    least: int = 0
+    """The narrowest a fixed column gets when the line is too short for every column and
+    the flexible one (0: it keeps its width).  The checkpoint column is what sckpt is for:
+    the others are narrowed first (``NARROW_FIRST``)."""
 
 
 JOB_COLUMN_SET: Mapping[str, Column] = {
     c.key: c
     for c in (
-        Column("id", "JobID", 9),
-        Column("user", "User", 11),
-        Column("name", "Name", 16),
-        Column("partition", "Part", 7, 100),
+        Column("id", "JobID", 9, least=7),
+        Column("user", "User", 11, least=6),
+        Column("name", "Name", 16, least=6),
+        Column("partition", "Part", 7, 100, least=4),
         Column("state", "St", 3),
         Column("elapsed", "Elapsed", 7),
-        Column("start", "Start", 9),
-        Column("nodes", "Nodes", 12, 120),
-        Column("steps", "Stp", 3),
-        Column("tres", "Resources", 20, 100),
+        Column("start", "Start", 9, least=6),
+        Column("nodes", "Nodes", 12, 120, least=6),
+        Column("steps", "Stp", 3, 70),
+        # the resources layout's own column: shown at every width where it is chosen
+        Column("tres", "Resources", 20, least=10),
         Column("checkpoint", "Checkpoint", None, room=24),
     )
 }
@@ -322,9 +331,9 @@ config): the layouts choose among these."""
 STEP_COLUMN_SET: Mapping[str, Column] = {
     c.key: c
     for c in (
-        Column("id", "Step", 14),
+        Column("id", "Step", 14, least=10),
         Column("name", "Name", 12, 100),
-        Column("state", "State", 9),
+        Column("state", "State", 9, least=7),
         Column("tasks", "Tasks", 5, 110),
         Column("nodes", "Nodes", 12, 130),
         Column("checkpoint", "Checkpoint", 26),
@@ -342,7 +351,7 @@ def job_columns(keys: Sequence[str], *, many_clusters: bool = False) -> tuple[Co
         return chosen
     return (
         Column("cluster", "Cluster", 8),
-        *(Column(c.key, c.label, 11, c.min_width) if c.key == "name" else c for c in chosen),
+        *(replace(c, width=11) if c.key == "name" else c for c in chosen),
     )
 
 
@@ -375,7 +384,7 @@ def columns_for(
     beyond its ``room``, fairly when that is not enough for all: at 160 columns a job name
     or a pending reason was cut next to sixty blank columns.
     """
-    shown = [c for c in columns if width >= c.min_width]
+    shown = narrowed([c for c in columns if width >= c.min_width], width)
     fixed = sum((c.width or 0) + 2 for c in shown)
     rest = max(10, width - fixed - 2 - 2)  # cell padding, vertical scrollbar
     flexible = [c for c in shown if c.width is None]
@@ -402,9 +411,51 @@ def columns_for(
             rest if c.width is None else c.width + grants.get(c.key, 0),
             c.min_width,
             c.room,
+            c.least,
         )
         for c in shown
     )
+
+
+FLEX_LEAST = 13
+"""What the flexible column keeps before fixed columns are narrowed: the checkpoint summary
+of the 80-column default layout (``1 in progress``)."""
+NARROW_FIRST = ("name", "tres", "user", "nodes", "partition", "start", "id", "state")
+"""Fixed columns that give up width on a short line (down to ``least``), the one with the
+most to give first; on a tie, in this order."""
+
+
+def narrowed(shown: Sequence[Column], width: int) -> list[Column]:
+    """``shown`` with fixed columns narrowed, in ``NARROW_FIRST`` order, until the flexible
+    column (the checkpoint summary) keeps ``FLEX_LEAST`` cells of a ``width`` line.
+
+    Why: at 60 columns the checkpoint column fell off the screen while JobID and User kept
+    their full width, and at 80 the resources layout had no room for its Resources."""
+    if not any(c.width is None for c in shown):
+        return list(shown)
+    short = sum((c.width or 0) + 2 for c in shown) + 4 + FLEX_LEAST - width
+    widths = {c.key: c.width for c in shown}
+    least = {c.key: c.least for c in shown if c.width and c.least and c.key in NARROW_FIRST}
+    while short > 0:  # a cell at a time from the one with most to give (ties: the order)
+        spare = [(widths[k] or 0) - least[k] for k in NARROW_FIRST if k in least]
+        if not spare or max(spare) <= 0:
+            break
+        key = [k for k in NARROW_FIRST if k in least][spare.index(max(spare))]
+        widths[key] = (widths[key] or 0) - 1
+        short -= 1
+    kept = [replace(c, width=widths[c.key]) if c.width is not None else c for c in shown]
+    for key in DROP_FIRST:  # still too short at their narrowest: the least useful go
+        if short <= 0:
+            break
+        gone = next((c for c in kept if c.key == key), None)
+        if gone is not None and gone.width is not None:
+            kept.remove(gone)
+            short -= gone.width + 2
+    return kept
+
+
+DROP_FIRST = ("steps", "elapsed", "start", "nodes", "partition")
+"""Columns left out, in this order, when narrowing is not enough for the checkpoint's."""
 
 
 def share(spare: int, needs: Mapping[str, int]) -> dict[str, int]:
@@ -480,9 +531,7 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
     elif column == "state":
         value = j.state.short
     elif column == "elapsed":
-        start = j.start_time or j.submit_time
-        end = j.end_time if j.state.is_finished and j.end_time else now
-        value = end - start if start else 0
+        value = j.time_used(now)  # what the column shows, as squeue's -S M
     elif column == "start":  # squeue -S S: no estimate last
         value = j.start_time or float("inf")
     elif column == "tres":

@@ -73,6 +73,33 @@ class Outcomes:
     def __init__(self) -> None:
         self.watched: dict[StepId, Watch] = {}
         self._ended: dict[StepId, _Ended] = {}
+        self.enables: dict[StepId, float] = {}
+        """Enables Slurm accepted, with when: the next fresh data says whether the step is
+        still disabled (its counter was above 1), which the toast "requested" cannot."""
+
+    def watch_enable(self, target: StepId, now: float) -> None:
+        """Slurm accepted ``enable`` on ``target``: look at it once fresh data comes."""
+        self.enables[target] = now
+
+    def still_disabled(
+        self, job: Callable[[int], JobView | None], fresh: float
+    ) -> list[tuple[StepId, tuple[int, ...]]]:
+        """The enabled targets the data taken after the enable still shows disabled, each
+        with its disabled steps' counters (0: the engine cannot read it); each once."""
+        found = []
+        for target, at in list(self.enables.items()):
+            if fresh < at:  # taken before the enable (a still test clock: the same time)
+                continue
+            del self.enables[target]
+            steps = _steps_of(job(target.job_id), target)
+            counts = tuple(
+                s.checkpoint.disable_count
+                for s in steps
+                if s.checkpoint.kind is CheckpointKind.DISABLED
+            )
+            if counts:
+                found.append((target, counts))
+        return found
 
     def watch(self, operation: str, target: StepId, now: float) -> None:
         """Slurm accepted ``operation`` (a checkpoint) on ``target``: ``requested``."""

@@ -58,6 +58,10 @@ T = TypeVar("T")
 
 LINGER = 300.0
 """Seconds a finished (or vanished) job stays visible with "show finished" off."""
+NOT_WATCHED = float("-inf")
+"""``finished_seen``'s time for a job first listed already finished: never within its
+linger, so the console's default set is ``sckpt ls``'s (pending, running, suspended) plus
+the jobs it watched finish."""
 MAX_BACKOFF = 60.0
 """Longest wait between two full listings while the controller is unreachable."""
 SLOW_FACTOR = 0.5
@@ -169,14 +173,21 @@ class JobData:
         gone = {i: (v, t) for i, (v, t) in self.gone.items() if now - t < LINGER and i not in new}
         finished_seen = dict(self.finished_seen)
         for key in old.keys() - new.keys():
-            gone[key] = (old[key], now)
             # Its linger now counts from when it vanished; keeping the finish time
             # too grew this dict by one entry per job for as long as the console ran.
-            finished_seen.pop(key, None)
+            if finished_seen.pop(key, None) == NOT_WATCHED:
+                continue  # finished before the console saw it run: nothing to linger
+            gone[key] = (old[key], now)
         finished = set(compress(keys, map(FINISHED_STATES.__contains__, map(_STATE_OF, jobs))))
         for key in finished_seen.keys() - finished:  # running again (requeued)
             del finished_seen[key]
         for key in finished - finished_seen.keys():
+            before = old.get(key)
+            if before is None or before.job.state in FINISHED_STATES:
+                # Already finished when first listed: hidden like ``ls`` hides it, until
+                # ``f``.  Only a job the console saw unfinished lingers once it ends.
+                finished_seen[key] = NOT_WATCHED
+                continue
             end = new[key].job.end_time
             finished_seen[key] = float(end) if end else now
         return JobData(new, gone, finished_seen)

@@ -11,15 +11,23 @@ confirmations and that question do.
 from __future__ import annotations
 
 from rich.text import Text
-from sckpt.backend import progress
+from sckpt.backend import operations, progress, rules
 from sckpt.backend.errors import (
+    AccessDenied,
     ControllerUnreachable,
     NeedsForce,
     NotRequeueable,
     SckptError,
     SlurmError,
 )
-from sckpt.backend.model import AbleResult, CheckpointError, JobView, StepId, job_step_id
+from sckpt.backend.model import (
+    AbleResult,
+    CheckpointError,
+    JobState,
+    JobView,
+    StepId,
+    job_step_id,
+)
 
 from .console_text import clock_time, literal, printable
 from .messages import Answer
@@ -61,11 +69,70 @@ def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[st
     return verb, message
 
 
+def foreseen_refusal(
+    operation: str, target: StepId, view: JobView | None, acting_user: str
+) -> str | None:
+    """Slurm's refusal of ``operation`` on ``target`` when the data already shows it, in
+    the words of the refusal itself; None when it may act (or the data cannot tell).
+
+    Why: ``r`` on a running job and ``v`` on another user's step took a form and a
+    confirmation before Slurm's refusal.  Only what every engine refuses is foreseen:
+    restart of a job still running or suspended (``rules.check_restart``), and a checkpoint
+    operation on another user's job when not root (the reference's check 2; for a whole job
+    the controller lets SlurmUser in too, so user ``slurm`` is left to it).
+    """
+    op = operations.operation(operation)
+    if view is None or op.kind != "checkpoint":
+        return None
+    job = view.job
+    try:
+        if operation == "restart":
+            if job.state in (JobState.RUNNING, JobState.SUSPENDED):
+                rules.check_restart(target.whole_job, job)
+            return None
+        if acting_user not in ("root", job.user) and not (
+            rules.is_job_level(target) and acting_user == "slurm"
+        ):
+            raise AccessDenied(
+                hint=f"job {job.job_id} belongs to {job.user}; only its owner or root may "
+                "checkpoint it"
+            )
+    except SlurmError as refused:
+        shown = target.whole_job if operation == "restart" else target
+        return refusal_message(operation, shown, refused)[1]
+    return None
+
+
 def requested(operation: str, answer: Answer) -> str:
     """``create 12.0: requested`` and Slurm's detail, for one target that was accepted."""
     assert answer.result is not None
-    detail = f": {printable(answer.result.detail)}" if answer.result.detail else ""
-    return f"{operation} {answer.target}: {progress.REQUESTED}{detail}"
+    detail = answer.result.detail
+    if detail.startswith(WAITED_COMPLETED):  # the engine waited: not only "requested"
+        rest = printable(detail[len(WAITED_COMPLETED) :])
+        return f"{operation} {answer.target}: {progress.COMPLETED}{rest}"
+    shown = f": {printable(detail)}" if detail else ""
+    return f"{operation} {answer.target}: {progress.REQUESTED}{shown}"
+
+
+WAITED_COMPLETED = "checkpoint completed"
+"""How an engine that waits for the checkpoint itself (the cooperative one) begins the
+detail of one that completed (``cli/output.py`` reads it the same way)."""
+
+
+def still_disabled(target: StepId, counts: tuple[int, ...]) -> str:
+    """The toast after an enable that left ``target`` disabled: why, with the counter
+    when the engine reads it.  Slurm counts disables: each ``d`` adds one, each ``e`` takes
+    one off, and the step is able only at 0 (``d d e`` leaves it disabled)."""
+    highest = max(counts)
+    if highest:
+        more = "once more" if highest == 1 else f"{highest} more times"
+        counter = f"its disable counter is {highest}; press e {more} to enable it"
+    else:
+        counter = "it was disabled more times than enabled"
+    return (
+        f"enable {target}: still disabled: {counter} "
+        "(each d adds one to the counter, each e takes one off)"
+    )
 
 
 def outcome(operation: str, answer: Answer) -> Outcome:

@@ -200,9 +200,9 @@ def _by_sort_key(row: tuple[str, Any, RowData]) -> Any:
 def elapsed_steady(job_view: JobView, now: float) -> float:
     """Seconds during which the job's elapsed text (``compact_duration``) cannot change."""
     j = job_view.job
-    if j.state.is_finished or j.state is JobState.PENDING or not j.start_time:
-        return float("inf")
-    seconds = max(0, int(now - j.start_time))
+    if j.state is not JobState.RUNNING or not j.start_time:
+        return float("inf")  # pending, suspended or finished: the time does not move
+    seconds = j.time_used(now)
     if seconds < 60:
         return 1.0
     if seconds < 86_400:

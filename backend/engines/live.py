@@ -25,15 +25,17 @@ Registered with the facade under the name ``live`` (``create_engine`` below).
 
 from __future__ import annotations
 
+import contextlib
 import signal as signal_module
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import groupby
 from operator import attrgetter
 
 from .. import rules
 from ..errors import (
+    AccessDenied,
     InvalidJobId,
     NotSupported,
     SlurmError,
@@ -316,7 +318,11 @@ class LiveEngine(Engine):
         return self.binding.ping()
 
     def job_stdio(self, target: StepId) -> JobStdio:
-        return self.binding.job_stdio(target.job_id)
+        try:
+            return self.binding.job_stdio(target.job_id)
+        except InvalidJobId as refused:  # Slurm's code alone: say what it means here
+            refused.hint = refused.hint or f"there is no job {target.job_id}"
+            raise
 
     def step_processes(self, target: StepId) -> StepProcesses:
         if target.is_whole_job:
@@ -447,10 +453,33 @@ class LiveEngine(Engine):
     # back as it is, code, name and message, as scancel and scontrol print it.  No check
     # of sckpt's runs first, so the answer is always the controller's.
 
+    @contextlib.contextmanager
+    def _owner_named(self, target: StepId) -> Iterator[None]:
+        """A job-control refusal for want of ownership, with whose job it is, as a
+        checkpoint refusal says it: Slurm's answer is the code alone.  The code, name and
+        message stay the controller's; a hint it already has (the binding's) is kept."""
+        try:
+            yield
+        except AccessDenied as refused:
+            if not refused.hint:
+                with self._lock, contextlib.suppress(SlurmError):
+                    self.refresh()  # one listing, on a refusal only
+                job = self._by_job.get(target.job_id)
+                if job is not None:
+                    refused.hint = (
+                        f"job {job.job_id} belongs to {job.user}; only its owner or an "
+                        "operator may do this"
+                    )
+            raise
+
     def cancel(self, target: StepId, signal: int | None) -> ActionResult:
         """scancel: the whole job (``slurm_kill_job``) or one step (``slurm_kill_job_step``)
         ends; with ``signal``, only that signal is sent (``scancel --signal``: to the job's
         steps, or to the one step with ``slurm_signal_job_step``)."""
+        with self._owner_named(target):
+            return self._cancel(target, signal)
+
+    def _cancel(self, target: StepId, signal: int | None) -> ActionResult:
         if target.is_whole_job:
             self.binding.kill_job(target.job_id, _SIGKILL if signal is None else signal)
         elif signal is None:
@@ -463,26 +492,29 @@ class LiveEngine(Engine):
     def hold(self, target: StepId) -> ActionResult:
         """scontrol hold: priority 0 (JobHeldAdmin for an operator, JobHeldUser otherwise);
         an array task still pending in its array's record (``unresolved``) by its name."""
-        if target.unresolved:
-            assert target.array_task_id is not None  # unresolved says so
-            self.binding.hold_task(target.array_job_id, target.array_task_id, hold=True)
-        else:
-            self.binding.hold(target.job_id)
+        with self._owner_named(target):
+            if target.unresolved:
+                assert target.array_task_id is not None  # unresolved says so
+                self.binding.hold_task(target.array_job_id, target.array_task_id, hold=True)
+            else:
+                self.binding.hold(target.job_id)
         return ActionResult(target, "hold")
 
     def release(self, target: StepId) -> ActionResult:
         """scontrol release: a held job's priority is computed again (an array task still
         pending in its array's record: by its name, as ``hold``)."""
-        if target.unresolved:
-            assert target.array_task_id is not None  # unresolved says so
-            self.binding.hold_task(target.array_job_id, target.array_task_id, hold=False)
-        else:
-            self.binding.release(target.job_id)
+        with self._owner_named(target):
+            if target.unresolved:
+                assert target.array_task_id is not None  # unresolved says so
+                self.binding.hold_task(target.array_job_id, target.array_task_id, hold=False)
+            else:
+                self.binding.release(target.job_id)
         return ActionResult(target, "release")
 
     def requeue(self, target: StepId) -> ActionResult:
         """scontrol requeue: a batch job ends and goes back to pending (not held)."""
-        self.binding.requeue(target.job_id, hold=False)
+        with self._owner_named(target):
+            self.binding.requeue(target.job_id, hold=False)
         return ActionResult(target, "requeue")
 
 

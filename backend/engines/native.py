@@ -100,7 +100,8 @@ class NativeEngine(LiveEngine):
             return tuple(StepView(step, self._asked(job, step)) for step in steps)
         # The controller would refuse (ESLURM_ACCESS_DENIED) what the caller may not ask.
         refused = CheckpointState(
-            CheckpointKind.UNKNOWN, reason=f"{job.user}'s job: only its owner or root may ask"
+            CheckpointKind.UNKNOWN,
+            reason=f"not asked: the controller answers only {job.user} (the owner) or root",
         )
         return tuple(
             StepView(step, self._asked(job, step))

@@ -17,7 +17,7 @@ from ..model import Job, JobRecord, JobState, Step, StepId
 from ..slurm_api import AccountingConfig, ControllerConfig
 from .runtime import Runtime
 
-JOB_NUMS = struct.Struct("=14I3q")
+JOB_NUMS = struct.Struct("=14I5q")
 """Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's by :func:`require_layout`)."""
 JOB_STRINGS = 13
 """Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
@@ -55,6 +55,8 @@ _JOB_ORDER = (
     "tres_per_node",
     "tres_alloc",
     "sched_nodes",
+    "suspend_time",
+    "pre_sus_time",
 )
 
 
@@ -165,6 +167,8 @@ class JobDecoder:
                     texts[10],
                     texts[11],
                     texts[12],
+                    raw[17],
+                    raw[18],
                 )
             memo[key] = job
             out.append(job)

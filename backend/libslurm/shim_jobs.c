@@ -45,6 +45,8 @@ typedef struct {
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
+	int64_t suspend_time;
+	int64_t pre_sus_time;
 } sckpt_job_nums_t;
 
 #define SCKPT_JOB_STRINGS 13
@@ -117,6 +119,8 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->submit_time = (int64_t) j->submit_time;
 		r->start_time = (int64_t) j->start_time;
 		r->end_time = (int64_t) j->end_time;
+		r->suspend_time = (int64_t) j->suspend_time;
+		r->pre_sus_time = (int64_t) j->pre_sus_time;
 		p = sckpt_put(p, j->name);
 		p = sckpt_put(p, j->partition);
 		p = sckpt_put(p, sckpt_job_reason_string(j->state_reason));

@@ -68,6 +68,8 @@ class Accounting:
             account=job.account,
             work_dir=job.work_dir,
             restart_count=job.restart_count,
+            array_job_id=job.array_job_id,
+            array_task_id=job.array_task_id,
         )
 
     def close_run(self, job: Job, end: int, state: str, exit_code: int = 0) -> None:
@@ -148,6 +150,9 @@ class Accounting:
         end_of_window = until or now
         past = self._past_ids
         ids = [job_id] if job_id else sorted(set(self._acct) | set(jobs) | set(past))
+        if job_id:  # an array's id names every task, as sacct -j ARRAY lists them all
+            tasks = {jid for jid, rec in jobs.items() if rec.job.array_job_id == job_id}
+            ids = sorted({job_id} | tasks)
         out: list[JobRecord] = []
         for jid in ids:
             records = list(self._acct.get(jid, ()))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from .. import operations
-from ..errors import SlurmError, error_for
+from ..errors import ESLURM_USER_ID_MISSING, AccessDenied, SlurmError, error_for
 from ..model import JobRecord, JobStdio, StepId, StepProcesses
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
@@ -55,6 +55,10 @@ class SimulatedSlurm:
         try:
             return call()
         except SlurmError as exc:
+            if exc.code == ESLURM_USER_ID_MISSING:  # as the binding's check(acting=True)
+                raise AccessDenied(
+                    exc.code, hint="you are neither the job's owner nor an operator"
+                ) from None
             raise error_for(exc.code) from None
 
     # -- reads

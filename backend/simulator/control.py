@@ -107,7 +107,7 @@ class SimulatorControl:
             if state.is_finished:
                 cluster._end_job(rec, now, state)
             else:
-                rec.job = replace(rec.job, state=state)
+                rec.job = _suspended_or_resumed(rec.job, state, now)
                 for srec in rec.steps.values():
                     srec.step = replace(srec.step, state=str(state))
             cluster._dirty.add(job_id)
@@ -140,3 +140,15 @@ class SimulatorControl:
         """Delete a saved record (restart's ENOENT)."""
         with self._cluster._lock:
             self._cluster._records.pop(path, None)
+
+
+def _suspended_or_resumed(job: Job, state: JobState, now: int) -> Job:
+    """``job`` in ``state`` with Slurm's suspend bookkeeping: suspending adds the time run
+    since the start (or the last resume) to ``pre_sus_time``; both stamp ``suspend_time``,
+    so TIME stops while suspended and leaves the suspended time out once resumed."""
+    if state is JobState.SUSPENDED and job.state is JobState.RUNNING:
+        ran = now - (job.suspend_time or job.start_time)
+        return replace(job, state=state, suspend_time=now, pre_sus_time=job.pre_sus_time + ran)
+    if state is JobState.RUNNING and job.state is JobState.SUSPENDED:
+        return replace(job, state=state, suspend_time=now)
+    return replace(job, state=state)

@@ -73,7 +73,7 @@ class JobControl(Views):
         a running job keeps running); a finished one is refused."""
         with self._lock:
             self._tick()
-            rec = self._owned(caller, job_id)
+            rec = self._owned(caller, job_id, update=True)
             if rec.job.state.is_finished:
                 raise error_for(ESLURM_JOB_FINISHED)
             operator = caller.is_root or caller.is_slurm_user
@@ -143,7 +143,7 @@ class JobControl(Views):
         not held is left as it is; a finished one is refused."""
         with self._lock:
             self._tick()
-            rec = self._owned(caller, job_id)
+            rec = self._owned(caller, job_id, update=True)
             if rec.job.state.is_finished:
                 raise error_for(ESLURM_JOB_FINISHED)
             if not rec.job.held:
@@ -188,7 +188,7 @@ class JobControl(Views):
             rec = self._jobs.get(array_id)
             if rec is None or rec.job.array_job_id != array_id or not rec.job.array_task_str:
                 raise InvalidJobId()
-            self._owned(caller, array_id)
+            self._owned(caller, array_id, update=True)
             left = [t for t in expand_task_ranges(rec.job.array_task_str) if t != task]
             if len(left) == len(expand_task_ranges(rec.job.array_task_str)):
                 raise InvalidJobId()

@@ -133,6 +133,8 @@ class Population(ClusterState):
                 tres_per_node=gres(partition),
                 tres_alloc=tres(partition, placed[1], cpus),
             )
+            if state is JobState.SUSPENDED:
+                job = _suspended(job, int(now))
             rec = JobRec(job, app, duration, fails, n_numbered)
             rec.n_nodes = placed[1]
             self._jobs[job_id] = rec
@@ -151,6 +153,9 @@ class Population(ClusterState):
             comment=self._demo_comment(job_id),
             batch=batch,
             held=held,
+            # squeue's NODES for a pending job is what it asked for (it showed 0)
+            num_nodes=1,
+            num_cpus=32 if kind == "gpu" else 64,
             tres_req=tres(partition, 1, 32 if kind == "gpu" else 64),
             tres_per_node=gres(partition),
         )
@@ -196,6 +201,8 @@ class Population(ClusterState):
             start,
             start + rec.duration,
         )
+        if suspended:
+            rec.job = _suspended(rec.job, start)
         self._make_steps(rec, placed, start, suspended)
 
     def _make_steps(
@@ -415,3 +422,11 @@ class Population(ClusterState):
         )
         self._dirty.add(job_id)
         return rec.job
+
+
+def _suspended(job: Job, now: int) -> Job:
+    """A job that was suspended two thirds of the way between its start and ``now``: Slurm
+    then keeps the time it ran (``pre_sus_time``), which is its TIME until it resumes.
+    (Derived from the times, not drawn, so the demo's other content stays as it was.)"""
+    at = job.start_time + (now - job.start_time) * 2 // 3
+    return replace(job, suspend_time=at, pre_sus_time=at - job.start_time)

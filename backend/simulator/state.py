@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import rules
 from ..checkpointing.protocol import image_leaf
-from ..errors import AccessDenied, InvalidJobId
+from ..errors import ESLURM_USER_ID_MISSING, AccessDenied, InvalidJobId
 from ..model import AutoCheckpoints, Job, JobView, Step, StepId
 from ..rules import Caller
 from .accounting import Accounting
@@ -122,13 +122,16 @@ class ClusterState:
         with self._lock:
             return len(self._jobs), sum(len(r.steps) for r in self._jobs.values())
 
-    def _owned(self, caller: Caller, job_id: int) -> JobRec:
-        """A job the caller may control (owner, root or SlurmUser), else the refusal."""
+    def _owned(self, caller: Caller, job_id: int, *, update: bool = False) -> JobRec:
+        """A job the caller may control (owner, root or SlurmUser), else the refusal.
+        ``update``: a change through ``update_job`` (hold, release), which slurmctld
+        refuses with ESLURM_USER_ID_MISSING ("Invalid user id", scontrol's words) where
+        scancel and requeue get ESLURM_ACCESS_DENIED."""
         rec = self._jobs.get(job_id)
         if rec is None:
             raise InvalidJobId()
         if not (caller.is_root or caller.is_slurm_user or caller.uid == rec.job.uid):
-            raise AccessDenied()
+            raise AccessDenied(ESLURM_USER_ID_MISSING if update else None)
         return rec
 
     def _checks(self, caller: Caller, target: StepId, *, suspended_ok: bool = False) -> JobRec:

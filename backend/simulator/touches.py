@@ -13,7 +13,7 @@ import errno
 import random
 from dataclasses import replace
 
-from ..model import STEP_EXTERN, AutoCheckpoints, JobState
+from ..model import STEP_EXTERN, AutoCheckpoints, Job, JobState
 from .catalog import (
     DEMO_AUTO_JOBS,
     DEMO_CHECKPOINTER,
@@ -33,6 +33,11 @@ from .records import (
     record_event,
     strerror,
 )
+
+IN_PROGRESS_GRID = 600
+"""The demo's checkpoint in progress began on this grid of seconds (stable across commands)."""
+ARRAY_TASK_GAP = 1500
+"""Seconds between the starts of the demo arrays' running tasks (not all 'now')."""
 
 
 class DemoTouches(Population):
@@ -54,11 +59,15 @@ class DemoTouches(Population):
                 srec.disable_count = i + 1
                 record_event(srec, now - 600 * (i + 1), "disable", rec.job.user, 0)
             elif i == 2:
-                srec.ckpt_start = now - 4
+                # Began on a 10-minute grid, not 4 s before this process started: each
+                # command builds the demo afresh, and a begin time that moved with it made
+                # 'complete --begin-time' from a hint fail a second later.
+                began = max(now - now % IN_PROGRESS_GRID - 4, srec.step.start_time + 60)
+                srec.ckpt_start = began
                 srec.ckpt_count = 1
                 srec.ckpt_token = 1
                 srec.image_dir = self._image_path(rec, srec, None)
-                record_event(srec, now - 4, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, began, "create", rec.job.user, 0, srec.image_dir)
                 step = srec.step.step_id.step
                 self._events.push(float(now + 26), "ckpt_done", rec.job.job_id, step, 1)
             elif i == 3:
@@ -71,7 +80,8 @@ class DemoTouches(Population):
             elif i == 4:
                 srec.last_ckpt = now - 900
                 srec.image_dir = self._image_path(rec, srec, "/scratch/ckpt")
-                record_event(srec, now - 900, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, now - 930, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, now - 900, "done", "", 0, srec.image_dir)
             self._dirty.add(rec.job.job_id)
         self._demo_hourly(running, picks, now)
         self._demo_transparent(running, picks, now)
@@ -90,12 +100,13 @@ class DemoTouches(Population):
                 continue
             srec = numbered[0]
             first = srec.step.start_time + 3600
-            times = list(range(first, now - 60, 3600))[-HISTORY_LIMIT:]
+            times = list(range(first, now - 60, 3600))[-(HISTORY_LIMIT // 2) :]
             if not times:
                 continue
             srec.image_dir = self._image_path(rec, srec, None)
-            for t in times:
-                record_event(srec, t, "create", rec.job.user, 0, srec.image_dir)
+            for t in times:  # each requested, then ended as the controller logs it
+                record_event(srec, t - 30, "create", rec.job.user, 0, srec.image_dir)
+                record_event(srec, t, "done", "", 0, srec.image_dir)
             srec.last_ckpt = times[-1]
             self._dirty.add(rec.job.job_id)
 
@@ -191,6 +202,41 @@ class DemoTouches(Population):
         """The demo's job arrays: three tasks running, a range held by its run limit behind
         two running tasks, and a held array of 50 (``sbatch --array=1-50%2 --hold``)."""
         users = [u.name for u in self.users]
-        self._submit_array(users[0], "1-3", running=3, name="sweep", n_steps=1)
-        self._submit_array(users[1 % len(users)], "1-20", running=2, max_tasks=2, name="scan")
-        self._submit_array(users[2 % len(users)], "1-50", max_tasks=2, held=True, name="param")
+        made = [
+            *self._submit_array(users[0], "1-3", running=3, name="sweep", n_steps=1),
+            *self._submit_array(users[1 % len(users)], "1-20", running=2, max_tasks=2, name="scan"),
+            *self._submit_array(
+                users[2 % len(users)], "1-50", max_tasks=2, held=True, name="param"
+            ),
+        ]
+        self._stagger_array_starts(made)
+
+    def _stagger_array_starts(self, made: list[Job]) -> None:
+        """The demo arrays' running tasks started one after another (``ARRAY_TASK_GAP``
+        apart, the last one a few minutes ago), not all at the moment the demo began; each
+        array was submitted before its first task started, and its pending record asks for
+        a node (squeue's NODES, which said 0)."""
+        by_array: dict[int, list[Job]] = {}
+        for job in made:
+            if job.state is JobState.RUNNING:
+                by_array.setdefault(job.array_job_id, []).append(job)
+        for tasks in by_array.values():
+            tasks.sort(key=lambda j: j.array_task_id or 0)
+            submitted = tasks[0].start_time - ARRAY_TASK_GAP * len(tasks) - 60
+            for k, job in enumerate(tasks):
+                ago = ARRAY_TASK_GAP * (len(tasks) - 1 - k) + ARRAY_TASK_GAP // 5
+                rec = self._jobs[job.job_id]
+                rec.job = replace(
+                    rec.job, submit_time=submitted, start_time=rec.job.start_time - ago
+                )
+                for srec in rec.steps.values():
+                    srec.step = replace(srec.step, start_time=srec.step.start_time - ago)
+                self._dirty.add(job.job_id)
+            pending = self._jobs.get(tasks[0].array_job_id)
+            if pending is not None and pending.job.state is JobState.PENDING:
+                pending.job = replace(pending.job, submit_time=submitted)
+        for job in made:
+            rec = self._jobs[job.job_id]
+            if rec.job.state is JobState.PENDING and not rec.job.num_nodes:
+                rec.job = replace(rec.job, num_nodes=1)
+                self._dirty.add(job.job_id)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from sckpt.backend import errors as E
+from sckpt.backend import facade as facade_module
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings, demo_audit_log_path
 from sckpt.backend.facade import Facade, open_facade
@@ -70,9 +71,28 @@ def test_info_names_engine_user_and_read_only(settings: Settings) -> None:
     assert f.engine_name == "simulated" and f.read_only
 
 
-def test_as_user_owns_the_demo_jobs_of_alices_slot(settings: Settings) -> None:
-    f = open_facade(settings, demo=True, as_user="zoe", clock=ManualClock())
+def test_the_login_name_owns_the_demo_jobs_of_alices_slot(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facade_module, "current_user", lambda: "zoe")
+    f = open_facade(settings, demo=True, clock=ManualClock())
     assert any(v.job.user == "zoe" for v in f.snapshot().jobs)
+    named = open_facade(settings, demo=True, as_user="zoe", clock=ManualClock())
+    assert named.engine.acting_user == "zoe"
+
+
+def test_as_user_refuses_a_user_the_demo_does_not_have(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--as-user zed`` used to take alice's place and show her jobs as zed's."""
+    monkeypatch.setattr(facade_module, "current_user", lambda: "zoe")
+    with pytest.raises(E.UsageError) as refused:
+        open_facade(settings, demo=True, as_user="zed", clock=ManualClock())
+    assert "no user 'zed'" in str(refused.value)
+    assert "alice, bob, carol, dmitri, erin, farid, grace, root, slurm" in str(refused.value)
+    for known in ("alice", "grace", "root", "slurm"):
+        chosen = open_facade(settings, demo=True, as_user=known, clock=ManualClock())
+        assert chosen.engine.acting_user == known
 
 
 def test_settings_defaults_reach_the_engine(settings: Settings) -> None:

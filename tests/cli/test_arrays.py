@@ -115,7 +115,7 @@ def test_the_arrays_id_and_a_task_range_name_every_task(
     assert result.out.splitlines() == [
         f"{limited}_1: hold requested",
         f"{limited}_2: hold requested",
-        f"{limited}: hold requested",  # the record of the pending tasks 3-20
+        f"{limited}_[3-20%2]: hold requested",  # the record of the pending tasks, named
     ]
     assert all(j.held for j in cluster.jobs_where(lambda j: j.array_job_id == limited))
     released = cli_env.run("--as-user", "alice", "release", f"{limited}_[1-2]")
@@ -198,3 +198,35 @@ def test_task_ranges_round_trip() -> None:
     assert (job_label(job), job.array_task_count) == ("7_[1-50%2]", 50)
     cut = Job(7, "a", "u", 1, "p", JobState.PENDING, array_job_id=7, array_task_str="1,3,...")
     assert cut.array_task_count == 0  # libslurm cut the range short: no count is made up
+
+
+def test_a_checkpoint_of_an_array_names_its_pending_record_and_leaves_it(
+    cli_env: CliEnv, cluster: SimulatedCluster, arrays: dict[str, int]
+) -> None:
+    """``able 7``/``create 7`` with tasks 1 and 2 running exited 1 with ESLURM_JOB_PENDING
+    naming ``7``: the record of tasks 3-20 is now named as squeue names it and said to be
+    left as it is, and the exit status is the running tasks' (0)."""
+    limited = arrays["limited"]
+    record = f"{limited}_[3-20%2]"
+    for verb in ("able", "create"):
+        result = cli_env.run("--as-user", "alice", verb, str(limited))
+        assert result.code == 0, result.err
+        assert [line.split(":")[0] for line in result.lines] == [f"{limited}_1", f"{limited}_2"]
+        assert result.err == (
+            f"sckpt: {verb} {record}: not acted on: its 18 tasks are still pending "
+            "(no steps until each starts)\n"
+        )
+    document = json.loads(cli_env.run("--as-user", "alice", "--json", "able", str(limited)).out)
+    assert document["exit_code"] == 0
+    assert document["results"][-1] == {
+        "target": record,
+        "operation": "able",
+        "ok": True,
+        "acted": False,
+        "skipped": "not acted on: its 18 tasks are still pending (no steps until each starts)",
+    }
+    # An array with no task running: nothing was done, Slurm's refusal, named (exit 1).
+    held = arrays["held"]
+    refused = cli_env.run("--as-user", "bob", "create", str(held))
+    assert refused.code == 1
+    assert refused.err.startswith(f"sckpt: create {held}_[1-50%2]: ESLURM_JOB_PENDING (2024)")

@@ -93,7 +93,7 @@ def test_arguments_an_operation_does_not_take_are_refused(words: list[str]) -> N
 
 
 def test_requeue_is_refused_with_what_to_run_instead() -> None:
-    with pytest.raises(UsageError, match=r"vacate JOB\.batch.*restart JOB"):
+    with pytest.raises(UsageError, match=r"vacate JOB'.*restart JOB"):
         parse_historical(["requeue", "12", "MaxWait=5"])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from sckpt.backend.model import StepId
 from sckpt.backend.simulator import SimulatedCluster
 
 from .conftest import CliEnv
@@ -127,3 +128,48 @@ def test_records_of_several_clusters_name_their_cluster() -> None:
     assert [line.split()[0] for line in lines[1:3]] == ["sckpt-a", "sckpt-b"]
     one = render_text(JobHistory(7, "sckpt-a", (record("sckpt-a", 10),)))
     assert one.splitlines()[0].split()[0] == "RUN"
+
+
+def test_an_arrays_history_names_its_tasks_and_lists_every_one(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """``history 7_2`` printed the record's own id (and ``array_job_id: 0``), and
+    ``history 7`` one record where ``sacct -j 7`` lists every task."""
+    records = cluster.control.submit_array("alice", "1-3", running=3)
+    array = records[0].array_job_id
+    one = cli_env.run("history", f"{array}_2")
+    assert one.code == 0, one.err
+    assert [line.split()[2] for line in one.lines[1:]] == [f"{array}_2"]
+    document = json.loads(cli_env.run("history", f"{array}_2", "--json").out)
+    (record,) = document["records"]
+    assert (record["id"], record["array_job_id"], record["array_task_id"]) == (
+        f"{array}_2",
+        array,
+        2,
+    )
+    every = cli_env.run("history", str(array))
+    assert [line.split()[:3] for line in every.lines[1:]] == [
+        ["first", "run", f"{array}_1"],
+        ["first", "run", f"{array}_2"],
+        ["first", "run", f"{array}_3"],
+    ]
+
+
+def test_a_checkpoint_is_one_line_with_its_outcome_and_in_progress_until_it_ends(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """A create still in progress was listed ``completed``, and one that ended was listed
+    twice (``create`` and ``done``)."""
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=36000).job_id
+    step = f"{job}.0"
+    cluster.control.script_checkpoint(StepId(job, 0), 5.0)
+    assert cli_env.run("create", step).code == 0
+    running = cli_env.run("history", str(job))
+    by = running.lines[-1].split()[3]  # the acting user
+    assert running.lines[-1].split()[1:] == [step, "create", by, "in", "progress"]
+    cluster.control.advance(60)
+    done = cli_env.run("history", str(job))
+    events = done.lines[done.lines.index("") + 2 :]
+    assert [line.split()[1:] for line in events] == [[step, "create", by, "completed"]]
+    document = json.loads(cli_env.run("history", str(job), "--json").out)
+    assert [e["result"] for e in document["checkpoints"]] == ["completed", "completed"]

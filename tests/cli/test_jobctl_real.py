@@ -121,7 +121,11 @@ def test_cancel_of_another_users_job_is_refused_as_scancel(
     assert scancel_code != 0 and "Access/permission denied" in said
     code, out, err = sckpt_as(slurm_cluster, config, bob, "cancel", str(job))
     assert (code, out) == (1, "")
-    assert err == f"sckpt: cancel {job}: ESLURM_ACCESS_DENIED (2002): Access/permission denied\n"
+    assert err == (
+        f"sckpt: cancel {job}: ESLURM_ACCESS_DENIED (2002): Access/permission denied; "
+        f"job {job} belongs to {slurm_cluster.users[0]}; only its owner or an operator "
+        "may do this\n"
+    )
     assert squeue_state(slurm_cluster, job) == "RUNNING"
 
 

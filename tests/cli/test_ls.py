@@ -209,6 +209,19 @@ def test_an_unknown_filter_field_is_refused_naming_the_known_ones(
     assert result.err.count("\n") == 1
 
 
+def test_a_checkpoint_word_naming_no_state_is_refused_as_ckpt_is(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # ckpt:bogus said "no jobs match" (exit 0) where --ckpt bogus is refused.
+    _jobs(cluster)
+    for argv in (["ckpt:bogus"], ["--ckpt", "bogus"]):
+        result = cli_env.run("ls", *argv)
+        assert (result.code, result.out) == (2, ""), argv
+        assert "'bogus'" in result.err and "able, disabled, in_progress" in result.err, argv
+    assert cli_env.run("ls", "ckpt:dis").code == 0  # the start of a word is still a word
+    assert cli_env.run("ls", "ckpt:err").code == 0
+
+
 def test_a_filter_matching_nothing_says_so_instead_of_a_bare_header(
     cli_env: CliEnv, cluster: SimulatedCluster
 ) -> None:
@@ -239,3 +252,14 @@ def test_ckpt_failed_finds_a_step_whose_last_checkpoint_failed(
     # A mistyped word names the known ones, failed among them.
     bad = cli_env.run("ls", "--ckpt", "fialed")
     assert bad.code == 2 and bad.err.rstrip().endswith("unknown, failed")
+
+
+def test_another_users_step_has_no_last_error_to_claim(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    # LAST_ERROR said 0 beside CKPT unknown: the controller was not asked either.
+    job = cluster.control.submit("bob", name="theirs", n_steps=1).job_id
+    result = cli_env.run("--as-user", "alice", "ls", "-s", "-j", str(job), "--parsable", "-h")
+    assert result.code == 0, result.err
+    for line in result.lines:
+        assert line.split("|")[8:10] == ["unknown", "unknown"], line

@@ -6,6 +6,8 @@ here each rule is pinned on values known in advance.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sckpt.backend.model import JobState
 from sckpt.backend.simulator import SimulatedCluster
@@ -141,7 +143,10 @@ def test_bad_formats_and_sort_keys_are_one_line_exit_2(
 ) -> None:
     _two(cluster)
     result = cli_env.run("ls", *argv)
-    assert (result.code, result.out) == (2, ""), result.err
+    if "--json" in argv:  # every refusal under --json prints the document too
+        assert (result.code, json.loads(result.out)["error"]["name"]) == (2, "USAGE")
+    else:
+        assert (result.code, result.out) == (2, ""), result.err
     assert message in result.err and result.err.count("\n") == 1
     assert "Traceback" not in result.err
 
@@ -161,3 +166,41 @@ def test_defaults_unchanged_by_the_new_options(cli_env: CliEnv, cluster: Simulat
         "CKPT",
     ]
     assert [int(line.split()[0]) for line in lines[1:]] == [run, pend]
+
+
+def test_time_of_a_suspended_job_is_what_it_ran_everywhere(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """squeue's TIME for a suspended job is the time it ran before the suspend (Slurm's
+    pre_sus_time), and once resumed the suspended time is left out: the plain table,
+    ``-o %M``, ``-O TimeUsed``, ``--parsable`` and ``-S M`` all say the same."""
+    held = cluster.control.submit("alice", name="susp", n_steps=1).job_id
+    cluster.control.advance(100)
+    cluster.control.set_job_state(held, JobState.SUSPENDED)
+    other = cluster.control.submit("alice", name="other", n_steps=1).job_id
+    cluster.control.advance(1000)
+    plain = cli_env.run("ls", "-j", str(held))
+    assert plain.lines[1].split()[5] == "1:40", plain.out
+    letters = cli_env.run("ls", "-h", "-j", str(held), "-o", "%.2t %.10M")
+    assert letters.out == " S       1:40\n"
+    named = cli_env.run("ls", "-h", "-j", str(held), "-O", "TimeUsed:8")
+    assert named.out == "1:40    \n"
+    parsable = cli_env.run("ls", "-h", "-j", str(held), "--parsable")
+    assert "|1:40|" in parsable.out
+    # the suspended job ran 100 s, the other one 1000 s: -S M puts it first
+    ordered = cli_env.run("ls", "-h", "-S", "M", "-o", "%i")
+    assert ordered.lines == [str(held), str(other)]
+    cluster.control.set_job_state(held, JobState.RUNNING)
+    cluster.control.advance(20)
+    resumed = cli_env.run("ls", "-h", "-j", str(held), "-o", "%M")
+    assert resumed.out == "2:00\n"
+
+
+def test_demo_suspended_jobs_have_one_time(cli_env: CliEnv) -> None:
+    """The demo's suspended jobs: ``-o %M`` is the plain table's TIME (it used to be end
+    minus start, over a day, beside the table's hours)."""
+    table = cli_env.run("--demo", "ls", "-t", "S")
+    assert table.code == 0 and len(table.lines) > 1, table.err
+    times = {line.split()[0]: line.split()[5] for line in table.lines[1:]}
+    letters = cli_env.run("--demo", "ls", "-h", "-t", "S", "-o", "%i %M")
+    assert dict(line.split() for line in letters.lines) == times

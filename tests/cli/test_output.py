@@ -151,3 +151,15 @@ def test_progress_words_are_the_backends_vocabulary() -> None:
         (_step(0, CheckpointKind.IN_PROGRESS), _step(1, CheckpointKind.ABLE)),
     )
     assert cli_output.job_checkpoint_summary(busy) == "1 in progress, 1 able"
+
+
+def test_an_engine_that_waited_says_completed_not_requested() -> None:
+    """The cooperative engine waits for the checkpoint (up to MaxWait): its answer read
+    "create requested: checkpoint completed after 2.0s; ..."."""
+    result = ActionResult(
+        StepId(7, 0), "create", detail="checkpoint completed after 2.0s; 7.0: image /ck/g1"
+    )
+    assert cli_output.action_line(result) == "7.0: create completed after 2.0s; 7.0: image /ck/g1"
+    assert cli_output.waited_completed(result)
+    plain = ActionResult(StepId(7, 0), "create", detail="max_wait 10s")
+    assert cli_output.action_line(plain) == "7.0: create requested: max_wait 10s"

@@ -212,8 +212,11 @@ def test_run_hands_every_word_after_it_to_the_wrapper() -> None:
 
     words = ["--signal", "USR2", "--poll", "0.5", "--", "./app", "--json", "12.3"]
     assert cli.main(["run", *words], wrapper=fake_main) == 42
-    assert cli.main(["--demo", "run", "--", "true"], wrapper=fake_main) == 42
+    assert cli.main(["--engine", "native", "run", "--", "true"], wrapper=fake_main) == 42
     assert seen == [words, ["--", "true"]]
+    # --demo was ignored and the program ran for real: refused (tests/cli/test_help_words.py)
+    assert cli.main(["--demo", "run", "--", "true"], wrapper=fake_main) == 2
+    assert len(seen) == 2
 
 
 def test_run_keeps_the_global_options_given_before_it(

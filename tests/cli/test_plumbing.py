@@ -27,6 +27,7 @@ from sckpt.backend.model import (
     ActionResult,
     CheckpointError,
     ClusterInfo,
+    Snapshot,
     StepId,
 )
 
@@ -62,6 +63,10 @@ class RecordingFacade:
         """No job arrays here: every target is its own record (as the facade's
         ``expand_targets`` answers for a listing without arrays)."""
         return list(targets)
+
+    def snapshot(self) -> Snapshot:
+        """An empty listing: no array's pending record to name (``actions``)."""
+        return Snapshot(jobs=(), taken_at=0.0)
 
     def act(self, name: str, target: StepId, **values: Any) -> Any:
         """The facade's one way to act, dispatched to the recording methods below."""
@@ -363,3 +368,26 @@ def test_after_slurm_does_not_answer_the_remaining_targets_are_not_attempted(
     assert results[2]["error"]["kind"] == "NotAttempted" and results[2]["error"]["exit_code"] == 3
     lines = err.splitlines()
     assert len(lines) == 3 and lines[1].startswith("sckpt: disable 3.0: not attempted: ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["create", "184201.0", "--max-wait", "70000"],
+        ["hold", "184201.0"],
+        ["create", "184201.0", "--bogus"],
+        ["ls", "usr:bob"],
+    ],
+)
+def test_every_json_refusal_prints_the_document(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--json`` usage errors printed only their stderr line, while other refusals gave a
+    script its document with ``"name": "USAGE"``."""
+    code = cli.main(["--demo", "--json", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and err.startswith("sckpt: ")
+    document = json.loads(out)
+    assert document["exit_code"] == 2 and document["operation"] == argv[0]
+    assert document["error"]["name"] == "USAGE" and document["error"]["code"] is None
+    assert document["error"]["message"] in err

@@ -516,3 +516,11 @@ def test_complete_naming_no_checkpoint_in_progress_says_nothing_matched(
     assert cli_env.run("complete", str(step), "--error-code", "5").code == 0
     right = cli_env.run("complete", str(step), "--begin-time", str(began))
     assert right.code == 0 and right.out == f"{step}: complete requested\n"
+
+
+def test_as_user_an_unknown_name_is_refused_naming_the_demo_users(cli_env: CliEnv) -> None:
+    """``--as-user zed ls`` showed alice's jobs as zed's; it is now bad usage (exit 2)."""
+    result = cli_env.run("--demo", "--as-user", "zed", "ls")
+    assert result.code == 2 and result.out == ""
+    assert "no user 'zed'" in result.err and "alice, bob" in result.err
+    assert cli_env.run("--demo", "--as-user", "bob", "ls").code == 0

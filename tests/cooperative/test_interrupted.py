@@ -219,7 +219,7 @@ def _first_checkpoint(job: Job) -> dict[str, bytes]:
     """One complete checkpoint (generation 1): its two files hold the same count."""
     done = job.sckpt("create", job.step, "--max-wait", "30")
     assert done.returncode == 0, done.stderr
-    assert "checkpoint completed after" in done.stdout, done.stdout
+    assert "create completed after" in done.stdout, done.stdout
     saved = job.generation(1)
     assert saved["part1"] == saved["part2"]
     wait_for(lambda: job.counted() >= int(saved["part1"]) + 5, timeout=30)

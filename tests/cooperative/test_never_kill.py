@@ -181,7 +181,7 @@ def test_a_program_that_catches_the_signal_only_after_5_s(
     assert cli(shared_dir, "able", target).stdout.strip() == "Yes"
     wait_for(lambda: len(job.counted("late.log")) >= 3)
     created = cli(shared_dir, "create", target)
-    assert created.returncode == 0 and "create requested" in created.stdout, created
+    assert created.returncode == 0 and "create completed" in created.stdout, created
     rec = job.record(0)
     assert rec is not None and rec.error_code == 0
     count, size = (int(x) for x in Path(rec.last_image["0"], "state").read_text().split())

@@ -123,3 +123,24 @@ async def test_columns_from_the_config_come_first_and_l_cycles_the_presets(
         assert seen[0][-1] == "checkpoint" and "steps" in seen[0]  # sckpt's default
         assert "start" in seen[1] and "tres" in seen[2]
         assert seen[3] == ("id", "tres", "state")  # round again to the config's own
+
+
+async def test_a_held_jobs_heading_names_no_expected_start(tmp_path: Any) -> None:
+    """A held job's steps heading said "expected start in 1m": it starts when released."""
+    clock = ManualClock()
+    cluster = SimulatedCluster(
+        seed=1, n_jobs=0, clock=clock, users=demo_users_for(ME), arrivals=False
+    )
+    job_id = cluster.control.submit(ME, name="requeued").job_id
+    cluster.requeue_job(cluster.user(ME), job_id, False)  # pending, with a begin time
+    cluster.hold_job(cluster.user(ME), job_id)  # then held: Slurm keeps that time
+    settings = Settings(refresh_interval=3600, audit_log=tmp_path / "a.log")
+    app = build_app(open_facade(settings, as_user=ME, cluster=cluster), settings, clock=clock)
+    held = cluster.job(job_id)
+    assert held.held and held.state is JobState.PENDING
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        console_of(pilot).select_target(StepId(job_id))
+        await pilot.pause()
+        heading = next(x for x in screen_text(app).splitlines() if "Steps of" in x)
+        assert "expected start" not in heading and "JobHeldUser" in heading, heading

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sckpt.backend.errors import SlurmError, describe
 from sckpt.backend.model import CheckpointKind, JobState, StepId
+from sckpt.tui import reports
 from sckpt.tui.app import build_app
 from sckpt.tui.commands import ActionsProvider
 from sckpt.tui.dialogs.confirm import Confirm
@@ -300,6 +301,11 @@ async def test_filter_by_field_and_text(console: Any) -> None:
         await type_text(pilot, "colour:blue")
         await pilot.press("enter")
         assert any("unknown field 'colour'" in m for m in notifications(c.app))
+        # So is a checkpoint word that names no state (it showed an empty table).
+        await pilot.press("slash", "ctrl+a", "ctrl+k")
+        await type_text(pilot, "ckpt:bogus")
+        await pilot.press("enter")
+        assert any("invalid checkpoint state 'bogus'" in m for m in notifications(c.app))
 
 
 async def test_sort_by_column_key_and_header_click(console: Any) -> None:
@@ -527,7 +533,7 @@ async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> N
         await pilot.pause()
         assert isinstance(pilot.app.screen, Confirm)
         text = screen_text(c.app)
-        assert f"Vacate step {step} (ui-test)" in text and "terminate" in text
+        assert f"Vacate step {step} (ui-test)" in text and "until r restarts it" in text
         await pilot.press("n")
         await settle(pilot)
         assert c.cluster.step_state(step).kind is CheckpointKind.ABLE
@@ -549,7 +555,11 @@ async def test_vacate_asks_for_confirmation_naming_the_target(console: Any) -> N
         assert str(step) not in console_of(pilot).steps_table.row_keys_in_order
 
 
-async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: Any) -> None:
+async def test_restart_of_a_running_job_is_refused_at_once_with_slurms_error(
+    console: Any,
+) -> None:
+    """``r`` on a running job took a form and a confirmation before Slurm's refusal: the
+    data already says it is running, so the refusal comes at once, in Slurm's words."""
     c = console()
     job_id = submit_mine(c.cluster)
     step = first_numbered(c.cluster, job_id)
@@ -558,30 +568,16 @@ async def test_restart_of_a_running_job_is_refused_with_slurms_error(console: An
         await go_to_step(pilot, "ui-test", step)
         await pilot.press("r")
         await pilot.pause()
-        form = pilot.app.screen
-        assert isinstance(form, ActionForm)
-        assert f"Restart {job_id}" in screen_text(c.app)  # restart is whole-job
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(pilot.app.screen, Confirm)
-        assert f"Restart job {job_id} (ui-test" in screen_text(c.app)
-        await pilot.press("y")
-        await settle(pilot)
-
-        # libslurm's own wording when the binding is loaded, sckpt's table otherwise
+        assert isinstance(pilot.app.screen, ConsoleScreen)  # no form, no confirmation
         message = describe(2088)[1]
-
-        def refused() -> bool:
-            return any(
-                "ESLURM_JOB_NOT_FINISHED (2088)" in m and message in m for m in notifications(c.app)
-            )
-
-        for _ in range(100):  # the refusal arrives from the action's thread
-            if refused():
-                break
-            await pilot.pause(0.05)
-        assert refused(), notifications(c.app)
+        assert any(
+            m.startswith(f"restart {job_id} refused: ESLURM_JOB_NOT_FINISHED (2088)")
+            and message in m
+            and f"job {job_id} is running" in m
+            for m in notifications(c.app)
+        ), notifications(c.app)
         assert c.cluster.job(job_id).state is JobState.RUNNING
+        assert not c.audit.exists() or "restart" not in c.audit.read_text()
 
 
 async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) -> None:
@@ -595,6 +591,15 @@ async def test_refusal_on_someone_elses_job_names_the_slurm_error(console: Any) 
         await settle(pilot)
         assert any("ESLURM_ACCESS_DENIED (2002)" in m for m in notifications(c.app))
         assert c.cluster.step_state(step).disable_count == 0
+        # v would have taken a form and a confirmation first: refused at once, saying whose.
+        await pilot.press("v")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConsoleScreen)
+        assert any(
+            m.startswith(f"vacate {step} refused: ESLURM_ACCESS_DENIED (2002)")
+            and "belongs to bob" in m
+            for m in notifications(c.app)
+        )
 
 
 async def test_whole_job_action_from_the_jobs_table(console: Any) -> None:
@@ -708,7 +713,7 @@ async def test_help_lists_every_key(console: Any) -> None:
         text = screen_text(c.app)
         for words in (
             "checkpoint the selected step",
-            "checkpoint, then terminate",
+            "checkpoint, end the job; r restarts it",
             "restart the selected job",
             "enable checkpoints",
             "disable checkpoints",
@@ -880,3 +885,76 @@ async def test_help_says_enable_and_disable_act_at_once_and_undo_each_other(
         text = " ".join(screen_text(c.app).split())
         assert "disable checkpoints (counter +1) at once; e undoes it" in text
         assert "enable checkpoints (counter -1) at once; d undoes it" in text
+
+
+async def test_an_enable_that_leaves_the_step_disabled_says_so_and_why(console: Any) -> None:
+    """``d d e`` left the row ``disabled`` and the toast said only "enable requested"."""
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    app = build_app(c.facade, c.app.settings, focus=step, clock=c.clock)
+    async with run_test(app, size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, StepScreen)
+        for key in ("d", "d", "e"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 1
+        said = [m for m in notifications(app) if "still disabled" in m]
+        print(notifications(app))
+        assert said == [
+            f"enable {step}: still disabled: it was disabled more times than enabled "
+            "(each d adds one to the counter, each e takes one off)"
+        ]  # the native engine cannot read the counter; reports.still_disabled names it if so
+        assert reports.still_disabled(step, (2,)).startswith(
+            f"enable {step}: still disabled: its disable counter is 2; press e 2 more times"
+        )
+        await pilot.press("e")
+        await settle(pilot)
+        assert c.cluster.step_state(step).disable_count == 0
+        assert len([m for m in notifications(app) if "still disabled" in m]) == 1
+
+
+async def test_p_in_the_step_screen_says_what_it_reloaded(console: Any) -> None:
+    """``p`` reloaded the processes without a word: the same pids came back, so it looked
+    as if nothing happened."""
+    c = console()
+    job_id = submit_mine(c.cluster)
+    step = first_numbered(c.cluster, job_id)
+    app = build_app(c.facade, c.app.settings, focus=step, clock=c.clock)
+    async with run_test(app, size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, StepScreen)
+        before = list(notifications(app))
+        await pilot.press("p")
+        await settle(pilot)
+        said = [m for m in notifications(app) if m not in before]
+        procs = c.facade.step_processes(step)
+        count = sum(len(node.pids) for node in procs.nodes)
+        assert f"step {step}: loading its processes…" in said
+        assert any(
+            m.startswith(f"step {step}: {count} process") and m.endswith("reloaded") for m in said
+        ), said
+
+
+async def test_after_a_sort_the_cursors_row_is_on_screen(console: Any) -> None:
+    """The cursor followed its job to its new place, off-screen, while the steps pane
+    showed that job's steps: nothing on screen said which row they belonged to."""
+    c = console(n_jobs=60)
+    async with run_test(c.app, size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        table = con.jobs_table
+        table.focus()
+        await pilot.press("home")
+        order = table.row_keys_in_order
+        # the job sorted last by user reverse (the first row now): it moves far down
+        chosen = min(order, key=lambda k: (c.app.job(int(k)).job.user, int(k)))  # type: ignore[union-attr]
+        table.select_key(chosen)
+        await pilot.pause()
+        for _ in range(3):
+            await pilot.press("S")  # sort by the next column, reversed
+            await pilot.pause()
+            assert table.selected_key == chosen
+            rows = [line.split() for line in screen_text(c.app).splitlines()]
+            assert any(row[:1] == [chosen] for row in rows), table.row_keys_in_order.index(chosen)

@@ -67,3 +67,25 @@ def test_the_job_summary_says_a_steps_last_checkpoint_failed() -> None:
     )
     view = JobView(_job(), (failed, _step(1, CheckpointKind.ABLE)))
     assert job_summary(view).plain == "2 able 1 failed"
+
+
+def test_not_supported_says_it_once() -> None:
+    """The column read ``not supported: not suppor…``: Slurm's message for the code."""
+    for reason in ("Requested operation not supported on this system", "not supported"):
+        state = CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=reason)
+        shown = checkpoint_text(state, now=0).plain
+        assert shown.count("not supported") == 1, shown
+    plugin = CheckpointState(CheckpointKind.NOT_SUPPORTED, reason="CheckpointType is none")
+    assert checkpoint_text(plugin, now=0).plain == "not supported: CheckpointType is none"
+
+
+def test_the_toast_of_a_checkpoint_the_engine_waited_for_says_completed() -> None:
+    """It read "create 7.0: requested: checkpoint completed after 2.0s; ..."."""
+    from sckpt.backend.model import ActionResult, StepId
+    from sckpt.tui import reports
+    from sckpt.tui.messages import Answer
+
+    waited = ActionResult(StepId(7, 0), "create", detail="checkpoint completed after 2.0s")
+    assert reports.requested("create", Answer(StepId(7, 0), waited)) == (
+        "create 7.0: completed after 2.0s"
+    )

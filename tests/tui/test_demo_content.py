@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -105,3 +106,33 @@ def test_sckpt_demo_output_and_history_have_something_to_show(tmp_path: Path) ->
     (start,) = [r["start_time"] for r in failed["records"]]
     assert [e["event"]["code"] for e in failed["checkpoints"]] == [28]
     assert failed["checkpoints"][0]["event"]["time"] >= start
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_the_demo_directory_goes_when_a_signal_ends_the_process(
+    tmp_path: Path, signum: int
+) -> None:
+    """``output -f`` stopped by SIGTERM, or a console that got SIGHUP, left its demo output
+    directory in /tmp (atexit does not run when a signal ends a process)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'audit_log = "{tmp_path / "audit.log"}"\n')
+    env = {**os.environ, "SCKPT_CONFIG": str(config), "TMPDIR": str(temp)}
+    follow = subprocess.Popen(
+        [str(SCKPT), "--demo", "output", "184201", "-f", "-n", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follow.stdout is not None
+        assert "pw.x: step" in follow.stdout.readline()  # following: the directory exists
+        assert [p.name[:18] for p in temp.iterdir()] == ["sckpt-demo-output-"]
+        follow.send_signal(signum)
+        assert follow.wait(timeout=30) == -signum  # ended by the signal, as before
+    finally:
+        follow.kill()
+        follow.wait()
+    assert list(temp.iterdir()) == []

@@ -13,6 +13,7 @@ from typing import Any
 
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
+from sckpt.backend.model import JobState
 from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
 from sckpt.tui.screens.console import ConsoleScreen
@@ -22,7 +23,7 @@ from sckpt import cli
 from .conftest import settle
 
 ME = "root"
-"""The operator: other users' steps show their state (as alice they would show ``?``)."""
+"""The operator: other users' steps show their state (as alice they would show ``unknown``)."""
 
 FILTERS = [
     "ckpt:disabled",
@@ -74,3 +75,30 @@ async def test_console_and_ls_select_the_same_jobs(capsys: Any, tmp_path: Any) -
             await pilot.pause()
             shown = {int(key) for key in screen.jobs_table.row_keys_in_order}
             assert shown == ids, words
+
+
+async def test_console_and_ls_show_the_same_jobs_by_default(capsys: Any, tmp_path: Any) -> None:
+    """The console listed jobs that had finished before it started (184229 CD, 184234 CA)
+    with no ``+finished``, which ``ls`` hides: one default set.  A job it watched finish
+    still lingers, and ``f`` shows the others."""
+    cluster = _demo_cluster()
+    expected = _ls_ids(cluster, capsys, "")
+    finished = {v.job.job_id for v in cluster.snapshot().jobs if v.job.state.is_finished}
+    assert finished and not finished & expected
+    settings = Settings(refresh_interval=3600.0, audit_log=tmp_path / "audit.log")
+    facade = open_facade(settings, as_user=ME, cluster=cluster)
+    app = build_app(facade, settings, clock=cluster.clock)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.console_screen()
+        assert isinstance(screen, ConsoleScreen)
+        assert {int(key) for key in screen.jobs_table.row_keys_in_order} == expected
+        watched = min(expected)
+        cluster.control.set_job_state(watched, JobState.COMPLETED)
+        app.refresh_now()
+        await settle(pilot)
+        assert watched in {int(key) for key in screen.jobs_table.row_keys_in_order}
+        await pilot.press("f")
+        await settle(pilot)
+        shown = {int(key) for key in screen.jobs_table.row_keys_in_order}
+        assert finished <= shown

@@ -96,3 +96,30 @@ async def test_the_step_detail_shows_the_jobs_requeues(console: Callable[..., Co
         assert "Job history       2 records in accounting" in text
         lines = [line for line in text.splitlines() if "first run" in line or "restart 1" in line]
         assert "REQUEUED" in lines[0] and "RUNNING" in lines[1], lines
+
+
+async def test_without_accounting_the_step_detail_says_so_in_one_line(
+    console: Callable[..., Console],
+) -> None:
+    """Every step detail ended with a three-line ESLURM_DB_CONNECTION block."""
+    from sckpt.backend.errors import ESLURM_DB_CONNECTION, AccountingUnavailable
+
+    c = console()
+    c.cluster.control.refuse_accounting(
+        AccountingUnavailable(
+            ESLURM_DB_CONNECTION,
+            message="Slurm accounting is not configured on this cluster",
+            hint="set AccountingStorageType=accounting_storage/slurmdbd",
+        )
+    )
+    step = StepId(submit_mine(c.cluster), 0)
+    async with run_test(c.app, size=SIZE) as pilot:
+        await settle(pilot)
+        c.app.open_step(step)
+        await settle(pilot)
+        text = screen_text(c.app)
+        (line,) = [x for x in text.splitlines() if "Job history" in x]
+        shown = line.split("Job history", 1)[1].strip()  # cut at the screen's edge
+        said = "not available: Slurm accounting is not configured on this cluster (see sckpt "
+        assert len(shown) > 40 and (said + "doctor)").startswith(shown.rstrip("…")), shown
+        assert "ESLURM_DB_CONNECTION" not in text and "AccountingStorageType" not in text

@@ -379,3 +379,46 @@ def test_an_outages_long_reason_is_cut_not_left_out() -> None:
     wide = header.line_text(1010.0, 160).plain
     assert "Munge encode failed: Failed to access" in wide, wide
     assert "filter: user:alice" in wide, wide  # the reason was cut first
+
+
+# ------------------------------------------------------------------ issue 34: narrow widths
+
+
+async def test_the_checkpoint_column_stays_on_a_narrow_screen(
+    console: Callable[..., Console],
+) -> None:
+    """At 60x15 the Checkpoint column fell off the screen while JobID and User kept their
+    full width; at 80 the resources layout named Resources in the header but had no such
+    column.  The other columns are narrowed (or left out) first."""
+    c = demo(console)
+    async with run_test(c.app, size=(60, 15)) as pilot:
+        await settle(pilot)
+        header = next(line for line in lines(pilot) if "JobID" in line)
+        assert "Checkpoint" in header, header
+        con = console_of(pilot)
+        first = con.jobs_table.row_keys_in_order[0]
+        row = next(line for line in lines(pilot) if line.lstrip().startswith(first))
+        summary = con.jobs_table.cells_of(first)["checkpoint"].plain  # type: ignore[index]
+        assert summary[:8] in row, (summary, row)
+    wide = demo(console)
+    async with run_test(wide.app, size=(80, 24)) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        while con.layouts()[con.layout_index][0] != "resources":
+            await pilot.press("l")
+        await pilot.pause()
+        header = next(line for line in lines(pilot) if "JobID" in line)
+        assert "Resources" in header and "Checkpoint" in header, header
+
+
+async def test_the_60_column_footer_keeps_enable_disable_and_check(
+    console: Callable[..., Console],
+) -> None:
+    """At 60x15 the footer lost ``d`` and ``x``: ``d`` undoes ``e`` and ``x`` reads what
+    they did; ``/`` and ``r`` give way first (both are in ``?``)."""
+    c = demo(console)
+    async with run_test(c.app, size=(60, 15)) as pilot:
+        await settle(pilot)
+        footer = lines(pilot)[-1]
+        for key in ("e Enable", "d Disable", "x Check", "? Help", "q Quit"):
+            assert key in footer, footer

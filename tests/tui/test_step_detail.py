@@ -125,3 +125,37 @@ def test_the_detail_says_how_each_task_started_after_a_restart() -> None:
     ]
     detail.view = StepView(step, CheckpointState(CheckpointKind.ABLE))
     assert "Tasks started" not in detail.render_detail(time.time()).plain
+
+
+async def test_the_detail_says_unknown_and_why_and_claims_no_never(
+    console: Callable[..., Console],
+) -> None:
+    """Another user's step read "Last error none" beside a ``?`` nothing explained (the
+    command line says ``unknown``), and "Last checkpoint never" followed a completed
+    create on an engine that does not report the time."""
+    c = console(n_jobs=0)
+    theirs = c.cluster.control.submit("bob", name="bobs", state=JobState.RUNNING).job_id
+    mine = submit_mine(c.cluster)
+    c.cluster.control.script_checkpoint(StepId(mine, 0), 5.0)
+    async with c.app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        c.app.open_step(StepId(theirs, 0))
+        await settle(pilot)
+        assert _line(c, "Checkpoint") == "unknown"
+        assert _line(c, "Why unknown") == (
+            "not asked: the controller answers only bob (the owner) or root"
+        )
+        assert _line(c, "Last error") == "unknown"
+        assert _line(c, "Last checkpoint") == "unknown"
+        await pilot.press("escape")
+        await settle(pilot)
+        c.app.open_step(StepId(mine, 0))
+        await settle(pilot)
+        assert _line(c, "Last checkpoint").startswith("not reported")
+        await pilot.press("c", "enter")  # the form as prefilled
+        await settle(pilot)
+        c.clock.advance(30)
+        c.app.refresh_now()
+        await settle(pilot)
+        last = _line(c, "Last checkpoint")
+        assert last.startswith("create completed, seen "), last

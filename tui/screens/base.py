@@ -27,8 +27,8 @@ from sckpt.backend.model import JobView, StepId
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
-from .. import multi_target
-from ..console_text import literal
+from .. import multi_target, reports
+from ..console_text import literal, printable
 from ..context import Console
 from ..dialogs.confirm import Confirm
 from ..dialogs.form import ActionForm, ActionParams
@@ -121,6 +121,13 @@ class TargetScreen(Screen[None]):
         target = self.selected_target()
         if target is None:
             self.notify(self.no_target(), severity="warning", markup=False)
+            return None
+        foreseen = reports.foreseen_refusal(
+            operation, target, self.sckpt.job(target), self.sckpt.info.acting_user
+        )
+        if foreseen is not None:  # at once, not after a form and a confirmation
+            self.notify(printable(foreseen), title="refused", severity="error", markup=False)
+            return None
         return target
 
     def action_operation(self, name: str) -> None:

@@ -287,7 +287,8 @@ class ConsoleScreen(TargetScreen):
         heading.append(f"  ({len(job.steps)})", style="dim")
         if job.job.state_reason and not job.steps:
             heading.append(f"  {printable(job.job.state_reason)}", style="dim")
-        if job.job.expected_start:  # squeue --start's estimate
+        if job.job.expected_start and not job.job.held:  # squeue --start's estimate
+            # (a held job starts when released, whatever time the scheduler keeps)
             start = job_start(job.job, self.sckpt.now())
             heading.append(f"  expected start {start} ({zoned_time(job.job.start_time)})")
         self._set_steps_title(heading)

@@ -14,7 +14,7 @@ and restarts (``Job history``).
 
 from __future__ import annotations
 
-from sckpt.backend.model import StepId
+from sckpt.backend.model import StepId, StepProcesses
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
@@ -36,6 +36,9 @@ class StepScreen(TargetScreen):
     def __init__(self, target: StepId) -> None:
         super().__init__(id="step-screen")
         self.target = target
+        self.reloading = False
+        """``p`` asked for the processes again: say what came back (the first load, as
+        the screen opens, shows in the detail alone)."""
         self.missing = False
         """The data is loaded and has no such step: nothing to act on."""
         self.seen = False
@@ -60,6 +63,9 @@ class StepScreen(TargetScreen):
     def on_extras_loaded(self, message: ExtrasLoaded) -> None:
         if message.target == self.target:
             self.show_extras(message.processes, message.interconnect)
+            if self.reloading:
+                self.reloading = False
+                self.notify(reloaded(self.target, message.processes), markup=False)
 
     def selected_target(self) -> StepId | None:
         return None if self.missing else self.target
@@ -91,6 +97,8 @@ class StepScreen(TargetScreen):
             self.missing = missing
             self.query_one(KeyFooter).update_keys()
         detail = self.query_one(StepDetail)
+        # Only the cooperative store records each checkpoint's time.
+        detail.reports_last_checkpoint = app.info.engine == "cooperative"
         detail.show_step(
             job,
             view,
@@ -116,6 +124,9 @@ class StepScreen(TargetScreen):
         if self.missing:
             self.notify(self.no_target(), severity="warning", markup=False)
             return
+        # The reload often brings the same pids back: without a word, p looked dead.
+        self.notify(f"step {self.target}: loading its processes…", markup=False, timeout=2)
+        self.reloading = True
         self._load_extras()
 
     def _load_extras(self) -> None:
@@ -135,3 +146,15 @@ class StepScreen(TargetScreen):
 
 UNOFFERED_WHEN_MISSING = frozenset({*(spec.id for spec in ACTION_KEYS), "pids"})
 """The keys a missing step does not offer: every action, and reloading its processes."""
+
+
+def reloaded(target: StepId, processes: object) -> str:
+    """``p``'s answer: how many processes on how many nodes, or why none could be read."""
+    if isinstance(processes, StepProcesses):
+        count = sum(len(node.pids) for node in processes.nodes)
+        nodes = len(processes.nodes)
+        return (
+            f"step {target}: {count} process{'es' if count != 1 else ''} on "
+            f"{nodes} node{'s' if nodes != 1 else ''}, reloaded"
+        )
+    return f"step {target}: processes not loaded: {processes}"

@@ -31,15 +31,18 @@ KEEP_FIRST: tuple[str, ...] = (
     "quit",
     "back",
     "pids",
-    "filter",
     "create",
     "vacate",
-    "restart",
     "enable",
     "disable",
+    "check",
+    "filter",
+    "restart",
 )
 """Binding ids in the order they are kept when the line is short; any other key comes
-after these (in the order shown), and the palette hint last of all."""
+after these (in the order shown), and the palette hint last of all.  ``d`` undoes ``e``
+and ``x`` reads what they did, so at 60 columns they stay and ``/`` and ``r`` (a restart
+of a vacated job, rarer) give way first."""
 
 PALETTE_ACTIONS = frozenset({"command_palette", "app.command_palette"})
 GAP = 1

@@ -301,7 +301,13 @@ class RowTable(ScrollView, can_focus=True):
         key = self._cursor_key
         index = model.index_of(key) if key is not None else None
         if index is not None:
-            self._cursor_index = index
+            before, self._cursor_index = self._cursor_index, index
+            top = int(self.scroll_y)
+            if index != before and top <= before < top + max(1, self._body_height()):
+                # A sort or new rows moved it: a cursor that was on screen stays on
+                # screen (the steps pane follows it, so it was off-screen while its
+                # steps were shown); one scrolled away from on purpose is left there.
+                self._scroll_to_row(index)
             return
         if not len(model):
             # Rows that come after an empty table (another job's steps) are new: the

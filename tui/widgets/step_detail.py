@@ -64,6 +64,10 @@ class StepDetail(Static):
         """Loaded processes, an error text, or None while not loaded."""
         self.interconnect: Interconnect | str | None = None
         self._text: Text | None = None
+        self.reports_last_checkpoint = False
+        """Whether the engine records when a step last checkpointed (the cooperative
+        store does; Slurm 19.05's API reports only one in progress): else no time is not
+        "never"."""
         self.job_history: JobHistory | str | None = None
         """The job's records from accounting, why they are not available, or None while
         being asked."""
@@ -127,6 +131,9 @@ class StepDetail(Static):
         if step.start_time:
             line("Started", moment(step.start_time, now))
         line("Checkpoint", _state_text(ckpt, now))
+        unknown = ckpt.kind is CheckpointKind.UNKNOWN
+        if unknown:
+            line("Why unknown", _unknown_reason(ckpt, step.user))
         if self.shown is not None:
             # What this console requested, and what became of it (until the state changes).
             requested = Text(f"{self.shown.operation}: ")
@@ -135,17 +142,13 @@ class StepDetail(Static):
             requested.append(f", {when} {moment(self.shown.at, now)}")
             line("Requested here", requested)
         err = error_text(ckpt.last_error)
-        line("Last error", err if err.plain else Text("none", style="dim"))
+        not_told = Text(CheckpointKind.UNKNOWN.value, style="dim")
+        line("Last error", err if err.plain else not_told if unknown else Text("none", style="dim"))
         line(
             "Image dir",
             literal(ckpt.image_dir) if ckpt.image_dir else Text("(default)", style="dim"),
         )
-        line(
-            "Last checkpoint",
-            moment(ckpt.last_checkpoint_time, now)
-            if ckpt.last_checkpoint_time
-            else Text("never", style="dim"),
-        )
+        line("Last checkpoint", self._last_checkpoint(ckpt, now, unknown))
         if ckpt.checkpointer:
             line("Checkpointer", literal(ckpt.checkpointer))
         if ckpt.image_bytes or ckpt.checkpoint_seconds:
@@ -238,6 +241,21 @@ class StepDetail(Static):
         if auto.chain_end:
             line("Chain ended", bounded(auto.chain_end, style="yellow"))
 
+    def _last_checkpoint(self, ckpt: CheckpointState, now: float, unknown: bool) -> Text:
+        """When the step last checkpointed, or what is known of it: ``never`` only where
+        the engine records it; else the last one this console saw end, or ``not
+        reported``."""
+        if ckpt.last_checkpoint_time:
+            return Text(moment(ckpt.last_checkpoint_time, now))
+        if unknown:
+            return Text(CheckpointKind.UNKNOWN.value, style="dim")
+        shown = self.shown
+        if shown is not None and shown.word == progress.COMPLETED:
+            return Text(f"{shown.operation} completed, seen {moment(shown.at, now)}")
+        if self.reports_last_checkpoint or ckpt.checkpointer:
+            return Text("never", style="dim")
+        return Text("not reported (Slurm's API reports only one in progress)", style="dim")
+
     def _absent(self) -> Text:
         """The step is not in the data: loading, not found, or ended -- named, and why
         no key acts on it."""
@@ -295,6 +313,13 @@ class StepDetail(Static):
             text.append("  ")
             text.append_text(literal(r.nodes, style="dim"))
         return text
+
+
+def _unknown_reason(state: CheckpointState, owner: str) -> Text:
+    """Why the checkpoint state is ``unknown``: the engine's reason, else the usual one."""
+    if state.reason:
+        return literal(state.reason)
+    return literal(f"not asked: the controller answers only {owner} (the owner) or root")
 
 
 def _state_text(state: CheckpointState, now: float) -> Text:
