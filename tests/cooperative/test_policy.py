@@ -19,7 +19,13 @@ from sckpt.backend.arguments import (
 )
 from sckpt.backend.checkpointing import policy
 from sckpt.backend.checkpointing.autopilot import CHAIN_END_CODE, Autopilot
-from sckpt.backend.checkpointing.options import JobFacts, parse_job_facts, slurm_duration
+from sckpt.backend.checkpointing.options import (
+    JobFacts,
+    build_parser,
+    parse_job_facts,
+    run_policy,
+    slurm_duration,
+)
 from sckpt.backend.checkpointing.protocol import (
     CAUSE_BEFORE_END,
     CAUSE_INTERVAL,
@@ -29,7 +35,8 @@ from sckpt.backend.checkpointing.protocol import (
     TaskInfo,
 )
 from sckpt.backend.checkpointing.store import StepStore
-from sckpt.backend.errors import EALREADY, ESLURM_DISABLED, UsageError
+from sckpt.backend.config import settings_from_mapping
+from sckpt.backend.errors import EALREADY, ESLURM_DISABLED, ConfigError, UsageError
 from sckpt.backend.model import StepId
 
 from tests.cooperative.conftest import VENV_PYTHON
@@ -373,3 +380,27 @@ def test_bad_policy_values_are_one_line_and_exit_2_before_the_program_starts(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and said in done.stderr
     assert not marker.exists() and not (tmp_path / ".sckpt").exists()
+
+
+def test_a_policy_comes_from_the_option_else_the_environment_else_the_config(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    site = settings_from_mapping({"auto": {"every": "1h", "before_end": "10m", "mtbf": "7d"}})
+    assert (site.auto_every, site.auto_before_end, site.auto_mtbf) == (3600, 600, 604800)
+    for name in ("SCKPT_EVERY", "SCKPT_BEFORE_END", "SCKPT_MAX_RESTARTS"):
+        monkeypatch.delenv(name, raising=False)
+    parser = build_parser()
+    plain = run_policy(parser.parse_args(["--", "prog"]), site)
+    assert (plain.every, plain.before_end, plain.mtbf) == (3600, 600, 604800)
+    monkeypatch.setenv("SCKPT_EVERY", "auto")
+    monkeypatch.setenv("SCKPT_MAX_RESTARTS", "3")
+    from_env = run_policy(parser.parse_args(["--", "prog"]), site)
+    assert (from_env.auto, from_env.max_restarts, from_env.before_end) == (True, 3, 600)
+    given = run_policy(parser.parse_args(["--every", "20m", "--", "prog"]), site)
+    assert (given.every, given.auto, given.set_by) == (1200, False, "sckpt run")
+    monkeypatch.setenv("SCKPT_BEFORE_END", "soon")
+    with pytest.raises(UsageError) as caught:
+        run_policy(parser.parse_args(["--", "prog"]), site)
+    assert "$SCKPT_BEFORE_END 'soon'" in caught.value.message
+    with pytest.raises(ConfigError, match=r"key 'auto\.every': invalid auto\.every '0'"):
+        settings_from_mapping({"auto": {"every": "0"}})
