@@ -13,14 +13,12 @@ task before saying that no task registered.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from sckpt.backend import progress
-from sckpt.backend.checkpointing.dmtcp import DmtcpMissing, find_dmtcp
 from sckpt.backend.checkpointing.generations import TaskImages
 from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.facade import Facade
@@ -103,16 +101,6 @@ class Array:
         image directory, as the wrapper names it."""
         images = TaskImages(self.work / f"{self.own(task)}.cnt" / "task0")
         return [g.path.name for g in images.generations() if g.complete]
-
-
-@pytest.fixture(scope="module")
-def dmtcp_install() -> object:
-    try:
-        return find_dmtcp()
-    except DmtcpMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{exc.message}: {exc.hint}")
-        pytest.skip(f"{exc.message}: {exc.hint}")
 
 
 @pytest.fixture(params=sorted(KINDS))

@@ -46,10 +46,42 @@ class ActionParams:
         return {name: getattr(self, name) for name in op.arguments}
 
 
-class ActionForm(ModalScreen[ActionParams | None]):
-    """Parameters for one create / vacate / restart; Escape cancels."""
+class ParamsForm(ModalScreen[ActionParams | None]):
+    """What every operation's form does alike: the first field has the focus, Escape and
+    Cancel close it with None, Enter and OK close it with ``params()`` once they pass the
+    backend's checks, and a ``UsageError`` is shown in ``#form-error`` instead."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def on_mount(self) -> None:
+        self.query(Input).first().focus()
+        for box in self.query(Input):
+            box.cursor_blink = self.app.animation_level != "none"
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#ok")
+    def _submit(self) -> None:
+        try:
+            params = self.params()
+        except UsageError as exc:
+            self.query_one("#form-error", Static).update(literal(exc.message, style="red"))
+            return
+        self.dismiss(params)
+
+    def params(self) -> ActionParams:
+        """The form's values, validated (``UsageError`` says what is wrong)."""
+        raise NotImplementedError
+
+
+class ActionForm(ParamsForm):
+    """Parameters for one create / vacate / restart; Escape cancels."""
 
     def __init__(
         self, operation: str, target: str, *, max_wait: int, image_dir: str | None
@@ -77,28 +109,6 @@ class ActionForm(ModalScreen[ActionParams | None]):
             with Horizontal(classes="buttons"):
                 yield Button("OK", variant="primary", id="ok")
                 yield Button("Cancel", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query(Input).first().focus()
-        for box in self.query(Input):
-            box.cursor_blink = self.app.animation_level != "none"
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Input.Submitted)
-    @on(Button.Pressed, "#ok")
-    def _submit(self) -> None:
-        try:
-            params = self.params()
-        except UsageError as exc:
-            self.query_one("#form-error", Static).update(literal(exc.message, style="red"))
-            return
-        self.dismiss(params)
 
     def params(self) -> ActionParams:
         """The form's values, validated (``UsageError`` says what is wrong)."""

@@ -13,22 +13,16 @@ from sckpt.backend.arguments import (
     validate_before_end,
     validate_every,
 )
-from sckpt.backend.errors import UsageError
-from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from ..console_text import literal
-from .form import ActionParams
+from .form import ActionParams, ParamsForm
 
 
-class PolicyForm(ModalScreen[ActionParams | None]):
+class PolicyForm(ParamsForm):
     """Every / before end / off for one ``auto``; Escape cancels."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, target: str, *, now: str) -> None:
         super().__init__()
@@ -50,28 +44,6 @@ class PolicyForm(ModalScreen[ActionParams | None]):
             with Horizontal(classes="buttons"):
                 yield Button("OK", variant="primary", id="ok")
                 yield Button("Cancel", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#every", Input).focus()
-        for box in self.query(Input):
-            box.cursor_blink = self.app.animation_level != "none"
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Input.Submitted)
-    @on(Button.Pressed, "#ok")
-    def _submit(self) -> None:
-        try:
-            params = self.params()
-        except UsageError as exc:
-            self.query_one("#form-error", Static).update(literal(exc.message, style="red"))
-            return
-        self.dismiss(params)
 
     def params(self) -> ActionParams:
         """The form's values, validated (``UsageError`` says what is wrong)."""
