@@ -89,6 +89,10 @@ def record(work: Path, job: str) -> dict[str, object]:
         return {}
 
 
+SUBMITTED: list[str] = []
+"""Every job this run submitted: cancelled when it ends, however it ends."""
+
+
 def submit(work: Path, script: str, *sbatch: str) -> str:
     work.mkdir(parents=True)
     shutil.chown(work, ALICE, ALICE)
@@ -98,14 +102,16 @@ def submit(work: Path, script: str, *sbatch: str) -> str:
         "sbatch", "--parsable", f"--chdir={work}", "--requeue", "--open-mode=append",
         "-o", str(work / "out.txt"), *sbatch, str(work / "job.sh"), user=ALICE,
     )  # fmt: skip
-    return out.strip().split(";")[0]
+    job = out.strip().split(";")[0]
+    SUBMITTED.append(job)
+    return job
 
 
 def wait(predicate: Callable[[], bool], timeout: float) -> None:
     end = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > end:
-            raise SystemExit("timed out")
+            raise SystemExit(f"timed out after {timeout:.0f} s waiting for {predicate}")
         time.sleep(0.5)
 
 
@@ -198,6 +204,7 @@ def preempt(args: argparse.Namespace) -> None:
                 wait_field(job, "JobState", lambda v: v == "RUNNING", 120)
                 # a moment that does not depend on the interval: 1.3 intervals + 7 s per round
                 time.sleep(args.every * 1.3 + 7 * round_)
+                print(f"round {round_ + 1}, {how}: preempting job {job}", file=sys.stderr)
                 high = run("sbatch", "--parsable", "-p", "debug", "--exclusive", "-o",
                            "/dev/null", "--wrap", "sleep 2").strip()  # fmt: skip
                 wait_field(job, "Restarts", lambda v: int(v or 0) >= 1, 120)
@@ -235,7 +242,11 @@ def main() -> int:
     if "SLURM_CONF" not in os.environ:
         print("auto_bench: set SLURM_CONF (scripts/slurm-cluster env)", file=sys.stderr)
         return 2
-    stopped(args) if args.what == "stopped" else preempt(args)
+    try:
+        stopped(args) if args.what == "stopped" else preempt(args)
+    finally:
+        if SUBMITTED:
+            run("scancel", *SUBMITTED, check=False)
     return 0
 
 
