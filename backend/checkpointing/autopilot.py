@@ -197,14 +197,6 @@ class Autopilot:
                 return rec.policy
         return self.start_policy
 
-    def wake_in(self) -> float:
-        """Seconds until something may be due (the wrapper's loop waits no longer)."""
-        with contextlib.suppress(StoreError):
-            rec = self.store.read()
-            if rec is not None and rec.next_due:
-                return max(0.0, rec.next_due - self.clock())
-        return LOOK_CEILING
-
     def turn(self, program_running: bool) -> bool:
         """Start what is due; follow a chain.  True when a checkpoint was started (the
         wrapper then looks at the request at once instead of at its next poll)."""

@@ -665,8 +665,6 @@ class Wrapper:
             )
             if watching or self.deferred:
                 timeout = min(timeout, HANDLER_POLL)
-            if self.autopilot is not None:
-                timeout = max(ACTIVE_POLL, min(timeout, self.autopilot.wake_in()))
             info = signal.sigtimedwait(watched, timeout)
             if info is not None:
                 self._on_signal(info)
@@ -679,6 +677,7 @@ class Wrapper:
                 self.look_at_handler()
                 self.check_request()
                 self.check_done()
+                # Automatic checkpoints start at the poll after they are due (``--poll``).
                 if self.autopilot is not None and self.autopilot.turn(self.child.poll() is None):
                     self.check_request()  # its own part of the checkpoint it just started
             elif watching:
