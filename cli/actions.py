@@ -338,7 +338,10 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
     elif isinstance(value, ActionResult):
         data.update(
             detail=value.detail,
-            per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
+            per_step=[
+                {"step": str(output.named_like(step, value.target)), "code": code}
+                for step, code in value.per_step
+            ],
             text=output.action_line(value, outcome.label)
             if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value)
             else output.outcome_line(value.target, value.operation, outcome.progress),

@@ -144,3 +144,21 @@ async def test_a_held_jobs_heading_names_no_expected_start(tmp_path: Any) -> Non
         await pilot.pause()
         heading = next(x for x in screen_text(app).splitlines() if "Steps of" in x)
         assert "expected start" not in heading and "JobHeldUser" in heading, heading
+
+
+async def test_an_array_tasks_row_is_named_as_squeue_names_it(console: Any) -> None:
+    """From the jobs table, the form and the toast named an array task by its record's
+    id (``10`` for ``9_1``)."""
+    c = console(arrays=True)
+    run = c.cluster.control.submit_array(ME, "1-2", running=2, name="sweep")
+    task = next(j for j in run if j.array_task_id == 1)
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        con.select_target(StepId(task.job_id))
+        con.jobs_table.focus()
+        await pilot.pause()
+        assert str(con.selected_target()) == f"{task.array_job_id}_1"
+        await pilot.press("c")
+        await pilot.pause()
+        assert f"Create {task.array_job_id}_1" in screen_text(c.app)

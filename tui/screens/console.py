@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from rich.text import Text
 from sckpt.backend.columns import STEP_COLUMN_KEYS, layouts
 from sckpt.backend.errors import SlurmError
-from sckpt.backend.model import CheckpointError, JobView, StepId
+from sckpt.backend.model import CheckpointError, JobView, StepId, job_step_id
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -352,7 +352,13 @@ class ConsoleScreen(TargetScreen):
             if step is not None:
                 return step
         key = self.jobs_table.selected_key
-        return rows.key_target(key) if key else None
+        if not key:
+            return None
+        target = rows.key_target(key)
+        view = self.sckpt.job(target)
+        # An array task by its name (9_1, not its record's id 10): the form's title, the
+        # confirmation and the toasts say it as squeue does.
+        return job_step_id(view.job, cluster=target.cluster) if view is not None else target
 
     # ------------------------------------------------------------------ view keys
 
