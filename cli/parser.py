@@ -494,6 +494,15 @@ def build_parser() -> _Parser:
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
     ls.add_argument(
+        "-i",
+        "--iterate",
+        metavar="SECONDS",
+        type=arguments.iterate_seconds,
+        default=None,
+        help="list again every SECONDS, each time under the date, as squeue --iterate "
+        "(until Ctrl-C)",
+    )
+    ls.add_argument(
         "--start",
         action="store_true",
         help="pending jobs and when Slurm expects them to start, as squeue --start: "

@@ -204,3 +204,28 @@ def test_demo_suspended_jobs_have_one_time(cli_env: CliEnv) -> None:
     times = {line.split()[0]: line.split()[5] for line in table.lines[1:]}
     letters = cli_env.run("--demo", "ls", "-h", "-t", "S", "-o", "%i %M")
     assert dict(line.split() for line in letters.lines) == times
+
+
+def test_iterate_lists_again_under_the_date_until_interrupted(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """``ls -i SECONDS`` as squeue --iterate: the date (ctime), the listing, again."""
+    from sckpt.cli.runtime import WaitTiming
+
+    run, _pend = _two(cluster)
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) == 2:
+            raise KeyboardInterrupt
+        cluster.control.advance(seconds)
+
+    cli_env.inject["wait"] = WaitTiming(sleep=sleep)
+    result = cli_env.run("ls", "-i", "5", "-h", "-j", str(run), "-o", "%i %M")
+    assert result.code == 130 and slept == [5, 5]
+    dates, listings = result.lines[0::2], result.lines[1::2]
+    assert len(dates) == 2 and all(len(d.split()) == 5 for d in dates)  # Fri Nov 27 ... 2026
+    assert listings == [f"{run} 0:00", f"{run} 0:05"]
+    refused = cli_env.run("ls", "-i", "0")
+    assert refused.code == 2 and "-i/--iterate" in refused.err
