@@ -27,6 +27,8 @@ from typing import Any, NoReturn
 from sckpt.backend.arguments import MAX_WAIT_LIMIT
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import UsageError
+from sckpt.backend.filters import CHECKPOINT_WORDS
+from sckpt.backend.model import JobState
 from sckpt.backend.operations import NAMES, OPERATIONS, Argument, Operation
 from sckpt.backend.progress import RESUME_WAIT_SECONDS
 
@@ -141,11 +143,28 @@ class _Parser(argparse.ArgumentParser):
 # Shell functions completing TARGET with the job and step ids squeue shows (silent when
 # squeue is missing or the controller does not answer).  Emitted once, in the preamble.
 _TARGET_COMPLETION = {"bash": "_sckpt_targets", "zsh": "_sckpt_targets"}
+_STATE_COMPLETION = {"bash": "_sckpt_states", "zsh": "_sckpt_states"}
+_CKPT_COMPLETION = {"bash": "_sckpt_ckpt_words", "zsh": "_sckpt_ckpt_words"}
+_STATE_WORDS = " ".join(["all", *(s.short for s in JobState), *(s.value for s in JobState)])
+"""``ls -t``'s values, completed: squeue's short codes and names, and ``all``."""
+_CKPT_WORDS = " ".join([*CHECKPOINT_WORDS, "error"])
+"""``ls --ckpt``'s values, completed (``filters.CHECKPOINT_WORDS``)."""
+
+
+def _words_function(shell: str, name: str, words: str) -> str:
+    """A completion function offering fixed ``words`` (one value of a comma list)."""
+    if shell == "bash":
+        return f'{name}() {{\n  compgen -W "{words}" -- "$1"\n}}\n'
+    return f"{name}() {{\n  local -a words\n  words=({words})\n  compadd -a words\n}}\n"
+
+
 _COMPLETION_PREAMBLE = {
     "bash": (
         "_sckpt_targets() {\n"
         '  compgen -W "$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)" -- "$1"\n'
         "}\n"
+        + _words_function("bash", "_sckpt_states", _STATE_WORDS)
+        + _words_function("bash", "_sckpt_ckpt_words", _CKPT_WORDS)
     ),
     "zsh": (
         "_sckpt_targets() {\n"
@@ -153,6 +172,8 @@ _COMPLETION_PREAMBLE = {
         '  ids=(${(f)"$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)"})\n'
         "  compadd -a ids\n"
         "}\n"
+        + _words_function("zsh", "_sckpt_states", _STATE_WORDS)
+        + _words_function("zsh", "_sckpt_ckpt_words", _CKPT_WORDS)
     ),
 }
 
@@ -451,8 +472,15 @@ def build_parser() -> _Parser:
     ls.add_argument(
         "-u", "--user", type=arguments.names_for("-u/--user"), action="append", help="user(s): a,b"
     )
-    ls.add_argument(
-        "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
+    _complete_with(
+        ls.add_argument(
+            "-t",
+            "--state",
+            type=arguments.states,
+            action="append",
+            help="job state(s): R,PD or all",
+        ),
+        _STATE_COMPLETION,
     )
     ls.add_argument(
         "-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34 or 7_3"
@@ -485,12 +513,15 @@ def build_parser() -> _Parser:
         action="append",
         help="account(s), any case",
     )
-    ls.add_argument(
-        "--ckpt",
-        type=arguments.checkpoint_kinds,
-        action="append",
-        help="steps whose checkpoint state is one of: able, disabled, in_progress, ...; "
-        "failed: steps whose last checkpoint failed (error code not 0)",
+    _complete_with(
+        ls.add_argument(
+            "--ckpt",
+            type=arguments.checkpoint_kinds,
+            action="append",
+            help="steps whose checkpoint state is one of: able, disabled, in_progress, ...; "
+            "failed: steps whose last checkpoint failed (error code not 0)",
+        ),
+        _CKPT_COMPLETION,
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
     ls.add_argument(
