@@ -101,7 +101,7 @@ typedef struct {
 	uint32_t array_job_id;
 	uint32_t array_task_id;
 	uint32_t array_max_tasks;
-	uint32_t reserved;
+	uint32_t time_limit;
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ShimUnavailable
-from ..model import Job, JobRecord, JobState, Step, StepId
+from ..model import TIME_UNLIMITED, Job, JobRecord, JobState, Step, StepId
 from ..slurm_api import AccountingConfig, ControllerConfig
 from .runtime import Runtime
 
@@ -57,6 +57,7 @@ _JOB_ORDER = (
     "sched_nodes",
     "suspend_time",
     "pre_sus_time",
+    "time_limit",
 )
 
 
@@ -64,6 +65,17 @@ def require_layout(ffi: Any) -> None:
     """Refuse a shim whose job record is not the layout :data:`JOB_NUMS` unpacks."""
     if ffi.sizeof("sckpt_job_nums_t") != JOB_NUMS.size:
         raise ShimUnavailable("the shim's job record layout is not the one sckpt expects")
+
+
+def _time_limit(minutes: int, no_val: int) -> int | None:
+    """libslurm's time limit: minutes, INFINITE (UNLIMITED) or NO_VAL (not set)."""
+    if minutes == INFINITE:
+        return TIME_UNLIMITED
+    return None if minutes == no_val else minutes
+
+
+INFINITE = 0xFFFFFFFF
+"""Slurm's INFINITE for a 32-bit field."""
 
 
 def _job_factory() -> Callable[..., Job]:
@@ -169,6 +181,7 @@ class JobDecoder:
                     texts[12],
                     raw[17],
                     raw[18],
+                    _time_limit(raw[12], no_val),
                 )
             memo[key] = job
             out.append(job)

@@ -41,7 +41,7 @@ typedef struct {
 	uint32_t array_job_id;
 	uint32_t array_task_id;
 	uint32_t array_max_tasks;
-	uint32_t reserved;
+	uint32_t time_limit;
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
@@ -115,7 +115,7 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->array_job_id = j->array_job_id;
 		r->array_task_id = j->array_task_id;
 		r->array_max_tasks = j->array_max_tasks;
-		r->reserved = 0;
+		r->time_limit = j->time_limit;
 		r->submit_time = (int64_t) j->submit_time;
 		r->start_time = (int64_t) j->start_time;
 		r->end_time = (int64_t) j->end_time;

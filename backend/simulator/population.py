@@ -132,6 +132,7 @@ class Population(ClusterState):
                 tres_req=tres(partition, placed[1], cpus),
                 tres_per_node=gres(partition),
                 tres_alloc=tres(partition, placed[1], cpus),
+                time_limit=limit_minutes(duration),
             )
             if state is JobState.SUSPENDED:
                 job = _suspended(job, int(now))
@@ -158,6 +159,7 @@ class Population(ClusterState):
             num_cpus=32 if kind == "gpu" else 64,
             tres_req=tres(partition, 1, 32 if kind == "gpu" else 64),
             tres_per_node=gres(partition),
+            time_limit=limit_minutes(duration),
         )
         rec = JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
@@ -328,6 +330,7 @@ class Population(ClusterState):
                 batch=batch,
                 held=held,
                 state_reason="JobHeldUser" if held else "Priority",
+                time_limit=limit_minutes(duration),
             )
             rec = JobRec(job, 0, duration, False, n_steps)
             self._jobs[job_id] = rec
@@ -430,3 +433,9 @@ def _suspended(job: Job, now: int) -> Job:
     (Derived from the times, not drawn, so the demo's other content stays as it was.)"""
     at = job.start_time + (now - job.start_time) * 2 // 3
     return replace(job, suspend_time=at, pre_sus_time=at - job.start_time)
+
+
+def limit_minutes(duration: int) -> int:
+    """A simulated job's time limit: its run time rounded up to whole hours, as sbatch
+    ``--time`` is usually given (the job ends before it; squeue's TIME_LEFT stays positive)."""
+    return -(-duration // 3600) * 60

@@ -11,6 +11,7 @@ import json
 import pytest
 from sckpt.backend.model import JobState
 from sckpt.backend.simulator import SimulatedCluster
+from sckpt.cli.squeue_format import squeue_time
 
 from .conftest import CliEnv
 
@@ -229,3 +230,24 @@ def test_iterate_lists_again_under_the_date_until_interrupted(
     assert listings == [f"{run} 0:00", f"{run} 0:05"]
     refused = cli_env.run("ls", "-i", "0")
     assert refused.code == 2 and "-i/--iterate" in refused.err
+
+
+def test_time_limit_time_left_and_end_time_as_squeue(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """``%l %L %e`` (``-O TimeLimit,TimeLeft,EndTime``): what an operator reads before
+    vacating anything.  The real-cluster module compares them with squeue's bytes."""
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=5400).job_id
+    cluster.control.advance(600)
+    record = cluster.job(job)
+    assert record.time_limit == 120  # the simulator's --time: whole hours
+    end = squeue_time(record.end_time)
+    letters = cli_env.run("ls", "-h", "-j", str(job), "-o", "%l|%L|%e")
+    assert letters.out == f"2:00:00|1:50:00|{end}\n"
+    names = cli_env.run("ls", "-j", str(job), "-O", "TimeLimit:11,TimeLeft:11,EndTime")
+    assert names.lines[0].split() == ["TIME_LIMIT", "TIME_LEFT", "END_TIME"]
+    assert names.lines[1].split() == ["2:00:00", "1:50:00", end]
+    pending = cluster.control.submit("bob", name="q", state=JobState.PENDING).job_id
+    assert cli_env.run("ls", "-h", "-j", str(pending), "-o", "%L %e").out == "1:00:00 N/A\n"
+    ordered = cli_env.run("ls", "-h", "-S", "L", "-o", "%i")
+    assert ordered.lines == [str(pending), str(job)]  # an hour left before 1:50:00
