@@ -19,6 +19,7 @@ JOB_COLUMN_KEYS: tuple[str, ...] = (
     "partition",
     "state",
     "elapsed",
+    "left",
     "start",
     "nodes",
     "steps",
@@ -53,9 +54,11 @@ LAYOUTS: Mapping[str, tuple[str, ...]] = {
     ),
     "queue": ("id", "user", "name", "partition", "state", "start", "nodes", "checkpoint"),
     "resources": ("id", "user", "name", "state", "elapsed", "tres", "nodes", "checkpoint"),
+    "time": ("id", "user", "name", "partition", "state", "elapsed", "left", "checkpoint"),
 }
 """The jobs table's preset layouts, in the order ``l`` cycles through them: sckpt's own,
-the queue (when pending jobs will start), and what each job asked for or holds."""
+the queue (when pending jobs will start), what each job asked for or holds, and its time
+(Elapsed and Left, squeue's %L: what an operator reads before vacating)."""
 CONFIG_LAYOUT = "config"
 """The name the console gives the config's own ``[columns] jobs`` layout (cycled first)."""
 COLUMNS_TABLE = "columns"

@@ -151,6 +151,19 @@ def job_elapsed(job: JobView, now: float) -> str:
     return compact_duration(j.time_used(now))
 
 
+def job_left(job: Job, now: float) -> Text:
+    """The Left column: time until the job's limit (squeue ``%L``), ``none`` without a
+    limit, ``-`` when it has ended or Slurm gives none; in yellow under ten minutes, when
+    a checkpoint before the end is due (``0s`` in red: past it)."""
+    if job.state.is_finished or job.time_limit is None:
+        return Text("-", style="dim", justify="right")
+    left = job.time_left(now)
+    if left is None:
+        return Text("none", style="dim", justify="right")
+    style = "bold red" if left <= 0 else "yellow" if left < 600 else ""
+    return Text(compact_duration(max(0, left)), style=style, justify="right")
+
+
 def job_start(job: Job, now: float) -> str:
     """The Start column: when a pending job is expected to start (``in 12m``, squeue
     ``--start``; ``-`` when Slurm has no estimate, ``now`` when it is overdue), else when
@@ -311,6 +324,7 @@ JOB_COLUMN_SET: Mapping[str, Column] = {
         Column("partition", "Part", 7, 100, least=4),
         Column("state", "St", 3),
         Column("elapsed", "Elapsed", 7),
+        Column("left", "Left", 7),
         Column("start", "Start", 9, least=6),
         Column("nodes", "Nodes", 12, 120, least=6),
         Column("steps", "Stp", 3, 70),
@@ -476,6 +490,7 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
         "partition": literal(j.partition),
         "state": state_text(j.state, gone=gone),
         "elapsed": Text(job_elapsed(view, now), justify="right"),
+        "left": job_left(j, now),
         "start": Text(job_start(j, now), justify="right"),
         "nodes": literal(j.nodes or (j.state_reason and f"({j.state_reason})") or ""),
         "steps": Text(str(len(view.steps)), justify="right"),
@@ -525,6 +540,9 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
         value = j.state.short
     elif column == "elapsed":
         value = j.time_used(now)  # what the column shows, as squeue's -S M
+    elif column == "left":  # squeue -S L: the least time left first, no limit last
+        left = j.time_left(now)
+        value = float("inf") if left is None or j.state.is_finished else left
     elif column == "start":  # squeue -S S: no estimate last
         value = j.start_time or float("inf")
     elif column == "tres":

@@ -116,13 +116,14 @@ async def test_columns_from_the_config_come_first_and_l_cycles_the_presets(
         assert [c.key for c in con.steps_table.shown] == ["checkpoint", "id"]
         assert "cpu=" in screen_text(app)  # the Resources column: squeue's tres-alloc
         seen = []
-        for _ in range(4):
+        for _ in range(5):
             await pilot.press("l")
             await pilot.pause()
             seen.append(tuple(c.key for c in con.jobs_table.all_columns))
         assert seen[0][-1] == "checkpoint" and "steps" in seen[0]  # sckpt's default
         assert "start" in seen[1] and "tres" in seen[2]
-        assert seen[3] == ("id", "tres", "state")  # round again to the config's own
+        assert "left" in seen[3]  # the time layout: Elapsed and Left (squeue's %L)
+        assert seen[4] == ("id", "tres", "state")  # round again to the config's own
 
 
 async def test_a_held_jobs_heading_names_no_expected_start(tmp_path: Any) -> None:
@@ -162,3 +163,24 @@ async def test_an_array_tasks_row_is_named_as_squeue_names_it(console: Any) -> N
         await pilot.press("c")
         await pilot.pause()
         assert f"Create {task.array_job_id}_1" in screen_text(c.app)
+
+
+async def test_the_time_layout_shows_each_jobs_time_left(console: Any) -> None:
+    """``l`` offers a layout with time left (squeue's ``%L``), what an operator reads
+    before vacating anything; a job near its limit stands out."""
+    c = console(n_jobs=0)
+    near = c.cluster.control.submit(ME, name="near", n_steps=1, duration=3600).job_id
+    c.clock.advance(3300)  # 5 minutes before its one-hour limit
+    far = c.cluster.control.submit(ME, name="far", n_steps=1, duration=7200).job_id
+    async with c.app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        while con.layouts()[con.layout_index][0] != "time":
+            await pilot.press("l")
+        await pilot.pause()
+        header = next(x for x in screen_text(c.app).splitlines() if "JobID" in x)
+        assert "Left" in header and "Checkpoint" in header
+        cells = {k: con.jobs_table.cells_of(k) for k in (str(near), str(far))}
+        assert cells[str(near)]["left"].plain == "5m"  # type: ignore[index]
+        assert cells[str(near)]["left"].style == "yellow"  # type: ignore[index]
+        assert cells[str(far)]["left"].plain == "2h00m"  # type: ignore[index]
