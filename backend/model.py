@@ -214,6 +214,12 @@ class Job:
     time_limit: int | None = None
     """The job's time limit in minutes (squeue ``%l``); ``TIME_UNLIMITED`` for none, None
     when it is not set."""
+    priority: int = 0
+    """Its scheduling priority (squeue ``%Q``); 0 while held."""
+    qos: str = ""
+    """Its quality of service (squeue ``%q``); empty when Slurm has none."""
+    dependency: str = ""
+    """What it waits for (squeue ``%E``, ``afterok:12(unfulfilled)``); empty: nothing."""
 
     def time_left(self, now: float) -> int | None:
         """Seconds until the time limit, as squeue's ``%L`` computes it (the limit minus

@@ -19,7 +19,7 @@ from .runtime import Runtime
 
 JOB_NUMS = struct.Struct("=14I5q")
 """Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's by :func:`require_layout`)."""
-JOB_STRINGS = 13
+JOB_STRINGS = 15
 """Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
 JOB_REQUEUE_FLAG = 0x400
 """JOB_REQUEUE, the state flag of a record ended by a requeue (sacct: REQUEUED)."""
@@ -58,6 +58,9 @@ _JOB_ORDER = (
     "suspend_time",
     "pre_sus_time",
     "time_limit",
+    "priority",
+    "qos",
+    "dependency",
 )
 
 
@@ -182,6 +185,9 @@ class JobDecoder:
                     raw[17],
                     raw[18],
                     _time_limit(raw[12], no_val),
+                    prio,
+                    texts[13],
+                    texts[14],
                 )
             memo[key] = job
             out.append(job)

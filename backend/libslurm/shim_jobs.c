@@ -49,7 +49,7 @@ typedef struct {
 	int64_t pre_sus_time;
 } sckpt_job_nums_t;
 
-#define SCKPT_JOB_STRINGS 13
+#define SCKPT_JOB_STRINGS 15
 
 static size_t sckpt_jobs_strings_size(void *handle)
 {
@@ -71,7 +71,9 @@ static size_t sckpt_jobs_strings_size(void *handle)
 			+ (j->tres_req_str ? strlen(j->tres_req_str) : 0)
 			+ (j->tres_per_node ? strlen(j->tres_per_node) : 0)
 			+ (j->tres_alloc_str ? strlen(j->tres_alloc_str) : 0)
-			+ (j->sched_nodes ? strlen(j->sched_nodes) : 0) + SCKPT_JOB_STRINGS;
+			+ (j->sched_nodes ? strlen(j->sched_nodes) : 0)
+			+ (j->qos ? strlen(j->qos) : 0)
+			+ (j->dependency ? strlen(j->dependency) : 0) + SCKPT_JOB_STRINGS;
 	}
 	return total;
 }
@@ -134,6 +136,8 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		p = sckpt_put(p, j->tres_per_node);
 		p = sckpt_put(p, j->tres_alloc_str);
 		p = sckpt_put(p, j->sched_nodes);
+		p = sckpt_put(p, j->qos);
+		p = sckpt_put(p, j->dependency);
 	}
 	return (size_t) (p - buf);
 }

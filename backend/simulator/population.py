@@ -133,6 +133,8 @@ class Population(ClusterState):
                 tres_per_node=gres(partition),
                 tres_alloc=tres(partition, placed[1], cpus),
                 time_limit=limit_minutes(duration),
+                priority=priority_of(job_id),
+                qos="normal",
             )
             if state is JobState.SUSPENDED:
                 job = _suspended(job, int(now))
@@ -160,6 +162,8 @@ class Population(ClusterState):
             tres_req=tres(partition, 1, 32 if kind == "gpu" else 64),
             tres_per_node=gres(partition),
             time_limit=limit_minutes(duration),
+            priority=0 if held else priority_of(job_id),
+            qos="normal",
         )
         rec = JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
@@ -331,6 +335,8 @@ class Population(ClusterState):
                 held=held,
                 state_reason="JobHeldUser" if held else "Priority",
                 time_limit=limit_minutes(duration),
+                priority=0 if held else priority_of(job_id),
+                qos="normal",
             )
             rec = JobRec(job, 0, duration, False, n_steps)
             self._jobs[job_id] = rec
@@ -439,3 +445,13 @@ def limit_minutes(duration: int) -> int:
     """A simulated job's time limit: its run time rounded up to whole hours, as sbatch
     ``--time`` is usually given (the job ends before it; squeue's TIME_LEFT stays positive)."""
     return -(-duration // 3600) * 60
+
+
+def priority_of(job_id: int) -> int:
+    """A simulated job's priority as priority/basic gives it: the older the job, the
+    higher (0 is held)."""
+    return PRIORITY_TOP - job_id % 100_000
+
+
+PRIORITY_TOP = 4_294_901_760
+"""priority/basic's first priority (it counts down from there, one per job)."""

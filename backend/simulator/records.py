@@ -191,6 +191,9 @@ def with_allocation(
         tres(job.partition, n_nodes, cpus) if state is not JobState.PENDING else "",
         "",
         time_limit=job.time_limit,
+        priority=job.priority,
+        qos=job.qos,
+        dependency=job.dependency,
     )
 
 
@@ -198,7 +201,7 @@ _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
     "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
     "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node "
-    "tres_alloc sched_nodes suspend_time pre_sus_time time_limit"
+    "tres_alloc sched_nodes suspend_time pre_sus_time time_limit priority qos dependency"
 )
 
 _STEP_ORDER = (

@@ -124,7 +124,7 @@ def test_step_format_letters(cli_env: CliEnv, cluster: SimulatedCluster) -> None
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["-o", "%i %Q"], "unknown or unsupported format field %Q"),
+        (["-o", "%i %y"], "unknown or unsupported format field %y"),
         (["-o", "%-5j"], "format field %- (squeue has no '-'"),
         (["-o", "plain"], "has no field"),
         (["-o", "%all"], "%all is not supported"),
@@ -251,3 +251,15 @@ def test_time_limit_time_left_and_end_time_as_squeue(
     assert cli_env.run("ls", "-h", "-j", str(pending), "-o", "%L %e").out == "1:00:00 N/A\n"
     ordered = cli_env.run("ls", "-h", "-S", "L", "-o", "%i")
     assert ordered.lines == [str(pending), str(job)]  # an hour left before 1:50:00
+
+
+def test_priority_qos_and_dependency_as_squeue(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    """``%Q %q %E`` (``-O PriorityLong,QOS,Dependency``); a held job's priority is 0."""
+    run, pend = _two(cluster)
+    shown = cli_env.run("ls", "-h", "-S", "i", "-o", "%i|%Q|%q|%E")
+    rows = [line.split("|") for line in shown.lines]
+    assert [r[0] for r in rows] == [str(run), str(pend)]
+    assert all(int(r[1]) > 0 and r[2] == "normal" and r[3] == "(null)" for r in rows), rows
+    assert cli_env.run("--as-user", "bob", "hold", str(pend)).code == 0
+    held = cli_env.run("ls", "-h", "-j", str(pend), "-O", "PriorityLong:4,QOS:7,Dependency")
+    assert held.out.split() == ["0", "normal", "(null)"]
