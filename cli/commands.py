@@ -334,6 +334,17 @@ def history_command(args: argparse.Namespace, rt: Runtime) -> int:
         facade.close()
 
 
+def show_command(args: argparse.Namespace, rt: Runtime) -> int:
+    """``sckpt show JOB``: the job's record, as ``scontrol show job`` (``job_record.py``)."""
+    from .job_record import show_job
+
+    facade, _settings = _open(args, rt)
+    try:
+        return show_job(facade, args.job, as_json=args.json)
+    finally:
+        facade.close()
+
+
 def output_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt output JOB [--stderr] [--follow] [--lines N]``: the job's output file."""
     from .job_output import print_output
@@ -418,6 +429,7 @@ COMMAND_HANDLERS: dict[str, Command] = {
     "checkpoint": checkpoint_command,
     "ls": ls_command,
     "output": output_command,
+    "show": show_command,
     "doctor": doctor_command,
     "history": history_command,
     "completion": completion_command,

@@ -37,7 +37,17 @@ from sckpt import __version__
 from . import arguments
 from .historical import is_checkpoint_keyword, prefix_rule
 
-COMMANDS = (*NAMES, "ls", "history", "output", "doctor", "completion", "checkpoint", "run")
+COMMANDS = (
+    *NAMES,
+    "ls",
+    "show",
+    "history",
+    "output",
+    "doctor",
+    "completion",
+    "checkpoint",
+    "run",
+)
 """Every command: one per checkpoint operation (the table's order), then the others."""
 
 
@@ -601,6 +611,26 @@ def build_parser() -> _Parser:
         type=arguments.limit,
         default=None,
         help="at most N records, the newest (default: 100)",
+    )
+
+    show = sub.add_parser(
+        "show",
+        parents=[common],
+        help="a job's record, as scontrol show job (state, times, limit and time left, ...)",
+        description=(
+            "The job's record as scontrol show job prints the fields sckpt has: state and "
+            "reason, priority, QOS, dependency, restarts, run time, time limit and time "
+            "left, submit, start and end times, partition, nodes, TRES, work dir, output "
+            "files, and the steps' checkpoint summary. --json: ls --json's job, with the "
+            "output files and the time left."
+        ),
+        allow_abbrev=False,
+    )
+    _complete_with(
+        show.add_argument(
+            "job", metavar="JOB", type=arguments.target, help="a job id, or an array task 7_3"
+        ),
+        _TARGET_COMPLETION,
     )
 
     out = sub.add_parser(
