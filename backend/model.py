@@ -220,6 +220,11 @@ class Job:
     """Its quality of service (squeue ``%q``); empty when Slurm has none."""
     dependency: str = ""
     """What it waits for (squeue ``%E``, ``afterok:12(unfulfilled)``); empty: nothing."""
+    min_memory: int = 0
+    """The memory it asked for, in MB (squeue ``%m``): per node, or per CPU with
+    ``memory_per_cpu``; 0 when it asked for none."""
+    memory_per_cpu: bool = False
+    """``min_memory`` is per CPU (``--mem-per-cpu``), not per node (``--mem``)."""
 
     def time_left(self, now: float) -> int | None:
         """Seconds until the time limit, as squeue's ``%L`` computes it (the limit minus

@@ -186,6 +186,25 @@ def _end_time(view: JobView, now: float) -> str:
     return squeue_time(job.end_time)
 
 
+def memory_text(megabytes: int) -> str:
+    """squeue's ``%m``: ``convert_num_unit`` with its CONVERT_NUM_UNIT_EXACT flag on a
+    size in MB: 1024ths while nothing is lost (half values kept: ``2.50G``), ``0`` for
+    none, ``4000M`` when it does not divide."""
+    if not megabytes:
+        return "0"
+    num: float = float(megabytes)
+    unit = 2  # M in "\0KMGTP?"
+    while num >= 1024 and int(num) % 512 == 0:
+        num /= 1024
+        unit += 1
+    letter = "\0KMGTP?"[unit] if unit <= 5 else "?"
+    return f"{int(num)}{letter}" if num == int(num) else f"{num:.2f}{letter}"
+
+
+def _memory_key(job: Job) -> int:
+    return job.min_memory
+
+
 def _limit_key(view: JobView, _now: float) -> float:
     limit = view.job.time_limit
     return float("inf") if limit is None or limit == TIME_UNLIMITED else limit
@@ -255,6 +274,7 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
     _job("Q", ["PriorityLong"], "PRIORITY", lambda j: str(j.priority), lambda j: j.priority),
     _job("q", ["QOS"], "QOS", lambda j: _or_null(j.qos), lambda j: j.qos),
     _job("E", ["Dependency"], "DEPENDENCY", lambda j: _or_null(j.dependency)),
+    _job("m", ["MinMemory"], "MIN_MEMORY", lambda j: memory_text(j.min_memory), _memory_key),
     _job("k", ["Comment"], "COMMENT", lambda j: _or_null(j.comment)),
     _job("Z", ["WorkDir"], "WORK_DIR", lambda j: _or_null(j.work_dir)),
     _job("n", ["ReqNodes"], "REQ_NODES", lambda j: j.required_nodes),

@@ -107,6 +107,7 @@ typedef struct {
 	int64_t end_time;
 	int64_t suspend_time;
 	int64_t pre_sus_time;
+	uint64_t pn_min_memory;
 } sckpt_job_nums_t;
 size_t sckpt_jobs_strings_size(void *handle);
 size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, char *buf,

@@ -17,7 +17,7 @@ from ..model import TIME_UNLIMITED, Job, JobRecord, JobState, Step, StepId
 from ..slurm_api import AccountingConfig, ControllerConfig
 from .runtime import Runtime
 
-JOB_NUMS = struct.Struct("=14I5q")
+JOB_NUMS = struct.Struct("=14I5qQ")
 """Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's by :func:`require_layout`)."""
 JOB_STRINGS = 15
 """Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
@@ -61,6 +61,8 @@ _JOB_ORDER = (
     "priority",
     "qos",
     "dependency",
+    "min_memory",
+    "memory_per_cpu",
 )
 
 
@@ -79,6 +81,8 @@ def _time_limit(minutes: int, no_val: int) -> int | None:
 
 INFINITE = 0xFFFFFFFF
 """Slurm's INFINITE for a 32-bit field."""
+MEM_PER_CPU = 0x8000000000000000
+"""The flag of ``pn_min_memory`` that makes it memory per CPU rather than per node."""
 
 
 def _job_factory() -> Callable[..., Job]:
@@ -188,6 +192,8 @@ class JobDecoder:
                     prio,
                     texts[13],
                     texts[14],
+                    raw[19] & ~MEM_PER_CPU,
+                    bool(raw[19] & MEM_PER_CPU),
                 )
             memo[key] = job
             out.append(job)

@@ -47,6 +47,7 @@ typedef struct {
 	int64_t end_time;
 	int64_t suspend_time;
 	int64_t pre_sus_time;
+	uint64_t pn_min_memory;
 } sckpt_job_nums_t;
 
 #define SCKPT_JOB_STRINGS 15
@@ -123,6 +124,7 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->end_time = (int64_t) j->end_time;
 		r->suspend_time = (int64_t) j->suspend_time;
 		r->pre_sus_time = (int64_t) j->pre_sus_time;
+		r->pn_min_memory = j->pn_min_memory;
 		p = sckpt_put(p, j->name);
 		p = sckpt_put(p, j->partition);
 		p = sckpt_put(p, sckpt_job_reason_string(j->state_reason));

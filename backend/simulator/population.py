@@ -36,6 +36,7 @@ from .catalog import (
     STATE_WEIGHTS,
     Bits,
     gres,
+    node_memory_mb,
     tres,
 )
 from .records import JobRec, StepRec, with_allocation
@@ -135,6 +136,7 @@ class Population(ClusterState):
                 time_limit=limit_minutes(duration),
                 priority=priority_of(job_id),
                 qos="normal",
+                min_memory=node_memory_mb(partition),
             )
             if state is JobState.SUSPENDED:
                 job = _suspended(job, int(now))
@@ -164,6 +166,7 @@ class Population(ClusterState):
             time_limit=limit_minutes(duration),
             priority=0 if held else priority_of(job_id),
             qos="normal",
+            min_memory=node_memory_mb(partition),
         )
         rec = JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
@@ -337,6 +340,7 @@ class Population(ClusterState):
                 time_limit=limit_minutes(duration),
                 priority=0 if held else priority_of(job_id),
                 qos="normal",
+                min_memory=node_memory_mb(partition),
             )
             rec = JobRec(job, 0, duration, False, n_steps)
             self._jobs[job_id] = rec

@@ -263,3 +263,28 @@ def test_priority_qos_and_dependency_as_squeue(cli_env: CliEnv, cluster: Simulat
     assert cli_env.run("--as-user", "bob", "hold", str(pend)).code == 0
     held = cli_env.run("ls", "-h", "-j", str(pend), "-O", "PriorityLong:4,QOS:7,Dependency")
     assert held.out.split() == ["0", "normal", "(null)"]
+
+
+def test_min_memory_as_squeue_converts_it() -> None:
+    """``%m``: squeue's convert_num_unit with CONVERT_NUM_UNIT_EXACT on MB (1024ths while
+    nothing is lost, half values kept)."""
+    from sckpt.cli.squeue_format import memory_text
+
+    assert [memory_text(mb) for mb in (0, 512, 1000, 1024, 2560, 4000, 8192, 2 << 20)] == [
+        "0",
+        "512M",
+        "1000M",
+        "1G",
+        "2.50G",
+        "4000M",
+        "8G",
+        "2T",
+    ]
+
+
+def test_min_memory_field(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, _pend = _two(cluster)
+    shown = cli_env.run("ls", "-j", str(run), "-o", "%.10m", "-O", "MinMemory")
+    assert shown.code == 2  # -o and -O together, as before
+    letters = cli_env.run("ls", "-j", str(run), "-o", "%.10m")
+    assert letters.lines == ["MIN_MEMORY", "      250G"]
