@@ -18,6 +18,7 @@ from sckpt.backend.model import TIME_UNLIMITED, Job, JobStdio, JobView, StepId
 from sckpt.exit_codes import EXIT_OK
 
 from . import output
+from .squeue_format import memory_text
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
@@ -84,6 +85,7 @@ def render_text(view: JobView, stdio: JobStdio | None, now: float) -> str:
         f"NodeList={_or_null(job.nodes)}",
         f"NumNodes={job.num_nodes} NumCPUs={job.num_cpus} NumTasks={job.num_tasks}",
         f"TRES={_or_null(job.tres)}",
+        f"MinMemory{'CPU' if job.memory_per_cpu else 'Node'}={memory_text(job.min_memory)}",
         f"Comment={_or_null(job.comment)}",
         f"WorkDir={_or_null(job.work_dir)}",
     ]

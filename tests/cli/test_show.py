@@ -42,6 +42,7 @@ def test_show_prints_the_record_as_scontrol_show_job(
     )
     assert (fields["Account"], fields["Comment"], fields["Checkpoint"]) == ("proj", "ask", "able")
     assert fields["NodeList"] == cluster.job(job).nodes and "StdOut" in fields
+    assert fields["MinMemoryNode"] == "250G"
     document = json.loads(cli_env.run("show", str(job), "--json").out)
     assert (document["time_limit"], document["time_left"], document["run_time"]) == (
         120,
