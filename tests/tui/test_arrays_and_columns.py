@@ -7,6 +7,7 @@ cluster's records, the layouts on the columns the jobs table shows.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sckpt.backend.config import Settings
@@ -14,6 +15,7 @@ from sckpt.backend.facade import open_facade
 from sckpt.backend.model import JobState, StepId
 from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.tui.app import build_app
+from sckpt.tui.console_text import job_start
 from sckpt.tui.rows import view_of
 from sckpt.tui.screens.console import ConsoleScreen
 from textual.pilot import Pilot
@@ -184,3 +186,30 @@ async def test_the_time_layout_shows_each_jobs_time_left(console: Any) -> None:
         assert cells[str(near)]["left"].plain == "5m"  # type: ignore[index]
         assert cells[str(near)]["left"].style == "yellow"  # type: ignore[index]
         assert cells[str(far)]["left"].plain == "2h00m"  # type: ignore[index]
+        assert cells[str(near)]["limit"].plain == "1h00m"  # type: ignore[index]
+        assert "Limit" in header
+
+
+async def test_the_config_may_show_squeues_scheduling_columns(tmp_path: Any) -> None:
+    """``[columns] jobs`` may name limit, end, priority and qos (squeue's %l %e %Q %q)."""
+    clock = ManualClock()
+    cluster = SimulatedCluster(
+        seed=1, n_jobs=0, clock=clock, users=demo_users_for(ME), arrivals=False
+    )
+    job = cluster.control.submit(ME, name="md", duration=3600)
+    keys = ("id", "limit", "end", "priority", "qos", "checkpoint")
+    settings = Settings(refresh_interval=3600, audit_log=tmp_path / "a.log", columns={"jobs": keys})
+    app = build_app(open_facade(settings, as_user=ME, cluster=cluster), settings, clock=clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        assert [c.key for c in con.jobs_table.shown] == list(keys)
+        cells = con.jobs_table.cells_of(str(job.job_id))
+        assert cells is not None
+        shown = {k: cells[k].plain for k in keys[1:5]}
+        assert shown == {
+            "limit": "1h00m",
+            "end": job_start(replace(job, start_time=job.end_time), clock()),
+            "priority": str(job.priority),
+            "qos": "normal",
+        }
