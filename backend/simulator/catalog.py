@@ -145,6 +145,7 @@ def tres(partition: str, n_nodes: int, cpus: int) -> str:
     return f"{text},gres/gpu={gpus}" if gpus else text
 
 
+@functools.cache
 def node_memory_mb(partition: str) -> int:
     """The memory a simulated job asks per node (``--mem``), in MB: the node's, as TRES."""
     memory = NODE_MEMORY.get(partition, "250G")

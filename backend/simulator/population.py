@@ -10,6 +10,7 @@ cut into choices (``catalog.Bits``), and positional dataclass calls.
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import replace
 
@@ -445,10 +446,15 @@ def _suspended(job: Job, now: int) -> Job:
     return replace(job, suspend_time=at, pre_sus_time=at - job.start_time)
 
 
+@functools.cache
+def _limit_of_hours(hours: int) -> int:
+    return hours * 60  # one int object per limit for 100,000 jobs, not one each
+
+
 def limit_minutes(duration: int) -> int:
     """A simulated job's time limit: its run time rounded up to whole hours, as sbatch
     ``--time`` is usually given (the job ends before it; squeue's TIME_LEFT stays positive)."""
-    return -(-duration // 3600) * 60
+    return _limit_of_hours(-(-duration // 3600))
 
 
 def priority_of(job_id: int) -> int:
