@@ -19,6 +19,11 @@ JOB_COLUMN_KEYS: tuple[str, ...] = (
     "partition",
     "state",
     "elapsed",
+    "left",
+    "limit",
+    "end",
+    "priority",
+    "qos",
     "start",
     "nodes",
     "steps",
@@ -27,7 +32,8 @@ JOB_COLUMN_KEYS: tuple[str, ...] = (
 )
 """Every column of the jobs table (``cluster`` is added in front with ``-M``): ``start``
 is a pending job's expected start (squeue ``--start``) or a started job's start;
-``tres`` its resources (squeue ``-O tres-alloc``: allocated, else requested)."""
+``tres`` its resources (squeue ``-O tres-alloc``: allocated, else requested); ``left``,
+``limit``, ``end``, ``priority`` and ``qos`` squeue's ``%L %l %e %Q %q``."""
 STEP_COLUMN_KEYS: tuple[str, ...] = (
     "id",
     "name",
@@ -53,9 +59,11 @@ LAYOUTS: Mapping[str, tuple[str, ...]] = {
     ),
     "queue": ("id", "user", "name", "partition", "state", "start", "nodes", "checkpoint"),
     "resources": ("id", "user", "name", "state", "elapsed", "tres", "nodes", "checkpoint"),
+    "time": ("id", "user", "name", "state", "elapsed", "limit", "left", "checkpoint"),
 }
 """The jobs table's preset layouts, in the order ``l`` cycles through them: sckpt's own,
-the queue (when pending jobs will start), and what each job asked for or holds."""
+the queue (when pending jobs will start), what each job asked for or holds, and its time
+(Elapsed and Left, squeue's %L: what an operator reads before vacating)."""
 CONFIG_LAYOUT = "config"
 """The name the console gives the config's own ``[columns] jobs`` layout (cycled first)."""
 COLUMNS_TABLE = "columns"

@@ -154,6 +154,10 @@ _SHORT = {
 }
 
 
+TIME_UNLIMITED = -1
+"""``Job.time_limit`` of a job without one (Slurm's INFINITE: squeue says UNLIMITED)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     """One job as the controller reports it (times are Unix seconds, 0 = not set)."""
@@ -207,6 +211,27 @@ class Job:
     """When the job was last suspended or resumed (Slurm's ``suspend_time``; 0: never)."""
     pre_sus_time: int = 0
     """Seconds it ran before that suspend or resume (Slurm's ``pre_sus_time``)."""
+    time_limit: int | None = None
+    """The job's time limit in minutes (squeue ``%l``); ``TIME_UNLIMITED`` for none, None
+    when it is not set."""
+    priority: int = 0
+    """Its scheduling priority (squeue ``%Q``); 0 while held."""
+    qos: str = ""
+    """Its quality of service (squeue ``%q``); empty when Slurm has none."""
+    dependency: str = ""
+    """What it waits for (squeue ``%E``, ``afterok:12(unfulfilled)``); empty: nothing."""
+    min_memory: int = 0
+    """The memory it asked for, in MB (squeue ``%m``): per node, or per CPU with
+    ``memory_per_cpu``; 0 when it asked for none."""
+    memory_per_cpu: bool = False
+    """``min_memory`` is per CPU (``--mem-per-cpu``), not per node (``--mem``)."""
+
+    def time_left(self, now: float) -> int | None:
+        """Seconds until the time limit, as squeue's ``%L`` computes it (the limit minus
+        ``time_used``; negative once past it); None without a limit (unlimited, not set)."""
+        if self.time_limit is None or self.time_limit == TIME_UNLIMITED:
+            return None
+        return self.time_limit * 60 - self.time_used(now)
 
     def time_used(self, now: float) -> int:
         """Seconds the job has run, as squeue's ``job_time_used`` computes TIME: 0 before

@@ -347,6 +347,13 @@ def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
     )
 
 
+def _engine_said_it(outcome: Outcome, value: ActionResult) -> bool:
+    """Whether the engine's own answer is the last word: it waited for the checkpoint and
+    says it completed, and ``--wait`` watched nothing further.  A vacate's watch goes on
+    until the step ended (``vacate ended``), which its answer cannot say yet."""
+    return output.waited_completed(value) and outcome.progress == progress.COMPLETED
+
+
 def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | None:
     """The stdout line for a successful outcome (None: print nothing, as scontrol did)."""
     lead = f"{outcome.name}: " if prefix else ""
@@ -358,7 +365,7 @@ def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | 
     if isinstance(value, ActionResult):
         if historical:
             return None
-        if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value):
+        if outcome.progress in (None, progress.REQUESTED) or _engine_said_it(outcome, value):
             return output.action_line(value, outcome.label)
         return _watched_line(outcome)
     return None
@@ -414,9 +421,12 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
     elif isinstance(value, ActionResult):
         data.update(
             detail=value.detail,
-            per_step=[{"step": str(step), "code": code} for step, code in value.per_step],
+            per_step=[
+                {"step": str(output.named_like(step, value.target)), "code": code}
+                for step, code in value.per_step
+            ],
             text=output.action_line(value, outcome.label)
-            if outcome.progress in (None, progress.REQUESTED) or output.waited_completed(value)
+            if outcome.progress in (None, progress.REQUESTED) or _engine_said_it(outcome, value)
             else output.outcome_line(value.target, value.operation, outcome.progress),
         )
     return data

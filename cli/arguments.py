@@ -219,6 +219,14 @@ def since(text: str) -> str:
     return text
 
 
+def iterate_seconds(text: str) -> int:
+    """``ls -i/--iterate``: seconds between two listings, 1 to a day (squeue's
+    ``--iterate``)."""
+    if not _DIGITS.fullmatch(text.strip()) or not 1 <= int(text) <= 86_400:
+        raise UsageError(f"-i/--iterate: expected seconds from 1 to 86400, got {_shown(text)}")
+    return int(text)
+
+
 def limit(text: str) -> int:
     """``--limit``: how many records at most (1 to ``history.MAX_LIMIT``)."""
     from sckpt.backend.history import check_limit

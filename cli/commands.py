@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -253,14 +255,25 @@ def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
             accounts=frozenset(a.lower() for a in union(args.account)),
             steps=args.steps,
         )
-        snapshot = facade.snapshot()
-        listed = select(snapshot.jobs, wanted)
-        if args.array:
-            listed = one_per_task(listed, wanted)
-        views = order(listed, layout, snapshot.taken_at)
-        # stale: the controller did not answer; asking it again would only wait again
-        info = None if snapshot.stale or not args.json else _info_or_none(facade)
-        return _report_listing(args, views, wanted, snapshot, info, layout)
+
+        def once() -> int:
+            snapshot = facade.snapshot()
+            listed = select(snapshot.jobs, wanted)
+            if args.array:
+                listed = one_per_task(listed, wanted)
+            views = order(listed, layout, snapshot.taken_at)
+            # stale: the controller did not answer; asking it again would only wait again
+            info = None if snapshot.stale or not args.json else _info_or_none(facade)
+            return _report_listing(args, views, wanted, snapshot, info, layout)
+
+        if args.iterate is None:
+            return once()
+        while True:  # squeue --iterate: the date, then the listing; Ctrl-C ends it (130)
+            if not args.json:
+                output.to_stdout(time.ctime())  # as squeue prints it (ctime)
+            once()
+            sys.stdout.flush()
+            rt.wait.sleep(args.iterate)
     finally:
         facade.close()
 
@@ -321,6 +334,17 @@ def history_command(args: argparse.Namespace, rt: Runtime) -> int:
         return failure.exit_code
     try:
         return run_history(facade, args.job_id, args.since, args.limit, as_json=args.json)
+    finally:
+        facade.close()
+
+
+def show_command(args: argparse.Namespace, rt: Runtime) -> int:
+    """``sckpt show JOB``: the job's record, as ``scontrol show job`` (``job_record.py``)."""
+    from .job_record import show_job
+
+    facade, _settings = _open(args, rt)
+    try:
+        return show_job(facade, args.job, as_json=args.json)
     finally:
         facade.close()
 
@@ -409,6 +433,7 @@ COMMAND_HANDLERS: dict[str, Command] = {
     "checkpoint": checkpoint_command,
     "ls": ls_command,
     "output": output_command,
+    "show": show_command,
     "doctor": doctor_command,
     "history": history_command,
     "completion": completion_command,

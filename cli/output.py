@@ -15,6 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sckpt.backend import progress
@@ -91,6 +92,14 @@ def error_line(error: CheckpointError) -> str:
     return f"error({error.code}): {clean(error.message)}"
 
 
+def named_like(step: StepId, target: StepId) -> StepId:
+    """A step of ``target``'s job named as the target is: an array task's steps as
+    ``9_1.0``, not by the record's own id (``10.0``)."""
+    if target.array_task_id is None or step.job_id != target.job_id:
+        return step
+    return replace(step, array_job_id=target.array_job_id, array_task_id=target.array_task_id)
+
+
 WAITED_COMPLETED = "checkpoint completed"
 """How an engine that waits for the checkpoint itself (the cooperative one, up to MaxWait)
 begins the detail of one that completed."""
@@ -118,7 +127,9 @@ def action_line(result: ActionResult, name: str = "") -> str:
         text = f"{shown}: {result.operation} {progress.REQUESTED}"
         if result.detail:
             text += f": {clean(result.detail)}"
-    refused = [f"{step}={code}" for step, code in result.per_step if code]
+    refused = [
+        f"{named_like(step, result.target)}={code}" for step, code in result.per_step if code
+    ]
     if refused:
         text += f" (steps answering an error: {', '.join(refused)})"
     return text

@@ -27,6 +27,8 @@ from typing import Any, NoReturn
 from sckpt.backend.arguments import MAX_WAIT_LIMIT
 from sckpt.backend.config import ENGINES
 from sckpt.backend.errors import UsageError
+from sckpt.backend.filters import CHECKPOINT_WORDS
+from sckpt.backend.model import JobState
 from sckpt.backend.operations import NAMES, OPERATIONS, Argument, Operation
 from sckpt.backend.progress import RESUME_WAIT_SECONDS
 
@@ -35,7 +37,17 @@ from sckpt import __version__
 from . import arguments
 from .historical import is_checkpoint_keyword, prefix_rule
 
-COMMANDS = (*NAMES, "ls", "history", "output", "doctor", "completion", "checkpoint", "run")
+COMMANDS = (
+    *NAMES,
+    "ls",
+    "show",
+    "history",
+    "output",
+    "doctor",
+    "completion",
+    "checkpoint",
+    "run",
+)
 """Every command: one per checkpoint operation (the table's order), then the others."""
 
 
@@ -141,11 +153,28 @@ class _Parser(argparse.ArgumentParser):
 # Shell functions completing TARGET with the job and step ids squeue shows (silent when
 # squeue is missing or the controller does not answer).  Emitted once, in the preamble.
 _TARGET_COMPLETION = {"bash": "_sckpt_targets", "zsh": "_sckpt_targets"}
+_STATE_COMPLETION = {"bash": "_sckpt_states", "zsh": "_sckpt_states"}
+_CKPT_COMPLETION = {"bash": "_sckpt_ckpt_words", "zsh": "_sckpt_ckpt_words"}
+_STATE_WORDS = " ".join(["all", *(s.short for s in JobState), *(s.value for s in JobState)])
+"""``ls -t``'s values, completed: squeue's short codes and names, and ``all``."""
+_CKPT_WORDS = " ".join([*CHECKPOINT_WORDS, "error"])
+"""``ls --ckpt``'s values, completed (``filters.CHECKPOINT_WORDS``)."""
+
+
+def _words_function(shell: str, name: str, words: str) -> str:
+    """A completion function offering fixed ``words`` (one value of a comma list)."""
+    if shell == "bash":
+        return f'{name}() {{\n  compgen -W "{words}" -- "$1"\n}}\n'
+    return f"{name}() {{\n  local -a words\n  words=({words})\n  compadd -a words\n}}\n"
+
+
 _COMPLETION_PREAMBLE = {
     "bash": (
         "_sckpt_targets() {\n"
         '  compgen -W "$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)" -- "$1"\n'
         "}\n"
+        + _words_function("bash", "_sckpt_states", _STATE_WORDS)
+        + _words_function("bash", "_sckpt_ckpt_words", _CKPT_WORDS)
     ),
     "zsh": (
         "_sckpt_targets() {\n"
@@ -153,6 +182,8 @@ _COMPLETION_PREAMBLE = {
         '  ids=(${(f)"$(squeue -h -o %i 2>/dev/null; squeue -h -s -o %i 2>/dev/null)"})\n'
         "  compadd -a ids\n"
         "}\n"
+        + _words_function("zsh", "_sckpt_states", _STATE_WORDS)
+        + _words_function("zsh", "_sckpt_ckpt_words", _CKPT_WORDS)
     ),
 }
 
@@ -482,8 +513,15 @@ def build_parser() -> _Parser:
     ls.add_argument(
         "-u", "--user", type=arguments.names_for("-u/--user"), action="append", help="user(s): a,b"
     )
-    ls.add_argument(
-        "-t", "--state", type=arguments.states, action="append", help="job state(s): R,PD or all"
+    _complete_with(
+        ls.add_argument(
+            "-t",
+            "--state",
+            type=arguments.states,
+            action="append",
+            help="job state(s): R,PD or all",
+        ),
+        _STATE_COMPLETION,
     )
     ls.add_argument(
         "-j", "--job", type=arguments.job_ids, action="append", help="job id(s): 12,34 or 7_3"
@@ -516,14 +554,26 @@ def build_parser() -> _Parser:
         action="append",
         help="account(s), any case",
     )
-    ls.add_argument(
-        "--ckpt",
-        type=arguments.checkpoint_kinds,
-        action="append",
-        help="steps whose checkpoint state is one of: able, disabled, in_progress, ...; "
-        "failed: steps whose last checkpoint failed (error code not 0)",
+    _complete_with(
+        ls.add_argument(
+            "--ckpt",
+            type=arguments.checkpoint_kinds,
+            action="append",
+            help="steps whose checkpoint state is one of: able, disabled, in_progress, ...; "
+            "failed: steps whose last checkpoint failed (error code not 0)",
+        ),
+        _CKPT_COMPLETION,
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
+    ls.add_argument(
+        "-i",
+        "--iterate",
+        metavar="SECONDS",
+        type=arguments.iterate_seconds,
+        default=None,
+        help="list again every SECONDS, each time under the date, as squeue --iterate "
+        "(until Ctrl-C)",
+    )
     ls.add_argument(
         "--start",
         action="store_true",
@@ -592,6 +642,26 @@ def build_parser() -> _Parser:
         type=arguments.limit,
         default=None,
         help="at most N records, the newest (default: 100)",
+    )
+
+    show = sub.add_parser(
+        "show",
+        parents=[common],
+        help="a job's record, as scontrol show job (state, times, limit and time left, ...)",
+        description=(
+            "The job's record as scontrol show job prints the fields sckpt has: state and "
+            "reason, priority, QOS, dependency, restarts, run time, time limit and time "
+            "left, submit, start and end times, partition, nodes, TRES, work dir, output "
+            "files, and the steps' checkpoint summary. --json: ls --json's job, with the "
+            "output files and the time left."
+        ),
+        allow_abbrev=False,
+    )
+    _complete_with(
+        show.add_argument(
+            "job", metavar="JOB", type=arguments.target, help="a job id, or an array task 7_3"
+        ),
+        _TARGET_COMPLETION,
     )
 
     out = sub.add_parser(

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sckpt.backend.errors import UsageError
-from sckpt.backend.model import Job, JobState, JobView, StepView, job_order
+from sckpt.backend.model import TIME_UNLIMITED, Job, JobState, JobView, StepView, job_order
 
 from . import output
 
@@ -160,6 +160,61 @@ def _job_time(view: JobView, now: float) -> str:
     return squeue_secs(view.job.time_used(now))
 
 
+def _time_limit(view: JobView, _now: float) -> str:
+    """squeue's ``%l``: ``UNLIMITED``, ``NOT_SET``, or the limit as ``_print_secs``."""
+    limit = view.job.time_limit
+    if limit is None:
+        return "NOT_SET"
+    return "UNLIMITED" if limit == TIME_UNLIMITED else squeue_secs(limit * 60)
+
+
+def _time_left(view: JobView, now: float) -> str:
+    """squeue's ``%L``: the limit minus TIME (``INVALID`` once past it, as squeue)."""
+    limit = view.job.time_limit
+    if limit is None:
+        return "NOT_SET"
+    left = view.job.time_left(now)
+    return "UNLIMITED" if left is None else squeue_secs(left)
+
+
+def _end_time(view: JobView, now: float) -> str:
+    """squeue's ``%e``: ``NONE`` for a job without a time limit that has not ended (Slurm
+    keeps a year ahead as its end), else the end time (``N/A`` unset)."""
+    job = view.job
+    if job.time_limit == TIME_UNLIMITED and job.end_time > now:
+        return "NONE"
+    return squeue_time(job.end_time)
+
+
+def memory_text(megabytes: int) -> str:
+    """squeue's ``%m``: ``convert_num_unit`` with its CONVERT_NUM_UNIT_EXACT flag on a
+    size in MB: 1024ths while nothing is lost (half values kept: ``2.50G``), ``0`` for
+    none, ``4000M`` when it does not divide."""
+    if not megabytes:
+        return "0"
+    num: float = float(megabytes)
+    unit = 2  # M in "\0KMGTP?"
+    while num >= 1024 and int(num) % 512 == 0:
+        num /= 1024
+        unit += 1
+    letter = "\0KMGTP?"[unit] if unit <= 5 else "?"
+    return f"{int(num)}{letter}" if num == int(num) else f"{num:.2f}{letter}"
+
+
+def _memory_key(job: Job) -> int:
+    return job.min_memory
+
+
+def _limit_key(view: JobView, _now: float) -> float:
+    limit = view.job.time_limit
+    return float("inf") if limit is None or limit == TIME_UNLIMITED else limit
+
+
+def _left_key(view: JobView, now: float) -> float:
+    left = view.job.time_left(now)
+    return float("inf") if left is None else left
+
+
 JOB_FIELDS: tuple[Field[JobView], ...] = (
     _job("i", ["JobArrayID"], "JOBID", lambda j: j.label, job_order),
     _job("A", ["JobID"], "JOBID", lambda j: str(j.job_id), lambda j: j.job_id),
@@ -199,6 +254,9 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
         lambda view, now: view.job.time_used(now),
         cut=lambda _view: False,
     ),
+    Field("l", ("TimeLimit",), "TIME_LIMIT", _time_limit, _limit_key, cut=lambda _v: False),
+    Field("L", ("TimeLeft",), "TIME_LEFT", _time_left, _left_key, cut=lambda _v: False),
+    Field("e", ("EndTime",), "END_TIME", _end_time, lambda view, _now: view.job.end_time),
     _job(
         "V",
         ["SubmitTime"],
@@ -213,6 +271,10 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
         lambda view, _now: squeue_time(view.job.start_time),
         lambda view, now: _start_key(view.job, now),
     ),
+    _job("Q", ["PriorityLong"], "PRIORITY", lambda j: str(j.priority), lambda j: j.priority),
+    _job("q", ["QOS"], "QOS", lambda j: _or_null(j.qos), lambda j: j.qos),
+    _job("E", ["Dependency"], "DEPENDENCY", lambda j: _or_null(j.dependency)),
+    _job("m", ["MinMemory"], "MIN_MEMORY", lambda j: memory_text(j.min_memory), _memory_key),
     _job("k", ["Comment"], "COMMENT", lambda j: _or_null(j.comment)),
     _job("Z", ["WorkDir"], "WORK_DIR", lambda j: _or_null(j.work_dir)),
     _job("n", ["ReqNodes"], "REQ_NODES", lambda j: j.required_nodes),

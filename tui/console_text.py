@@ -24,6 +24,7 @@ from sckpt.backend.filters import Filter as Filter  # re-exported
 from sckpt.backend.filters import matches as match_filter
 from sckpt.backend.filters import parse_filter as parse_filter  # re-exported
 from sckpt.backend.model import (
+    TIME_UNLIMITED,
     CheckpointError,
     CheckpointKind,
     CheckpointState,
@@ -149,6 +150,34 @@ def job_elapsed(job: JobView, now: float) -> str:
     if j.state is JobState.PENDING or not j.start_time:
         return "-"
     return compact_duration(j.time_used(now))
+
+
+def job_left(job: Job, now: float) -> Text:
+    """The Left column: time until the job's limit (squeue ``%L``), ``none`` without a
+    limit, ``-`` when it has ended or Slurm gives none; in yellow under ten minutes, when
+    a checkpoint before the end is due (``0s`` in red: past it)."""
+    if job.state.is_finished or job.time_limit is None:
+        return Text("-", style="dim", justify="right")
+    left = job.time_left(now)
+    if left is None:
+        return Text("none", style="dim", justify="right")
+    style = "bold red" if left <= 0 else "yellow" if left < 600 else ""
+    return Text(compact_duration(max(0, left)), style=style, justify="right")
+
+
+def job_limit(job: Job) -> str:
+    """The Limit column: the time limit (``28h00m``), ``none`` without one, ``-`` unset."""
+    if job.time_limit is None:
+        return "-"
+    return "none" if job.time_limit == TIME_UNLIMITED else compact_duration(job.time_limit * 60)
+
+
+def job_end(job: Job, now: float) -> str:
+    """The End column: when it ended or will at its limit (squeue ``%e``), as the Start
+    column writes times; ``-`` unknown or without a limit."""
+    if not job.end_time or (job.time_limit == TIME_UNLIMITED and job.end_time > now):
+        return "-"
+    return job_start(replace(job, state=JobState.RUNNING, start_time=job.end_time), now)
 
 
 def job_start(job: Job, now: float) -> str:
@@ -318,6 +347,11 @@ JOB_COLUMN_SET: Mapping[str, Column] = {
         Column("partition", "Part", 7, 100, least=4),
         Column("state", "St", 3),
         Column("elapsed", "Elapsed", 7),
+        Column("left", "Left", 7),
+        Column("limit", "Limit", 6),
+        Column("end", "End", 11, least=5),
+        Column("priority", "Priority", 10, 110),
+        Column("qos", "QOS", 8, 110, least=4),
         Column("start", "Start", 9, least=6),
         Column("nodes", "Nodes", 12, 120, least=6),
         Column("steps", "Stp", 3, 70),
@@ -420,7 +454,7 @@ def columns_for(
 FLEX_LEAST = 13
 """What the flexible column keeps before fixed columns are narrowed: the checkpoint summary
 of the 80-column default layout (``1 in progress``)."""
-NARROW_FIRST = ("name", "tres", "user", "nodes", "partition", "start", "id", "state")
+NARROW_FIRST = ("name", "tres", "user", "nodes", "end", "qos", "partition", "start", "id", "state")
 """Fixed columns that give up width on a short line (down to ``least``), the one with the
 most to give first; on a tie, in this order."""
 
@@ -454,7 +488,7 @@ def narrowed(shown: Sequence[Column], width: int) -> list[Column]:
     return kept
 
 
-DROP_FIRST = ("steps", "elapsed", "start", "nodes", "partition")
+DROP_FIRST = ("steps", "priority", "end", "elapsed", "limit", "start", "nodes", "partition", "qos")
 """Columns left out, in this order, when narrowing is not enough for the checkpoint's."""
 
 
@@ -483,6 +517,11 @@ def job_cells(view: JobView, now: float, *, gone: bool = False) -> dict[str, Tex
         "partition": literal(j.partition),
         "state": state_text(j.state, gone=gone),
         "elapsed": Text(job_elapsed(view, now), justify="right"),
+        "left": job_left(j, now),
+        "limit": Text(job_limit(j), justify="right"),
+        "end": Text(job_end(j, now), justify="right"),
+        "priority": Text(str(j.priority), justify="right"),
+        "qos": literal(j.qos) if j.qos else Text("-", style="dim"),
         "start": Text(job_start(j, now), justify="right"),
         "nodes": literal(j.nodes or (j.state_reason and f"({j.state_reason})") or ""),
         "steps": Text(str(len(view.steps)), justify="right"),
@@ -532,6 +571,18 @@ def job_sort_key(view: JobView, column: str, now: float) -> tuple[object, ...]:
         value = j.state.short
     elif column == "elapsed":
         value = j.time_used(now)  # what the column shows, as squeue's -S M
+    elif column == "limit":
+        limit = j.time_limit
+        value = float("inf") if limit is None or limit == TIME_UNLIMITED else limit
+    elif column == "end":
+        value = j.end_time or float("inf")
+    elif column == "priority":
+        value = j.priority
+    elif column == "qos":
+        value = j.qos
+    elif column == "left":  # squeue -S L: the least time left first, no limit last
+        left = j.time_left(now)
+        value = float("inf") if left is None or j.state.is_finished else left
     elif column == "start":  # squeue -S S: no estimate last
         value = j.start_time or float("inf")
     elif column == "tres":

@@ -85,20 +85,20 @@ def foreseen_refusal(
     if view is None or op.kind != "checkpoint":
         return None
     job = view.job
+    shown = target.whole_job if operation == "restart" else target
     try:
-        if operation == "restart":
-            if job.state in (JobState.RUNNING, JobState.SUSPENDED):
-                rules.check_restart(target.whole_job, job)
-            return None
+        # Whose job it is first, as the controller checks (check 2 before the job's state):
+        # another user's running job is "not yours", not "still running".
         if acting_user not in ("root", job.user) and not (
-            rules.is_job_level(target) and acting_user == "slurm"
+            rules.is_job_level(shown) and acting_user == "slurm"
         ):
             raise AccessDenied(
                 hint=f"job {job.job_id} belongs to {job.user}; only its owner or root may "
                 "checkpoint it"
             )
+        if operation == "restart" and job.state in (JobState.RUNNING, JobState.SUSPENDED):
+            rules.check_restart(shown, job)
     except SlurmError as refused:
-        shown = target.whole_job if operation == "restart" else target
         return refusal_message(operation, shown, refused)[1]
     return None
 

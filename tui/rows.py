@@ -36,7 +36,7 @@ from .console_text import Filter, job_cells, job_sort_key, matches, step_cells
 from .outcomes import Shown
 from .refresh import JobKey, job_key
 
-TIME_SORTED = frozenset({"elapsed"})
+TIME_SORTED = frozenset({"elapsed", "left"})
 """Columns whose order changes with the clock alone (a running job's elapsed time grows
 past a finished one's): sorted by them, every changed refresh re-sorts (a reset)."""
 

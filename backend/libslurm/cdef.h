@@ -101,12 +101,13 @@ typedef struct {
 	uint32_t array_job_id;
 	uint32_t array_task_id;
 	uint32_t array_max_tasks;
-	uint32_t reserved;
+	uint32_t time_limit;
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
 	int64_t suspend_time;
 	int64_t pre_sus_time;
+	uint64_t pn_min_memory;
 } sckpt_job_nums_t;
 size_t sckpt_jobs_strings_size(void *handle);
 size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, char *buf,

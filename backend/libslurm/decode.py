@@ -13,13 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ShimUnavailable
-from ..model import Job, JobRecord, JobState, Step, StepId
+from ..model import TIME_UNLIMITED, Job, JobRecord, JobState, Step, StepId
 from ..slurm_api import AccountingConfig, ControllerConfig
 from .runtime import Runtime
 
-JOB_NUMS = struct.Struct("=14I5q")
+JOB_NUMS = struct.Struct("=14I5qQ")
 """Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's by :func:`require_layout`)."""
-JOB_STRINGS = 13
+JOB_STRINGS = 15
 """Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
 JOB_REQUEUE_FLAG = 0x400
 """JOB_REQUEUE, the state flag of a record ended by a requeue (sacct: REQUEUED)."""
@@ -57,6 +57,12 @@ _JOB_ORDER = (
     "sched_nodes",
     "suspend_time",
     "pre_sus_time",
+    "time_limit",
+    "priority",
+    "qos",
+    "dependency",
+    "min_memory",
+    "memory_per_cpu",
 )
 
 
@@ -64,6 +70,19 @@ def require_layout(ffi: Any) -> None:
     """Refuse a shim whose job record is not the layout :data:`JOB_NUMS` unpacks."""
     if ffi.sizeof("sckpt_job_nums_t") != JOB_NUMS.size:
         raise ShimUnavailable("the shim's job record layout is not the one sckpt expects")
+
+
+def _time_limit(minutes: int, no_val: int) -> int | None:
+    """libslurm's time limit: minutes, INFINITE (UNLIMITED) or NO_VAL (not set)."""
+    if minutes == INFINITE:
+        return TIME_UNLIMITED
+    return None if minutes == no_val else minutes
+
+
+INFINITE = 0xFFFFFFFF
+"""Slurm's INFINITE for a 32-bit field."""
+MEM_PER_CPU = 0x8000000000000000
+"""The flag of ``pn_min_memory`` that makes it memory per CPU rather than per node."""
 
 
 def _job_factory() -> Callable[..., Job]:
@@ -169,6 +188,12 @@ class JobDecoder:
                     texts[12],
                     raw[17],
                     raw[18],
+                    _time_limit(raw[12], no_val),
+                    prio,
+                    texts[13],
+                    texts[14],
+                    raw[19] & ~MEM_PER_CPU,
+                    bool(raw[19] & MEM_PER_CPU),
                 )
             memo[key] = job
             out.append(job)

@@ -41,15 +41,16 @@ typedef struct {
 	uint32_t array_job_id;
 	uint32_t array_task_id;
 	uint32_t array_max_tasks;
-	uint32_t reserved;
+	uint32_t time_limit;
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
 	int64_t suspend_time;
 	int64_t pre_sus_time;
+	uint64_t pn_min_memory;
 } sckpt_job_nums_t;
 
-#define SCKPT_JOB_STRINGS 13
+#define SCKPT_JOB_STRINGS 15
 
 static size_t sckpt_jobs_strings_size(void *handle)
 {
@@ -71,7 +72,9 @@ static size_t sckpt_jobs_strings_size(void *handle)
 			+ (j->tres_req_str ? strlen(j->tres_req_str) : 0)
 			+ (j->tres_per_node ? strlen(j->tres_per_node) : 0)
 			+ (j->tres_alloc_str ? strlen(j->tres_alloc_str) : 0)
-			+ (j->sched_nodes ? strlen(j->sched_nodes) : 0) + SCKPT_JOB_STRINGS;
+			+ (j->sched_nodes ? strlen(j->sched_nodes) : 0)
+			+ (j->qos ? strlen(j->qos) : 0)
+			+ (j->dependency ? strlen(j->dependency) : 0) + SCKPT_JOB_STRINGS;
 	}
 	return total;
 }
@@ -115,12 +118,13 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->array_job_id = j->array_job_id;
 		r->array_task_id = j->array_task_id;
 		r->array_max_tasks = j->array_max_tasks;
-		r->reserved = 0;
+		r->time_limit = j->time_limit;
 		r->submit_time = (int64_t) j->submit_time;
 		r->start_time = (int64_t) j->start_time;
 		r->end_time = (int64_t) j->end_time;
 		r->suspend_time = (int64_t) j->suspend_time;
 		r->pre_sus_time = (int64_t) j->pre_sus_time;
+		r->pn_min_memory = j->pn_min_memory;
 		p = sckpt_put(p, j->name);
 		p = sckpt_put(p, j->partition);
 		p = sckpt_put(p, sckpt_job_reason_string(j->state_reason));
@@ -134,6 +138,8 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		p = sckpt_put(p, j->tres_per_node);
 		p = sckpt_put(p, j->tres_alloc_str);
 		p = sckpt_put(p, j->sched_nodes);
+		p = sckpt_put(p, j->qos);
+		p = sckpt_put(p, j->dependency);
 	}
 	return (size_t) (p - buf);
 }

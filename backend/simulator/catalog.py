@@ -160,6 +160,13 @@ def tres(partition: str, n_nodes: int, cpus: int) -> str:
     return f"{text},gres/gpu={gpus}" if gpus else text
 
 
+@functools.cache
+def node_memory_mb(partition: str) -> int:
+    """The memory a simulated job asks per node (``--mem``), in MB: the node's, as TRES."""
+    memory = NODE_MEMORY.get(partition, "250G")
+    return int(memory[:-1]) * {"M": 1, "G": 1024, "T": 1024 * 1024}[memory[-1]]
+
+
 def gres(partition: str) -> str:
     """``--gres`` of a simulated job, as 22.05's squeue ``-O tres-per-node`` writes it."""
     gpus = NODE_GPUS.get(partition, 0)

@@ -20,6 +20,7 @@ from ..errors import (
 )
 from ..model import JobState, StepId, compress_task_ids, expand_task_ranges
 from ..rules import Caller
+from .population import priority_of
 from .records import REQUEUE_BEGIN_DELAY, JobRec
 from .views import Views
 
@@ -82,9 +83,9 @@ class JobControl(Views):
             reason = "JobHeldAdmin" if operator else "JobHeldUser"
             if rec.job.state is JobState.PENDING:
                 rec.token += 1  # the start it was waiting for is off
-                rec.job = replace(rec.job, held=True, state_reason=reason)
+                rec.job = replace(rec.job, held=True, state_reason=reason, priority=0)
             else:
-                rec.job = replace(rec.job, held=True)
+                rec.job = replace(rec.job, held=True, priority=0)
             self._dirty.add(job_id)
             self._version += 1
 
@@ -112,6 +113,7 @@ class JobControl(Views):
                 start_time=0,
                 end_time=0,
                 held=hold,
+                priority=0 if hold else priority_of(job_id),
                 restart_count=rec.job.restart_count + 1,
             )
             rec.begin_at = now + REQUEUE_BEGIN_DELAY
@@ -152,12 +154,14 @@ class JobControl(Views):
             if not operator and rec.job.state_reason == "JobHeldAdmin":
                 raise AccessDenied()
             if rec.job.state is not JobState.PENDING:
-                rec.job = replace(rec.job, held=False)
+                rec.job = replace(rec.job, held=False, priority=priority_of(job_id))
                 self._dirty.add(job_id)
                 self._version += 1
                 return
             reason = "BeginTime" if rec.begin_at > self._now else "Priority"
-            rec.job = replace(rec.job, held=False, state_reason=reason)
+            rec.job = replace(
+                rec.job, held=False, state_reason=reason, priority=priority_of(job_id)
+            )
             self._reschedule(rec)
 
     def set_begin_time(self, caller: Caller, job_id: int, when: int) -> None:

@@ -10,6 +10,7 @@ cut into choices (``catalog.Bits``), and positional dataclass calls.
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import replace
 
@@ -36,6 +37,7 @@ from .catalog import (
     STATE_WEIGHTS,
     Bits,
     gres,
+    node_memory_mb,
     tres,
 )
 from .records import JobRec, StepRec, with_allocation
@@ -132,6 +134,10 @@ class Population(ClusterState):
                 tres_req=tres(partition, placed[1], cpus),
                 tres_per_node=gres(partition),
                 tres_alloc=tres(partition, placed[1], cpus),
+                time_limit=limit_minutes(duration),
+                priority=priority_of(job_id),
+                qos="normal",
+                min_memory=node_memory_mb(partition),
             )
             if state is JobState.SUSPENDED:
                 job = _suspended(job, int(now))
@@ -158,6 +164,10 @@ class Population(ClusterState):
             num_cpus=32 if kind == "gpu" else 64,
             tres_req=tres(partition, 1, 32 if kind == "gpu" else 64),
             tres_per_node=gres(partition),
+            time_limit=limit_minutes(duration),
+            priority=0 if held else priority_of(job_id),
+            qos="normal",
+            min_memory=node_memory_mb(partition),
         )
         rec = JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
@@ -328,6 +338,10 @@ class Population(ClusterState):
                 batch=batch,
                 held=held,
                 state_reason="JobHeldUser" if held else "Priority",
+                time_limit=limit_minutes(duration),
+                priority=0 if held else priority_of(job_id),
+                qos="normal",
+                min_memory=node_memory_mb(partition),
             )
             rec = JobRec(job, 0, duration, False, n_steps)
             self._jobs[job_id] = rec
@@ -430,3 +444,24 @@ def _suspended(job: Job, now: int) -> Job:
     (Derived from the times, not drawn, so the demo's other content stays as it was.)"""
     at = job.start_time + (now - job.start_time) * 2 // 3
     return replace(job, suspend_time=at, pre_sus_time=at - job.start_time)
+
+
+@functools.cache
+def _limit_of_hours(hours: int) -> int:
+    return hours * 60  # one int object per limit for 100,000 jobs, not one each
+
+
+def limit_minutes(duration: int) -> int:
+    """A simulated job's time limit: its run time rounded up to whole hours, as sbatch
+    ``--time`` is usually given (the job ends before it; squeue's TIME_LEFT stays positive)."""
+    return _limit_of_hours(-(-duration // 3600))
+
+
+def priority_of(job_id: int) -> int:
+    """A simulated job's priority as priority/basic gives it: the older the job, the
+    higher (0 is held)."""
+    return PRIORITY_TOP - job_id % 100_000
+
+
+PRIORITY_TOP = 4_294_901_760
+"""priority/basic's first priority (it counts down from there, one per job)."""

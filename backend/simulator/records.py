@@ -194,6 +194,12 @@ def with_allocation(
         job.tres_per_node,
         tres(job.partition, n_nodes, cpus) if state is not JobState.PENDING else "",
         "",
+        time_limit=job.time_limit,
+        priority=job.priority,
+        qos=job.qos,
+        dependency=job.dependency,
+        min_memory=job.min_memory,
+        memory_per_cpu=job.memory_per_cpu,
     )
 
 
@@ -201,7 +207,8 @@ _JOB_ORDER = (
     "job_id name user uid partition state state_reason nodes num_nodes num_cpus num_tasks "
     "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
     "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node "
-    "tres_alloc sched_nodes suspend_time pre_sus_time"
+    "tres_alloc sched_nodes suspend_time pre_sus_time time_limit priority qos dependency "
+    "min_memory memory_per_cpu"
 )
 
 _STEP_ORDER = (

@@ -230,3 +230,13 @@ def test_a_checkpoint_of_an_array_names_its_pending_record_and_leaves_it(
     refused = cli_env.run("--as-user", "bob", "create", str(held))
     assert refused.code == 1
     assert refused.err.startswith(f"sckpt: create {held}_[1-50%2]: ESLURM_JOB_PENDING (2024)")
+
+
+def test_the_steps_an_answer_names_are_the_tasks(
+    cli_env: CliEnv, cluster: SimulatedCluster, arrays: dict[str, int]
+) -> None:
+    """``--json``'s per_step named an array task's steps by their record's id (10.0)."""
+    run = arrays["run"]
+    document = json.loads(cli_env.run("--as-user", "alice", "--json", "create", f"{run}_2").out)
+    steps = [s["step"] for s in document["results"][0]["per_step"]]
+    assert steps and all(step.startswith(f"{run}_2.") for step in steps), steps

@@ -11,6 +11,7 @@ import json
 import pytest
 from sckpt.backend.model import JobState
 from sckpt.backend.simulator import SimulatedCluster
+from sckpt.cli.squeue_format import squeue_time
 
 from .conftest import CliEnv
 
@@ -123,7 +124,7 @@ def test_step_format_letters(cli_env: CliEnv, cluster: SimulatedCluster) -> None
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["-o", "%i %Q"], "unknown or unsupported format field %Q"),
+        (["-o", "%i %y"], "unknown or unsupported format field %y"),
         (["-o", "%-5j"], "format field %- (squeue has no '-'"),
         (["-o", "plain"], "has no field"),
         (["-o", "%all"], "%all is not supported"),
@@ -204,3 +205,86 @@ def test_demo_suspended_jobs_have_one_time(cli_env: CliEnv) -> None:
     times = {line.split()[0]: line.split()[5] for line in table.lines[1:]}
     letters = cli_env.run("--demo", "ls", "-h", "-t", "S", "-o", "%i %M")
     assert dict(line.split() for line in letters.lines) == times
+
+
+def test_iterate_lists_again_under_the_date_until_interrupted(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """``ls -i SECONDS`` as squeue --iterate: the date (ctime), the listing, again."""
+    from sckpt.cli.runtime import WaitTiming
+
+    run, _pend = _two(cluster)
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) == 2:
+            raise KeyboardInterrupt
+        cluster.control.advance(seconds)
+
+    cli_env.inject["wait"] = WaitTiming(sleep=sleep)
+    result = cli_env.run("ls", "-i", "5", "-h", "-j", str(run), "-o", "%i %M")
+    assert result.code == 130 and slept == [5, 5]
+    dates, listings = result.lines[0::2], result.lines[1::2]
+    assert len(dates) == 2 and all(len(d.split()) == 5 for d in dates)  # Fri Nov 27 ... 2026
+    assert listings == [f"{run} 0:00", f"{run} 0:05"]
+    refused = cli_env.run("ls", "-i", "0")
+    assert refused.code == 2 and "-i/--iterate" in refused.err
+
+
+def test_time_limit_time_left_and_end_time_as_squeue(
+    cli_env: CliEnv, cluster: SimulatedCluster
+) -> None:
+    """``%l %L %e`` (``-O TimeLimit,TimeLeft,EndTime``): what an operator reads before
+    vacating anything.  The real-cluster module compares them with squeue's bytes."""
+    job = cluster.control.submit("alice", name="md", n_steps=1, duration=5400).job_id
+    cluster.control.advance(600)
+    record = cluster.job(job)
+    assert record.time_limit == 120  # the simulator's --time: whole hours
+    end = squeue_time(record.end_time)
+    letters = cli_env.run("ls", "-h", "-j", str(job), "-o", "%l|%L|%e")
+    assert letters.out == f"2:00:00|1:50:00|{end}\n"
+    names = cli_env.run("ls", "-j", str(job), "-O", "TimeLimit:11,TimeLeft:11,EndTime")
+    assert names.lines[0].split() == ["TIME_LIMIT", "TIME_LEFT", "END_TIME"]
+    assert names.lines[1].split() == ["2:00:00", "1:50:00", end]
+    pending = cluster.control.submit("bob", name="q", state=JobState.PENDING).job_id
+    assert cli_env.run("ls", "-h", "-j", str(pending), "-o", "%L %e").out == "1:00:00 N/A\n"
+    ordered = cli_env.run("ls", "-h", "-S", "L", "-o", "%i")
+    assert ordered.lines == [str(pending), str(job)]  # an hour left before 1:50:00
+
+
+def test_priority_qos_and_dependency_as_squeue(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    """``%Q %q %E`` (``-O PriorityLong,QOS,Dependency``); a held job's priority is 0."""
+    run, pend = _two(cluster)
+    shown = cli_env.run("ls", "-h", "-S", "i", "-o", "%i|%Q|%q|%E")
+    rows = [line.split("|") for line in shown.lines]
+    assert [r[0] for r in rows] == [str(run), str(pend)]
+    assert all(int(r[1]) > 0 and r[2] == "normal" and r[3] == "(null)" for r in rows), rows
+    assert cli_env.run("--as-user", "bob", "hold", str(pend)).code == 0
+    held = cli_env.run("ls", "-h", "-j", str(pend), "-O", "PriorityLong:4,QOS:7,Dependency")
+    assert held.out.split() == ["0", "normal", "(null)"]
+
+
+def test_min_memory_as_squeue_converts_it() -> None:
+    """``%m``: squeue's convert_num_unit with CONVERT_NUM_UNIT_EXACT on MB (1024ths while
+    nothing is lost, half values kept)."""
+    from sckpt.cli.squeue_format import memory_text
+
+    assert [memory_text(mb) for mb in (0, 512, 1000, 1024, 2560, 4000, 8192, 2 << 20)] == [
+        "0",
+        "512M",
+        "1000M",
+        "1G",
+        "2.50G",
+        "4000M",
+        "8G",
+        "2T",
+    ]
+
+
+def test_min_memory_field(cli_env: CliEnv, cluster: SimulatedCluster) -> None:
+    run, _pend = _two(cluster)
+    shown = cli_env.run("ls", "-j", str(run), "-o", "%.10m", "-O", "MinMemory")
+    assert shown.code == 2  # -o and -O together, as before
+    letters = cli_env.run("ls", "-j", str(run), "-o", "%.10m")
+    assert letters.lines == ["MIN_MEMORY", "      250G"]

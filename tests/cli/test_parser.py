@@ -166,6 +166,8 @@ def test_bash_completion_is_valid_and_completes_commands_and_options(
         + '\nCOMP_WORDS=(sckpt ls --st); COMP_CWORD=2; _shtab_sckpt; echo "${COMPREPLY[*]}"'
         + "\nCOMP_WORDS=(sckpt completion ''); COMP_CWORD=2; _shtab_sckpt;"
         + ' echo "${COMPREPLY[*]}"'
+        + '\nCOMP_WORDS=(sckpt ls -t P); COMP_CWORD=3; _shtab_sckpt; echo "${COMPREPLY[*]}"'
+        + '\nCOMP_WORDS=(sckpt ls --ckpt in); COMP_CWORD=3; _shtab_sckpt; echo "${COMPREPLY[*]}"'
     )
     answer = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
     lines = answer.stdout.splitlines()
@@ -173,6 +175,9 @@ def test_bash_completion_is_valid_and_completes_commands_and_options(
     assert lines[1].split() == ["--max-wait"]
     assert set(lines[2].split()) == {"--start", "--state", "--steps"}  # squeue's three
     assert set(lines[3].split()) == {"bash", "zsh"}
+    # the values of -t and --ckpt (an operator reached for them)
+    assert set(lines[4].split()) == {"PD", "PR", "PENDING", "PREEMPTED"}
+    assert lines[5].split() == ["in_progress"]
 
 
 def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str]) -> None:
@@ -192,7 +197,8 @@ def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str])
             "-f",
             "-c",
             'autoload -U compinit && compinit -u -D && eval "$1" '
-            "&& print ${+functions[_shtab_sckpt]}",
+            "&& print ${+functions[_shtab_sckpt]}${+functions[_sckpt_states]}"
+            "${+functions[_sckpt_ckpt_words]}",
             "zsh",
             script,
         ],
@@ -200,7 +206,7 @@ def test_zsh_completion_defines_the_function(capsys: pytest.CaptureFixture[str])
         text=True,
     )
     assert checked.returncode == 0, checked.stderr
-    assert checked.stdout.strip() == "1"
+    assert checked.stdout.strip() == "111"  # the completion and the two value functions
 
 
 def test_run_hands_every_word_after_it_to_the_wrapper() -> None:

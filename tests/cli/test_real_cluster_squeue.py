@@ -78,6 +78,9 @@ CASES = [
     ["-O", "JobID,UserName,State,StateCompact,TimeUsed,NumNodes,NumCPUs,NumTasks", "-S", "i"],
     ["-O", "ReasonList,NodeList,Name,Partition,UserID,SubmitTime,StartTime,Comment", "-S", "i"],
     ["-O", "WorkDir,ReqNodes,Reason,RestartCnt,BatchFlag,Account", "-S", "i"],
+    # issue 34: the time and scheduling fields an operator reads before vacating
+    ["-o", "%i|%.10l|%.10L|%e|%Q|%q|%E|%m", "-S", "i"],
+    ["-O", "JobID,TimeLimit,TimeLeft,EndTime,PriorityLong,QOS,Dependency,MinMemory", "-S", "i"],
     ["-O", "jobid:5,username:.12|,state:,name:.3x,jobid:abc", "-S", "-t,-i"],
     ["-o", "%i %j", "-S", "i", "-n", "sq-held,sq-run"],  # jobs only: with -s, 22.05 ignores -n
     ["-o", "%i %a", "-S", "i", "-A", "SQ-A,sq-b"],

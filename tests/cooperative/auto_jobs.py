@@ -105,7 +105,13 @@ class Job:
 
 
 def _script(
-    variant: str, run_args: str, limit: int, term_after: float, slow: float, slow_from: int
+    variant: str,
+    run_args: str,
+    limit: int,
+    term_after: float,
+    slow: float,
+    slow_from: int,
+    mib: int,
 ) -> str:
     how = ""
     if variant == "signal":
@@ -113,11 +119,9 @@ def _script(
             f"/usr/bin/python3 {EXAMPLE} --log $PWD/count.log --interval {PAUSE} "
             f"--limit {limit} --term-after {term_after} --slow {slow} --slow-from {slow_from}"
         )
-    elif variant == "uncaught":  # catches no signal, and not run --transparent
-        program = f"/usr/bin/python3 {PLAIN_COUNTER} $PWD/count.log 0 {limit} {PAUSE}"
-    else:
-        program = f"/usr/bin/python3 {PLAIN_COUNTER} $PWD/count.log 0 {limit} {PAUSE}"
-        how = "--transparent"
+    else:  # transparent, or uncaught: catches no signal, and not run --transparent
+        program = f"/usr/bin/python3 {PLAIN_COUNTER} $PWD/count.log {mib} {limit} {PAUSE}"
+        how = "--transparent" if variant == "transparent" else ""
     return (
         "#!/bin/bash\n"
         'echo "run ${SLURM_RESTART_COUNT:-0} $(date +%s)"\n'
@@ -134,6 +138,7 @@ def submit_jobs(
     term_after: float = 0.0,
     slow: float = 0.0,
     slow_from: int = 2,
+    mib: int = 0,
     variants: tuple[str, ...] = VARIANTS,
 ) -> dict[str, Job]:
     """One job per variant in ``top/<variant>``, all submitted before any is waited for."""
@@ -142,7 +147,8 @@ def submit_jobs(
         work = top / variant
         work.mkdir()
         subprocess.run(["chown", f"{ALICE}:{ALICE}", str(work)], check=True)
-        (work / "job.sh").write_text(_script(variant, run_args, limit, term_after, slow, slow_from))
+        script = _script(variant, run_args, limit, term_after, slow, slow_from, mib)
+        (work / "job.sh").write_text(script)
         (work / "job.sh").chmod(0o755)
         job = Job(cluster, work, variant)
         sub = cluster.run(

@@ -133,6 +133,46 @@ def test_a_periodic_checkpoint_cut_off_mid_write_leaves_the_last_image_good(
     assert f"counter: resumed from {count} ({task / 'g1'})" in job.output()
 
 
+def test_a_transparent_periodic_checkpoint_cut_off_mid_write_leaves_the_last_image_good(
+    jobs: Callable[..., dict[str, Job]], private_cluster: PrivateCluster
+) -> None:
+    """DMTCP writing a 300 MiB image of an interval checkpoint (about a second) is cut off
+    by ``scancel --signal=KILL --full``; a restart resumes from the newest complete
+    generation, and the count goes on from it without a gap."""
+    job = jobs("--every 10s", variants=("transparent",), mib=300)["transparent"]
+    task = job.work / f"{job.id}.cnt" / "task0"
+    job.wait(lambda: (task / "g1").is_dir(), timeout=60)
+
+    def writing() -> bool:
+        return any((task / "dmtcp").glob("*.temp"))
+
+    wait_for(writing, timeout=60, interval=0.02)  # the next interval's image, half written
+    complete = sorted(p.name for p in task.glob("g[0-9]*") if not p.name.endswith(".partial"))
+    private_cluster.run("scancel", "--signal=KILL", "--full", str(job.id))
+    job.wait(lambda: job.field("JobState") in ("CANCELLED", "FAILED"), timeout=60)
+    newest = max(complete, key=lambda g: int(g[1:]))
+    restart = subprocess.run(
+        [str(SCKPT), "restart", str(job.id), "--wait"],
+        env=private_cluster.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/tmp",
+    )
+    assert restart.returncode == 0, (restart.stdout, restart.stderr)
+    job.wait(lambda: job.running(restart_count=1), timeout=120)
+    rec = job.record()
+    assert rec is not None
+    assert rec.tasks["0"].start_note.startswith(f"resumed from generation {newest[1:]} "), (
+        complete,
+        rec.tasks["0"].start_note,
+    )
+    before = len(job.counted())
+    wait_for(lambda: len(job.counted()) > before + 50, timeout=60)
+    values = job.counted()
+    assert values == list(range(1, len(values) + 1)), "a count lost or repeated"
+
+
 def test_a_disabled_step_waits_and_a_program_that_would_die_is_never_sent_the_signal(
     jobs: Callable[..., dict[str, Job]], private_cluster: PrivateCluster
 ) -> None:

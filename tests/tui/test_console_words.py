@@ -89,3 +89,18 @@ def test_the_toast_of_a_checkpoint_the_engine_waited_for_says_completed() -> Non
     assert reports.requested("create", Answer(StepId(7, 0), waited)) == (
         "create 7.0: completed after 2.0s"
     )
+
+
+def test_a_foreseen_refusal_names_whose_job_before_its_state() -> None:
+    """Another user's running job: r is refused for not being theirs (ESLURM_ACCESS_DENIED),
+    as the controller checks ownership first, not as "still running"."""
+    from sckpt.backend.model import Job, JobState, JobView, StepId
+    from sckpt.tui import reports
+
+    job = Job(42, "md", "alice", 1001, "batch", JobState.RUNNING, start_time=1)
+    view = JobView(job, ())
+    theirs = reports.foreseen_refusal("restart", StepId(42, 0), view, "bob")
+    assert theirs is not None and "ESLURM_ACCESS_DENIED" in theirs and "restart 42 " in theirs
+    mine = reports.foreseen_refusal("restart", StepId(42, 0), view, "alice")
+    assert mine is not None and "ESLURM_JOB_NOT_FINISHED" in mine
+    assert reports.foreseen_refusal("create", StepId(42, 0), view, "root") is None

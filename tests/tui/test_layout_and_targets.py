@@ -422,3 +422,19 @@ async def test_the_60_column_footer_keeps_enable_disable_and_check(
         footer = lines(pilot)[-1]
         for key in ("e Enable", "d Disable", "x Check", "? Help", "q Quit"):
             assert key in footer, footer
+
+
+async def test_the_header_counts_the_jobs_shown_of_all(console: Callable[..., Console]) -> None:
+    """An operator looked for a job count: ``N jobs``, ``shown/total`` while filtered."""
+    c = demo(console)
+    async with run_test(c.app, size=(160, 40)) as pilot:
+        await settle(pilot)
+        con = console_of(pilot)
+        shown = con.jobs_table.row_count
+        assert f"sort id↑  {shown} jobs" in lines(pilot)[0]
+        await pilot.press("slash", *"user:alice", "enter")
+        await pilot.pause()
+        mine = con.jobs_table.row_count
+        total = len(list(c.app.jobs()))
+        assert 0 < mine < shown <= total
+        assert lines(pilot)[0].rstrip().endswith(f"filter: user:alice  {mine}/{total} jobs")

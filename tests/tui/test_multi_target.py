@@ -84,9 +84,9 @@ async def test_each_target_reports_its_own_refusal(console: Any) -> None:
         assert jobs[mine].held and not jobs[bobs].held
         said = "\n".join(notifications(c.app))
         assert "hold on 2 targets: 1 requested, 1 refused or failed" in said
-        assert f"FAIL {bobs}: hold {bobs} refused: ESLURM_ACCESS_DENIED" in said
+        assert f"FAIL {bobs}: hold {bobs} refused: ESLURM_USER_ID_MISSING" in said
         results = {x["target"]: x["result"]["name"] for x in audit_lines(c)}
-        assert results[str(bobs)] == "ESLURM_ACCESS_DENIED"
+        assert results[str(bobs)] == "ESLURM_USER_ID_MISSING"
 
 
 async def test_no_keeps_the_marks_and_escape_clears_them(console: Any) -> None:

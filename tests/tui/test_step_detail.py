@@ -159,3 +159,21 @@ async def test_the_detail_says_unknown_and_why_and_claims_no_never(
         await settle(pilot)
         last = _line(c, "Last checkpoint")
         assert last.startswith("create completed, seen "), last
+
+
+async def test_the_detail_shows_the_jobs_time_left_and_scheduling(
+    console: Callable[..., Console],
+) -> None:
+    """An operator looked for the job's record beside its steps: its time left before the
+    limit (squeue's %L), priority, QOS, reason and working directory."""
+    c = console(n_jobs=0)
+    job_id = c.cluster.control.submit(ME, name="md", state=JobState.RUNNING, duration=3600).job_id
+    c.clock.advance(1500)
+    async with c.app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        c.app.open_step(StepId(job_id, 0))
+        await settle(pilot)
+        assert _line(c, "Job time") == "ran 25m of 1h00m, 35m left"
+        job = c.cluster.job(job_id)
+        assert _line(c, "Scheduling") == f"priority {job.priority}, QOS normal"
+        assert _line(c, "Work dir") == job.work_dir

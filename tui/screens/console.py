@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from rich.text import Text
 from sckpt.backend.columns import STEP_COLUMN_KEYS, layouts
 from sckpt.backend.errors import SlurmError
-from sckpt.backend.model import CheckpointError, JobView, StepId
+from sckpt.backend.model import CheckpointError, JobView, StepId, job_step_id
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -68,6 +68,9 @@ class ConsoleScreen(TargetScreen):
         self.filter_text = ""
         self.mine_only = False
         self.show_finished = False
+        self.count_text = ""
+        """The header's job count: ``42 jobs``, or ``12/42 jobs`` while a filter (or
+        ``m``) leaves some out of the table."""
         self.sort_column = "id"
         self.sort_reverse = False
         self.steps_job: StepId | None = None
@@ -264,6 +267,18 @@ class ConsoleScreen(TargetScreen):
             self._shown_view = planned.view
             self.jobs_table.refresh_expired()
             self.refresh_steps()
+        count = self._job_count()
+        if count != self.count_text:
+            self.count_text = count
+            self.update_note()
+
+    def _job_count(self) -> str:
+        """``42 jobs`` in the table; ``12/42 jobs`` when a filter or ``m`` hides some of
+        the jobs the controller lists (squeue's total)."""
+        shown = self.jobs_table.row_count
+        if not (self.filter_text or self.mine_only):
+            return f"{shown} job{'s' if shown != 1 else ''}"
+        return f"{shown}/{len(list(self.sckpt.jobs()))} jobs"
 
     def refresh_steps(self) -> None:
         """Show the steps of the job under the cursor."""
@@ -352,7 +367,13 @@ class ConsoleScreen(TargetScreen):
             if step is not None:
                 return step
         key = self.jobs_table.selected_key
-        return rows.key_target(key) if key else None
+        if not key:
+            return None
+        target = rows.key_target(key)
+        view = self.sckpt.job(target)
+        # An array task by its name (9_1, not its record's id 10): the form's title, the
+        # confirmation and the toasts say it as squeue does.
+        return job_step_id(view.job, cluster=target.cluster) if view is not None else target
 
     # ------------------------------------------------------------------ view keys
 
@@ -368,9 +389,11 @@ class ConsoleScreen(TargetScreen):
             parts.append("+finished")
         if self.marks:
             parts.append(f"{len(self.marks)} marked")
-        # The filter last: on a short header line its end is what is cut.
+        # The filter near the end: on a short header line its end is cut, after the count.
         if self.filter_text:
             parts.append(f"filter: {self.filter_text}")
+        if self.count_text:  # after the filter: on a short line the count goes first
+            parts.append(self.count_text)
         header = self.query_one("#header", StatusHeader)
         header.note = "  ".join(parts)
         header.tick(self.sckpt.now())

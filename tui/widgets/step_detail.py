@@ -20,10 +20,12 @@ from sckpt.backend import progress
 from sckpt.backend.arguments import describe_policy
 from sckpt.backend.model import (
     RUN_BY,
+    TIME_UNLIMITED,
     AutoCheckpoints,
     CheckpointKind,
     CheckpointState,
     Interconnect,
+    Job,
     JobHistory,
     JobView,
     StepId,
@@ -36,8 +38,10 @@ from ..console_text import (
     bounded,
     checkpoint_text,
     clock_time,
+    compact_duration,
     date_time,
     error_text,
+    job_left,
     literal,
     moment,
     outcome_text,
@@ -128,6 +132,15 @@ class StepDetail(Static):
             line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
             # squeue -O tres-alloc's: what the job holds (asked for, before it started)
             line("Resources", bounded(job.tres) if job.tres else Text("(unknown)", style="dim"))
+            # What scontrol show job tells before acting: time left, scheduling, where.
+            line("Job time", _job_time(job, now))
+            sched = f"priority {job.priority}, QOS {job.qos or '(none)'}"
+            if job.state_reason:
+                sched += f", reason {job.state_reason}"
+            if job.dependency:
+                sched += f", waits on {job.dependency}"
+            line("Scheduling", bounded(sched))
+            line("Work dir", bounded(job.work_dir) if job.work_dir else Text("-", style="dim"))
         if step.start_time:
             line("Started", moment(step.start_time, now))
         line("Checkpoint", _state_text(ckpt, now))
@@ -313,6 +326,25 @@ class StepDetail(Static):
             text.append("  ")
             text.append_text(literal(r.nodes, style="dim"))
         return text
+
+
+def _job_time(job: Job, now: float) -> Text:
+    """``ran 3h55m of 28h00m, 24h04m left`` (squeue's TIME, %l and %L), the left part
+    coloured as the console's Left column."""
+    text = Text(f"ran {compact_duration(job.time_used(now))}")
+    if job.time_limit is None:
+        return text
+    if job.time_limit == TIME_UNLIMITED:
+        text.append(", no time limit")
+        return text
+    text.append(f" of {compact_duration(job.time_limit * 60)}, ")
+    if job.state.is_finished:
+        text.append("ended")
+        return text
+    left = job_left(job, now)
+    text.append_text(left)
+    text.append(" left")
+    return text
 
 
 def _unknown_reason(state: CheckpointState, owner: str) -> Text:
