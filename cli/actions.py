@@ -106,6 +106,8 @@ class Outcome:
     disabled: Disabled | JobSuspended | None = None
     error: SckptError | None = None
     progress: str | None = None
+    watched: bool = False
+    """``--wait`` watched it after the answer (its line is the watch's, not the answer's)."""
     notes: tuple[str, ...] = ()
     """What else to tell the person (on stderr, and in ``--json``): tasks that did not
     resume after a restart, how each task started (``restart --wait``)."""
@@ -156,6 +158,7 @@ def _call(
         if wait and not op.resumes:  # a restart is watched by _resume_all
             shown = WaitProgress(op.name, target, line, clock=timing.monotonic)
             outcome.progress = _wait_for_outcome(facade, target, shown, timing)
+            outcome.watched = True
             if outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
     except (Disabled, JobSuspended) as refused:
@@ -349,9 +352,9 @@ def _failure(facade: Facade, target: StepId) -> CheckpointFailed:
 
 def _engine_said_it(outcome: Outcome, value: ActionResult) -> bool:
     """Whether the engine's own answer is the last word: it waited for the checkpoint and
-    says it completed, and ``--wait`` watched nothing further.  A vacate's watch goes on
-    until the step ended (``vacate ended``), which its answer cannot say yet."""
-    return output.waited_completed(value) and outcome.progress == progress.COMPLETED
+    says it completed, and ``--wait`` did not watch on (``create completed``, ``vacate
+    ended``: the watch's line, as without an engine that waits)."""
+    return output.waited_completed(value) and not outcome.watched
 
 
 def _outcome_text(outcome: Outcome, *, prefix: bool, historical: bool) -> str | None:

@@ -50,12 +50,15 @@ class SimulatedSlurm:
         """The controller's clock (a ``ManualClock`` in tests): the engines read time here."""
         return self.cluster.clock
 
-    def _answer(self, call: Callable[[], T]) -> T:
-        """Run a controller call; a refusal comes back bare, as libslurm returns it."""
+    def _answer(self, call: Callable[[], T], *, acting: bool = False) -> T:
+        """Run a controller call; a refusal comes back bare, as libslurm returns it.
+        ``acting``: a call the binding checks with ``check(acting=True)`` (job control,
+        a step's pids), whose non-owner refusal is ``AccessDenied`` with its hint there
+        too; a checkpoint call's is Slurm's bare error (as 19.05 prints it)."""
         try:
             return call()
         except SlurmError as exc:
-            if exc.code == ESLURM_USER_ID_MISSING:  # as the binding's check(acting=True)
+            if acting and exc.code == ESLURM_USER_ID_MISSING:  # as check(acting=True)
                 raise AccessDenied(
                     exc.code, hint="you are neither the job's owner nor an operator"
                 ) from None
@@ -78,7 +81,7 @@ class SimulatedSlurm:
         return self._answer(lambda: self.cluster.job_stdio(job_id))
 
     def step_pids(self, step: StepId) -> StepProcesses:
-        return self._answer(lambda: self.cluster.step_processes(self.caller, step))
+        return self._answer(lambda: self.cluster.step_processes(self.caller, step), acting=True)
 
     def ctl_conf(self) -> ControllerConfig:
         return self.cluster.controller_config()
@@ -100,31 +103,39 @@ class SimulatedSlurm:
 
     # -- job control
     def signal_step(self, step: StepId, signal: int) -> None:
-        self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=False))
+        self._answer(
+            lambda: self.cluster.signal_step(self.caller, step, signal, end=False), acting=True
+        )
 
     def kill_step(self, step: StepId, signal: int = 9) -> None:
-        self._answer(lambda: self.cluster.signal_step(self.caller, step, signal, end=True))
+        self._answer(
+            lambda: self.cluster.signal_step(self.caller, step, signal, end=True), acting=True
+        )
 
     def kill_job(self, job_id: int, signal: int = 9) -> None:
-        self._answer(lambda: self.cluster.kill_job(self.caller, job_id, signal))
+        self._answer(lambda: self.cluster.kill_job(self.caller, job_id, signal), acting=True)
 
     def requeue(self, job_id: int, hold: bool = False) -> None:
-        self._answer(lambda: self.cluster.requeue_job(self.caller, job_id, hold))
+        self._answer(lambda: self.cluster.requeue_job(self.caller, job_id, hold), acting=True)
 
     def hold(self, job_id: int) -> None:
-        self._answer(lambda: self.cluster.hold_job(self.caller, job_id))
+        self._answer(lambda: self.cluster.hold_job(self.caller, job_id), acting=True)
 
     def release(self, job_id: int) -> None:
-        self._answer(lambda: self.cluster.release(self.caller, job_id))
+        self._answer(lambda: self.cluster.release(self.caller, job_id), acting=True)
 
     def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
-        self._answer(lambda: self.cluster.hold_task(self.caller, array_job_id, task, hold))
+        self._answer(
+            lambda: self.cluster.hold_task(self.caller, array_job_id, task, hold), acting=True
+        )
 
     def set_required_nodes(self, job_id: int, nodelist: str) -> None:
-        self._answer(lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist))
+        self._answer(
+            lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist), acting=True
+        )
 
     def set_begin_time(self, job_id: int, when: int = 0) -> None:
-        self._answer(lambda: self.cluster.set_begin_time(self.caller, job_id, when))
+        self._answer(lambda: self.cluster.set_begin_time(self.caller, job_id, when), acting=True)
 
     # -- the checkpoint API
     def ckpt_able(self, step: StepId) -> int:
