@@ -57,6 +57,18 @@ def chain(private_cluster: PrivateCluster, dmtcp_install: object) -> Iterator[di
         shutil.rmtree(top, ignore_errors=True)
 
 
+def _sckpt(cluster: PrivateCluster, *words: str) -> subprocess.CompletedProcess[str]:
+    """The ``sckpt`` command as root on the module's cluster, as an operator types it."""
+    return subprocess.run(
+        [str(SCKPT), *words],
+        env=cluster.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/tmp",
+    )
+
+
 def _exact(job: Job, limit: int) -> None:
     values = job.counted()
     assert values == list(range(1, limit + 1)), (
@@ -119,14 +131,7 @@ def test_a_periodic_checkpoint_cut_off_mid_write_leaves_the_last_image_good(
     job.wait(lambda: job.field("JobState") in ("CANCELLED", "FAILED"), timeout=60)
     assert (task / "g1" / "state").read_bytes() == first
     assert not (task / "g2").exists()
-    restart = subprocess.run(
-        [str(SCKPT), "restart", str(job.id), "--wait"],
-        env=private_cluster.env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd="/tmp",
-    )
+    restart = _sckpt(private_cluster, "restart", str(job.id), "--wait")
     assert restart.returncode == 0, (restart.stdout, restart.stderr)
     job.wait(lambda: job.running(restart_count=1), timeout=120)
     count = first.split()[0].decode()
@@ -151,14 +156,7 @@ def test_a_transparent_periodic_checkpoint_cut_off_mid_write_leaves_the_last_ima
     private_cluster.run("scancel", "--signal=KILL", "--full", str(job.id))
     job.wait(lambda: job.field("JobState") in ("CANCELLED", "FAILED"), timeout=60)
     newest = max(complete, key=lambda g: int(g[1:]))
-    restart = subprocess.run(
-        [str(SCKPT), "restart", str(job.id), "--wait"],
-        env=private_cluster.env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd="/tmp",
-    )
+    restart = _sckpt(private_cluster, "restart", str(job.id), "--wait")
     assert restart.returncode == 0, (restart.stdout, restart.stderr)
     job.wait(lambda: job.running(restart_count=1), timeout=120)
     rec = job.record()
@@ -180,12 +178,9 @@ def test_a_disabled_step_waits_and_a_program_that_would_die_is_never_sent_the_si
     The same policy on a program that does not catch SIGUSR1: never signalled, it runs on."""
     started = jobs("--every 10s", variants=("signal", "uncaught"))
     job, plain = started["signal"], started["uncaught"]
-    env = private_cluster.env()
 
     def sckpt(*words: str) -> None:
-        done = subprocess.run(
-            [str(SCKPT), *words], env=env, capture_output=True, text=True, timeout=60, cwd="/tmp"
-        )
+        done = _sckpt(private_cluster, *words)
         assert done.returncode == 0, (done.stdout, done.stderr)
 
     sckpt("disable", f"{job.id}.0")  # the first interval is due 10 s after start
@@ -209,14 +204,11 @@ def test_a_second_create_while_the_program_still_writes_the_first_is_refused(
     ``create`` then is EALREADY naming when the first was asked for, never a new
     generation under the program's feet; the first image completes intact."""
     job = jobs("", variants=("signal",), slow=8.0, slow_from=1)["signal"]
-    env = private_cluster.env()
     # past sckpt run's --grace (2 s): a request before it waits for it, and would expire
     wait_for(lambda: time.time() >= job.started() + 4, timeout=30)
 
     def sckpt(*words: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(SCKPT), *words], env=env, capture_output=True, text=True, timeout=60, cwd="/tmp"
-        )
+        return _sckpt(private_cluster, *words)
 
     first = sckpt("create", f"{job.id}.0", "--max-wait", "1")
     assert first.returncode == 1 and "ETIME" in first.stderr, (first.stdout, first.stderr)
