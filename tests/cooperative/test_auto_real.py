@@ -242,6 +242,7 @@ def test_a_before_end_as_long_as_the_limit_is_refused_before_the_program_starts(
     assert not job.log.exists()
 
 
+@pytest.mark.timeout(1500)  # it waits out the rest of the chain's Slurm clocks (900 s at most)
 def test_a_time_limit_chain_runs_past_the_limit_to_the_exact_result(
     chain: dict[str, Job],
 ) -> None:
