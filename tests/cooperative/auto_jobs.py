@@ -101,7 +101,18 @@ class Job:
             history = "\n".join(map(str, rec.history[-15:])) if rec is not None else "-"
             raise AssertionError(
                 f"{self.variant}: {exc}\n{self.show()}\n{history}\n{self.output()[-3000:]}"
+                f"\nslurmctld on job {self.id}:\n{self.controller_said()}"
             ) from None
+
+    def controller_said(self) -> str:
+        """The controller log's lines about this job (who ended or signalled it, and why):
+        what a failed wait needs once the job has left ``scontrol show job``."""
+        try:
+            text = (self.cluster.directory / "log" / "slurmctld.log").read_text(errors="replace")
+        except OSError as exc:
+            return f"(no controller log: {exc.strerror})"
+        mark = re.compile(rf"\bJ(?:ob)?Id={self.id}\b")
+        return "\n".join([line for line in text.splitlines() if mark.search(line)][-40:])
 
 
 def _script(

@@ -250,8 +250,15 @@ def test_a_time_limit_chain_runs_past_the_limit_to_the_exact_result(
     resuming from the image taken before the previous one's end, requeued by the wrapper
     with its begin time brought close (Slurm's would be two minutes).  Submitted when the
     module started (``chain``); the module's other tests ran meanwhile."""
+    final = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
     for job in chain.values():
-        job.wait(lambda job=job: job.field("JobState") == "COMPLETED", timeout=900)
+        # Any end, so that a chain broken early fails now, with the controller's account.
+        job.wait(lambda job=job: job.field("JobState") in final, timeout=900)
+        if job.field("JobState") != "COMPLETED":
+            raise AssertionError(
+                f"{job.variant}: the chain ended {job.field('JobState')}\n{job.show()}\n"
+                f"{job.output()[-3000:]}\nslurmctld on job {job.id}:\n{job.controller_said()}"
+            )
     for job in chain.values():
         _exact(job, CHAIN_LIMIT)
         restarts = int(job.field("Restarts"))
