@@ -136,13 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--transparent",
         action="store_true",
-        help="checkpoint PROGRAM without its cooperation, under DMTCP "
-        "(backend/checkpointing/transparent.py): it need not catch any signal",
+        help="checkpoint PROGRAM without its cooperation, under DMTCP: it need not catch "
+        "any signal (the project's README, 'Checkpoint any program')",
     )
     parser.add_argument(
         "--gzip",
         action="store_true",
-        help="with --transparent: compress the images (DMTCP's gzip; slower, see bench/README)",
+        help="with --transparent: compress the images (smaller, but slower to write)",
     )
     parser.add_argument(
         "--every",
