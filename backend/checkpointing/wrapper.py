@@ -154,7 +154,11 @@ class Wrapper:
     ) -> None:
         step_id = step_from_env()
         if step_id is None:
-            raise UsageError("sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set)")
+            raise UsageError(
+                "sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set): "
+                "start it as a job step, srun sckpt run -- PROGRAM, or in an sbatch script"
+            )
+        check_program(program[0])
         self.step_id = step_id
         self.procid = int(os.environ.get("SLURM_PROCID", "0") or 0)
         self.restart_count = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
@@ -741,6 +745,23 @@ def _unblock_all() -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
+def check_program(name: str) -> None:
+    """Refuse a program ``exec`` cannot start before anything is registered or started.
+
+    It looks where ``execvp`` looks (``PATH`` when the name has no slash), so the line is the
+    one the failed start would give, with ``--transparent`` (where DMTCP would only fail
+    later, exit 99, leaving an image directory behind) as without it.
+    """
+    paths = [Path(name)] if "/" in name else [Path(d or ".") / name for d in os.get_exec_path()]
+    why = errno.ENOENT
+    for path in paths:
+        if path.is_file() and os.access(path, os.X_OK):
+            return
+        if path.exists():
+            why = errno.EACCES  # execve's answer for a file without x, or a directory
+    raise UsageError(f"cannot start {name!r}: {os.strerror(why)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

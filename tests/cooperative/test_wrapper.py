@@ -293,6 +293,7 @@ def test_outside_a_job_it_says_so(work: Path) -> None:
     )
     assert out.returncode == 2
     assert "must run inside a Slurm job" in out.stderr and "Traceback" not in out.stderr
+    assert "srun sckpt run -- PROGRAM" in out.stderr  # issue 34, 18: how to start it
     bad = subprocess.run(
         [str(VENV_PYTHON), "-m", WRAPPER, "--signal", "NOPE", "--", "true"],
         env={**env, "SLURM_JOB_ID": "5"},
@@ -301,6 +302,40 @@ def test_outside_a_job_it_says_so(work: Path) -> None:
         cwd=work,
     )
     assert bad.returncode == 2 and "unknown signal 'NOPE'" in bad.stderr
+
+
+@pytest.mark.usefixtures("dmtcp_install")
+def test_a_program_that_cannot_start_is_refused_the_same_way_under_dmtcp(work: Path) -> None:
+    # issue 34, 18: under --transparent a missing program exited 99 (255 without the x bit)
+    # with no message and left task0/{dmtcp,g1.partial,current}; without it: one line, 2.
+    plain = work / "plain.txt"
+    plain.write_text("echo not executable\n")
+    env = {
+        **os.environ,
+        "SLURM_JOB_ID": str(JOB),
+        "SLURM_STEP_ID": "0",
+        "SCKPT_WORK_DIR": str(work),
+    }
+    for program, why in (
+        ("/nonexistent/prog", "No such file or directory"),
+        ("no-such-program-anywhere", "No such file or directory"),
+        (str(plain), "Permission denied"),
+        (str(work), "Permission denied"),
+    ):
+        answers = []
+        for mode in ([], ["--transparent"]):
+            out = subprocess.run(
+                [str(VENV_PYTHON), "-m", WRAPPER, *mode, "--", program],
+                env=env,
+                capture_output=True,
+                text=True,
+                cwd=work,
+                timeout=60,
+            )
+            answers.append((out.returncode, out.stderr))
+            assert sorted(p.name for p in work.iterdir()) == ["plain.txt"], (mode, program)
+        line = f"sckpt run: cannot start {program!r}: {why}\n"
+        assert answers == [(2, line), (2, line)], program
 
 
 def test_the_c_counter_follows_the_same_contract(work: Path) -> None:
