@@ -285,7 +285,8 @@ class CooperativeEngine(LiveEngine):
             raise NotSupported(
                 hint="; ".join(blocked[:6])
                 + "; nothing was sent (the program must install its checkpoint-signal "
-                "handler first thing: README, Cooperative checkpointing)"
+                "handler first thing: README, Cooperative checkpointing; or start it under "
+                "'sckpt run --transparent', which needs no handler)"
             )
 
     def _unprotected_steps(self, job: Job, targets: Iterable[_Target]) -> list[Step]:
