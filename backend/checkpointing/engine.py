@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -93,6 +93,7 @@ from .protocol import (
     DEFAULT_WAKE,
     StepRecord,
     StoreError,
+    TaskInfo,
     image_leaf,
     state_dir_for,
 )
@@ -122,6 +123,21 @@ class _Target:
     step: Step
     store: StepStore
     record: StepRecord
+
+
+def blocked_refusal(blocked: Sequence[tuple[StepId, TaskInfo, str]]) -> NotSupported:
+    """The refusal of tasks that must not be sent their signal: each task and why, then
+    what would help.  Advice on signal handlers only where a handler is the cause: a task
+    whose checkpointing is off (an image directory it cannot make) needs none of it."""
+    hint = "; ".join(f"{step} {task.describe()}: {why}" for step, task, why in blocked[:6])
+    hint += "; nothing was sent"
+    if any(not task.off for _, task, _ in blocked):
+        hint += (
+            " (the program must install its checkpoint-signal handler first thing: README, "
+            "Cooperative checkpointing; or start it under 'sckpt run --transparent', which "
+            "needs no handler)"
+        )
+    return NotSupported(hint=hint)
 
 
 class CooperativeEngine(LiveEngine):
@@ -277,17 +293,12 @@ class CooperativeEngine(LiveEngine):
         wrapper looks again right before sending; this is the refusal a person sees first.
         """
         blocked = [
-            f"{t.step.step_id} {task.describe()}: {why}"
+            (t.step.step_id, task, why)
             for t in targets
             for task, why in blocked_tasks(t.record, job)
         ]
         if blocked:
-            raise NotSupported(
-                hint="; ".join(blocked[:6])
-                + "; nothing was sent (the program must install its checkpoint-signal "
-                "handler first thing: README, Cooperative checkpointing; or start it under "
-                "'sckpt run --transparent', which needs no handler)"
-            )
+            raise blocked_refusal(blocked)
 
     def _unprotected_steps(self, job: Job, targets: Iterable[_Target]) -> list[Step]:
         """Steps a requeue of ``job`` would end that are not under ``sckpt run``."""

@@ -73,6 +73,7 @@ import errno
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -175,6 +176,8 @@ class Wrapper:
         self.grace = float(args.grace)
         self.started = 0.0
         self.deferred = False
+        self.off = ""
+        """Why checkpointing is off for this task from its start ("" while it is on)."""
         self.program = program
         try:
             self.name = check_step_name(args.name) if args.name else default_step_name(program)
@@ -327,10 +330,8 @@ class Wrapper:
         try:
             self.images.ready()  # the first generation the program's link points at
         except OSError as exc:
-            self.switch_off(
-                f"its image directory {self.image_dir} cannot be made: {exc.strerror}",
-                exc.errno or errno.EIO,
-            )
+            self.off = f"its image directory {self.image_dir} cannot be made: {exc.strerror}"
+            self.switch_off(self.off, exc.errno or errno.EIO)
 
     def switch_off(self, why: str, code: int, *, locked: bool = True) -> bool:
         """Record that checkpointing is off for this task, and why, where the operator sees
@@ -614,7 +615,11 @@ class Wrapper:
         """What is started as the task's program, as the checkpointer says (PROGRAM, or
         DMTCP around it), after it is ready (``prepare`` may add to ``env``).  When it
         cannot get ready, the program runs without checkpointing (the job matters more) and
-        the task's record says why, as for an image directory that cannot be made."""
+        the task's record says why, as for an image directory that cannot be made (then the
+        checkpointer is not even readied: the record keeps that first cause)."""
+        if self.off:
+            note(f"{self.off}; running {self.program[0]} WITHOUT checkpoint support")
+            return self.program
         try:
             env.update(self.checkpointer.prepare(Path(self.image_dir)))
         except Unavailable as exc:
@@ -757,10 +762,13 @@ def check_program(name: str) -> None:
     paths = [Path(name)] if "/" in name else [Path(d or ".") / name for d in os.get_exec_path()]
     why = errno.ENOENT
     for path in paths:
-        if path.is_file() and os.access(path, os.X_OK):
+        try:
+            mode = path.stat().st_mode
+        except OSError:  # missing, or a PATH directory this user cannot search
+            continue
+        if stat.S_ISREG(mode) and os.access(path, os.X_OK):
             return
-        if path.exists():
-            why = errno.EACCES  # execve's answer for a file without x, or a directory
+        why = errno.EACCES  # execve's answer for a file without x, or a directory
     raise UsageError(f"cannot start {name!r}: {os.strerror(why)}")
 
 

@@ -13,9 +13,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sckpt.backend.checkpointing.engine import blocked_refusal
 from sckpt.backend.checkpointing.generations import TaskImages
 from sckpt.backend.checkpointing.options import parse_signal
 from sckpt.backend.checkpointing.protocol import (
@@ -336,6 +338,44 @@ def test_a_program_that_cannot_start_is_refused_the_same_way_under_dmtcp(work: P
             assert sorted(p.name for p in work.iterdir()) == ["plain.txt"], (mode, program)
         line = f"sckpt run: cannot start {program!r}: {why}\n"
         assert answers == [(2, line), (2, line)], program
+
+
+@pytest.mark.usefixtures("dmtcp_install")
+def test_a_read_only_image_dir_under_dmtcp_is_named_as_such(work: Path) -> None:
+    # issue 34, 18: a read-only --image-dir under --transparent read "DMTCP's coordinator
+    # cannot start: Permission denied", and the refusal advised signal handlers.
+    mine, read_only = work / "alice", work / "read-only"
+    mine.mkdir()
+    read_only.mkdir(mode=0o555)
+    subprocess.run(["chown", "sckpt-alice", str(mine)], check=True)
+    locked = work / "locked"  # a PATH directory alice cannot search is passed over
+    locked.mkdir(mode=0o700)
+    env = {
+        "SLURM_JOB_ID": str(JOB),
+        "SLURM_STEP_ID": "0",
+        "SCKPT_WORK_DIR": str(mine),
+        "PATH": f"{locked}:/usr/bin:/bin",
+    }
+    out = subprocess.run(
+        ["runuser", "-u", "sckpt-alice", "--", "env", *(f"{k}={v}" for k, v in env.items()),
+         str(VENV_PYTHON), "-m", WRAPPER, "--transparent", "--image-dir", str(read_only),
+         "--", "sh", "-c", "echo ran; exit 3"],
+        capture_output=True, text=True, cwd=mine, timeout=60,
+    )  # fmt: skip
+    assert (out.returncode, out.stdout) == (3, "ran\n"), out.stderr  # the job matters more
+    image_dir = read_only / f"{JOB}.{default_step_name(['sh', '-c', 'echo ran; exit 3'])}"
+    why = f"its image directory {image_dir}/task0 cannot be made: Permission denied"
+    assert out.stderr == f"sckpt run: {why}; running sh WITHOUT checkpoint support\n"
+    task = StepStore(mine / ".sckpt", StepId(JOB, 0)).read()
+    assert task is not None and task.tasks["0"].off == why
+    assert task.error_msg == f"task 0: checkpointing is off: {why}"
+    refusal = blocked_refusal(
+        [(StepId(JOB, 0), task.tasks["0"], task.tasks["0"].checkpoint_blocker())]
+    )
+    assert refusal.hint.endswith(f"checkpointing is off for this task: {why}; nothing was sent")
+    handler = replace(task.tasks["0"], off="", checkpointer="", handler="default")
+    advice = blocked_refusal([(StepId(JOB, 0), handler, handler.checkpoint_blocker())]).hint
+    assert "program does not catch SIGUSR1" in advice and "sckpt run --transparent" in advice
 
 
 def test_the_c_counter_follows_the_same_contract(work: Path) -> None:
