@@ -421,6 +421,8 @@ class CheckpointKind(enum.StrEnum):
     outcome is ``completed`` in ``progress.py``'s words, and "done" read as that)."""
     UNKNOWN = "unknown"
     """Not asked yet (for instance: too many steps to ask in one refresh)."""
+    STARTING = "starting"
+    """A step launched as ``srun sckpt run`` whose wrapper has not registered it yet."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,7 @@ from .protocol import (
 )
 from .records import (
     NOT_UNDER_RUN,
+    WRAPPER_STEP_NAME,
     blocked_tasks,
     column,
     current_tasks,
@@ -107,6 +108,7 @@ from .records import (
     resume_plan,
     start_notes,
     typed,
+    unregistered,
 )
 from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
 from .store import ImageIndex, StepStore, job_stores
@@ -238,11 +240,12 @@ class CooperativeEngine(LiveEngine):
             return CheckpointState(
                 CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
             )
+        store = self._store(job, step.step_id)
         try:
-            rec = self._cached_read(self._store(job, step.step_id))
+            rec = self._cached_read(store)
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
-        return column(rec, job)
+        return column(rec, job) or unregistered(step, store.path, self._clock())
 
     def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:
         """The reference's checks 1-6 (``LiveEngine.check_target``), on fresh data."""
@@ -260,8 +263,15 @@ class CooperativeEngine(LiveEngine):
                 if (t := self._registered(job, s)) is not None
             ]
             if not registered:
+                why = [
+                    f"{s.step_id}: {state.reason}"
+                    for s in steps
+                    if s.state == "RUNNING" and s.name == WRAPPER_STEP_NAME
+                    if (state := unregistered(s, self._store(job, s.step_id).path, self._clock()))
+                ]
                 raise NotSupported(
-                    hint=f"no step of job {job.job_id} runs under `sckpt run` "
+                    hint="; ".join(why[:4])
+                    or f"no step of job {job.job_id} runs under `sckpt run` "
                     "(launch it as `srun sckpt run -- PROGRAM`)"
                 )
             return registered
@@ -270,6 +280,9 @@ class CooperativeEngine(LiveEngine):
                 t = self._registered(job, s)
                 if t is None:
                     path = self._store(job, s.step_id).path
+                    state = unregistered(s, path, self._clock())
+                    if state.reason != NOT_UNDER_RUN:
+                        raise NotSupported(hint=f"{s.step_id}: {state.reason}")
                     raise NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {path})")
                 return [t]
         raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")

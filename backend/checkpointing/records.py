@@ -14,20 +14,45 @@ from pathlib import Path
 
 from .. import rules
 from ..errors import AccessDenied, SckptError, error_for
-from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job
+from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, Step
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
 from .protocol import StepRecord, StoreError, TaskInfo, recorded_image
 from .store import ImageIndex, StepStore, job_stores
 
 NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
+WRAPPER_STEP_NAME = "sckpt"
+"""The name srun gives ``srun sckpt run -- PROGRAM``'s step (its program's base name)."""
+STARTING_GRACE = 30.0
+"""Seconds a step under ``srun sckpt run`` may run before its wrapper has registered it."""
 
 
-def column(rec: StepRecord | None, job: Job) -> CheckpointState:
-    """A running step's checkpoint column from its record (None: no state file)."""
+def unregistered(step: Step, where: Path, now: float) -> CheckpointState:
+    """The column of a running step with no registration of this run of the job.
+
+    A step srun named ``sckpt`` was launched as ``srun sckpt run``: for its first seconds
+    it is starting; later its wrapper could not register it (a working directory the job's
+    user cannot write, ...), which the wrapper wrote on the job's stderr.  Any other step
+    was not started under ``sckpt run``.
+    """
+    if step.name != WRAPPER_STEP_NAME:
+        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
+    if now - step.start_time < STARTING_GRACE:
+        why = "starting: `sckpt run` has not registered the step yet, ask again in a moment"
+        return CheckpointState(CheckpointKind.STARTING, reason=why)
+    return CheckpointState(
+        CheckpointKind.NOT_SUPPORTED,
+        reason=f"`sckpt run` could not register the step in {where}: the job's stderr "
+        "says why (its StdErr in `sckpt show JOB`)",
+    )
+
+
+def column(rec: StepRecord | None, job: Job) -> CheckpointState | None:
+    """A running step's checkpoint column from its record (None: no state file, or no
+    registration of this run of the job: ``unregistered`` says which)."""
     tasks = current_tasks(rec, job) if rec is not None else []
     if rec is None or not tasks:
-        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
+        return None
     reason = ""
     blocked = blocked_tasks(rec, job)
     if blocked:
