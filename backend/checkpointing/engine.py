@@ -104,6 +104,7 @@ from .records import (
     column,
     current_tasks,
     image_in,
+    images_text,
     job_records,
     resume_plan,
     start_notes,
@@ -527,10 +528,13 @@ class CooperativeEngine(LiveEngine):
                 continue
             err = rec.checkpoint_error()
             failed = failed or bool(err.code)
-            where = next(iter(sorted(rec.last_image.values())), "")
             outcomes.append(
                 f"{t.step.step_id}: "
-                + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
+                + (
+                    images_text(rec.last_image)
+                    if not err.code
+                    else f"error({err.code}): {err.message}"
+                )
             )
         verb = "ended" if failed else "completed"
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)

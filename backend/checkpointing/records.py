@@ -47,6 +47,23 @@ def unregistered(step: Step, where: Path, now: float) -> CheckpointState:
     )
 
 
+def images_text(last_image: dict[str, str]) -> str:
+    """Every task's last image, for an answer: ``image P`` for one task; for several whose
+    images are one generation under one step directory, ``images DIR/task{0,1,2,3}/g2``
+    (the shell's brace form); else each task's path (the answer named only task 0's)."""
+    paths = [last_image[k] for k in sorted(last_image, key=lambda k: int(k) if k.isdigit() else 0)]
+    if len(paths) <= 1:
+        return f"image {paths[0]}" if paths else "no image"
+    parts = [Path(p) for p in paths]
+    same = {(p.parent.parent, p.name) for p in parts}
+    tasks = [p.parent.name for p in parts]
+    if len(same) == 1 and all(t.startswith("task") for t in tasks):
+        step_dir, generation = same.pop()
+        ranks = ",".join(t.removeprefix("task") for t in tasks)
+        return f"images {step_dir}/task{{{ranks}}}/{generation}"
+    return "images " + ", ".join(paths)
+
+
 def column(rec: StepRecord | None, job: Job) -> CheckpointState | None:
     """A running step's checkpoint column from its record (None: no state file, or no
     registration of this run of the job: ``unregistered`` says which)."""

@@ -485,10 +485,14 @@ def test_a_step_with_two_tasks_checkpoints_both(
         wait_for(lambda: store.path.exists() and len(store.read().running_tasks) == 2, 60)  # type: ignore[union-attr]
         wait_for(lambda: all((cluster_work / f"task{p}.log").exists() for p in (0, 1)))
         time.sleep(0.6)
-        facade.create(f"{job_id}.0", max_wait=20)
+        result = facade.create(f"{job_id}.0", max_wait=20)
         rec = store.read()
         assert rec is not None and rec.error_code == 0
         assert set(rec.last_image) == {"0", "1"}
+        # issue 34, 18: the answer names every task's image, not only task 0's
+        step_dir = Path(rec.last_image["0"]).parent.parent
+        assert Path(rec.last_image["1"]) == step_dir / "task1" / "g1"
+        assert result.detail.endswith(f"{job_id}.0: images {step_dir}/task{{0,1}}/g1"), result
         hosts = {t.host for t in rec.tasks.values()}
         assert hosts == {slurm_cluster.node}
         for p in (0, 1):
