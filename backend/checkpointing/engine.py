@@ -241,6 +241,10 @@ class CooperativeEngine(LiveEngine):
             return CheckpointState(
                 CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
             )
+        if self.caller_uid not in (None, 0, job.uid):
+            # What able and error would tell this user (issue 34, 18: ls -s and the console
+            # showed another user's column while both refused him): nothing.
+            return rules.not_asked(job)
         store = self._store(job, step.step_id)
         try:
             rec = self._cached_read(store)
@@ -754,8 +758,9 @@ class CooperativeEngine(LiveEngine):
         self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
     ) -> ActionResult:
         """Restart in the reference's order (``rules.check_restart`` and
-        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT), then
-        a caller neither owner, root nor SlurmUser (EPERM), before anything changes.
+        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT),
+        before anything changes; but whose job it is first (ESLURM_ACCESS_DENIED, as for
+        every other checkpoint command), where the reference says EPERM after the rest.
 
         "Finished" is wider here: a vacated job waits held in PENDING for its restart.
         Then every task's last image is looked at where its record says (``records.resume_plan``):
@@ -771,6 +776,10 @@ class CooperativeEngine(LiveEngine):
             raise rules.no_record(
                 target, "(Slurm forgets ended jobs after MinJobAge, and where their images are)"
             )
+        # Whose job before its state, as every other checkpoint command (issue 34): another
+        # user is refused with one code whatever the job's state (the reference, and 19.05,
+        # answer a running job's ESLURM_JOB_NOT_FINISHED first and a finished one's EPERM).
+        rules.check_owner(target, job, self.caller())
         waiting = job.state == JobState.PENDING and job.held
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
         unrequeueable = rules.requeue_refusal(job)
