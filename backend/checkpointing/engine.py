@@ -85,6 +85,7 @@ from ..model import (
     Step,
     StepCheckpointEvent,
     StepId,
+    job_step_id,
 )
 from ..slurm_api import SlurmAPI
 from . import policy
@@ -141,6 +142,11 @@ def blocked_refusal(blocked: Sequence[tuple[StepId, TaskInfo, str]]) -> NotSuppo
             "needs no handler)"
         )
     return NotSupported(hint=hint)
+
+
+def named(job: Job, step: StepId) -> StepId:
+    """``step`` named as squeue names it (``9_1.0``): the wrapper names its images so."""
+    return job_step_id(job, step.step, step.cluster)
 
 
 class CooperativeEngine(LiveEngine):
@@ -347,9 +353,9 @@ class CooperativeEngine(LiveEngine):
         """
         if not image_dir:
             return
-        places = [Path(image_dir) / image_leaf(t.step.step_id, t.record.name) for t in targets] or [
-            Path(image_dir)
-        ]
+        places = [
+            Path(image_dir) / image_leaf(named(job, t.step.step_id), t.record.name) for t in targets
+        ] or [Path(image_dir)]
         for place in places:
             code, why = image_dir_problem(str(place), job.uid, write=write)
             if code:
@@ -472,7 +478,7 @@ class CooperativeEngine(LiveEngine):
         for t in targets:
 
             def change(rec: StepRecord, t: _Target = t) -> tuple[int, str, str]:
-                leaf = image_leaf(t.step.step_id, rec.name)
+                leaf = image_leaf(named(job, t.step.step_id), rec.name)
                 leaf_dir = str(Path(image_dir) / leaf) if image_dir else ""
                 if (
                     rec.in_progress is not None
@@ -792,7 +798,7 @@ class CooperativeEngine(LiveEngine):
             # Resume from the operator's directory: every image found there, or refuse
             # (ENOENT) before anything changes.
             for store, rec in records:
-                leaf = Path(image_dir) / image_leaf(store.step, rec.name)
+                leaf = Path(image_dir) / image_leaf(named(job, store.step), rec.name)
                 found = {
                     p: image
                     for p in set(rec.tasks) | set(rec.last_image)

@@ -231,6 +231,10 @@ def step_from_env() -> StepId | None:
     step = int(step_text) if step_text and step_text.isdigit() else STEP_BATCH
     if step >= 0xFFFFFFF0:
         step = STEP_BATCH
+    array_job = os.environ.get("SLURM_ARRAY_JOB_ID", "")
+    array_task = os.environ.get("SLURM_ARRAY_TASK_ID", "")
+    if array_job.isdigit() and array_task.isdigit():  # named as squeue names it: 9_1.0
+        return StepId(int(job), step, array_job_id=int(array_job), array_task_id=int(array_task))
     return StepId(int(job), step)
 
 
