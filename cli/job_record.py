@@ -18,7 +18,7 @@ from sckpt.backend.model import TIME_UNLIMITED, Job, JobStdio, JobView, StepId
 from sckpt.exit_codes import EXIT_OK
 
 from . import output
-from .squeue_format import memory_text
+from .squeue_format import memory_text, speaks_1905
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
@@ -60,11 +60,8 @@ def _or_null(text: str) -> str:
 
 
 def _nodes(job: Job, release: str) -> str:
-    """scontrol's NodeList: a job without nodes has an empty list from 22.05's controller,
-    none (printed ``(null)``) from 19.05's."""
-    if job.nodes or not release.startswith(("17.", "18.", "19.")):
-        return job.nodes
-    return "(null)"
+    """scontrol's NodeList: empty for a job without nodes, ``(null)`` on 19.05."""
+    return "(null)" if not job.nodes and speaks_1905(release) else job.nodes
 
 
 def render_text(view: JobView, stdio: JobStdio | None, now: float, release: str = "") -> str:

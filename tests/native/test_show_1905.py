@@ -68,14 +68,13 @@ def test_show_prints_what_scontrol_1905_prints(
 
 
 SQUEUE_CASES = [
-    ["-o", "%i|%.10l|%.10L|%e|%Q|%q|%m"],
-    ["-O", "JobID,TimeLimit,TimeLeft,EndTime,PriorityLong,QOS,MinMemory"],
+    ["-o", "%i|%.10l|%.10L|%e|%Q|%q|%E|%m"],
+    ["-O", "JobID,TimeLimit,TimeLeft,EndTime,PriorityLong,QOS,Dependency,MinMemory"],
     ["-o", "%i %l %L %e", "-S", "-L"],
     ["-o", "%i|%E", "-j", "{held}"],
 ]
-"""%E for a job without a dependency is not here: 19.05's squeue prints it empty, 22.05's
-(and sckpt on either) ``(null)``; sckpt's job record cannot tell 19.05's empty string from
-22.05's NULL yet (the shim passes both as "")."""
+"""%E of a job without a dependency is empty on 19.05, where 22.05's squeue (and sckpt once
+printed on both) says ``(null)``."""
 
 
 @pytest.mark.parametrize("case", SQUEUE_CASES, ids=[" ".join(c) for c in SQUEUE_CASES])
