@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -85,7 +85,6 @@ from ..model import (
     Step,
     StepCheckpointEvent,
     StepId,
-    job_step_id,
 )
 from ..slurm_api import SlurmAPI
 from . import policy
@@ -94,23 +93,25 @@ from .protocol import (
     DEFAULT_WAKE,
     StepRecord,
     StoreError,
-    TaskInfo,
     image_leaf,
     state_dir_for,
 )
 from .records import (
     NOT_UNDER_RUN,
-    WRAPPER_STEP_NAME,
+    blocked_refusal,
     blocked_tasks,
     column,
     current_tasks,
     image_in,
     images_text,
     job_records,
+    named,
     resume_plan,
     start_notes,
     typed,
     unregistered,
+    unregistered_job,
+    unregistered_step,
 )
 from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
 from .store import ImageIndex, StepStore, job_stores
@@ -127,26 +128,6 @@ class _Target:
     step: Step
     store: StepStore
     record: StepRecord
-
-
-def blocked_refusal(blocked: Sequence[tuple[StepId, TaskInfo, str]]) -> NotSupported:
-    """The refusal of tasks that must not be sent their signal: each task and why, then
-    what would help.  Advice on signal handlers only where a handler is the cause: a task
-    whose checkpointing is off (an image directory it cannot make) needs none of it."""
-    hint = "; ".join(f"{step} {task.describe()}: {why}" for step, task, why in blocked[:6])
-    hint += "; nothing was sent"
-    if any(not task.off for _, task, _ in blocked):
-        hint += (
-            " (the program must install its checkpoint-signal handler first thing: README, "
-            "Cooperative checkpointing; or start it under 'sckpt run --transparent', which "
-            "needs no handler)"
-        )
-    return NotSupported(hint=hint)
-
-
-def named(job: Job, step: StepId) -> StepId:
-    """``step`` named as squeue names it (``9_1.0``): the wrapper names its images so."""
-    return job_step_id(job, step.step, step.cluster)
 
 
 class CooperativeEngine(LiveEngine):
@@ -247,9 +228,7 @@ class CooperativeEngine(LiveEngine):
             return CheckpointState(
                 CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
             )
-        if self.caller_uid not in (None, 0, job.uid):
-            # What able and error would tell this user (issue 34, 18: ls -s and the console
-            # showed another user's column while both refused him): nothing.
+        if self.caller_uid not in (None, 0, job.uid):  # as able and error: nothing (issue 34)
             return rules.not_asked(job)
         store = self._store(job, step.step_id)
         try:
@@ -274,27 +253,14 @@ class CooperativeEngine(LiveEngine):
                 if (t := self._registered(job, s)) is not None
             ]
             if not registered:
-                why = [
-                    f"{s.step_id}: {state.reason}"
-                    for s in steps
-                    if s.state == "RUNNING" and s.name == WRAPPER_STEP_NAME
-                    if (state := unregistered(s, self._store(job, s.step_id).path, self._clock()))
-                ]
-                raise NotSupported(
-                    hint="; ".join(why[:4])
-                    or f"no step of job {job.job_id} runs under `sckpt run` "
-                    "(launch it as `srun sckpt run -- PROGRAM`)"
-                )
+                running = [(s, self._store(job, s.step_id).path) for s in steps]
+                raise unregistered_job(job, running, self._clock())
             return registered
         for s in steps:
             if s.step_id.step == target.step:
                 t = self._registered(job, s)
                 if t is None:
-                    path = self._store(job, s.step_id).path
-                    state = unregistered(s, path, self._clock())
-                    if state.reason != NOT_UNDER_RUN:
-                        raise NotSupported(hint=f"{s.step_id}: {state.reason}")
-                    raise NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {path})")
+                    raise unregistered_step(s, self._store(job, s.step_id).path, self._clock())
                 return [t]
         raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
 
@@ -538,14 +504,8 @@ class CooperativeEngine(LiveEngine):
                 continue
             err = rec.checkpoint_error()
             failed = failed or bool(err.code)
-            outcomes.append(
-                f"{t.step.step_id}: "
-                + (
-                    images_text(rec.last_image)
-                    if not err.code
-                    else f"error({err.code}): {err.message}"
-                )
-            )
+            said = f"error({err.code}): {err.message}" if err.code else images_text(rec.last_image)
+            outcomes.append(f"{t.step.step_id}: {said}")
         verb = "ended" if failed else "completed"
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
 
@@ -782,10 +742,7 @@ class CooperativeEngine(LiveEngine):
             raise rules.no_record(
                 target, "(Slurm forgets ended jobs after MinJobAge, and where their images are)"
             )
-        # Whose job before its state, as every other checkpoint command (issue 34): another
-        # user is refused with one code whatever the job's state (the reference, and 19.05,
-        # answer a running job's ESLURM_JOB_NOT_FINISHED first and a finished one's EPERM).
-        rules.check_owner(target, job, self.caller())
+        rules.check_owner(target, job, self.caller())  # before its state (issue 34)
         waiting = job.state == JobState.PENDING and job.held
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
         unrequeueable = rules.requeue_refusal(job)

@@ -9,12 +9,12 @@ task would resume from on restart, and a store failure as the error a person see
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .. import rules
-from ..errors import AccessDenied, SckptError, error_for
-from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, Step
+from ..errors import AccessDenied, NotSupported, SckptError, error_for
+from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, Step, StepId, job_step_id
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
 from .protocol import StepRecord, StoreError, TaskInfo, recorded_image
@@ -44,6 +44,49 @@ def unregistered(step: Step, where: Path, now: float) -> CheckpointState:
         CheckpointKind.NOT_SUPPORTED,
         reason=f"`sckpt run` could not register the step in {where}: the job's stderr "
         "says why (its StdErr in `sckpt show JOB`)",
+    )
+
+
+def blocked_refusal(blocked: Sequence[tuple[StepId, TaskInfo, str]]) -> NotSupported:
+    """The refusal of tasks that must not be sent their signal: each task and why, then
+    what would help.  Advice on signal handlers only where a handler is the cause: a task
+    whose checkpointing is off (an image directory it cannot make) needs none of it."""
+    hint = "; ".join(f"{step} {task.describe()}: {why}" for step, task, why in blocked[:6])
+    hint += "; nothing was sent"
+    if any(not task.off for _, task, _ in blocked):
+        hint += (
+            " (the program must install its checkpoint-signal handler first thing: README, "
+            "Cooperative checkpointing; or start it under 'sckpt run --transparent', which "
+            "needs no handler)"
+        )
+    return NotSupported(hint=hint)
+
+
+def named(job: Job, step: StepId) -> StepId:
+    """``step`` named as squeue names it (``9_1.0``): the wrapper names its images so."""
+    return job_step_id(job, step.step, step.cluster)
+
+
+def unregistered_step(step: Step, where: Path, now: float) -> NotSupported:
+    """The refusal of a running step with no registration (``unregistered``'s words)."""
+    reason = unregistered(step, where, now).reason
+    if reason == NOT_UNDER_RUN:
+        return NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {where})")
+    return NotSupported(hint=f"{step.step_id}: {reason}")
+
+
+def unregistered_job(job: Job, steps: Iterable[tuple[Step, Path]], now: float) -> NotSupported:
+    """The refusal of a whole job none of whose running steps registered: what each
+    ``srun sckpt run`` step is doing, else how to launch one."""
+    why = [
+        f"{s.step_id}: {unregistered(s, where, now).reason}"
+        for s, where in steps
+        if s.state == "RUNNING" and s.name == WRAPPER_STEP_NAME
+    ]
+    return NotSupported(
+        hint="; ".join(why[:4])
+        or f"no step of job {job.job_id} runs under `sckpt run` "
+        "(launch it as `srun sckpt run -- PROGRAM`)"
     )
 
 

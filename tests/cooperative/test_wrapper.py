@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sckpt.backend.checkpointing.engine import blocked_refusal
 from sckpt.backend.checkpointing.generations import TaskImages
 from sckpt.backend.checkpointing.options import parse_signal
 from sckpt.backend.checkpointing.protocol import (
@@ -26,6 +25,7 @@ from sckpt.backend.checkpointing.protocol import (
     default_step_name,
     parse_status,
 )
+from sckpt.backend.checkpointing.records import blocked_refusal
 from sckpt.backend.checkpointing.signal_checkpointer import signal_handler
 from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
