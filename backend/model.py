@@ -225,6 +225,8 @@ class Job:
     ``memory_per_cpu``; 0 when it asked for none."""
     memory_per_cpu: bool = False
     """``min_memory`` is per CPU (``--mem-per-cpu``), not per node (``--mem``)."""
+    requeue: bool = True
+    """Slurm may requeue it (scontrol's ``Requeue=``; ``sbatch --no-requeue``: False)."""
 
     def time_left(self, now: float) -> int | None:
         """Seconds until the time limit, as squeue's ``%L`` computes it (the limit minus
@@ -421,6 +423,8 @@ class CheckpointKind(enum.StrEnum):
     outcome is ``completed`` in ``progress.py``'s words, and "done" read as that)."""
     UNKNOWN = "unknown"
     """Not asked yet (for instance: too many steps to ask in one refresh)."""
+    STARTING = "starting"
+    """A step launched as ``srun sckpt run`` whose wrapper has not registered it yet."""
 
 
 @dataclass(frozen=True, slots=True)

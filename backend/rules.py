@@ -42,6 +42,7 @@ from .model import (
     ActionResult,
     CheckpointError,
     CheckpointKind,
+    CheckpointState,
     Job,
     JobState,
     Step,
@@ -114,6 +115,24 @@ def may_act(target: StepId, job: Job, caller: Caller) -> bool:
     )
 
 
+def not_asked(job: Job) -> CheckpointState:
+    """Another user's step: ``unknown``, since able and error answer only its owner or root
+    (the controller's check 2; the cooperative engine keeps it, so every view agrees)."""
+    return CheckpointState(
+        CheckpointKind.UNKNOWN,
+        reason=f"not asked: the controller answers only {job.user} (the owner) or root",
+    )
+
+
+def check_owner(target: StepId, job: Job, caller: Caller) -> None:
+    """Check 2 as its refusal: ESLURM_ACCESS_DENIED naming whose job it is."""
+    if not may_act(target, job, caller):
+        who = "root or SlurmUser" if is_job_level(target) else "root"
+        raise AccessDenied(
+            hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
+        )
+
+
 def check_job(
     target: StepId, job: Job | None, caller: Caller, *, suspended_ok: bool = False
 ) -> Job:
@@ -130,11 +149,7 @@ def check_job(
     job_level = is_job_level(target)
     if job is None:
         raise InvalidJobId(hint=f"there is no job {target.job_id}")
-    if not may_act(target, job, caller):
-        who = "root or SlurmUser" if job_level else "root"
-        raise AccessDenied(
-            hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
-        )
+    check_owner(target, job, caller)
     if job.state is JobState.PENDING:
         raise JobPending(hint=f"job {job.job_id} has not started yet")
     if job.state is JobState.SUSPENDED and not suspended_ok:

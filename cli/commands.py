@@ -206,7 +206,7 @@ def checkpoint_command(args: argparse.Namespace, rt: Runtime) -> int:
 
 def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
     """``sckpt ls``: the jobs (or steps) as squeue lists them, with their checkpoint state."""
-    from .listing import START_FORMAT, layout_from, one_per_task, order, select
+    from .listing import START_FORMAT, for_release, layout_from, one_per_task, order, select
 
     def union(values: list[frozenset[Any]] | None) -> frozenset[Any]:
         return frozenset().union(*values) if values else frozenset()
@@ -264,7 +264,8 @@ def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
             views = order(listed, layout, snapshot.taken_at)
             # stale: the controller did not answer; asking it again would only wait again
             info = None if snapshot.stale or not args.json else _info_or_none(facade)
-            return _report_listing(args, views, wanted, snapshot, info, layout)
+            shown = for_release(layout, "" if snapshot.stale else facade.info.slurm_version)
+            return _report_listing(args, views, wanted, snapshot, info, shown)
 
         if args.iterate is None:
             return once()

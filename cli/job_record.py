@@ -2,7 +2,7 @@
 
 An operator about to vacate, hold or cancel reads the job first: its state and reason,
 times, limit and time left, partition, QOS, priority, nodes, resources, working directory,
-output files, restart count and dependency.  The lines and key names are scontrol's
+output files, requeue flag, restart count and dependency.  The lines and key names are scontrol's
 (``Key=Value``, indented continuation lines), in its order, for the fields sckpt reads;
 ``TimeLeft`` (squeue's ``%L``) and ``Checkpoint`` (the CKPT summary) are sckpt's own.
 """
@@ -18,7 +18,7 @@ from sckpt.backend.model import TIME_UNLIMITED, Job, JobStdio, JobView, StepId
 from sckpt.exit_codes import EXIT_OK
 
 from . import output
-from .squeue_format import memory_text
+from .squeue_format import memory_text, speaks_1905
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
@@ -59,8 +59,14 @@ def _or_null(text: str) -> str:
     return text or "(null)"
 
 
-def render_text(view: JobView, stdio: JobStdio | None, now: float) -> str:
-    """The record as scontrol lays it out (``stdio`` None: the output files unknown)."""
+def _nodes(job: Job, release: str) -> str:
+    """scontrol's NodeList: empty for a job without nodes, ``(null)`` on 19.05."""
+    return "(null)" if not job.nodes and speaks_1905(release) else job.nodes
+
+
+def render_text(view: JobView, stdio: JobStdio | None, now: float, release: str = "") -> str:
+    """The record as scontrol lays it out (``stdio`` None: the output files unknown;
+    ``release``: the controller's Slurm version, where scontrol's words differ by it)."""
     job = view.job
     first = f"JobId={job.job_id}"
     if job.is_array:
@@ -73,7 +79,7 @@ def render_text(view: JobView, stdio: JobStdio | None, now: float) -> str:
         f"Priority={job.priority} Account={_or_null(job.account)} QOS={_or_null(job.qos)}",
         f"JobState={job.state.value} Reason={job.state_reason or 'None'} "
         f"Dependency={_or_null(job.dependency)}",
-        f"Restarts={job.restart_count} BatchFlag={int(job.batch)}",
+        f"Requeue={int(job.requeue)} Restarts={job.restart_count} BatchFlag={int(job.batch)}",
         f"RunTime={scontrol_secs(job.time_used(now))} TimeLimit={_limit(job)} "
         f"TimeLeft={_left(job, now)}",
         f"SubmitTime={scontrol_time(job.submit_time)}",
@@ -82,11 +88,11 @@ def render_text(view: JobView, stdio: JobStdio | None, now: float) -> str:
         f"SecsPreSuspend={job.pre_sus_time}",
         f"Partition={job.partition}",
         f"ReqNodeList={_or_null(job.required_nodes)}",
-        f"NodeList={_or_null(job.nodes)}",
+        f"NodeList={_nodes(job, release)}",
         f"NumNodes={job.num_nodes} NumCPUs={job.num_cpus} NumTasks={job.num_tasks}",
         f"TRES={_or_null(job.tres)}",
         f"MinMemory{'CPU' if job.memory_per_cpu else 'Node'}={memory_text(job.min_memory)}",
-        f"Comment={_or_null(job.comment)}",
+        *([f"Comment={job.comment}"] if job.comment else []),  # scontrol: only when set
         f"WorkDir={_or_null(job.work_dir)}",
     ]
     if stdio is not None:
@@ -123,5 +129,5 @@ def show_job(facade: Facade, target: StepId, *, as_json: bool) -> int:
     if as_json:
         output.to_stdout(output.dumps(render_json(view, stdio, now)))
     else:
-        output.to_stdout(render_text(view, stdio, now))
+        output.to_stdout(render_text(view, stdio, now, facade.info.slurm_version))
     return EXIT_OK

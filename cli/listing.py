@@ -197,6 +197,17 @@ def layout_from(
     )
 
 
+def for_release(layout: Layout, release: str) -> Layout:
+    """``layout`` as ``release``'s squeue prints it (``squeue_format.speaks_1905``)."""
+    if layout.columns is None or not sf.speaks_1905(release):
+        return layout
+    columns = tuple(
+        replace(c, field=sf.DEPENDENCY_1905) if c.field is sf.DEPENDENCY else c
+        for c in layout.columns
+    )
+    return replace(layout, columns=columns)
+
+
 def order(views: list[JobView], layout: Layout, now: float) -> list[JobView]:
     """The jobs in ``-S`` order (job id order without ``-S``: sckpt's default)."""
     return sf.sort_rows(views, layout.sort, now) if layout.sort else views

@@ -179,6 +179,7 @@ _SUMMARY_ORDER = (
     CheckpointKind.IN_PROGRESS,
     CheckpointKind.DISABLED,
     CheckpointKind.ABLE,
+    CheckpointKind.STARTING,
     CheckpointKind.NOT_SUPPORTED,
     CheckpointKind.UNKNOWN,
     CheckpointKind.PENDING,

@@ -93,6 +93,14 @@ def squeue_secs(seconds: int) -> str:
     return output.format_elapsed(seconds)
 
 
+def speaks_1905(release: str) -> bool:
+    """Whether ``release`` (``19.05.8``) prints as 19.05 and before did where later ones
+    differ: its controller sends an empty string for a job without a dependency (squeue
+    prints it empty, not ``(null)``) and none for a pending job's node list (scontrol
+    prints ``(null)``, not nothing); sckpt's job record holds "" for both."""
+    return release.startswith(("17.", "18.", "19."))
+
+
 def _or_null(text: str) -> str:
     """A C string squeue prints with ``%s``: a NULL one (sckpt's "") reads ``(null)``."""
     return text if text else "(null)"
@@ -215,6 +223,10 @@ def _left_key(view: JobView, now: float) -> float:
     return float("inf") if left is None else left
 
 
+DEPENDENCY = _job("E", ["Dependency"], "DEPENDENCY", lambda j: _or_null(j.dependency))
+DEPENDENCY_1905 = _job("E", ["Dependency"], "DEPENDENCY", lambda j: j.dependency)
+"""``%E`` as 19.05's squeue prints a job without a dependency (``speaks_1905``)."""
+
 JOB_FIELDS: tuple[Field[JobView], ...] = (
     _job("i", ["JobArrayID"], "JOBID", lambda j: j.label, job_order),
     _job("A", ["JobID"], "JOBID", lambda j: str(j.job_id), lambda j: j.job_id),
@@ -273,7 +285,7 @@ JOB_FIELDS: tuple[Field[JobView], ...] = (
     ),
     _job("Q", ["PriorityLong"], "PRIORITY", lambda j: str(j.priority), lambda j: j.priority),
     _job("q", ["QOS"], "QOS", lambda j: _or_null(j.qos), lambda j: j.qos),
-    _job("E", ["Dependency"], "DEPENDENCY", lambda j: _or_null(j.dependency)),
+    DEPENDENCY,
     _job("m", ["MinMemory"], "MIN_MEMORY", lambda j: memory_text(j.min_memory), _memory_key),
     _job("k", ["Comment"], "COMMENT", lambda j: _or_null(j.comment)),
     _job("Z", ["WorkDir"], "WORK_DIR", lambda j: _or_null(j.work_dir)),

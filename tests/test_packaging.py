@@ -87,18 +87,42 @@ def test_installed_copy_finds_its_styles(installed_wheel: tuple[Path, Path]) -> 
     assert sheets.split(",") == sorted(p.name for p in (ROOT / "styles").glob("*.tcss"))
 
 
-def test_installed_copy_answers_version(installed_wheel: tuple[Path, Path]) -> None:
-    _, site = installed_wheel
-    code = "import runpy, sys; sys.argv = ['sckpt', '--version']; runpy.run_module('sckpt')"
-    result = subprocess.run(
+def _installed_sckpt(site: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The installed copy's command line (``python -S -m sckpt``), the checkout out of sight."""
+    code = f"import runpy, sys; sys.argv = ['sckpt', *{list(argv)!r}]; runpy.run_module('sckpt')"
+    return subprocess.run(
         [sys.executable, "-S", "-c", code],
         cwd=site.parent,
-        env=_installed_env(site),
+        env={**_installed_env(site), **env},
         capture_output=True,
         text=True,
+        timeout=120,
     )
+
+
+def test_installed_copy_answers_version(installed_wheel: tuple[Path, Path]) -> None:
+    _, site = installed_wheel
+    result = _installed_sckpt(site, "--version")
     assert result.returncode == 0
     assert result.stdout.strip().startswith("sckpt ")
+
+
+REPOSITORY_FILES = ("bench/", "scripts/", "backend/", "tests/", ".py")
+"""What only a checkout has: an installed copy's help and doctor must not send a user there."""
+
+
+def test_installed_copy_points_at_no_repository_file(installed_wheel: tuple[Path, Path]) -> None:
+    # issue 34, 16: run --help named bench/README and a module's path, and doctor said
+    # 'run scripts/dmtcp build', none of which an installed copy has.
+    _, site = installed_wheel
+    helped = _installed_sckpt(site, "run", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert "--transparent" in helped.stdout and "--gzip" in helped.stdout
+    doctor = _installed_sckpt(site, "doctor", SCKPT_DMTCP_DIR=str(site / "no-dmtcp"))
+    assert "DMTCP not usable" in doctor.stdout, doctor.stdout
+    assert "install DMTCP 4.2" in doctor.stdout and "README" in doctor.stdout
+    for text in (helped.stdout, doctor.stdout):
+        assert not [word for word in REPOSITORY_FILES if word in text], text
 
 
 def test_wheel_carries_every_module(installed_wheel: tuple[Path, Path]) -> None:

@@ -235,6 +235,8 @@ def checkpoint_text(state: CheckpointState, now: float) -> Text:
         return text
     if kind is CheckpointKind.PENDING:
         return Text("pending", style="dim")
+    if kind is CheckpointKind.STARTING:
+        return Text(CheckpointKind.STARTING.value, style="cyan")
     if kind is CheckpointKind.ENDED:
         return Text(CheckpointKind.ENDED.value, style="dim")
     # The command line's word for a state the controller did not tell (another user's
@@ -282,6 +284,7 @@ def job_summary(job: JobView) -> Text:
     labels = (
         (CheckpointKind.IN_PROGRESS, progress.IN_PROGRESS, "bold cyan"),
         (CheckpointKind.ABLE, "able", "green"),
+        (CheckpointKind.STARTING, CheckpointKind.STARTING.value, "cyan"),
         (CheckpointKind.DISABLED, "dis", "yellow"),
         (CheckpointKind.NOT_SUPPORTED, "n/s", "dim"),
         (CheckpointKind.ENDED, "ended", "dim"),

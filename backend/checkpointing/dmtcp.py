@@ -31,10 +31,24 @@ DEFAULT_CACHE = "/var/cache/sckpt"
 BUILT_MARKER = ".sckpt-built"
 PROGRAMS = ("dmtcp_coordinator", "dmtcp_launch", "dmtcp_command", "dmtcp_restart")
 """The four programs sckpt runs; an install without one of them is not usable."""
-HOW_TO_GET = (
-    "run scripts/dmtcp build (as root, once: builds ../shared/dmtcp/dmtcp-4.2.0.tar.xz into "
-    f"{DEFAULT_CACHE}), or set {ENV_DMTCP_DIR} (or dmtcp_dir in the config) to an install prefix"
-)
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "dmtcp"
+"""The build script of a source checkout; an installed copy (a wheel) has none."""
+
+
+def how_to_get() -> str:
+    """The hint of ``DmtcpMissing``: the build script only where this copy has one."""
+    prefix = f"set {ENV_DMTCP_DIR} (or dmtcp_dir in the config) to a DMTCP 4.2 install prefix"
+    if BUILD_SCRIPT.is_file():
+        return (
+            f"run {BUILD_SCRIPT} build (as root, once: builds the project's DMTCP 4.2.0 "
+            f"tarball into {DEFAULT_CACHE}), or {prefix}"
+        )
+    return (
+        f"install DMTCP 4.2 (github.com/dmtcp/dmtcp), then {prefix} or put its bin/ on PATH "
+        "(the project's README, 'Checkpoint any program')"
+    )
+
+
 _VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)?)\b")
 
 
@@ -116,7 +130,7 @@ def find_dmtcp(configured: str | None = None) -> DmtcpInstall:
             where = "dmtcp_dir in the config" if source == "config" else f"${ENV_DMTCP_DIR}"
             raise DmtcpMissing(
                 f"DMTCP not usable at {prefix} ({where}): no executable bin/{missing[0]}",
-                HOW_TO_GET,
+                how_to_get(),
             )
         return DmtcpInstall(
             prefix, dmtcp_version(prefix), source if source == "config" else f"${ENV_DMTCP_DIR}"
@@ -131,5 +145,5 @@ def find_dmtcp(configured: str | None = None) -> DmtcpInstall:
     cache = environment().dmtcp_cache or DEFAULT_CACHE
     raise DmtcpMissing(
         f"DMTCP not found (no {ENV_DMTCP_DIR}, no build in {cache}, no dmtcp_launch on PATH)",
-        HOW_TO_GET,
+        how_to_get(),
     )

@@ -98,14 +98,20 @@ from .protocol import (
 )
 from .records import (
     NOT_UNDER_RUN,
+    blocked_refusal,
     blocked_tasks,
     column,
     current_tasks,
     image_in,
+    images_text,
     job_records,
+    named,
     resume_plan,
     start_notes,
     typed,
+    unregistered,
+    unregistered_job,
+    unregistered_step,
 )
 from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
 from .store import ImageIndex, StepStore, job_stores
@@ -222,11 +228,14 @@ class CooperativeEngine(LiveEngine):
             return CheckpointState(
                 CheckpointKind.NOT_SUPPORTED, reason="the extern step runs no program"
             )
+        if self.caller_uid not in (None, 0, job.uid):  # as able and error: nothing (issue 34)
+            return rules.not_asked(job)
+        store = self._store(job, step.step_id)
         try:
-            rec = self._cached_read(self._store(job, step.step_id))
+            rec = self._cached_read(store)
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
-        return column(rec, job)
+        return column(rec, job) or unregistered(step, store.path, self._clock())
 
     def _checks(self, target: StepId, *, suspended_ok: bool = False) -> Job:
         """The reference's checks 1-6 (``LiveEngine.check_target``), on fresh data."""
@@ -244,17 +253,14 @@ class CooperativeEngine(LiveEngine):
                 if (t := self._registered(job, s)) is not None
             ]
             if not registered:
-                raise NotSupported(
-                    hint=f"no step of job {job.job_id} runs under `sckpt run` "
-                    "(launch it as `srun sckpt run -- PROGRAM`)"
-                )
+                running = [(s, self._store(job, s.step_id).path) for s in steps]
+                raise unregistered_job(job, running, self._clock())
             return registered
         for s in steps:
             if s.step_id.step == target.step:
                 t = self._registered(job, s)
                 if t is None:
-                    path = self._store(job, s.step_id).path
-                    raise NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {path})")
+                    raise unregistered_step(s, self._store(job, s.step_id).path, self._clock())
                 return [t]
         raise InvalidJobId(hint=f"job {job.job_id} has no running step {target.step_text}")
 
@@ -277,16 +283,12 @@ class CooperativeEngine(LiveEngine):
         wrapper looks again right before sending; this is the refusal a person sees first.
         """
         blocked = [
-            f"{t.step.step_id} {task.describe()}: {why}"
+            (t.step.step_id, task, why)
             for t in targets
             for task, why in blocked_tasks(t.record, job)
         ]
         if blocked:
-            raise NotSupported(
-                hint="; ".join(blocked[:6])
-                + "; nothing was sent (the program must install its checkpoint-signal "
-                "handler first thing: README, Cooperative checkpointing)"
-            )
+            raise blocked_refusal(blocked)
 
     def _unprotected_steps(self, job: Job, targets: Iterable[_Target]) -> list[Step]:
         """Steps a requeue of ``job`` would end that are not under ``sckpt run``."""
@@ -317,9 +319,9 @@ class CooperativeEngine(LiveEngine):
         """
         if not image_dir:
             return
-        places = [Path(image_dir) / image_leaf(t.step.step_id, t.record.name) for t in targets] or [
-            Path(image_dir)
-        ]
+        places = [
+            Path(image_dir) / image_leaf(named(job, t.step.step_id), t.record.name) for t in targets
+        ] or [Path(image_dir)]
         for place in places:
             code, why = image_dir_problem(str(place), job.uid, write=write)
             if code:
@@ -442,7 +444,7 @@ class CooperativeEngine(LiveEngine):
         for t in targets:
 
             def change(rec: StepRecord, t: _Target = t) -> tuple[int, str, str]:
-                leaf = image_leaf(t.step.step_id, rec.name)
+                leaf = image_leaf(named(job, t.step.step_id), rec.name)
                 leaf_dir = str(Path(image_dir) / leaf) if image_dir else ""
                 if (
                     rec.in_progress is not None
@@ -502,11 +504,8 @@ class CooperativeEngine(LiveEngine):
                 continue
             err = rec.checkpoint_error()
             failed = failed or bool(err.code)
-            where = next(iter(sorted(rec.last_image.values())), "")
-            outcomes.append(
-                f"{t.step.step_id}: "
-                + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
-            )
+            said = f"error({err.code}): {err.message}" if err.code else images_text(rec.last_image)
+            outcomes.append(f"{t.step.step_id}: {said}")
         verb = "ended" if failed else "completed"
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
 
@@ -725,8 +724,9 @@ class CooperativeEngine(LiveEngine):
         self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
     ) -> ActionResult:
         """Restart in the reference's order (``rules.check_restart`` and
-        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT), then
-        a caller neither owner, root nor SlurmUser (EPERM), before anything changes.
+        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT),
+        before anything changes; but whose job it is first (ESLURM_ACCESS_DENIED, as for
+        every other checkpoint command), where the reference says EPERM after the rest.
 
         "Finished" is wider here: a vacated job waits held in PENDING for its restart.
         Then every task's last image is looked at where its record says (``records.resume_plan``):
@@ -742,6 +742,7 @@ class CooperativeEngine(LiveEngine):
             raise rules.no_record(
                 target, "(Slurm forgets ended jobs after MinJobAge, and where their images are)"
             )
+        rules.check_owner(target, job, self.caller())  # before its state (issue 34)
         waiting = job.state == JobState.PENDING and job.held
         rules.check_restart(target, job, ended=job.state.is_finished or waiting)
         unrequeueable = rules.requeue_refusal(job)
@@ -754,7 +755,7 @@ class CooperativeEngine(LiveEngine):
             # Resume from the operator's directory: every image found there, or refuse
             # (ENOENT) before anything changes.
             for store, rec in records:
-                leaf = Path(image_dir) / image_leaf(store.step, rec.name)
+                leaf = Path(image_dir) / image_leaf(named(job, store.step), rec.name)
                 found = {
                     p: image
                     for p in set(rec.tasks) | set(rec.last_image)

@@ -136,13 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--transparent",
         action="store_true",
-        help="checkpoint PROGRAM without its cooperation, under DMTCP "
-        "(backend/checkpointing/transparent.py): it need not catch any signal",
+        help="checkpoint PROGRAM without its cooperation, under DMTCP: it need not catch "
+        "any signal (the project's README, 'Checkpoint any program')",
     )
     parser.add_argument(
         "--gzip",
         action="store_true",
-        help="with --transparent: compress the images (DMTCP's gzip; slower, see bench/README)",
+        help="with --transparent: compress the images (smaller, but slower to write)",
     )
     parser.add_argument(
         "--every",
@@ -231,6 +231,10 @@ def step_from_env() -> StepId | None:
     step = int(step_text) if step_text and step_text.isdigit() else STEP_BATCH
     if step >= 0xFFFFFFF0:
         step = STEP_BATCH
+    array_job = os.environ.get("SLURM_ARRAY_JOB_ID", "")
+    array_task = os.environ.get("SLURM_ARRAY_TASK_ID", "")
+    if array_job.isdigit() and array_task.isdigit():  # named as squeue names it: 9_1.0
+        return StepId(int(job), step, array_job_id=int(array_job), array_task_id=int(array_task))
     return StepId(int(job), step)
 
 

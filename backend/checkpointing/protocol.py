@@ -112,11 +112,13 @@ def image_leaf(step: StepId, name: str = "") -> str:
     ``sckpt run`` names every step (``--name``, or ``default_step_name``) so that a restarted
     job's steps find their images whatever order they start in; records written before names
     existed (``name`` empty) keep the reference's ``<job>.<step>`` (``<job>`` for the batch
-    script).
+    script).  ``<job>`` is the job as squeue names it: ``9_1`` for an array task whose
+    ``step`` carries its array names (its own id, ``10``, told a person nothing).
     """
+    job = step.job_text
     if name:
-        return f"{step.job_id}.{name}"
-    return str(step.job_id) if step.step == STEP_BATCH else f"{step.job_id}.{step.step_text}"
+        return f"{job}.{name}"
+    return job if step.step == STEP_BATCH else f"{job}.{step.step_text}"
 
 
 def default_step_name(program: Sequence[str]) -> str:

@@ -9,25 +9,110 @@ task would resume from on restart, and a store failure as the error a person see
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .. import rules
-from ..errors import AccessDenied, SckptError, error_for
-from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job
+from ..errors import AccessDenied, NotSupported, SckptError, error_for
+from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, Step, StepId, job_step_id
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
 from .protocol import StepRecord, StoreError, TaskInfo, recorded_image
 from .store import ImageIndex, StepStore, job_stores
 
 NOT_UNDER_RUN = "not supported for this step: it was not started under `sckpt run`"
+WRAPPER_STEP_NAME = "sckpt"
+"""The name srun gives ``srun sckpt run -- PROGRAM``'s step (its program's base name)."""
+STARTING_GRACE = 30.0
+"""Seconds a step under ``srun sckpt run`` may run before its wrapper has registered it."""
 
 
-def column(rec: StepRecord | None, job: Job) -> CheckpointState:
-    """A running step's checkpoint column from its record (None: no state file)."""
+def unregistered(step: Step, where: Path, now: float) -> CheckpointState:
+    """The column of a running step with no registration of this run of the job.
+
+    A step srun named ``sckpt`` was launched as ``srun sckpt run``: for its first seconds
+    it is starting; later its wrapper could not register it (a working directory the job's
+    user cannot write, ...), which the wrapper wrote on the job's stderr.  Any other step
+    was not started under ``sckpt run``.
+    """
+    if step.name != WRAPPER_STEP_NAME:
+        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
+    if now - step.start_time < STARTING_GRACE:
+        why = "starting: `sckpt run` has not registered the step yet, ask again in a moment"
+        return CheckpointState(CheckpointKind.STARTING, reason=why)
+    return CheckpointState(
+        CheckpointKind.NOT_SUPPORTED,
+        reason=f"`sckpt run` could not register the step in {where}: the job's stderr "
+        "says why (its StdErr in `sckpt show JOB`)",
+    )
+
+
+def blocked_refusal(blocked: Sequence[tuple[StepId, TaskInfo, str]]) -> NotSupported:
+    """The refusal of tasks that must not be sent their signal: each task and why, then
+    what would help.  Advice on signal handlers only where a handler is the cause: a task
+    whose checkpointing is off (an image directory it cannot make) needs none of it."""
+    hint = "; ".join(f"{step} {task.describe()}: {why}" for step, task, why in blocked[:6])
+    hint += "; nothing was sent"
+    if any(not task.off for _, task, _ in blocked):
+        hint += (
+            " (the program must install its checkpoint-signal handler first thing: README, "
+            "Cooperative checkpointing; or start it under 'sckpt run --transparent', which "
+            "needs no handler)"
+        )
+    return NotSupported(hint=hint)
+
+
+def named(job: Job, step: StepId) -> StepId:
+    """``step`` named as squeue names it (``9_1.0``): the wrapper names its images so."""
+    return job_step_id(job, step.step, step.cluster)
+
+
+def unregistered_step(step: Step, where: Path, now: float) -> NotSupported:
+    """The refusal of a running step with no registration (``unregistered``'s words)."""
+    reason = unregistered(step, where, now).reason
+    if reason == NOT_UNDER_RUN:
+        return NotSupported(hint=f"{NOT_UNDER_RUN} (no live registration in {where})")
+    return NotSupported(hint=f"{step.step_id}: {reason}")
+
+
+def unregistered_job(job: Job, steps: Iterable[tuple[Step, Path]], now: float) -> NotSupported:
+    """The refusal of a whole job none of whose running steps registered: what each
+    ``srun sckpt run`` step is doing, else how to launch one."""
+    why = [
+        f"{s.step_id}: {unregistered(s, where, now).reason}"
+        for s, where in steps
+        if s.state == "RUNNING" and s.name == WRAPPER_STEP_NAME
+    ]
+    return NotSupported(
+        hint="; ".join(why[:4])
+        or f"no step of job {job.job_id} runs under `sckpt run` "
+        "(launch it as `srun sckpt run -- PROGRAM`)"
+    )
+
+
+def images_text(last_image: dict[str, str]) -> str:
+    """Every task's last image, for an answer: ``image P`` for one task; for several whose
+    images are one generation under one step directory, ``images DIR/task{0,1,2,3}/g2``
+    (the shell's brace form); else each task's path (the answer named only task 0's)."""
+    paths = [last_image[k] for k in sorted(last_image, key=lambda k: int(k) if k.isdigit() else 0)]
+    if len(paths) <= 1:
+        return f"image {paths[0]}" if paths else "no image"
+    parts = [Path(p) for p in paths]
+    same = {(p.parent.parent, p.name) for p in parts}
+    tasks = [p.parent.name for p in parts]
+    if len(same) == 1 and all(t.startswith("task") for t in tasks):
+        step_dir, generation = same.pop()
+        ranks = ",".join(t.removeprefix("task") for t in tasks)
+        return f"images {step_dir}/task{{{ranks}}}/{generation}"
+    return "images " + ", ".join(paths)
+
+
+def column(rec: StepRecord | None, job: Job) -> CheckpointState | None:
+    """A running step's checkpoint column from its record (None: no state file, or no
+    registration of this run of the job: ``unregistered`` says which)."""
     tasks = current_tasks(rec, job) if rec is not None else []
     if rec is None or not tasks:
-        return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
+        return None
     reason = ""
     blocked = blocked_tasks(rec, job)
     if blocked:

@@ -132,6 +132,11 @@ class DmtcpCheckpointer:
         coordinator (``Unavailable`` when it cannot start)."""
         self.spool = Path(task_dir) / SPOOL
         try:
+            self.spool.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            why = f"DMTCP's directory {self.spool} cannot be made: {exc.strerror or exc}"
+            raise Unavailable(exc.errno or errno.EIO, why) from None
+        try:
             return self.env()
         except OSError as exc:
             why = f"DMTCP's coordinator cannot start: {exc.strerror or exc}"

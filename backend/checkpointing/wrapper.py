@@ -73,6 +73,7 @@ import errno
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -154,7 +155,11 @@ class Wrapper:
     ) -> None:
         step_id = step_from_env()
         if step_id is None:
-            raise UsageError("sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set)")
+            raise UsageError(
+                "sckpt run must run inside a Slurm job (SLURM_JOB_ID is not set): "
+                "start it as a job step, srun sckpt run -- PROGRAM, or in an sbatch script"
+            )
+        check_program(program[0])
         self.step_id = step_id
         self.procid = int(os.environ.get("SLURM_PROCID", "0") or 0)
         self.restart_count = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
@@ -171,6 +176,8 @@ class Wrapper:
         self.grace = float(args.grace)
         self.started = 0.0
         self.deferred = False
+        self.off = ""
+        """Why checkpointing is off for this task from its start ("" while it is on)."""
         self.program = program
         try:
             self.name = check_step_name(args.name) if args.name else default_step_name(program)
@@ -323,10 +330,8 @@ class Wrapper:
         try:
             self.images.ready()  # the first generation the program's link points at
         except OSError as exc:
-            self.switch_off(
-                f"its image directory {self.image_dir} cannot be made: {exc.strerror}",
-                exc.errno or errno.EIO,
-            )
+            self.off = f"its image directory {self.image_dir} cannot be made: {exc.strerror}"
+            self.switch_off(self.off, exc.errno or errno.EIO)
 
     def switch_off(self, why: str, code: int, *, locked: bool = True) -> bool:
         """Record that checkpointing is off for this task, and why, where the operator sees
@@ -610,7 +615,11 @@ class Wrapper:
         """What is started as the task's program, as the checkpointer says (PROGRAM, or
         DMTCP around it), after it is ready (``prepare`` may add to ``env``).  When it
         cannot get ready, the program runs without checkpointing (the job matters more) and
-        the task's record says why, as for an image directory that cannot be made."""
+        the task's record says why, as for an image directory that cannot be made (then the
+        checkpointer is not even readied: the record keeps that first cause)."""
+        if self.off:
+            note(f"{self.off}; running {self.program[0]} WITHOUT checkpoint support")
+            return self.program
         try:
             env.update(self.checkpointer.prepare(Path(self.image_dir)))
         except Unavailable as exc:
@@ -741,6 +750,26 @@ def _unblock_all() -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
+def check_program(name: str) -> None:
+    """Refuse a program ``exec`` cannot start before anything is registered or started.
+
+    It looks where ``execvp`` looks (``PATH`` when the name has no slash), so the line is the
+    one the failed start would give, with ``--transparent`` (where DMTCP would only fail
+    later, exit 99, leaving an image directory behind) as without it.
+    """
+    paths = [Path(name)] if "/" in name else [Path(d or ".") / name for d in os.get_exec_path()]
+    why = errno.ENOENT
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError:  # missing, or a PATH directory this user cannot search
+            continue
+        if stat.S_ISREG(mode) and os.access(path, os.X_OK):
+            return
+        why = errno.EACCES  # execve's answer for a file without x, or a directory
+    raise UsageError(f"cannot start {name!r}: {os.strerror(why)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -99,10 +99,7 @@ class NativeEngine(LiveEngine):
         if caller is None or caller.is_root or caller.uid == job.uid:
             return tuple(StepView(step, self._asked(job, step)) for step in steps)
         # The controller would refuse (ESLURM_ACCESS_DENIED) what the caller may not ask.
-        refused = CheckpointState(
-            CheckpointKind.UNKNOWN,
-            reason=f"not asked: the controller answers only {job.user} (the owner) or root",
-        )
+        refused = rules.not_asked(job)
         return tuple(
             StepView(step, self._asked(job, step))
             if rules.may_act(step.step_id, job, caller)

@@ -102,6 +102,7 @@ typedef struct {
 	uint32_t array_task_id;
 	uint32_t array_max_tasks;
 	uint32_t time_limit;
+	uint32_t requeue; /* fills what was padding before the 64-bit times */
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;

@@ -17,7 +17,7 @@ from ..model import TIME_UNLIMITED, Job, JobRecord, JobState, Step, StepId
 from ..slurm_api import AccountingConfig, ControllerConfig
 from .runtime import Runtime
 
-JOB_NUMS = struct.Struct("=14I5qQ")
+JOB_NUMS = struct.Struct("=14I5qQ")  # 13 counts, the requeue flag, 5 times, the memory
 """Layout of the shim's ``sckpt_job_nums_t`` (checked against cffi's by :func:`require_layout`)."""
 JOB_STRINGS = 15
 """Strings per job in the shim's buffer (``SCKPT_JOB_STRINGS``)."""
@@ -63,6 +63,7 @@ _JOB_ORDER = (
     "dependency",
     "min_memory",
     "memory_per_cpu",
+    "requeue",
 )
 
 
@@ -194,6 +195,7 @@ class JobDecoder:
                     texts[14],
                     raw[19] & ~MEM_PER_CPU,
                     bool(raw[19] & MEM_PER_CPU),
+                    bool(raw[13]),
                 )
             memo[key] = job
             out.append(job)

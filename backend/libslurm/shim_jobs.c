@@ -42,6 +42,7 @@ typedef struct {
 	uint32_t array_task_id;
 	uint32_t array_max_tasks;
 	uint32_t time_limit;
+	uint32_t requeue; /* fills what was padding before the 64-bit times */
 	int64_t submit_time;
 	int64_t start_time;
 	int64_t end_time;
@@ -119,6 +120,7 @@ static size_t sckpt_jobs_pack(void *handle, sckpt_job_nums_t *nums, uint32_t n, 
 		r->array_task_id = j->array_task_id;
 		r->array_max_tasks = j->array_max_tasks;
 		r->time_limit = j->time_limit;
+		r->requeue = j->requeue;
 		r->submit_time = (int64_t) j->submit_time;
 		r->start_time = (int64_t) j->start_time;
 		r->end_time = (int64_t) j->end_time;

@@ -208,7 +208,7 @@ _JOB_ORDER = (
     "submit_time start_time end_time work_dir comment held restart_count batch required_nodes "
     "account array_job_id array_task_id array_task_str array_max_tasks tres_req tres_per_node "
     "tres_alloc sched_nodes suspend_time pre_sus_time time_limit priority qos dependency "
-    "min_memory memory_per_cpu"
+    "min_memory memory_per_cpu requeue"
 )
 
 _STEP_ORDER = (

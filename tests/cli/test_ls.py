@@ -251,7 +251,7 @@ def test_ckpt_failed_finds_a_step_whose_last_checkpoint_failed(
     assert [j["checkpoint_summary"] for j in document["jobs"]] == ["able; 1 failed (28)"]
     # A mistyped word names the known ones, failed among them.
     bad = cli_env.run("ls", "--ckpt", "fialed")
-    assert bad.code == 2 and bad.err.rstrip().endswith("unknown, failed")
+    assert bad.code == 2 and bad.err.rstrip().endswith("unknown, starting, failed")
 
 
 def test_another_users_step_has_no_last_error_to_claim(

@@ -97,9 +97,11 @@ class Array:
         )
 
     def generations(self, task: int) -> list[str]:
-        """Task ``task``'s complete image generations (``g1`` ...), under its own job id's
-        image directory, as the wrapper names it."""
-        images = TaskImages(self.work / f"{self.own(task)}.cnt" / "task0")
+        """Task ``task``'s complete image generations (``g1`` ...), in the image directory
+        the wrapper names as squeue names the task (``9_1.cnt``, not its own id's ``10.cnt``:
+        issue 34, 18)."""
+        assert not (self.work / f"{self.own(task)}.cnt").exists()
+        images = TaskImages(self.work / f"{self.id}_{task}.cnt" / "task0")
         return [g.path.name for g in images.generations() if g.complete]
 
 
@@ -173,6 +175,7 @@ def test_array_tasks_are_listed_able_and_followed_through_a_create(
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)["results"]
     assert (result["target"], result["outcome"]) == (f"{run}_2.0", progress.COMPLETED)
+    assert f"{array.work}/{run}_2.cnt/task0/g1" in done.stdout  # the answer names it so
     time.sleep(0.01)  # data taken after the request
 
     def finished() -> list[object]:
@@ -191,7 +194,7 @@ def test_array_tasks_are_listed_able_and_followed_through_a_create(
     ckpt = steps[f"{run}_2.0"]["checkpoint"]
     assert isinstance(ckpt, dict)
     assert ckpt["kind"] == CheckpointKind.ABLE.value and ckpt["last_checkpoint_time"] > 0
-    assert str(ckpt["image_dir"]).startswith(str(array.work / f"{array.own(2)}.cnt"))
+    assert str(ckpt["image_dir"]).startswith(str(array.work / f"{run}_2.cnt"))
     for task in (1, 3):
         other = steps[f"{run}_{task}.0"]["checkpoint"]
         assert isinstance(other, dict) and other["last_checkpoint_time"] == 0

@@ -334,19 +334,34 @@ def test_another_user_is_refused_and_nothing_changes(
     facade.create(job.step(0), max_wait=20)
     before = job.state_bytes()
     image = job.image(0)
+    # issue 34, 18: another user sees what the controller would tell him, nothing of the
+    # state files: every checkpoint command refuses with one code, naming the owner (restart
+    # too, whatever the job's state: it said ESLURM_JOB_NOT_FINISHED, and EPERM later), and
+    # the step's column and last error read unknown in ls -s, as in the console.
     for args in (
+        ("able", job.step(0)),
+        ("error", job.step(0)),
         ("disable", job.step(0)),
         ("enable", job.step(0)),
         ("create", job.step(1)),
+        ("complete", job.step(1), "--begin-time", "1"),
+        ("auto", job.step(1), "--every", "30m"),
+        ("vacate", job.step(1)),
         ("vacate", str(job.id)),
+        ("restart", str(job.id)),
     ):
         out = cli(shared_dir, *args, user=BOB)
         assert out.returncode == 1, out
-        assert "ESLURM_ACCESS_DENIED" in out.stderr and "Traceback" not in out.stderr
-    # Restart checks the job's state before whose record it is (the reference's order,
-    # rules.check_restart then rules.check_saved_record): a running job is not finished.
-    out = cli(shared_dir, "restart", str(job.id), user=BOB)
-    assert out.returncode == 1 and "ESLURM_JOB_NOT_FINISHED" in out.stderr, out.stderr
+        assert f"{args[0]} {args[1]}: ESLURM_ACCESS_DENIED (2002)" in out.stderr, out.stderr
+        assert f"job {job.id} belongs to {ALICE}; only its owner or root" in out.stderr
+        assert "Traceback" not in out.stderr
+    listing = cli(shared_dir, "ls", "-s", "-H", "-j", str(job.id), user=BOB)
+    rows = {line.split()[0]: line.split()[-2:] for line in listing.stdout.splitlines()}
+    assert rows[job.step(0)] == rows[job.step(1)] == ["unknown", "unknown"], listing.stdout
+    mine = cli(shared_dir, "ls", "-s", "-H", "-j", str(job.id))  # root sees the column
+    assert [line.split()[-1] for line in mine.stdout.splitlines()][-2:] == ["able", "able"]
+    shown = cli(shared_dir, "show", str(job.id), user=BOB).stdout
+    assert "Checkpoint=1 not supported, 3 unknown" in shown, shown  # extern; batch, 0 and 1
     # The controller refuses bob's signal too; the state files are untouched.
     sig = slurm_cluster.run("scancel", "--signal=URG", job.step(0), user=BOB, check=False)
     assert sig.returncode != 0
@@ -366,9 +381,11 @@ def test_restart_brings_back_a_finished_batch_job(
     where = {n: job.latest(n) for n in (0, 1)}
     slurm_cluster.run("scancel", str(job.id))
     wait_for(lambda: job.field("JobState") == "CANCELLED", timeout=60)
-    # Ended, with images: another user now meets the record's owner check (EPERM).
+    # Ended, with images: another user is refused as while it ran (issue 34: it said EPERM,
+    # the reference's record check, where every other command says ESLURM_ACCESS_DENIED).
     out = cli(shared_dir, "restart", str(job.id), user=BOB)
-    assert out.returncode == 1 and "EPERM" in out.stderr, out.stderr
+    assert out.returncode == 1 and "ESLURM_ACCESS_DENIED (2002)" in out.stderr, out.stderr
+    assert f"job {job.id} belongs to {ALICE}" in out.stderr
     assert job.field("JobState") == "CANCELLED"
     facade.restart(str(job.id), stick=False)  # requeued (not held) and started now
     wait_for(lambda: job.field("JobState") == "RUNNING", timeout=60)
@@ -485,10 +502,14 @@ def test_a_step_with_two_tasks_checkpoints_both(
         wait_for(lambda: store.path.exists() and len(store.read().running_tasks) == 2, 60)  # type: ignore[union-attr]
         wait_for(lambda: all((cluster_work / f"task{p}.log").exists() for p in (0, 1)))
         time.sleep(0.6)
-        facade.create(f"{job_id}.0", max_wait=20)
+        result = facade.create(f"{job_id}.0", max_wait=20)
         rec = store.read()
         assert rec is not None and rec.error_code == 0
         assert set(rec.last_image) == {"0", "1"}
+        # issue 34, 18: the answer names every task's image, not only task 0's
+        step_dir = Path(rec.last_image["0"]).parent.parent
+        assert Path(rec.last_image["1"]) == step_dir / "task1" / "g1"
+        assert result.detail.endswith(f"{job_id}.0: images {step_dir}/task{{0,1}}/g1"), result
         hosts = {t.host for t in rec.tasks.values()}
         assert hosts == {slurm_cluster.node}
         for p in (0, 1):

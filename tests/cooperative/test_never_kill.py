@@ -134,6 +134,7 @@ def test_a_program_that_never_catches_the_signal_is_never_sent_it(
 
     able = cli(shared_dir, "able", target)
     refused(able, "ESLURM_NOT_SUPPORTED", "program does not catch SIGUSR1")
+    assert "sckpt run --transparent" in able.stderr  # issue 34, 18: what needs no handler
     doc = json.loads(cli(shared_dir, "--json", "able", target).stdout)
     error = doc["results"][0]["error"]
     assert (doc["exit_code"], error["code"]) == (1, ESLURM_NOT_SUPPORTED)

@@ -140,6 +140,8 @@ def test_paths_follow_the_image_dir_rule(tmp_path: Path, monkeypatch: pytest.Mon
     assert state_dir_for("/home/a/run") == Path("/site/st")
     assert image_leaf(StepId(7, 3)) == "7.3"
     assert image_leaf(StepId(7, STEP_BATCH)) == "7"
+    task = StepId(10, 0, array_job_id=9, array_task_id=1)  # images as squeue names the task
+    assert (image_leaf(task), image_leaf(task, "cnt")) == ("9_1.0", "9_1.cnt")
     assert StepStore(tmp_path, StepId(7, STEP_BATCH)).path.name == "7.batch.json"
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from sckpt.backend.checkpointing.protocol import (
     default_step_name,
     parse_status,
 )
+from sckpt.backend.checkpointing.records import blocked_refusal
 from sckpt.backend.checkpointing.signal_checkpointer import signal_handler
 from sckpt.backend.checkpointing.store import StepStore
 from sckpt.backend.errors import ESLURM_NOT_SUPPORTED
@@ -293,6 +295,7 @@ def test_outside_a_job_it_says_so(work: Path) -> None:
     )
     assert out.returncode == 2
     assert "must run inside a Slurm job" in out.stderr and "Traceback" not in out.stderr
+    assert "srun sckpt run -- PROGRAM" in out.stderr  # issue 34, 18: how to start it
     bad = subprocess.run(
         [str(VENV_PYTHON), "-m", WRAPPER, "--signal", "NOPE", "--", "true"],
         env={**env, "SLURM_JOB_ID": "5"},
@@ -301,6 +304,78 @@ def test_outside_a_job_it_says_so(work: Path) -> None:
         cwd=work,
     )
     assert bad.returncode == 2 and "unknown signal 'NOPE'" in bad.stderr
+
+
+@pytest.mark.usefixtures("dmtcp_install")
+def test_a_program_that_cannot_start_is_refused_the_same_way_under_dmtcp(work: Path) -> None:
+    # issue 34, 18: under --transparent a missing program exited 99 (255 without the x bit)
+    # with no message and left task0/{dmtcp,g1.partial,current}; without it: one line, 2.
+    plain = work / "plain.txt"
+    plain.write_text("echo not executable\n")
+    env = {
+        **os.environ,
+        "SLURM_JOB_ID": str(JOB),
+        "SLURM_STEP_ID": "0",
+        "SCKPT_WORK_DIR": str(work),
+    }
+    for program, why in (
+        ("/nonexistent/prog", "No such file or directory"),
+        ("no-such-program-anywhere", "No such file or directory"),
+        (str(plain), "Permission denied"),
+        (str(work), "Permission denied"),
+    ):
+        answers = []
+        for mode in ([], ["--transparent"]):
+            out = subprocess.run(
+                [str(VENV_PYTHON), "-m", WRAPPER, *mode, "--", program],
+                env=env,
+                capture_output=True,
+                text=True,
+                cwd=work,
+                timeout=60,
+            )
+            answers.append((out.returncode, out.stderr))
+            assert sorted(p.name for p in work.iterdir()) == ["plain.txt"], (mode, program)
+        line = f"sckpt run: cannot start {program!r}: {why}\n"
+        assert answers == [(2, line), (2, line)], program
+
+
+@pytest.mark.usefixtures("dmtcp_install")
+def test_a_read_only_image_dir_under_dmtcp_is_named_as_such(work: Path) -> None:
+    # issue 34, 18: a read-only --image-dir under --transparent read "DMTCP's coordinator
+    # cannot start: Permission denied", and the refusal advised signal handlers.
+    mine, read_only = work / "alice", work / "read-only"
+    mine.mkdir()
+    read_only.mkdir(mode=0o555)
+    subprocess.run(["chown", "sckpt-alice", str(mine)], check=True)
+    locked = work / "locked"  # a PATH directory alice cannot search is passed over
+    locked.mkdir(mode=0o700)
+    env = {
+        "SLURM_JOB_ID": str(JOB),
+        "SLURM_STEP_ID": "0",
+        "SCKPT_WORK_DIR": str(mine),
+        "PATH": f"{locked}:/usr/bin:/bin",
+    }
+    out = subprocess.run(
+        ["runuser", "-u", "sckpt-alice", "--", "env", *(f"{k}={v}" for k, v in env.items()),
+         str(VENV_PYTHON), "-m", WRAPPER, "--transparent", "--image-dir", str(read_only),
+         "--", "sh", "-c", "echo ran; exit 3"],
+        capture_output=True, text=True, cwd=mine, timeout=60,
+    )  # fmt: skip
+    assert (out.returncode, out.stdout) == (3, "ran\n"), out.stderr  # the job matters more
+    image_dir = read_only / f"{JOB}.{default_step_name(['sh', '-c', 'echo ran; exit 3'])}"
+    why = f"its image directory {image_dir}/task0 cannot be made: Permission denied"
+    assert out.stderr == f"sckpt run: {why}; running sh WITHOUT checkpoint support\n"
+    task = StepStore(mine / ".sckpt", StepId(JOB, 0)).read()
+    assert task is not None and task.tasks["0"].off == why
+    assert task.error_msg == f"task 0: checkpointing is off: {why}"
+    refusal = blocked_refusal(
+        [(StepId(JOB, 0), task.tasks["0"], task.tasks["0"].checkpoint_blocker())]
+    )
+    assert refusal.hint.endswith(f"checkpointing is off for this task: {why}; nothing was sent")
+    handler = replace(task.tasks["0"], off="", checkpointer="", handler="default")
+    advice = blocked_refusal([(StepId(JOB, 0), handler, handler.checkpoint_blocker())]).hint
+    assert "program does not catch SIGUSR1" in advice and "sckpt run --transparent" in advice
 
 
 def test_the_c_counter_follows_the_same_contract(work: Path) -> None:

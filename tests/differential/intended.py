@@ -113,9 +113,15 @@ TABLE: tuple[Intended, ...] = (
     ),
     Intended(
         "19.05 never saved a job record (no JobCheckpointDir): ENOENT; cooperatively the "
-        "image of step 19's create exists, so the reference resumes for the owner, EPERM "
-        "for another user",
+        "image of step 19's create exists, so the owner's restart resumes; another user's "
+        "is refused for whose job it is (2002, the next row)",
         (("users", 25), ("users", 26)),
+    ),
+    Intended(
+        "issue 34: another user's restart is refused for whose job it is first, with "
+        "ESLURM_ACCESS_DENIED as every other checkpoint command; 19.05 (and the reference) "
+        "answer a running job's ESLURM_JOB_NOT_FINISHED first, then EPERM",
+        (("users", 6), ("users", 15)),
     ),
 )
 

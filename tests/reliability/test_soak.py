@@ -139,12 +139,15 @@ async def _real_soak(
     )  # fmt: skip
     try:
         async with app.run_test(size=(160, 50)) as pilot:
-            await wait_until(lambda: app.job(job) is not None, pilot, timeout=120)
+            # The job runs one step after another: between two, it has no numbered step.
+            # Each side waits for one instead of sampling once (issue 34, 17: ([0], [])).
+            await wait_until(lambda: _numbered_steps(app, job), pilot, timeout=120)
             first = _numbered_steps(app, job)
             report = await soak(app, pilot, seconds=seconds, warmup=warmup, churn=churn)
             # Printed at once: a later assertion must not lose a 30-minute run's figures.
             print(report.trend())
             print(report.summary())
+            await wait_until(lambda: _numbered_steps(app, job), pilot, timeout=60)
             last = _numbered_steps(app, job)
             # Real steps came and went: the job's step numbers moved on by many.
             assert first and last and min(last) > max(first) + 10, (first, last)

@@ -361,6 +361,8 @@ def _state_text(state: CheckpointState, now: float) -> Text:
             f"{progress.IN_PROGRESS}, began {moment(state.in_progress_since, now)}",
             style="bold cyan",
         )
+    if state.kind is CheckpointKind.STARTING and state.reason:
+        return Text(state.reason, style="cyan")  # "starting: ... not registered ... yet"
     return checkpoint_text(state, now)
 
 
