@@ -114,7 +114,8 @@ def refusal(launch: MpiLaunch) -> str:
         return (
             f"--transparent: this task is an MPI rank ({launch.what}, from srun "
             "--mpi): DMTCP cannot restore a rank's connection to slurmstepd's PMI server, "
-            f"so a restart would fail (tried: MPICH/pmi2, Open MPI/pmix); {INSTEAD}"
+            f"so a restart would fail (tried: MPICH/pmi2, Open MPI/pmix); {INSTEAD} "
+            "(a program that is not MPI: srun --mpi=none)"
         )
     if launch.launcher not in KNOWN:
         return (
