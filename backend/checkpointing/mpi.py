@@ -7,13 +7,13 @@ What was tried on Slurm 22.05 with Debian 12's MPICH 4.0.2 and Open MPI 4.1.4 (R
 * **mpiexec/mpirun inside one task** (``srun -n1 sckpt run --transparent -- mpiexec -n 2
   ./app``): every process of the run (the launcher, its proxy, the ranks) is under the task's
   one coordinator, and DMTCP drains and restores their sockets.  It works for both MPIs once
-  their libraries are kept off what DMTCP 4.2.0 cannot handle, which ``MPIEXEC_ENV`` does:
+  their libraries are kept off what DMTCP 4.2.0 cannot handle, which ``MPI_ENV`` does:
   UCX's mmap hooks deadlock inside DMTCP's ``dlsym`` at load time (the ranks never reach
   ``main``); hwloc's udev probe opens a block device (DMTCP: "Unimplemented file type", the
   rank is ended); UCX's SysV shared memory fails DMTCP's ``shmctl`` wrapper; and the
   launchers must start the ranks on this node, not through ``srun``, so that no process of
-  the run is outside the task.  Ranks then talk over TCP loopback (slower than shared memory,
-  and exact).  All ranks run on the task's node.
+  the run is outside the task.  A script that calls ``mpiexec`` is the same run.  Ranks
+  then talk over TCP loopback (slower than shared memory, and exact), all on the task's node.
 * **the step's tasks as ranks** (``srun --mpi=pmi2|pmix sckpt run --transparent -- ./app``):
   each rank holds a connection to its ``slurmstepd``'s PMI server, outside the computation,
   which DMTCP cannot restore.  Under one coordinator for the whole step, a restarted MPICH
@@ -55,7 +55,7 @@ ORTERUN = "orterun"
 KNOWN = {HYDRA: "MPICH (hydra)", ORTERUN: "Open MPI (orterun)"}
 """The launchers tried and working under DMTCP 4.2.0, by the name their link resolves to."""
 
-MPIEXEC_ENV = {
+MPI_ENV = {
     # UCX's mmap hooks deadlock inside DMTCP's dlsym wrapper while the library loads.
     "UCX_MEM_MMAP_HOOK_MODE": "none",
     # UCX's SysV shared memory fails DMTCP's shmctl wrapper: TCP between ranks.
@@ -71,8 +71,11 @@ MPIEXEC_ENV = {
     # MPICH's hydra: ranks started on this node by fork, not through srun.
     "HYDRA_LAUNCHER": "fork",
 }
-"""What ``sckpt run --transparent`` sets for an MPI launcher, whatever the job set: without
-each of these a checkpoint froze or a rank died (see the module's docstring)."""
+"""What ``sckpt run --transparent`` sets, whatever the job set: without each of these an
+MPI run froze or a rank died under DMTCP (see the module's docstring).  Set for every
+program, not only a launcher named on the command line: a script that calls ``mpiexec``
+needs them as much, and they change nothing for a program that uses neither UCX, hwloc nor
+an MPI launcher (one that does would fail under DMTCP without them)."""
 
 SAVE_ITSELF = "let the program save itself (sckpt run -- ./app, the signal mode)"
 INSTEAD = (
@@ -127,16 +130,14 @@ def refusal(launch: MpiLaunch) -> str:
 
 
 def transparent_env(program: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
-    """What to add to the task's environment for ``--transparent`` (``MPIEXEC_ENV`` for a
-    working launcher, nothing for a program that is not MPI); ``UsageError`` (one line,
-    exit 2, before anything starts) for a launch that would not restart exactly."""
+    """What to add to the task's environment for ``--transparent`` (``MPI_ENV``);
+    ``UsageError`` (one line, exit 2, before anything starts) for an MPI launch that would
+    not restart exactly."""
     launch = detect(program, env)
-    if launch is None:
-        return {}
-    why = refusal(launch)
+    why = refusal(launch) if launch is not None else ""
     if why:
         raise UsageError(why)
-    return dict(MPIEXEC_ENV)
+    return dict(MPI_ENV)
 
 
 def inherited_fds(env: Mapping[str, str]) -> tuple[int, ...]:

@@ -45,7 +45,7 @@ def test_a_working_launcher_gets_the_environment_dmtcp_needs(name: str, kind: st
     assert launch is not None and (launch.how, launch.what) == ("mpiexec", f"{name} ({kind})")
     assert mpi.refusal(launch) == ""
     env = mpi.transparent_env([f"/usr/bin/{name}", "-n", "2", "./app"], {"PATH": "/usr/bin"})
-    assert env == mpi.MPIEXEC_ENV and env["HYDRA_LAUNCHER"] == "fork"
+    assert env == mpi.MPI_ENV and env["HYDRA_LAUNCHER"] == "fork"
 
 
 @pytest.mark.parametrize("variable", mpi.RANK_VARIABLES)
@@ -62,7 +62,10 @@ def test_a_launcher_not_tried_is_refused_and_a_plain_program_passes(tmp_path: Pa
     prterun = script(tmp_path / "bin", "prterun")
     with pytest.raises(UsageError, match=rf"prterun \({prterun}\) is an MPI launcher"):
         mpi.transparent_env(["prterun", "-n", "2", "./app"], {"PATH": str(tmp_path / "bin")})
-    assert mpi.transparent_env(["/usr/bin/python3", "app.py"], {"PATH": "/usr/bin"}) == {}
+    # A program that is not a launcher may still call one (a script): the same environment.
+    assert mpi.transparent_env(["/usr/bin/python3", "app.py"], {"PATH": "/usr/bin"}) == (
+        mpi.MPI_ENV
+    )
     assert mpi.detect(["./mpiexec-notes.sh"], {}) is None
 
 

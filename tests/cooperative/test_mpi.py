@@ -93,9 +93,14 @@ def _state(cluster: SlurmCluster, job: int) -> str:
     return match.group(1) if match else ""
 
 
-@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
+@pytest.mark.parametrize(
+    ("mpi", "through_a_script"),
+    [("mpich", False), ("openmpi", False), ("mpich", True)],
+    ids=["mpich", "openmpi", "mpich-script"],
+)
 def test_mpiexec_in_one_task_checkpoints_and_restarts_exactly(  # type: ignore[no-untyped-def]
     mpi: str,
+    through_a_script: bool,
     binaries: dict[str, Path],
     uninterrupted: str,
     work: Path,
@@ -104,11 +109,15 @@ def test_mpiexec_in_one_task_checkpoints_and_restarts_exactly(  # type: ignore[n
     dmtcp_install,
     shared_dir: Path,
 ) -> None:
+    launch = LAUNCH[mpi]
+    if through_a_script:  # sckpt sees bash, not the launcher: the run must work the same
+        (work / "ring.sh").write_text(f'#!/bin/bash\necho "ring.sh: $*"\n{launch} "$@"\n')
+        launch = "/bin/bash ./ring.sh"
     script = work / "job.sh"
     script.write_text(
         SCRIPT.format(
             sckpt=SCKPT,
-            launch=LAUNCH[mpi],
+            launch=launch,
             binary=binaries[mpi],
             iterations=ITERATIONS,
             delay=DELAY_MS,
