@@ -31,6 +31,8 @@ ITERATIONS = 200
 DELAY_MS = 100
 COMPILERS = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
 LAUNCH = {"mpich": "mpiexec.mpich -n 2", "openmpi": "mpirun.openmpi -n 2"}
+OUTSIDE_SLURM = {"mpich": "-launcher fork", "openmpi": "--allow-run-as-root --oversubscribe"}
+"""What the launchers need for the uninterrupted run, started by root outside any job."""
 SRUN_MPI = {"mpich": "pmi2", "openmpi": "pmix"}
 SCRIPT = """#!/bin/bash
 #SBATCH -n 1
@@ -57,21 +59,24 @@ def binaries() -> Iterator[dict[str, Path]]:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(binaries: dict[str, Path]) -> str:
-    """The last line of a run nobody checkpointed (both MPIs agree on it)."""
-    lines = set()
-    for mpi, launch in LAUNCH.items():
-        argv = [*launch.split(), str(binaries[mpi]), str(ITERATIONS), "0"]
-        if mpi == "openmpi":
-            argv[1:1] = ["--allow-run-as-root", "--oversubscribe"]
-        else:
-            argv[1:1] = ["-launcher", "fork"]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
-        lines.add(done.stdout.strip().splitlines()[-1])
-    assert len(lines) == 1, lines
-    (line,) = lines
-    assert re.fullmatch(rf"ring ranks=2 iterations={ITERATIONS} hash=[0-9a-f]{{16}}", line)
-    return line
+def uninterrupted(binaries: dict[str, Path]) -> dict[int, str]:
+    """The last line of a run nobody checkpointed, by number of ranks (both MPIs agree)."""
+    found = {}
+    for ranks in (2, 4):
+        lines = set()
+        for mpi, launch in LAUNCH.items():
+            extra = OUTSIDE_SLURM[mpi].split()
+            argv = [launch.split()[0], *extra, "-n", str(ranks)]
+            argv += [str(binaries[mpi]), str(ITERATIONS), "0"]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+            lines.add(done.stdout.strip().splitlines()[-1])
+        assert len(lines) == 1, lines
+        (line,) = lines
+        assert re.fullmatch(
+            rf"ring ranks={ranks} iterations={ITERATIONS} hash=[0-9a-f]{{16}}", line
+        )
+        found[ranks] = line
+    return found
 
 
 @pytest.fixture
@@ -94,22 +99,24 @@ def _state(cluster: SlurmCluster, job: int) -> str:
 
 
 @pytest.mark.parametrize(
-    ("mpi", "through_a_script"),
-    [("mpich", False), ("openmpi", False), ("mpich", True)],
-    ids=["mpich", "openmpi", "mpich-script"],
+    ("mpi", "ranks", "through_a_script"),
+    [("mpich", 2, False), ("openmpi", 2, False), ("mpich", 2, True), ("openmpi", 4, False)],
+    ids=["mpich", "openmpi", "mpich-script", "openmpi-4-ranks"],
 )
 def test_mpiexec_in_one_task_checkpoints_and_restarts_exactly(  # type: ignore[no-untyped-def]
     mpi: str,
+    ranks: int,
     through_a_script: bool,
     binaries: dict[str, Path],
-    uninterrupted: str,
+    uninterrupted: dict[int, str],
     work: Path,
     submitted: list[int],
     slurm_cluster: SlurmCluster,
     dmtcp_install,
     shared_dir: Path,
 ) -> None:
-    launch = LAUNCH[mpi]
+    # 4 ranks on the task's 2 CPUs: Open MPI refuses more ranks than cores unless told.
+    launch = LAUNCH[mpi].replace("-n 2", "--oversubscribe -n 4" if ranks == 4 else "-n 2")
     if through_a_script:  # sckpt sees bash, not the launcher: the run must work the same
         (work / "ring.sh").write_text(f'#!/bin/bash\necho "ring.sh: $*"\n{launch} "$@"\n')
         launch = "/bin/bash ./ring.sh"
@@ -148,7 +155,7 @@ def test_mpiexec_in_one_task_checkpoints_and_restarts_exactly(  # type: ignore[n
     assert restarted.returncode == 0 and "resumes from generation" in restarted.stdout, restarted
     wait_for(lambda: _state(slurm_cluster, job) == "COMPLETED", timeout=150)
     lines = printed()
-    assert [line for line in lines if line.startswith("ring ")] == [uninterrupted], lines
+    assert [line for line in lines if line.startswith("ring ")] == [uninterrupted[ranks]], lines
     # Resumed, not started over: the first progress line was printed once only.
     assert lines.count("iteration 10") == 1, lines
 
