@@ -82,6 +82,8 @@ ENV_DMTCP_DIR = "SCKPT_DMTCP_DIR"
 """DMTCP's install prefix when the config's ``dmtcp_dir`` is not set."""
 ENV_DMTCP_CACHE = "SCKPT_DMTCP_CACHE"
 """Where ``scripts/dmtcp build`` put its builds (else ``/var/cache/sckpt``)."""
+ENV_MANA_CACHE = "SCKPT_MANA_CACHE"
+"""Where ``scripts/mana build`` put its builds (else ``/var/cache/sckpt``)."""
 ENV_SIGNAL = "SCKPT_CKPT_SIGNAL"
 """``sckpt run``'s default checkpoint signal."""
 ENV_WORK_DIR = "SCKPT_WORK_DIR"
@@ -197,6 +199,7 @@ class Environment:
     every: str | None = None
     before_end: str | None = None
     max_restarts: str | None = None
+    mana_cache: str | None = None
 
 
 def environment(environ: Mapping[str, str] | None = None) -> Environment:
@@ -217,6 +220,7 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         every=get(ENV_EVERY),
         before_end=get(ENV_BEFORE_END),
         max_restarts=get(ENV_MAX_RESTARTS),
+        mana_cache=get(ENV_MANA_CACHE),
     )
 
 

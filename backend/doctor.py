@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .checkpointing.dmtcp import find_dmtcp
+from .checkpointing.mpi_install import launchers, mana_prefix
 from .errors import SckptError
 from .libslurm import find_config_source, get_binding, shim_build
 
@@ -84,6 +85,54 @@ def dmtcp_check(configured: str | None = None) -> DoctorCheck:
         True,
         f"{version} at {found.prefix} (from {found.source}): sckpt run --transparent "
         "checkpoints unmodified programs",
+    )
+
+
+def mpi_check(path: str | None = None) -> DoctorCheck:
+    """Which MPI launchers ``PATH`` has, and which of them ``sckpt run --transparent``
+    checkpoints (``checkpointing/mpi.py``).  Informational: sckpt needs no MPI."""
+    found = launchers(path)
+    if not found:
+        return DoctorCheck(
+            "MPI",
+            True,
+            "no mpiexec, mpiexec.mpich, mpirun.openmpi or prterun on PATH",
+            "apt-get install mpich libmpich-dev openmpi-bin libopenmpi-dev (scripts/test does)",
+            informational=True,
+        )
+    listed = "; ".join(
+        f"{one.name} is {one.implementation} ({one.real}"
+        f"{'' if one.checkpointed else ', not checkpointed by --transparent'})"
+        for one in found
+    )
+    return DoctorCheck(
+        "MPI",
+        True,
+        f"{listed}: sckpt run --transparent checkpoints an mpiexec run inside one task; "
+        "ranks started by srun --mpi are refused (README, MPI)",
+        informational=True,
+    )
+
+
+def mana_check(cache: str | None = None) -> DoctorCheck:
+    """MANA when ``scripts/mana build`` built it (checkpointed MPICH by hand here; not used
+    by ``sckpt run``)."""
+    prefix = mana_prefix(cache)
+    if prefix is None:
+        return DoctorCheck(
+            "MANA",
+            True,
+            "not built (sckpt run does not use it)",
+            "scripts/mana build (as root, about 5 minutes once) to try it by hand",
+            informational=True,
+        )
+    version = prefix.name.split("-")[1]
+    return DoctorCheck(
+        "MANA",
+        True,
+        f"{version} at {prefix} (scripts/mana, against MPICH): mana_launch/mana_restart by "
+        "hand; sckpt run does not use it (README, MPI)",
+        informational=True,
     )
 
 
@@ -219,6 +268,7 @@ def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
         checks.append(DoctorCheck("checkpoint API", True, detail, informational=True))
 
     checks.append(dmtcp_check(dmtcp_dir))
+    checks.extend((mpi_check(), mana_check()))
     usable = binding is not None and bool(facts.get("controller_reachable"))
     report = DoctorReport(usable=usable, checks=tuple(checks), **facts)  # type: ignore[arg-type]
     return report, EXIT_USABLE if usable else EXIT_UNUSABLE

@@ -91,6 +91,7 @@ from .generations import (
     generation_of,
     image_problem,
 )
+from .mpi import inherited_fds, transparent_env
 from .options import (
     build_parser,
     check_before_end,
@@ -657,6 +658,7 @@ class Wrapper:
                 self.command(env),
                 env=env,
                 preexec_fn=_unblock_all,  # the wrapper has no threads: preexec_fn is safe
+                pass_fds=inherited_fds(env),  # an MPI rank's PMI connection (mpi.py)
             )
         except OSError as exc:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
@@ -793,6 +795,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.transparent:
             from .transparent import transparent_checkpointer
 
+            # An MPI launch DMTCP cannot restart exactly is refused here (exit 2, nothing
+            # started); a working one gets the environment it needs (mpi.py).
+            os.environ.update(transparent_env(program, os.environ))
             checkpointer = transparent_checkpointer(settings, gzip=args.gzip)
         return Wrapper(args, program, settings, checkpointer, start_policy).run()
     except SckptError as exc:
