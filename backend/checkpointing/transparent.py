@@ -42,16 +42,19 @@ import contextlib
 import errno
 import os
 import re
+import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import Settings
-from .checkpointer import Unavailable
+from .checkpointer import TaskPlace, Unavailable
 from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
-from .dmtcp_coordinator import PrivateCoordinator
-from .protocol import HANDLER_CAUGHT
+from .dmtcp_coordinator import NodeRelay, PrivateCoordinator
+from .protocol import HANDLER_CAUGHT, StepRecord, StoreError
+from .store import job_secret
 
 SPOOL = "dmtcp"
 """Per task: where DMTCP writes before the files move into the generation."""
@@ -62,6 +65,13 @@ SPACE_SLACK = 64 << 20
 """An image is about the resident memory of the program's processes; ask for 10 % and
 64 MiB more than that before starting a checkpoint."""
 COMMAND_TIMEOUT = 30.0
+STEP_SPOOL = "dmtcp-step"
+"""Per step (``--coordinator step``): the step coordinator's directory (its log and the
+restart script it writes, which lists every image of every task)."""
+COORDINATOR_WAIT = 60.0
+"""How long a task waits for task 0's step coordinator (or its node's relay) to appear in
+the step's record before it runs its program without checkpoints (and says why)."""
+STEP, TASK = "step", "task"
 _GIVEN = re.compile(r'^given_ckpt_files="([^"]*)"', re.MULTILINE)
 
 
@@ -113,14 +123,36 @@ class DmtcpCheckpointer:
     kind = "transparent"
 
     def __init__(
-        self, install: DmtcpInstall, task_dir: str | os.PathLike[str], *, gzip: bool = False
+        self,
+        install: DmtcpInstall,
+        task_dir: str | os.PathLike[str],
+        *,
+        gzip: bool = False,
+        coordinator: str = TASK,
     ):
         self.install = install
         self.spool = Path(task_dir) / SPOOL
         self.gzip = gzip
-        self.coordinator: PrivateCoordinator | None = None
+        self.coordinator_kind = coordinator
+        self.place: TaskPlace | None = None
+        self.coordinator: PrivateCoordinator | NodeRelay | None = None
+        self.port = 0
         self.began = 0.0
         self.last_seconds = 0.0
+
+    @property
+    def step_mode(self) -> bool:
+        return self.coordinator_kind == STEP and self.place is not None
+
+    @property
+    def script_dir(self) -> Path:
+        """Where the coordinator writes its restart script: the task's spool, or the
+        step's directory beside the tasks' ones."""
+        return self.spool.parent.parent / STEP_SPOOL if self.step_mode else self.spool
+
+    def bind(self, place: TaskPlace) -> None:
+        """``Checkpointer.bind``: the step this task belongs to (step mode needs it)."""
+        self.place = place
 
     @property
     def label(self) -> str:
@@ -136,6 +168,9 @@ class DmtcpCheckpointer:
         except OSError as exc:
             why = f"DMTCP's coordinator cannot start: {exc.strerror or exc}"
             raise Unavailable(exc.errno or errno.EIO, why) from None
+        except StoreError as exc:
+            why = f"DMTCP's coordinator cannot start: {exc.message}"
+            raise Unavailable(exc.errno or errno.EIO, why) from None
 
     def handler(self, pid: int) -> str:
         """``caught``: no signal is sent, so whatever the program does with one, it can be
@@ -143,18 +178,81 @@ class DmtcpCheckpointer:
         return HANDLER_CAUGHT
 
     def env(self) -> dict[str, str]:
-        """Start the task's private coordinator; the environment DMTCP's programs need."""
+        """Start (or find) the coordinator; the environment DMTCP's programs need."""
         self.spool.mkdir(parents=True, exist_ok=True, mode=0o700)
-        coordinator = PrivateCoordinator(
-            self.install.program("dmtcp_coordinator"), self.spool, self.spool / "coordinator.log"
-        )
-        coordinator.start()
-        self.coordinator = coordinator
+        if self.step_mode:
+            self._join_step()
+        else:
+            coordinator = PrivateCoordinator(
+                self.install.program("dmtcp_coordinator"),
+                self.spool,
+                self.spool / "coordinator.log",
+            )
+            self.port = coordinator.start()
+            self.coordinator = coordinator
         return {
-            **coordinator.env(),
+            **self.command_env(),
             "DMTCP_CHECKPOINT_DIR": str(self.spool),
             "DMTCP_GZIP": "1" if self.gzip else "0",
         }
+
+    def _join_step(self) -> None:
+        """Step mode: task 0 starts the step coordinator; the first task (SLURM_LOCALID 0)
+        of every other node starts its node relay; every task then uses its node's port,
+        as published in the step's record (``coord_ports``)."""
+        place = self.place
+        assert place is not None
+        store = place.store
+        secret = job_secret(store.directory, store.step.job_id, os.getuid())
+        if place.procid == 0:
+            self.script_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            step = PrivateCoordinator(
+                self.install.program("dmtcp_coordinator"),
+                self.script_dir,
+                self.script_dir / "coordinator.log",
+                secret=secret,
+            )
+            self.port = step.start()
+            self.coordinator = step
+            public = f"{_node_address()}:{step.public_port}"
+            self._publish(lambda rec: _set_step(rec, place, public, self.port))
+            return
+        rec = self._wait_for(lambda r: bool(r.coord_public))
+        if place.node in rec.coord_ports:
+            self.port = rec.coord_ports[place.node]
+            return
+        if place.localid == 0:
+            host, _, port = rec.coord_public.rpartition(":")
+            relay = NodeRelay((host, int(port)), secret)
+            self.port = relay.start()
+            self.coordinator = relay
+            self._publish(lambda r: r.coord_ports.__setitem__(place.node, self.port))
+            return
+        self.port = self._wait_for(lambda r: place.node in r.coord_ports).coord_ports[place.node]
+
+    def _publish(self, change: object) -> None:
+        assert self.place is not None
+        try:
+            self.place.store.update(change)  # type: ignore[arg-type]
+        except StoreError as exc:
+            raise OSError(exc.errno or errno.EIO, exc.message) from None
+
+    def _wait_for(self, ready: object) -> StepRecord:
+        """The step's record once ``ready(record)`` holds for this run (bounded)."""
+        place = self.place
+        assert place is not None
+        deadline = time.monotonic() + COORDINATOR_WAIT
+        while time.monotonic() < deadline:
+            with contextlib.suppress(StoreError):
+                rec = place.store.read()
+                if rec is not None and rec.coord_run == place.run and ready(rec):  # type: ignore[operator]
+                    return rec
+            time.sleep(0.1)
+        raise OSError(
+            errno.ETIME,
+            f"task 0's step coordinator did not appear in the step's record within "
+            f"{COORDINATOR_WAIT:.0f} s",
+        )
 
     def command(self, program: Sequence[str], restart_dir: str = "") -> list[str]:
         """``dmtcp_restart`` of the images in ``restart_dir``, else ``dmtcp_launch PROGRAM``.
@@ -169,9 +267,11 @@ class DmtcpCheckpointer:
         return [self.install.program("dmtcp_launch"), *common, gzip, *program]
 
     def command_env(self) -> dict[str, str]:
-        return self.coordinator.env() if self.coordinator is not None else {}
+        if not self.port:
+            return {}
+        return {"DMTCP_COORD_HOST": "127.0.0.1", "DMTCP_COORD_PORT": str(self.port)}
 
-    def begin(self, pid: int, also: Sequence[Path] = ()) -> tuple[int, str]:
+    def begin(self, pid: int, since: float = 0.0, also: Sequence[Path] = ()) -> tuple[int, str]:
         """Ask for a checkpoint of the computation whose first process is ``pid``.
 
         ``(0, "")`` once asked; else the code and why it was not (nothing was asked then,
@@ -187,8 +287,17 @@ class DmtcpCheckpointer:
                         f"No space left on device: the image needs about {_size(need)} and "
                         f"{where} has {_size(free)} free; not checkpointed, the program runs on"
                     )
+        self.began = since or time.time()
+        if self.step_mode and self.place is not None and self.place.procid != 0:
+            # Task 0 asks the step's coordinator once for every task; this task's images
+            # are the ones the restart script lists in its spool (``images``).
+            self._clear_spool(before=self.began - 1)
+            return 0, ""
         self._clear_spool()
-        self.began = time.time()
+        if self.step_mode:
+            for old in self.script_dir.glob("dmtcp_restart_script*.sh"):
+                with contextlib.suppress(OSError):
+                    old.unlink()
         try:
             done = subprocess.run(
                 [self.install.program("dmtcp_command"), "--checkpoint"],
@@ -209,7 +318,7 @@ class DmtcpCheckpointer:
 
     def images(self) -> list[Path] | None:
         """The images of the checkpoint just taken, once every one is complete; else None."""
-        script = self.spool / RESTART_SCRIPT
+        script = self.script_dir / RESTART_SCRIPT
         try:
             if script.lstat().st_mtime < self.began - 1:
                 return None
@@ -220,6 +329,9 @@ class DmtcpCheckpointer:
         if not match:
             return None
         listed = [Path(p) for p in match.group(1).split()]
+        if self.step_mode:  # every task's images: this task's are those in its spool
+            mine = self.spool.resolve()
+            listed = [p for p in listed if p.parent.resolve() == mine]
         if not listed or any(not p.is_file() for p in listed):
             return None
         if any(self.spool.glob("*.temp")):
@@ -247,31 +359,58 @@ class DmtcpCheckpointer:
         """Move the finished images and their restart script into ``into``; their bytes."""
         listed = self.images() or []
         total = 0
-        script = self.spool / RESTART_SCRIPT
+        script = self.script_dir / RESTART_SCRIPT
         real = script.resolve() if script.is_symlink() else script
-        for path in [*listed, real]:
+        for path in listed:
             if path.is_file():
                 total += path.stat().st_size
                 path.rename(into / path.name)
+        if self.step_mode:  # the step's script: every task copies it, none takes it
+            with contextlib.suppress(OSError):
+                shutil.copyfile(real, into / real.name)
+            return total
+        if real.is_file():
+            real.rename(into / real.name)
         with contextlib.suppress(FileNotFoundError):
             script.unlink()
         return total
 
-    def _clear_spool(self) -> None:
-        """Leftovers of a checkpoint that did not complete never mix with the next one."""
+    def _clear_spool(self, before: float = 0.0) -> None:
+        """Leftovers of a checkpoint that did not complete never mix with the next one
+        (``before``: only files older than that, for a task of a step whose images may
+        already be on their way)."""
         for pattern in (IMAGE_GLOB, "*.temp", "dmtcp_restart_script*.sh"):
             for path in self.spool.glob(pattern):
                 with contextlib.suppress(OSError):
-                    path.unlink()
+                    if not before or path.stat().st_mtime < before:
+                        path.unlink()
 
     def close(self) -> None:
+        """End the coordinator or relay this task started; in step mode once the step's
+        other tasks have left it (their DMTCP processes are its clients)."""
         if self.coordinator is not None:
-            self.coordinator.close()
+            self.coordinator.close(drain=self.step_mode)
             self.coordinator = None
 
 
-def transparent_checkpointer(settings: Settings, *, gzip: bool = False) -> DmtcpCheckpointer:
+def _node_address() -> str:
+    """The address other nodes reach this one at (its name's, else loopback)."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _set_step(rec: StepRecord, place: TaskPlace, public: str, port: int) -> None:
+    rec.coord_run = place.run
+    rec.coord_public = public
+    rec.coord_ports = {place.node: port}
+
+
+def transparent_checkpointer(
+    settings: Settings, *, gzip: bool = False, coordinator: str = STEP
+) -> DmtcpCheckpointer:
     """The checkpointer of ``sckpt run --transparent``; ``DmtcpMissing`` (one line, exit 3)
     before anything is started when this machine has no usable DMTCP."""
     install = find_dmtcp(settings.dmtcp_dir)
-    return DmtcpCheckpointer(install, Path(), gzip=gzip)
+    return DmtcpCheckpointer(install, Path(), gzip=gzip, coordinator=coordinator)

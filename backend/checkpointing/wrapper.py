@@ -82,7 +82,7 @@ from pathlib import Path
 from ..config import ENV_SIGNAL, Settings
 from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
 from .autopilot import Autopilot
-from .checkpointer import Checkpointer, NotSent, Unavailable
+from .checkpointer import Checkpointer, NotSent, TaskPlace, Unavailable
 from .generations import (
     TaskImages,
     copy_generation,
@@ -301,6 +301,7 @@ class Wrapper:
                 self.name = rec.name
             previous, note = self._previous_image(rec, index)
             rec.rename(self.name)
+            rec.coordinator = self.checkpointer.coordinator_kind
             if self.autopilot is not None:
                 self.autopilot.register(rec, time.time())
             rec.tasks[str(self.procid)] = self._task(resumed_from=previous, start_note=note)
@@ -354,8 +355,6 @@ class Wrapper:
         return True
 
     def _end(self, status: int) -> None:
-        self.checkpointer.close()
-
         def change(rec: StepRecord) -> None:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
@@ -371,6 +370,8 @@ class Wrapper:
             self.store.update(change)
         except StoreError as exc:
             note(f"could not record the end of the task: {exc}")
+        # After the record says so: a step's coordinator waits here for the other tasks.
+        self.checkpointer.close()
 
     # ---- the program's signal handler ----------------------------------------------------
     def look_at_handler(self) -> str:
@@ -450,6 +451,12 @@ class Wrapper:
         if time.monotonic() - self.started < self.grace:
             self.deferred = True  # looked at again on every turn until the grace ends
             return
+        cut = incomplete_cut(rec, self.restart_count)
+        if cut:
+            message = f"task {self.procid}: a cut must include every task: {cut}"
+            note(f"checkpoint {req.request_id} refused: {message}")
+            self._report(req, ESLURM_NOT_SUPPORTED, message)
+            return
         # What the record says first (no stop for a program known not to catch the signal).
         handler = self.look_at_handler()
         blocker = handler_blocker(handler, self.ckpt_signal.name)
@@ -467,7 +474,7 @@ class Wrapper:
         if self.child is None or self.child.poll() is not None:
             return
         try:
-            code, message = self.checkpointer.begin(self.child.pid)
+            code, message = self.checkpointer.begin(self.child.pid, since=req.start)
         except NotSent as not_sent:
             if not self._record_handler(not_sent.handler):
                 self.deferred = True  # stopped by someone else, or would not stop: next turn
@@ -611,6 +618,10 @@ class Wrapper:
         DMTCP around it), after it is ready (``prepare`` may add to ``env``).  When it
         cannot get ready, the program runs without checkpointing (the job matters more) and
         the task's record says why, as for an image directory that cannot be made."""
+        localid = int(os.environ.get("SLURM_LOCALID", "0") or 0)
+        self.checkpointer.bind(
+            TaskPlace(self.store, self.procid, localid, self.restart_count, self.host)
+        )
         try:
             env.update(self.checkpointer.prepare(Path(self.image_dir)))
         except Unavailable as exc:
@@ -721,6 +732,26 @@ class Wrapper:
                 os.kill(self.child.pid, sig)
 
 
+def incomplete_cut(rec: StepRecord, run: int) -> str:
+    """Why a checkpoint of a step with one coordinator cannot be one cut of every task ("" when
+    it can): the request leaves tasks out, or a task has ended or not registered yet.
+    Images of some tasks only would restart the others against peers that moved on."""
+    if rec.coordinator != "step" or rec.in_progress is None:
+        return ""
+    tasks = {int(k): t for k, t in rec.tasks.items() if t.restart_count == run}
+    ended = sorted(p for p, t in tasks.items() if t.state != "running")
+    if ended:
+        return f"task {ended[0]} has ended"
+    total = int(os.environ.get("SLURM_NTASKS", "0") or 0)
+    if total and len(tasks) < total:
+        return f"only {len(tasks)} of the step's {total} tasks have registered"
+    left_out = sorted(set(tasks) - set(rec.in_progress.pending) - set(rec.in_progress.signalled))
+    left_out = [p for p in left_out if str(p) not in rec.in_progress.results]
+    if left_out:
+        return f"the request leaves out task {left_out[0]}"
+    return ""
+
+
 def _is_slurmstepd(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip().startswith("slurmstepd")
@@ -764,7 +795,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.transparent:
             from .transparent import transparent_checkpointer
 
-            checkpointer = transparent_checkpointer(settings, gzip=args.gzip)
+            checkpointer = transparent_checkpointer(
+                settings, gzip=args.gzip, coordinator=args.coordinator
+            )
         return Wrapper(args, program, settings, checkpointer, start_policy).run()
     except SckptError as exc:
         note(str(exc))

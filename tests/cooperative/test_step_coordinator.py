@@ -1,0 +1,70 @@
+"""One DMTCP coordinator per step (``sckpt run --transparent``, the default ``--coordinator
+step``) on the real Slurm 22.05: tasks that talk to each other over TCP are checkpointed as
+one cut and restarted together.
+
+The program is ``programs/tcp_chat.py``: rank 0 serves, the others send numbered messages
+and check each answer; a lost or repeated message ends it with an error, and its final
+lines (a hash of the whole conversation) must equal an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sckpt.backend.facade import Facade
+
+from tests.conftest import SlurmCluster
+from tests.cooperative.conftest import cancel
+from tests.cooperative.step_jobs import expected, submit_chat
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.slurm
+
+COUNT = 2000
+
+
+@pytest.fixture
+def jobs(dmtcp_install: object, slurm_cluster: SlurmCluster) -> Iterator[list[int]]:
+    ids: list[int] = []
+    yield ids
+    cancel(slurm_cluster, *ids)
+
+
+@pytest.mark.parametrize("tasks", [2, 4])
+def test_talking_tasks_create_vacate_restart_exact(  # type: ignore[no-untyped-def]
+    jobs, facade: Facade, shared_dir: Path, slurm_cluster: SlurmCluster, tasks: int
+) -> None:
+    job = submit_chat(slurm_cluster, shared_dir / "chat", tasks, COUNT)
+    jobs.append(job.id)
+    wait_for(job.registered, timeout=90)
+    rec = job.record()
+    assert rec is not None and rec.coordinator == "step"
+    assert rec.coord_public and len(rec.coord_ports) == 1
+
+    before = [job.exchanged(r) for r in range(1, tasks)]
+    facade.create(job.step, max_wait=60)
+    rec = job.record()
+    assert rec is not None and rec.error_code == 0, rec.error_msg
+    assert sorted(rec.ckpt_seconds) == [str(r) for r in range(tasks)]  # every task's part
+    for r in range(tasks):
+        gen = Path(rec.last_image[str(r)])
+        assert gen.name == "g1" and len(list(gen.glob("ckpt_*.dmtcp"))) >= 1, list(gen.iterdir())
+    for r in range(1, tasks):  # the conversation goes on after the checkpoint
+        wait_for(lambda r=r: job.exchanged(r) > before[r - 1] + 20, timeout=60)
+
+    facade.vacate(job.step, max_wait=60)
+    wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
+    assert all(job.exchanged(r) < COUNT for r in range(1, tasks))  # vacated mid-conversation
+    facade.restart(str(job.id), stick=False)
+    wait_for(lambda: job.registered(run=1), timeout=90)
+    rec = job.record()
+    assert rec is not None
+    notes = [t.start_note for t in rec.tasks.values()]
+    assert all(n.startswith("resumed from generation 2") for n in notes), notes
+    wait_for(lambda: job.field("JobState") == "COMPLETED", timeout=240)
+    assert job.results() == expected(tasks, COUNT)
+    for r in range(1, tasks):  # every number once, in order, across the restart
+        numbers = [int(line) for line in job.lines(r) if line.isdigit()]
+        assert numbers == list(range(1, COUNT + 1)), f"rank {r}"
