@@ -259,6 +259,9 @@ class Request:
     cause: str = CAUSE_OPERATOR
     """What started it: an operator (``create``, ``vacate`` ...) or the step's own policy
     (``interval``, ``before end``, ``SIGTERM``: ``policy.py``)."""
+    images: dict[str, str] = field(default_factory=dict)
+    """procid -> the generation written for this request, under a step coordinator: they
+    become the tasks' last images together, once every task has one (``wrapper``)."""
 
 
 @dataclass

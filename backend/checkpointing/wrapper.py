@@ -532,13 +532,18 @@ class Wrapper:
         if code == 0 and not self.checkpointer.label:
             measured = (round(time.monotonic() - self.begun, 3), generation_bytes(image))
 
+        one_cut = self.checkpointer.coordinator_kind == "step"
+        cut: dict[str, str] = {}
+
         def change(rec: StepRecord) -> None:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
                 task.busy_since = 0
             if measured is not None:
                 rec.ckpt_seconds[str(self.procid)], rec.image_bytes[str(self.procid)] = measured
-            if code == 0:
+            if code == 0 and one_cut:
+                cut.update(_whole_cut(rec, req.request_id, self.procid, image))
+            elif code == 0:
                 rec.last_image[str(self.procid)] = image
                 rec.last_image_time = int(time.time())
             if not rec.report(self.procid, code, message, req.request_id):
@@ -548,9 +553,11 @@ class Wrapper:
             # The index first: the step record's report is what a waiting create or vacate
             # returns on, so once it says "completed" the image is findable by name too
             # (recorded the other way round, create returned before the index existed).
-            if image:
+            if image and not one_cut:
                 self.index.remember(self.name, {str(self.procid): image})
             self.store.update(change)
+            if cut:  # the last task of a whole cut: every task's image at once
+                self.index.remember(self.name, cut)
         except StoreError as exc:
             note(f"could not record the checkpoint outcome: {exc}")
 
@@ -730,6 +737,24 @@ class Wrapper:
         if self.child is not None and self.child.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.child.pid, sig)
+
+
+def _whole_cut(rec: StepRecord, request_id: str, procid: int, image: str) -> dict[str, str]:
+    """Step coordinator: task ``procid``'s image joins the request's cut; once every task of
+    the request has one, they become every task's last image together (returned, for the
+    index).  Until then, and for ever when a task fails, the previous cut stays the restart
+    point of every task: a generation of the step is complete only when every task's is."""
+    req = rec.in_progress
+    if req is None or req.request_id != request_id:
+        return {}
+    req.images[str(procid)] = image
+    owed = set(req.pending) - {procid}
+    failed = [r for r in req.results.values() if int(r[0]) != 0]
+    if owed or failed:
+        return {}
+    rec.last_image.update(req.images)
+    rec.last_image_time = int(time.time())
+    return dict(req.images)
 
 
 def incomplete_cut(rec: StepRecord, run: int) -> str:

@@ -24,7 +24,7 @@ SCRIPT = """#!/bin/bash
 #SBATCH -J step-coordinator-test
 #SBATCH --open-mode=append
 srun {sckpt} run --transparent --poll 0.5 --name chat {run_args} -- \\
-    /usr/bin/python3 {program} $PWD/rendezvous $PWD/chat.%t.log {count} {pause}
+    /usr/bin/python3 {program} $PWD/rendezvous $PWD/chat.%t.log {count} {pause} {mib}
 """
 
 
@@ -94,13 +94,20 @@ def submit_chat(
     pause: float = 0.02,
     run_args: str = "",
     user: str = ALICE,
+    mib: int = 0,
 ) -> ChatJob:
     work.mkdir(exist_ok=True)
     subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
     script = work / "job.sh"
     script.write_text(
         SCRIPT.format(
-            tasks=tasks, sckpt=SCKPT, run_args=run_args, program=CHAT, count=count, pause=pause
+            tasks=tasks,
+            sckpt=SCKPT,
+            run_args=run_args,
+            program=CHAT,
+            count=count,
+            pause=pause,
+            mib=mib,
         )
     )
     script.chmod(0o755)

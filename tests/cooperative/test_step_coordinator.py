@@ -9,6 +9,9 @@ lines (a hash of the whole conversation) must equal an uninterrupted run's.
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,3 +71,48 @@ def test_talking_tasks_create_vacate_restart_exact(  # type: ignore[no-untyped-d
     for r in range(1, tasks):  # every number once, in order, across the restart
         numbers = [int(line) for line in job.lines(r) if line.isdigit()]
         assert numbers == list(range(1, COUNT + 1)), f"rank {r}"
+
+
+def test_a_task_killed_mid_checkpoint_leaves_the_previous_cut_for_every_task(  # type: ignore[no-untyped-def]
+    jobs, facade: Facade, shared_dir: Path, slurm_cluster: SlurmCluster
+) -> None:
+    """Task 1's program is SIGKILLed while DMTCP writes its image: task 0's image of that
+    checkpoint may be whole, but the step's cut is not, so generation 1 stays every task's
+    restart point, and a restart from it ends with the uninterrupted run's result."""
+    job = submit_chat(slurm_cluster, shared_dir / "chat", 2, COUNT, mib=300)
+    jobs.append(job.id)
+    wait_for(job.registered, timeout=90)
+    facade.create(job.step, max_wait=60)
+    rec = job.record()
+    assert rec is not None
+    first = dict(rec.last_image)
+    assert [Path(p).name for p in first.values()] == ["g1", "g1"]
+    victim = rec.tasks["1"].program_pid
+    spool = job.work / f"{job.id}.chat" / "task1" / "dmtcp"
+
+    outcome: list[object] = []
+    asking = threading.Thread(target=lambda: outcome.append(_create(facade, job.step)))
+    asking.start()
+    wait_for(lambda: any(spool.glob("*.temp")), timeout=60, interval=0.01)
+    os.kill(victim, signal.SIGKILL)
+    asking.join(120)
+    assert outcome and isinstance(outcome[0], Exception), outcome
+    rec = job.record()
+    assert rec is not None and rec.last_image == first, rec.last_image
+    wait_for(lambda: job.field("JobState") not in ("RUNNING", "COMPLETING"), timeout=120)
+
+    facade.restart(str(job.id), stick=False)
+    wait_for(lambda: job.registered(run=1), timeout=90)
+    rec = job.record()
+    assert rec is not None
+    notes = [t.start_note for t in rec.tasks.values()]
+    assert all(n.startswith("resumed from generation 1") for n in notes), notes
+    wait_for(lambda: job.field("JobState") == "COMPLETED", timeout=240)
+    assert job.results() == expected(2, COUNT)
+
+
+def _create(facade: Facade, step: str) -> object:
+    try:
+        return facade.create(step, max_wait=60)
+    except Exception as exc:  # the refusal is what is looked at
+        return exc

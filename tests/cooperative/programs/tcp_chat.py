@@ -1,12 +1,13 @@
 """Tasks of one step that talk over TCP: the step-coordinator tests' program (plain Python).
 
-``tcp_chat.py RENDEZVOUS OUT COUNT [PAUSE]``, run as every task of a step (``SLURM_PROCID``
+``tcp_chat.py RENDEZVOUS OUT COUNT [PAUSE [MIB]]``, run as every task of a step (``SLURM_PROCID``
 is the rank, ``SLURM_NTASKS`` the number of tasks).  Rank 0 serves: it listens on a port the
 kernel picks and writes ``HOST PORT`` to ``RENDEZVOUS`` (which must not exist before the
 step).  Every other rank connects and sends ``COUNT`` numbered messages, one at a time; rank 0
 answers each; both sides check that each number is the one expected, so a lost or duplicated
 message ends the program with ``lost or duplicated`` and exit status 3.  ``PAUSE`` seconds
-(default 0.02) pass between two messages of a client.
+(default 0.02) pass between two messages of a client; ``MIB`` MiB of random bytes are held
+in memory first (images that take a while to write).
 
 Each side keeps a running SHA-256 of its conversation (every line sent and received, in
 order; rank 0 one per client, combined in rank order at the end).  ``OUT`` (``%t`` becomes
@@ -139,11 +140,13 @@ def main() -> None:
     rendezvous = Path(sys.argv[1])
     count = int(sys.argv[3])
     pause = float(sys.argv[4]) if len(sys.argv) > 4 else 0.02
+    held = os.urandom(int(sys.argv[5]) << 20) if len(sys.argv) > 5 else b""
     with Path(sys.argv[2].replace("%t", str(RANK))).open("w", buffering=1) as out:
         if RANK == 0:
             serve(rendezvous, out, count)
         else:
             ask(rendezvous, out, count, pause)
+    del held
 
 
 main()
