@@ -54,8 +54,17 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState:
         checkpointer=next((t.checkpointer for t in tasks if t.checkpointer), ""),
         image_bytes=sum(rec.image_bytes.values()),
         checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
+        coordinator=rec.coordinator,
+        slowest_task=slowest_task(rec.ckpt_seconds),
         auto=auto_view(rec),
     )
+
+
+def slowest_task(seconds: dict[str, float]) -> int:
+    """The task (procid) whose last checkpoint took longest; -1 with fewer than two tasks."""
+    if len(seconds) < 2:
+        return -1
+    return int(max(seconds, key=lambda procid: (seconds[procid], -int(procid))))
 
 
 def auto_view(rec: StepRecord) -> AutoCheckpoints | None:
