@@ -453,8 +453,11 @@ class CooperativeEngine(LiveEngine):
                 refused, why = rec.refusal()
                 if refused:
                     return refused, why, ""
-                req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 tasks = current_tasks(rec, job)
+                left_out = [x.procid for x in tasks if hosts is not None and x.host not in hosts]
+                if rec.coordinator == "step" and left_out and len(left_out) < len(tasks):
+                    return ESLURM_NOT_SUPPORTED, cut_refusal(left_out), ""
+                req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
                 if not req.pending:
                     rec.in_progress = None
@@ -885,6 +888,14 @@ class CooperativeEngine(LiveEngine):
 
     def close(self) -> None:
         """The binding is process-wide and closed by its owner; nothing to release here."""
+
+
+def cut_refusal(left_out: list[int]) -> str:
+    """Why a request naming only some tasks of a step with one DMTCP coordinator is refused."""
+    return (
+        f"a cut must include every task: the step has one DMTCP coordinator "
+        f"(--coordinator step) and task {sorted(left_out)[0]} is left out; nothing was asked"
+    )
 
 
 def create_engine(request: Any) -> Engine:
