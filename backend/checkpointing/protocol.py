@@ -259,9 +259,6 @@ class Request:
     cause: str = CAUSE_OPERATOR
     """What started it: an operator (``create``, ``vacate`` ...) or the step's own policy
     (``interval``, ``before end``, ``SIGTERM``: ``policy.py``)."""
-    images: dict[str, str] = field(default_factory=dict)
-    """procid -> the generation written for this request, under a step coordinator: they
-    become the tasks' last images together, once every task has one (``wrapper``)."""
 
 
 @dataclass
@@ -345,6 +342,12 @@ class StepRecord:
     """``ADDRESS:PORT`` of the step relay's public side (for other nodes' relays)."""
     coord_ports: dict[str, int] = field(default_factory=dict)
     """node -> the loopback port its tasks' DMTCP processes use (step relay or node relay)."""
+    cut_request: str = ""
+    """Under a step coordinator: the request whose images ``cut_images`` gathers."""
+    cut_images: dict[str, str] = field(default_factory=dict)
+    """procid -> the generation written for ``cut_request``: they become the tasks' last
+    images together, once every task of the run has one (``wrapper._whole_cut``), even when
+    they complete after MaxWait."""
 
     # ---- derived views -------------------------------------------------------------------
     @property
@@ -560,6 +563,8 @@ class StepRecord:
             coord_run=int(data.get("coord_run", -1)),
             coord_public=str(data.get("coord_public", "")),
             coord_ports={str(k): int(v) for k, v in dict(data.get("coord_ports", {})).items()},
+            cut_request=str(data.get("cut_request", "")),
+            cut_images={str(k): str(v) for k, v in dict(data.get("cut_images", {})).items()},
         )
         if rec.disable_count < 0:
             raise ValueError("negative disable_count")
@@ -589,6 +594,7 @@ class StepRecord:
         self.error_msg = ""
         self.last_results = {}
         self.in_progress = None
+        self.cut_request, self.cut_images = "", {}
 
 
 def recorded_image(

@@ -542,7 +542,7 @@ class Wrapper:
             if measured is not None:
                 rec.ckpt_seconds[str(self.procid)], rec.image_bytes[str(self.procid)] = measured
             if code == 0 and one_cut:
-                cut.update(_whole_cut(rec, req.request_id, self.procid, image))
+                cut.update(_whole_cut(rec, req.request_id, self.procid, image, self.restart_count))
             elif code == 0:
                 rec.last_image[str(self.procid)] = image
                 rec.last_image_time = int(time.time())
@@ -739,22 +739,24 @@ class Wrapper:
                 os.kill(self.child.pid, sig)
 
 
-def _whole_cut(rec: StepRecord, request_id: str, procid: int, image: str) -> dict[str, str]:
-    """Step coordinator: task ``procid``'s image joins the request's cut; once every task of
-    the request has one, they become every task's last image together (returned, for the
-    index).  Until then, and for ever when a task fails, the previous cut stays the restart
-    point of every task: a generation of the step is complete only when every task's is."""
-    req = rec.in_progress
-    if req is None or req.request_id != request_id:
+def _whole_cut(
+    rec: StepRecord, request_id: str, procid: int, image: str, run: int
+) -> dict[str, str]:
+    """Step coordinator: task ``procid``'s image joins the cut of ``request_id``; once every
+    task of this run has one, they become every task's last image together (returned, for
+    the index), late (after MaxWait) or not: they are one DMTCP checkpoint.  Until then, and
+    for ever when a task's image never completes (its program killed while writing), the
+    previous cut stays the restart point of every task: a generation of the step is complete
+    only when every task's is."""
+    if rec.cut_request != request_id:
+        rec.cut_request, rec.cut_images = request_id, {}
+    rec.cut_images[str(procid)] = image
+    tasks = {k for k, t in rec.tasks.items() if t.restart_count == run}
+    if not tasks <= set(rec.cut_images):
         return {}
-    req.images[str(procid)] = image
-    owed = set(req.pending) - {procid}
-    failed = [r for r in req.results.values() if int(r[0]) != 0]
-    if owed or failed:
-        return {}
-    rec.last_image.update(req.images)
+    rec.last_image.update(rec.cut_images)
     rec.last_image_time = int(time.time())
-    return dict(req.images)
+    return dict(rec.cut_images)
 
 
 def incomplete_cut(rec: StepRecord, run: int) -> str:
