@@ -10,7 +10,9 @@ operation          the signal the program catches       DMTCP (``--transparent``
                    (``signal_checkpointer``)            (``transparent.DmtcpCheckpointer``)
 =================  ===================================  ===================================
 ``label``          "" (the console shows the signal)    ``transparent (DMTCP 4.2.0)``
-``prepare``        nothing                              start the task's private coordinator
+``bind``           nothing                              learn the task's place in its step
+``prepare``        nothing                              start (task 0) or find the step's
+                                                        coordinator, or the task's own
 ``command``        PROGRAM                              ``dmtcp_launch``/``dmtcp_restart``
 ``handler``        ``SigCgt`` in ``/proc/PID/status``   always ``caught``: no signal is sent
 ``begin``          stop, check the handler, signal      free-space check, ``dmtcp_command``

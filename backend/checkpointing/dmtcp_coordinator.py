@@ -6,7 +6,7 @@ or on any host that can route to it, can run ``dmtcp_command -p PORT --kill`` an
 computation, ``--checkpoint`` it, or ``--quit`` the coordinator.  We tried it: sckpt-bob
 ended a task of sckpt-alice's step that way (README, "Checkpoint any program").
 
-What sckpt does instead, per task:
+What sckpt does instead, for each coordinator:
 
 * the coordinator runs in a **private network namespace** (``unshare(CLONE_NEWNET)``, inside
   a new user namespace when not root: no privilege needed), where its listening socket
@@ -21,12 +21,15 @@ What sckpt does instead, per task:
   and the wrapper's ``dmtcp_command``) reach it through the relay: ``DMTCP_COORD_HOST`` =
   127.0.0.1, ``DMTCP_COORD_PORT`` = the relay's port.
 
+One coordinator per step (``--coordinator step``, task 0's): the relay then also listens on
+every address, for the relays of the step's other nodes (``NodeRelay``, one per node, run by
+its first task), which must prove the job's secret before anything is forwarded
+(``relay.py``): no uid can be read across nodes.
+
 What remains (README says so too): root can do anything; processes of the same uid
-(the job's owner's other jobs, their login shell) can command the coordinator, as they could
-``kill`` the program anyway.  One coordinator per task means every coordinator is on its
-task's node: a step across nodes works, but tasks that talk to each other through sockets
-would need one coordinator per step, reachable from other nodes, which this design does not
-offer.
+(the job's owner's other jobs, their login shell) can read the secret and command the
+coordinator, as they could ``kill`` the program anyway; traffic after the handshake is
+neither encrypted nor authenticated.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The transparent checkpointer: DMTCP checkpoints a task's unmodified program.
 
 ``sckpt run --transparent -- PROGRAM`` runs PROGRAM under ``dmtcp_launch`` (or, when the
-task has a complete image, ``dmtcp_restart`` of it), with one private coordinator per task
-(``dmtcp_coordinator.py``: reachable only by the job's uid).  The wrapper stays
+task has a complete image, ``dmtcp_restart`` of it), with one private coordinator per step
+or per task (``--coordinator``; ``dmtcp_coordinator.py``: reachable only by the job's
+processes).  The wrapper stays
 beside it exactly as for a cooperative program; only three things differ, and they are
 this class's methods (the signal checkpointer's counterparts are in
 ``signal_checkpointer.py``; both are ``checkpointer.Checkpointer``):
@@ -16,10 +17,16 @@ this class's methods (the signal checkpointer's counterparts are in
   renamed to ``g<N>`` only when complete, keep-last-K, the image index, another ImageDir)
   is the same code for both.
 
-Why one coordinator per task, not per step: tasks of most jobs do not talk to each other
-through sockets of their own, a per-task coordinator lives on its task's node (so a step
-across nodes needs nothing more), and each task's images stay in its own ``task<rank>``
-directory, restarted by rank whatever step id the new run gets.
+Why one coordinator per step by default: DMTCP checkpoints a group of processes that talk
+through sockets (and reconnects them at restart) only when they all join one coordinator, so
+a step whose tasks talk to each other (a server and its clients, workers and a scheduler)
+needs one; and one coordinator and one relay for the step cost far less memory than one per
+task (bench/README.md).  Task 0 starts it; the other tasks find it (or their node's relay)
+in the step's record; task 0 alone asks for a checkpoint, once; each task still finds its
+own images (the ones the coordinator's restart script lists in its ``task<rank>`` spool:
+DMTCP 4.2.0's coordinator ``--ckptdir`` places only that script), so images stay mapped
+by rank whatever nodes or step id the new run gets.  ``--coordinator task`` keeps one per
+task (every coordinator on its task's node; tasks must not talk through sockets).
 
 DMTCP writes the image into ``task<rank>/dmtcp`` (a real directory, never the ``current``
 link: after a restart DMTCP resolves its checkpoint directory once, so a link would pin it
@@ -46,7 +53,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..config import Settings
@@ -226,18 +233,18 @@ class DmtcpCheckpointer:
             relay = NodeRelay((host, int(port)), secret)
             self.port = relay.start()
             self.coordinator = relay
-            self._publish(lambda r: r.coord_ports.__setitem__(place.node, self.port))
+            self._publish(lambda r: r.coord_ports.update({place.node: self.port}))
             return
         self.port = self._wait_for(lambda r: place.node in r.coord_ports).coord_ports[place.node]
 
-    def _publish(self, change: object) -> None:
+    def _publish(self, change: Callable[[StepRecord], object]) -> None:
         assert self.place is not None
         try:
-            self.place.store.update(change)  # type: ignore[arg-type]
+            self.place.store.update(change)
         except StoreError as exc:
             raise OSError(exc.errno or errno.EIO, exc.message) from None
 
-    def _wait_for(self, ready: object) -> StepRecord:
+    def _wait_for(self, ready: Callable[[StepRecord], bool]) -> StepRecord:
         """The step's record once ``ready(record)`` holds for this run (bounded)."""
         place = self.place
         assert place is not None
@@ -245,7 +252,7 @@ class DmtcpCheckpointer:
         while time.monotonic() < deadline:
             with contextlib.suppress(StoreError):
                 rec = place.store.read()
-                if rec is not None and rec.coord_run == place.run and ready(rec):  # type: ignore[operator]
+                if rec is not None and rec.coord_run == place.run and ready(rec):
                     return rec
             time.sleep(0.1)
         raise OSError(
