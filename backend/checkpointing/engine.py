@@ -93,6 +93,7 @@ from .protocol import (
     DEFAULT_WAKE,
     StepRecord,
     StoreError,
+    TaskInfo,
     image_leaf,
     state_dir_for,
 )
@@ -454,9 +455,9 @@ class CooperativeEngine(LiveEngine):
                 if refused:
                     return refused, why, ""
                 tasks = current_tasks(rec, job)
-                left_out = [x.procid for x in tasks if hosts is not None and x.host not in hosts]
-                if rec.coordinator == "step" and left_out and len(left_out) < len(tasks):
-                    return ESLURM_NOT_SUPPORTED, cut_refusal(left_out), ""
+                why = cut_refusal(rec, job, tasks, hosts)
+                if why:
+                    return ESLURM_NOT_SUPPORTED, why, ""
                 req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
                 if not req.pending:
@@ -890,12 +891,26 @@ class CooperativeEngine(LiveEngine):
         """The binding is process-wide and closed by its owner; nothing to release here."""
 
 
-def cut_refusal(left_out: list[int]) -> str:
-    """Why a request naming only some tasks of a step with one DMTCP coordinator is refused."""
-    return (
-        f"a cut must include every task: the step has one DMTCP coordinator "
-        f"(--coordinator step) and task {sorted(left_out)[0]} is left out; nothing was asked"
+def cut_refusal(rec: StepRecord, job: Job, tasks: list[TaskInfo], hosts: set[str] | None) -> str:
+    """Why a checkpoint of a step with one DMTCP coordinator (``--coordinator step``) cannot
+    be one cut of every task ("" when it can): the request leaves a task out (``tasks`` on
+    some nodes), or a task of this run has ended.  Nothing is asked then."""
+    if rec.coordinator != "step":
+        return ""
+    ended = sorted(
+        t.procid
+        for t in rec.tasks.values()
+        if t.restart_count == job.restart_count and t.state != "running"
     )
+    if ended:
+        return f"a cut must include every task: task {ended[0]} of the step has ended"
+    left_out = sorted(t.procid for t in tasks if hosts is not None and t.host not in hosts)
+    if left_out and len(left_out) < len(tasks):
+        return (
+            f"a cut must include every task: the step has one DMTCP coordinator "
+            f"(--coordinator step) and task {left_out[0]} is left out; nothing was asked"
+        )
+    return ""
 
 
 def create_engine(request: Any) -> Engine:

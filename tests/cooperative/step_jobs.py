@@ -96,20 +96,18 @@ def submit_chat(
     user: str = ALICE,
     mib: int = 0,
 ) -> ChatJob:
+    body = SCRIPT.format(
+        tasks=tasks, sckpt=SCKPT, run_args=run_args, program=CHAT, count=count, pause=pause, mib=mib
+    )
+    return ChatJob(cluster, work, submit_script(cluster, work, body, user), tasks)
+
+
+def submit_script(cluster: SlurmCluster, work: Path, body: str, user: str = ALICE) -> int:
+    """sbatch ``body`` as ``user`` from ``work`` (made theirs); the job's id."""
     work.mkdir(exist_ok=True)
     subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
     script = work / "job.sh"
-    script.write_text(
-        SCRIPT.format(
-            tasks=tasks,
-            sckpt=SCKPT,
-            run_args=run_args,
-            program=CHAT,
-            count=count,
-            pause=pause,
-            mib=mib,
-        )
-    )
+    script.write_text(body)
     script.chmod(0o755)
     out = cluster.run(
         "sbatch",
@@ -121,4 +119,4 @@ def submit_chat(
         user=user,
         cwd=str(work),
     )
-    return ChatJob(cluster, work, int(out.stdout.strip().split(";")[0]), tasks)
+    return int(out.stdout.strip().split(";")[0])
