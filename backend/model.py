@@ -503,6 +503,12 @@ class CheckpointState:
     """Size of the last complete image, all tasks together (0: not known)."""
     checkpoint_seconds: float = 0.0
     """How long the last complete checkpoint took (its slowest task; 0: not known)."""
+    coordinator: str = ""
+    """``step`` (one DMTCP coordinator: a checkpoint is one cut of every task) or ``task``
+    under ``sckpt run --transparent``; "" otherwise or not known."""
+    slowest_task: int = -1
+    """The task whose part of the last checkpoint took longest (``checkpoint_seconds``), when
+    the step has more than one task measured; -1 otherwise."""
     start_notes: tuple[str, ...] = ()
     """How each task of this run of the step started (``task 0: resumed from generation
     3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""

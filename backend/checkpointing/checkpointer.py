@@ -10,7 +10,9 @@ operation          the signal the program catches       DMTCP (``--transparent``
                    (``signal_checkpointer``)            (``transparent.DmtcpCheckpointer``)
 =================  ===================================  ===================================
 ``label``          "" (the console shows the signal)    ``transparent (DMTCP 4.2.0)``
-``prepare``        nothing                              start the task's private coordinator
+``bind``           nothing                              learn the task's place in its step
+``prepare``        nothing                              start (task 0) or find the step's
+                                                        coordinator, or the task's own
 ``command``        PROGRAM                              ``dmtcp_launch``/``dmtcp_restart``
 ``handler``        ``SigCgt`` in ``/proc/PID/status``   always ``caught``: no signal is sent
 ``begin``          stop, check the handler, signal      free-space check, ``dmtcp_command``
@@ -26,8 +28,24 @@ The wrapper picks one (``--transparent`` or not) before it starts anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from .store import StepStore
+
+
+@dataclass(frozen=True)
+class TaskPlace:
+    """Where a task sits in its step: what a step's coordinator needs to start or find."""
+
+    store: StepStore
+    procid: int
+    localid: int
+    """``SLURM_LOCALID``: the first task of each node runs that node's relay."""
+    run: int
+    """``SLURM_RESTART_COUNT``: a record's coordinator of an earlier run is not this one's."""
+    node: str
 
 
 class Unavailable(Exception):
@@ -80,9 +98,17 @@ class Checkpointer(Protocol):
         record says it (``protocol.HANDLER_*``; "" when it cannot be read)."""
         ...
 
-    def begin(self, pid: int) -> tuple[int, str]:
+    coordinator_kind: str
+    """``step`` or ``task`` (DMTCP's coordinator per step or per task); "" for a signal."""
+
+    def bind(self, place: TaskPlace) -> None:
+        """Where the task sits in its step (its store, rank, node), before ``prepare``."""
+        ...
+
+    def begin(self, pid: int, since: float = 0.0) -> tuple[int, str]:
         """Ask for a checkpoint of the program ``pid``: ``(0, "")``, or the code and why it
-        could not start (the task's outcome); ``NotSent`` when it was not asked at all."""
+        could not start (the task's outcome); ``NotSent`` when it was not asked at all.
+        ``since``: when the request was made (the step's images are newer)."""
         ...
 
     def poll(self) -> tuple[int, str] | None:

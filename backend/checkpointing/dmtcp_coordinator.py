@@ -6,7 +6,7 @@ or on any host that can route to it, can run ``dmtcp_command -p PORT --kill`` an
 computation, ``--checkpoint`` it, or ``--quit`` the coordinator.  We tried it: sckpt-bob
 ended a task of sckpt-alice's step that way (README, "Checkpoint any program").
 
-What sckpt does instead, per task:
+What sckpt does instead, for each coordinator:
 
 * the coordinator runs in a **private network namespace** (``unshare(CLONE_NEWNET)``, inside
   a new user namespace when not root: no privilege needed), where its listening socket
@@ -21,12 +21,15 @@ What sckpt does instead, per task:
   and the wrapper's ``dmtcp_command``) reach it through the relay: ``DMTCP_COORD_HOST`` =
   127.0.0.1, ``DMTCP_COORD_PORT`` = the relay's port.
 
+One coordinator per step (``--coordinator step``, task 0's): the relay then also listens on
+every address, for the relays of the step's other nodes (``NodeRelay``, one per node, run by
+its first task), which must prove the job's secret before anything is forwarded
+(``relay.py``): no uid can be read across nodes.
+
 What remains (README says so too): root can do anything; processes of the same uid
-(the job's owner's other jobs, their login shell) can command the coordinator, as they could
-``kill`` the program anyway.  One coordinator per task means every coordinator is on its
-task's node: a step across nodes works, but tasks that talk to each other through sockets
-would need one coordinator per step, reachable from other nodes, which this design does not
-offer.
+(the job's owner's other jobs, their login shell) can read the secret and command the
+coordinator, as they could ``kill`` the program anyway; traffic after the handshake is
+neither encrypted nor authenticated.
 """
 
 from __future__ import annotations
@@ -36,13 +39,15 @@ import ctypes
 import errno
 import fcntl
 import os
-import selectors
 import signal
 import socket
 import struct
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from .relay import LOCAL, PUBLIC, Relay, connector
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
@@ -51,7 +56,6 @@ _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
 START_TIMEOUT = 20.0
-_BUFFER = 65536
 
 
 class CoordinatorError(OSError):
@@ -88,47 +92,125 @@ def enter_private_network() -> None:
         fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
 
 
-def _tcp_key(host: str, port: int) -> str:
-    """An IPv4 endpoint as ``/proc/net/tcp`` writes it (``0100007F:1F90`` on x86)."""
-    (number,) = struct.unpack("=I", socket.inet_aton(host))
-    return f"{number:08X}:{port:04X}"
+def _loopback_listener() -> socket.socket:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    return listener
 
 
-def socket_owner(table: int, client: tuple[str, int], server: tuple[str, int]) -> int | None:
-    """The uid owning the client end of the TCP connection ``client -> server``.
+def _fork(body: Callable[[int], int], keep: list[socket.socket], table: int) -> int:
+    """Fork a relay running ``body(ready_fd)``; its pid once it wrote ``ok`` on ``ready_fd``
+    (``CoordinatorError`` with what it wrote instead).  ``keep`` and ``table`` belong to the
+    child from then on: the parent closes its copies."""
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the relay
+        code = 1
+        try:
+            os.close(ready_r)
+            code = body(ready_w)
+        finally:
+            os._exit(code)
+    for sock in keep:
+        sock.close()
+    os.close(table)
+    os.close(ready_w)
+    answer = b""
+    deadline = time.monotonic() + START_TIMEOUT
+    with os.fdopen(ready_r, "rb") as ready:
+        while b"\n" not in answer and time.monotonic() < deadline:
+            chunk = ready.read1(256)
+            if not chunk:
+                break
+            answer += chunk
+    text = answer.decode("utf-8", "replace").strip()
+    if text != "ok":
+        _end(pid, signal.SIGTERM)
+        raise CoordinatorError(errno.EIO, text or "the DMTCP coordinator did not start")
+    return pid
 
-    ``table`` is a descriptor of ``/proc/net/tcp`` opened in the node's network namespace
-    (and user namespace: the uid column is translated into the opener's).  None when the
-    connection is not there (the client already closed it).
-    """
-    local, remote = _tcp_key(*client), _tcp_key(*server)
-    os.lseek(table, 0, os.SEEK_SET)
-    chunks = []
-    while True:
-        chunk = os.read(table, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    for line in b"".join(chunks).decode("ascii", "replace").splitlines()[1:]:
-        fields = line.split()
-        if len(fields) > 7 and fields[1] == local and fields[2] == remote:
-            with contextlib.suppress(ValueError):
-                return int(fields[7])
-    return None
+
+def _end(pid: int, signum: int) -> None:
+    """Signal the relay ``pid`` and wait for it (SIGUSR1: once its connections are gone)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signum)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _drain_on(signum: int, relay: Relay) -> None:
+    def drain(_signum: int, _frame: object) -> None:
+        relay.draining = True
+
+    signal.signal(signum, drain)
 
 
 class PrivateCoordinator:
-    """One task's coordinator behind a uid-checking loopback relay (see the module).
+    """A coordinator behind a relay (see the module); ``secret`` makes it a step's.
 
-    ``start()`` returns the relay's port; ``env()`` is what DMTCP's programs need to find
+    Without ``secret`` (``--coordinator task``): one task's, reachable on ``127.0.0.1`` by
+    the job's uid only.  With it (``--coordinator step``, started by task 0): also on every
+    address (``public_port``), for the node relays of the step's other nodes, which must
+    prove the secret first (``relay.py``).
+
+    ``start()`` returns the loopback port; ``env()`` is what DMTCP's programs need to find
     it; ``close()`` ends relay and coordinator (they also end with the wrapper: parent-death
-    signal, and the coordinator's ``--exit-on-last``).
+    signal, and the coordinator's ``--exit-on-last``).  ``close(drain=True)`` waits for the
+    step's other tasks to leave first: their processes are clients of this coordinator.
     """
 
-    def __init__(self, coordinator: str, ckpt_dir: Path, log: Path) -> None:
+    def __init__(self, coordinator: str, ckpt_dir: Path, log: Path, secret: bytes = b"") -> None:
         self.coordinator = coordinator
         self.ckpt_dir = ckpt_dir
         self.log = log
+        self.secret = secret
+        self.port = 0
+        self.public_port = 0
+        self.pid = 0
+        self._public: socket.socket | None = None
+
+    def env(self) -> dict[str, str]:
+        return {"DMTCP_COORD_HOST": "127.0.0.1", "DMTCP_COORD_PORT": str(self.port)}
+
+    def listeners(self, loopback: socket.socket) -> dict[socket.socket, str]:
+        found = {loopback: LOCAL}
+        if self._public is not None:
+            found[self._public] = PUBLIC
+        return found
+
+    def start(self) -> int:
+        listener = _loopback_listener()
+        self.port = listener.getsockname()[1]
+        keep = [listener]
+        if self.secret:
+            self._public = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._public.bind(("0.0.0.0", 0))
+            self._public.listen(128)
+            self.public_port = self._public.getsockname()[1]
+            keep.append(self._public)
+        owner = os.getuid()
+        table = os.open("/proc/self/net/tcp", os.O_RDONLY | os.O_CLOEXEC)
+        self.pid = _fork(
+            lambda ready: _relay_main(self, listener, table, owner, ready), keep, table
+        )
+        self._public = None
+        return self.port
+
+    def close(self, drain: bool = False) -> None:
+        if self.pid:
+            _end(self.pid, signal.SIGUSR1 if drain else signal.SIGTERM)
+            self.pid = 0
+
+
+class NodeRelay:
+    """One per node of a step, other than task 0's: ``127.0.0.1`` for the job's uid, each
+    connection forwarded to the step relay's public port after proving the secret.  The
+    node's tasks use it instead of a coordinator of their own (``env()``)."""
+
+    def __init__(self, step_relay: tuple[str, int], secret: bytes) -> None:
+        self.step_relay = step_relay
+        self.secret = secret
         self.port = 0
         self.pid = 0
 
@@ -136,56 +218,49 @@ class PrivateCoordinator:
         return {"DMTCP_COORD_HOST": "127.0.0.1", "DMTCP_COORD_PORT": str(self.port)}
 
     def start(self) -> int:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(128)
+        listener = _loopback_listener()
         self.port = listener.getsockname()[1]
         owner = os.getuid()
         table = os.open("/proc/self/net/tcp", os.O_RDONLY | os.O_CLOEXEC)
-        ready_r, ready_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the relay
-            code = 1
-            try:
-                os.close(ready_r)
-                code = _relay_main(self, listener, table, owner, ready_w)
-            finally:
-                os._exit(code)
-        self.pid = pid
-        listener.close()
-        os.close(table)
-        os.close(ready_w)
-        answer = b""
-        deadline = time.monotonic() + START_TIMEOUT
-        with os.fdopen(ready_r, "rb") as ready:
-            while b"\n" not in answer and time.monotonic() < deadline:
-                chunk = ready.read1(256) if hasattr(ready, "read1") else ready.read(256)
-                if not chunk:
-                    break
-                answer += chunk
-        text = answer.decode("utf-8", "replace").strip()
-        if text != "ok":
-            self.close()
-            raise CoordinatorError(errno.EIO, text or "the DMTCP coordinator did not start")
+
+        def body(ready: int) -> int:
+            _relay_process()
+            relay = Relay(
+                {listener: LOCAL},
+                table,
+                owner,
+                self.secret,
+                connector(self.step_relay, self.secret),
+            )
+            _drain_on(signal.SIGUSR1, relay)
+            os.write(ready, b"ok\n")
+            os.close(ready)
+            relay.run()
+            return 0
+
+        self.pid = _fork(body, [listener], table)
         return self.port
 
-    def close(self) -> None:
+    def close(self, drain: bool = False) -> None:
         if self.pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
+            _end(self.pid, signal.SIGUSR1 if drain else signal.SIGTERM)
             self.pid = 0
+
+
+def _relay_process() -> None:
+    """In a freshly forked relay: no blocked signals, SIGTERM ends it, and so does the
+    wrapper's death."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with contextlib.suppress(OSError, AttributeError):
+        _libc().prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
 def _relay_main(
     coord: PrivateCoordinator, listener: socket.socket, table: int, owner: int, ready: int
 ) -> int:
     """The relay process: private namespace, coordinator, then forward owner connections."""
-    signal.pthread_sigmask(signal.SIG_SETMASK, set())
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    with contextlib.suppress(OSError, AttributeError):
-        _libc().prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    _relay_process()
 
     def answer(text: str) -> None:
         with contextlib.suppress(OSError):
@@ -245,69 +320,21 @@ def _relay_main(
         os._exit(0)
 
     signal.signal(signal.SIGTERM, on_term)
-    _forward(listener, table, owner, ("127.0.0.1", inner), child)
+    relay = Relay(
+        coord.listeners(listener),
+        table,
+        owner,
+        coord.secret,
+        connector(("127.0.0.1", inner)),
+        alive=lambda: child.poll() is None,
+    )
+    _drain_on(signal.SIGUSR1, relay)
+    relay.run()
+    with contextlib.suppress(OSError):
+        child.terminate()
     return 0
 
 
 def _die_with_parent() -> None:
     with contextlib.suppress(OSError, AttributeError):
         _libc().prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-
-def _forward(
-    listener: socket.socket,
-    table: int,
-    owner: int,
-    inner: tuple[str, int],
-    child: subprocess.Popen[bytes],
-) -> None:
-    """Accept on the node's loopback, check the owner, relay bytes both ways."""
-    sel = selectors.DefaultSelector()
-    sel.register(listener, selectors.EVENT_READ, None)
-    server = listener.getsockname()
-    peers: dict[socket.socket, socket.socket] = {}
-
-    def drop(sock: socket.socket) -> None:
-        other = peers.pop(sock, None)
-        for s in (sock, other):
-            if s is None:
-                continue
-            peers.pop(s, None)
-            with contextlib.suppress(KeyError, ValueError):
-                sel.unregister(s)
-            s.close()
-
-    while child.poll() is None:
-        for key, _ in sel.select(timeout=1.0):
-            sock = key.fileobj
-            assert isinstance(sock, socket.socket)
-            if sock is listener:
-                try:
-                    client, address = listener.accept()
-                except OSError:
-                    continue
-                if socket_owner(table, address[:2], server) != owner:
-                    client.close()  # another user (or gone already): never reaches it
-                    continue
-                try:
-                    upstream = socket.create_connection(inner, timeout=5)
-                except OSError:
-                    client.close()
-                    continue
-                upstream.settimeout(None)
-                peers[client], peers[upstream] = upstream, client
-                sel.register(client, selectors.EVENT_READ, None)
-                sel.register(upstream, selectors.EVENT_READ, None)
-                continue
-            try:
-                data = sock.recv(_BUFFER)
-            except OSError:
-                data = b""
-            other = peers.get(sock)
-            if not data or other is None:
-                drop(sock)
-                continue
-            try:
-                other.sendall(data)
-            except OSError:
-                drop(sock)

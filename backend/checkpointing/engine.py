@@ -102,6 +102,7 @@ from .records import (
     blocked_tasks,
     column,
     current_tasks,
+    cut_refusal,
     image_in,
     images_text,
     job_records,
@@ -455,8 +456,11 @@ class CooperativeEngine(LiveEngine):
                 refused, why = rec.refusal()
                 if refused:
                     return refused, why, ""
-                req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 tasks = current_tasks(rec, job)
+                why = cut_refusal(rec, job, tasks, hosts)
+                if why:
+                    return ESLURM_NOT_SUPPORTED, why, ""
+                req = rec.begin_request(self.caller_name, leaf_dir, max_wait, operation, now)
                 req.pending = sorted(x.procid for x in tasks if hosts is None or x.host in hosts)
                 if not req.pending:
                     rec.in_progress = None

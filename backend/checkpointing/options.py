@@ -140,6 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
         "any signal (the project's README, 'Checkpoint any program')",
     )
     parser.add_argument(
+        "--coordinator",
+        choices=("step", "task"),
+        default="step",
+        help="with --transparent: one DMTCP coordinator for the whole step (default: its "
+        "tasks may talk to each other; a checkpoint is one cut of every task) or one per "
+        "task (tasks must not talk through sockets)",
+    )
+    parser.add_argument(
         "--gzip",
         action="store_true",
         help="with --transparent: compress the images (smaller, but slower to write)",

@@ -335,6 +335,21 @@ class StepRecord:
     """The restart count of the run ``sckpt run`` requeued (one requeue a run)."""
     chain_end: str = ""
     """Why the requeue chain ended ("" while it goes on)."""
+    coordinator: str = ""
+    """``step`` (one DMTCP coordinator for every task: checkpoints are one cut of the whole
+    step) or ``task`` (one per task) under ``sckpt run --transparent``; "" otherwise."""
+    coord_run: int = -1
+    """The restart count of the run whose step coordinator the fields below describe."""
+    coord_public: str = ""
+    """``ADDRESS:PORT`` of the step relay's public side (for other nodes' relays)."""
+    coord_ports: dict[str, int] = field(default_factory=dict)
+    """node -> the loopback port its tasks' DMTCP processes use (step relay or node relay)."""
+    cut_request: str = ""
+    """Under a step coordinator: the request whose images ``cut_images`` gathers."""
+    cut_images: dict[str, str] = field(default_factory=dict)
+    """procid -> the generation written for ``cut_request``: they become the tasks' last
+    images together, once every task of the run has one (``wrapper._whole_cut``), even when
+    they complete after MaxWait."""
 
     # ---- derived views -------------------------------------------------------------------
     @property
@@ -546,6 +561,12 @@ class StepRecord:
             before_end_request=str(data.get("before_end_request", "")),
             requeued_run=int(data.get("requeued_run", -1)),
             chain_end=_text(data.get("chain_end", "")),
+            coordinator=str(data.get("coordinator", "")),
+            coord_run=int(data.get("coord_run", -1)),
+            coord_public=str(data.get("coord_public", "")),
+            coord_ports={str(k): int(v) for k, v in dict(data.get("coord_ports", {})).items()},
+            cut_request=str(data.get("cut_request", "")),
+            cut_images={str(k): str(v) for k, v in dict(data.get("cut_images", {})).items()},
         )
         if rec.disable_count < 0:
             raise ValueError("negative disable_count")
@@ -575,6 +596,7 @@ class StepRecord:
         self.error_msg = ""
         self.last_results = {}
         self.in_progress = None
+        self.cut_request, self.cut_images = "", {}
 
 
 def recorded_image(

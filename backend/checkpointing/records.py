@@ -139,8 +139,17 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState | None:
         checkpointer=next((t.checkpointer for t in tasks if t.checkpointer), ""),
         image_bytes=sum(rec.image_bytes.values()),
         checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
+        coordinator=rec.coordinator,
+        slowest_task=slowest_task(rec.ckpt_seconds),
         auto=auto_view(rec),
     )
+
+
+def slowest_task(seconds: dict[str, float]) -> int:
+    """The task (procid) whose last checkpoint took longest; -1 with fewer than two tasks."""
+    if len(seconds) < 2:
+        return -1
+    return int(max(seconds, key=lambda procid: (seconds[procid], -int(procid))))
 
 
 def auto_view(rec: StepRecord) -> AutoCheckpoints | None:
@@ -264,3 +273,25 @@ def current_tasks(rec: StepRecord, job: Job) -> list[TaskInfo]:
 def blocked_tasks(rec: StepRecord, job: Job) -> list[tuple[TaskInfo, str]]:
     """This run's tasks whose program must not be sent its checkpoint signal, and why."""
     return [(t, why) for t in current_tasks(rec, job) if (why := t.checkpoint_blocker())]
+
+
+def cut_refusal(rec: StepRecord, job: Job, tasks: list[TaskInfo], hosts: set[str] | None) -> str:
+    """Why a checkpoint of a step with one DMTCP coordinator (``--coordinator step``) cannot
+    be one cut of every task ("" when it can): the request leaves a task out (``tasks`` on
+    some nodes), or a task of this run has ended.  Nothing is asked then."""
+    if rec.coordinator != "step":
+        return ""
+    ended = sorted(
+        t.procid
+        for t in rec.tasks.values()
+        if t.restart_count == job.restart_count and t.state != "running"
+    )
+    if ended:
+        return f"a cut must include every task: task {ended[0]} of the step has ended"
+    left_out = sorted(t.procid for t in tasks if hosts is not None and t.host not in hosts)
+    if left_out and len(left_out) < len(tasks):
+        return (
+            f"a cut must include every task: the step has one DMTCP coordinator "
+            f"(--coordinator step) and task {left_out[0]} is left out; nothing was asked"
+        )
+    return ""

@@ -74,7 +74,12 @@ class SignalCheckpointer:
         """What the program does with its checkpoint signal (``signal_handler``)."""
         return signal_handler(pid, self.signal)
 
-    def begin(self, pid: int) -> tuple[int, str]:
+    coordinator_kind = ""
+
+    def bind(self, place: object) -> None:
+        """Nothing to learn: the program saves itself."""
+
+    def begin(self, pid: int, since: float = 0.0) -> tuple[int, str]:
         """Send the checkpoint signal, only to a program that catches it (``NotSent``
         otherwise, with what the program does with it).
 

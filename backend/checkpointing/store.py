@@ -463,3 +463,61 @@ class ImageIndex(_GuardedFile):
 def _unlocked(dfd: int) -> Iterator[None]:
     """``_GuardedFile._locked``'s stand-in for the one write made without the lock."""
     yield
+
+
+SECRET_BYTES = 32
+SECRET_SUFFIX = ".secret"
+
+
+def job_secret(directory: Path, job_id: int, owner: int) -> bytes:
+    """The job's secret (``<job>.secret`` beside its state, mode 0600): made by the first
+    task that asks, read by the others.
+
+    Why: a step's coordinator is reachable from other nodes, where no uid can be read; every
+    relay must prove it knows these 32 random bytes first (``relay.py``).  The file is made
+    whole under a temporary name (``O_EXCL``, 0600) and then linked to its name, so a reader
+    never sees half of it and two first tasks cannot both win.  A file that is not a regular
+    file of ``owner`` (or root) with mode 0600 is refused: anyone else could read it, or
+    could have planted it to know the secret.
+    """
+    name = f"{job_id}{SECRET_SUFFIX}"
+    fd_dir = open_trusted_dir(
+        Path(directory), owner, create=True, what="checkpoint state directory"
+    )
+    try:
+        tmp = f".{name}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=fd_dir)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=fd_dir)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, os.urandom(SECRET_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir, follow_symlinks=False)
+        os.unlink(tmp, dir_fd=fd_dir)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=fd_dir)
+        try:
+            st = os.fstat(fd)
+            if (
+                not stat.S_ISREG(st.st_mode)
+                or st.st_uid not in (owner, 0)
+                or st.st_mode & 0o077
+                or st.st_size != SECRET_BYTES
+            ):
+                raise StoreError(
+                    f"the job's secret {Path(directory) / name} is not a {SECRET_BYTES}-byte "
+                    "file of the job's user with mode 0600: refused"
+                )
+            return os.read(fd, SECRET_BYTES)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot make or read the job's secret in {directory}: {exc.strerror}",
+            errno=exc.errno or 0,
+        ) from None
+    finally:
+        os.close(fd_dir)

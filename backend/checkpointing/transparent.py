@@ -1,8 +1,9 @@
 """The transparent checkpointer: DMTCP checkpoints a task's unmodified program.
 
 ``sckpt run --transparent -- PROGRAM`` runs PROGRAM under ``dmtcp_launch`` (or, when the
-task has a complete image, ``dmtcp_restart`` of it), with one private coordinator per task
-(``dmtcp_coordinator.py``: reachable only by the job's uid).  The wrapper stays
+task has a complete image, ``dmtcp_restart`` of it), with one private coordinator per step
+or per task (``--coordinator``; ``dmtcp_coordinator.py``: reachable only by the job's
+processes).  The wrapper stays
 beside it exactly as for a cooperative program; only three things differ, and they are
 this class's methods (the signal checkpointer's counterparts are in
 ``signal_checkpointer.py``; both are ``checkpointer.Checkpointer``):
@@ -16,10 +17,16 @@ this class's methods (the signal checkpointer's counterparts are in
   renamed to ``g<N>`` only when complete, keep-last-K, the image index, another ImageDir)
   is the same code for both.
 
-Why one coordinator per task, not per step: tasks of most jobs do not talk to each other
-through sockets of their own, a per-task coordinator lives on its task's node (so a step
-across nodes needs nothing more), and each task's images stay in its own ``task<rank>``
-directory, restarted by rank whatever step id the new run gets.
+Why one coordinator per step by default: DMTCP checkpoints a group of processes that talk
+through sockets (and reconnects them at restart) only when they all join one coordinator, so
+a step whose tasks talk to each other (a server and its clients, workers and a scheduler)
+needs one; and one coordinator and one relay for the step cost far less memory than one per
+task (bench/README.md).  Task 0 starts it; the other tasks find it (or their node's relay)
+in the step's record; task 0 alone asks for a checkpoint, once; each task still finds its
+own images (the ones the coordinator's restart script lists in its ``task<rank>`` spool:
+DMTCP 4.2.0's coordinator ``--ckptdir`` places only that script), so images stay mapped
+by rank whatever nodes or step id the new run gets.  ``--coordinator task`` keeps one per
+task (every coordinator on its task's node; tasks must not talk through sockets).
 
 DMTCP writes the image into ``task<rank>/dmtcp`` (a real directory, never the ``current``
 link: after a restart DMTCP resolves its checkpoint directory once, so a link would pin it
@@ -42,16 +49,19 @@ import contextlib
 import errno
 import os
 import re
+import shutil
+import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..config import Settings
-from .checkpointer import Unavailable
+from .checkpointer import TaskPlace, Unavailable
 from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
-from .dmtcp_coordinator import PrivateCoordinator
-from .protocol import HANDLER_CAUGHT
+from .dmtcp_coordinator import NodeRelay, PrivateCoordinator
+from .protocol import HANDLER_CAUGHT, StepRecord, StoreError
+from .store import job_secret
 
 SPOOL = "dmtcp"
 """Per task: where DMTCP writes before the files move into the generation."""
@@ -62,6 +72,13 @@ SPACE_SLACK = 64 << 20
 """An image is about the resident memory of the program's processes; ask for 10 % and
 64 MiB more than that before starting a checkpoint."""
 COMMAND_TIMEOUT = 30.0
+STEP_SPOOL = "dmtcp-step"
+"""Per step (``--coordinator step``): the step coordinator's directory (its log and the
+restart script it writes, which lists every image of every task)."""
+COORDINATOR_WAIT = 60.0
+"""How long a task waits for task 0's step coordinator (or its node's relay) to appear in
+the step's record before it runs its program without checkpoints (and says why)."""
+STEP, TASK = "step", "task"
 _GIVEN = re.compile(r'^given_ckpt_files="([^"]*)"', re.MULTILINE)
 
 
@@ -113,14 +130,36 @@ class DmtcpCheckpointer:
     kind = "transparent"
 
     def __init__(
-        self, install: DmtcpInstall, task_dir: str | os.PathLike[str], *, gzip: bool = False
+        self,
+        install: DmtcpInstall,
+        task_dir: str | os.PathLike[str],
+        *,
+        gzip: bool = False,
+        coordinator: str = TASK,
     ):
         self.install = install
         self.spool = Path(task_dir) / SPOOL
         self.gzip = gzip
-        self.coordinator: PrivateCoordinator | None = None
+        self.coordinator_kind = coordinator
+        self.place: TaskPlace | None = None
+        self.coordinator: PrivateCoordinator | NodeRelay | None = None
+        self.port = 0
         self.began = 0.0
         self.last_seconds = 0.0
+
+    @property
+    def step_mode(self) -> bool:
+        return self.coordinator_kind == STEP and self.place is not None
+
+    @property
+    def script_dir(self) -> Path:
+        """Where the coordinator writes its restart script: the task's spool, or the
+        step's directory beside the tasks' ones."""
+        return self.spool.parent.parent / STEP_SPOOL if self.step_mode else self.spool
+
+    def bind(self, place: TaskPlace) -> None:
+        """``Checkpointer.bind``: the step this task belongs to (step mode needs it)."""
+        self.place = place
 
     @property
     def label(self) -> str:
@@ -141,6 +180,9 @@ class DmtcpCheckpointer:
         except OSError as exc:
             why = f"DMTCP's coordinator cannot start: {exc.strerror or exc}"
             raise Unavailable(exc.errno or errno.EIO, why) from None
+        except StoreError as exc:
+            why = f"DMTCP's coordinator cannot start: {exc.message}"
+            raise Unavailable(exc.errno or errno.EIO, why) from None
 
     def handler(self, pid: int) -> str:
         """``caught``: no signal is sent, so whatever the program does with one, it can be
@@ -148,18 +190,81 @@ class DmtcpCheckpointer:
         return HANDLER_CAUGHT
 
     def env(self) -> dict[str, str]:
-        """Start the task's private coordinator; the environment DMTCP's programs need."""
+        """Start (or find) the coordinator; the environment DMTCP's programs need."""
         self.spool.mkdir(parents=True, exist_ok=True, mode=0o700)
-        coordinator = PrivateCoordinator(
-            self.install.program("dmtcp_coordinator"), self.spool, self.spool / "coordinator.log"
-        )
-        coordinator.start()
-        self.coordinator = coordinator
+        if self.step_mode:
+            self._join_step()
+        else:
+            coordinator = PrivateCoordinator(
+                self.install.program("dmtcp_coordinator"),
+                self.spool,
+                self.spool / "coordinator.log",
+            )
+            self.port = coordinator.start()
+            self.coordinator = coordinator
         return {
-            **coordinator.env(),
+            **self.command_env(),
             "DMTCP_CHECKPOINT_DIR": str(self.spool),
             "DMTCP_GZIP": "1" if self.gzip else "0",
         }
+
+    def _join_step(self) -> None:
+        """Step mode: task 0 starts the step coordinator; the first task (SLURM_LOCALID 0)
+        of every other node starts its node relay; every task then uses its node's port,
+        as published in the step's record (``coord_ports``)."""
+        place = self.place
+        assert place is not None
+        store = place.store
+        secret = job_secret(store.directory, store.step.job_id, os.getuid())
+        if place.procid == 0:
+            self.script_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            step = PrivateCoordinator(
+                self.install.program("dmtcp_coordinator"),
+                self.script_dir,
+                self.script_dir / "coordinator.log",
+                secret=secret,
+            )
+            self.port = step.start()
+            self.coordinator = step
+            public = f"{_node_address()}:{step.public_port}"
+            self._publish(lambda rec: _set_step(rec, place, public, self.port))
+            return
+        rec = self._wait_for(lambda r: bool(r.coord_public))
+        if place.node in rec.coord_ports:
+            self.port = rec.coord_ports[place.node]
+            return
+        if place.localid == 0:
+            host, _, port = rec.coord_public.rpartition(":")
+            relay = NodeRelay((host, int(port)), secret)
+            self.port = relay.start()
+            self.coordinator = relay
+            self._publish(lambda r: r.coord_ports.update({place.node: self.port}))
+            return
+        self.port = self._wait_for(lambda r: place.node in r.coord_ports).coord_ports[place.node]
+
+    def _publish(self, change: Callable[[StepRecord], object]) -> None:
+        assert self.place is not None
+        try:
+            self.place.store.update(change)
+        except StoreError as exc:
+            raise OSError(exc.errno or errno.EIO, exc.message) from None
+
+    def _wait_for(self, ready: Callable[[StepRecord], bool]) -> StepRecord:
+        """The step's record once ``ready(record)`` holds for this run (bounded)."""
+        place = self.place
+        assert place is not None
+        deadline = time.monotonic() + COORDINATOR_WAIT
+        while time.monotonic() < deadline:
+            with contextlib.suppress(StoreError):
+                rec = place.store.read()
+                if rec is not None and rec.coord_run == place.run and ready(rec):
+                    return rec
+            time.sleep(0.1)
+        raise OSError(
+            errno.ETIME,
+            f"task 0's step coordinator did not appear in the step's record within "
+            f"{COORDINATOR_WAIT:.0f} s",
+        )
 
     def command(self, program: Sequence[str], restart_dir: str = "") -> list[str]:
         """``dmtcp_restart`` of the images in ``restart_dir``, else ``dmtcp_launch PROGRAM``.
@@ -174,9 +279,11 @@ class DmtcpCheckpointer:
         return [self.install.program("dmtcp_launch"), *common, gzip, *program]
 
     def command_env(self) -> dict[str, str]:
-        return self.coordinator.env() if self.coordinator is not None else {}
+        if not self.port:
+            return {}
+        return {"DMTCP_COORD_HOST": "127.0.0.1", "DMTCP_COORD_PORT": str(self.port)}
 
-    def begin(self, pid: int, also: Sequence[Path] = ()) -> tuple[int, str]:
+    def begin(self, pid: int, since: float = 0.0, also: Sequence[Path] = ()) -> tuple[int, str]:
         """Ask for a checkpoint of the computation whose first process is ``pid``.
 
         ``(0, "")`` once asked; else the code and why it was not (nothing was asked then,
@@ -192,8 +299,17 @@ class DmtcpCheckpointer:
                         f"No space left on device: the image needs about {_size(need)} and "
                         f"{where} has {_size(free)} free; not checkpointed, the program runs on"
                     )
+        self.began = since or time.time()
+        if self.step_mode and self.place is not None and self.place.procid != 0:
+            # Task 0 asks the step's coordinator once for every task; this task's images
+            # are the ones the restart script lists in its spool (``images``).
+            self._clear_spool(before=self.began - 1)
+            return 0, ""
         self._clear_spool()
-        self.began = time.time()
+        if self.step_mode:
+            for old in self.script_dir.glob("dmtcp_restart_script*.sh"):
+                with contextlib.suppress(OSError):
+                    old.unlink()
         try:
             done = subprocess.run(
                 [self.install.program("dmtcp_command"), "--checkpoint"],
@@ -214,7 +330,7 @@ class DmtcpCheckpointer:
 
     def images(self) -> list[Path] | None:
         """The images of the checkpoint just taken, once every one is complete; else None."""
-        script = self.spool / RESTART_SCRIPT
+        script = self.script_dir / RESTART_SCRIPT
         try:
             if script.lstat().st_mtime < self.began - 1:
                 return None
@@ -225,6 +341,9 @@ class DmtcpCheckpointer:
         if not match:
             return None
         listed = [Path(p) for p in match.group(1).split()]
+        if self.step_mode:  # every task's images: this task's are those in its spool
+            mine = self.spool.resolve()
+            listed = [p for p in listed if p.parent.resolve() == mine]
         if not listed or any(not p.is_file() for p in listed):
             return None
         if any(self.spool.glob("*.temp")):
@@ -252,31 +371,58 @@ class DmtcpCheckpointer:
         """Move the finished images and their restart script into ``into``; their bytes."""
         listed = self.images() or []
         total = 0
-        script = self.spool / RESTART_SCRIPT
+        script = self.script_dir / RESTART_SCRIPT
         real = script.resolve() if script.is_symlink() else script
-        for path in [*listed, real]:
+        for path in listed:
             if path.is_file():
                 total += path.stat().st_size
                 path.rename(into / path.name)
+        if self.step_mode:  # the step's script: every task copies it, none takes it
+            with contextlib.suppress(OSError):
+                shutil.copyfile(real, into / real.name)
+            return total
+        if real.is_file():
+            real.rename(into / real.name)
         with contextlib.suppress(FileNotFoundError):
             script.unlink()
         return total
 
-    def _clear_spool(self) -> None:
-        """Leftovers of a checkpoint that did not complete never mix with the next one."""
+    def _clear_spool(self, before: float = 0.0) -> None:
+        """Leftovers of a checkpoint that did not complete never mix with the next one
+        (``before``: only files older than that, for a task of a step whose images may
+        already be on their way)."""
         for pattern in (IMAGE_GLOB, "*.temp", "dmtcp_restart_script*.sh"):
             for path in self.spool.glob(pattern):
                 with contextlib.suppress(OSError):
-                    path.unlink()
+                    if not before or path.stat().st_mtime < before:
+                        path.unlink()
 
     def close(self) -> None:
+        """End the coordinator or relay this task started; in step mode once the step's
+        other tasks have left it (their DMTCP processes are its clients)."""
         if self.coordinator is not None:
-            self.coordinator.close()
+            self.coordinator.close(drain=self.step_mode)
             self.coordinator = None
 
 
-def transparent_checkpointer(settings: Settings, *, gzip: bool = False) -> DmtcpCheckpointer:
+def _node_address() -> str:
+    """The address other nodes reach this one at (its name's, else loopback)."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _set_step(rec: StepRecord, place: TaskPlace, public: str, port: int) -> None:
+    rec.coord_run = place.run
+    rec.coord_public = public
+    rec.coord_ports = {place.node: port}
+
+
+def transparent_checkpointer(
+    settings: Settings, *, gzip: bool = False, coordinator: str = STEP
+) -> DmtcpCheckpointer:
     """The checkpointer of ``sckpt run --transparent``; ``DmtcpMissing`` (one line, exit 3)
     before anything is started when this machine has no usable DMTCP."""
     install = find_dmtcp(settings.dmtcp_dir)
-    return DmtcpCheckpointer(install, Path(), gzip=gzip)
+    return DmtcpCheckpointer(install, Path(), gzip=gzip, coordinator=coordinator)

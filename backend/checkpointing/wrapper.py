@@ -83,7 +83,7 @@ from pathlib import Path
 from ..config import ENV_SIGNAL, Settings
 from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
 from .autopilot import Autopilot
-from .checkpointer import Checkpointer, NotSent, Unavailable
+from .checkpointer import Checkpointer, NotSent, TaskPlace, Unavailable
 from .generations import (
     TaskImages,
     copy_generation,
@@ -309,6 +309,7 @@ class Wrapper:
                 self.name = rec.name
             previous, note = self._previous_image(rec, index)
             rec.rename(self.name)
+            rec.coordinator = self.checkpointer.coordinator_kind
             if self.autopilot is not None:
                 self.autopilot.register(rec, time.time())
             rec.tasks[str(self.procid)] = self._task(resumed_from=previous, start_note=note)
@@ -360,8 +361,6 @@ class Wrapper:
         return True
 
     def _end(self, status: int) -> None:
-        self.checkpointer.close()
-
         def change(rec: StepRecord) -> None:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
@@ -377,6 +376,8 @@ class Wrapper:
             self.store.update(change)
         except StoreError as exc:
             note(f"could not record the end of the task: {exc}")
+        # After the record says so: a step's coordinator waits here for the other tasks.
+        self.checkpointer.close()
 
     # ---- the program's signal handler ----------------------------------------------------
     def look_at_handler(self) -> str:
@@ -456,6 +457,12 @@ class Wrapper:
         if time.monotonic() - self.started < self.grace:
             self.deferred = True  # looked at again on every turn until the grace ends
             return
+        cut = incomplete_cut(rec, self.restart_count)
+        if cut:
+            message = f"task {self.procid}: a cut must include every task: {cut}"
+            note(f"checkpoint {req.request_id} refused: {message}")
+            self._report(req, ESLURM_NOT_SUPPORTED, message)
+            return
         # What the record says first (no stop for a program known not to catch the signal).
         handler = self.look_at_handler()
         blocker = handler_blocker(handler, self.ckpt_signal.name)
@@ -473,7 +480,7 @@ class Wrapper:
         if self.child is None or self.child.poll() is not None:
             return
         try:
-            code, message = self.checkpointer.begin(self.child.pid)
+            code, message = self.checkpointer.begin(self.child.pid, since=req.start)
         except NotSent as not_sent:
             if not self._record_handler(not_sent.handler):
                 self.deferred = True  # stopped by someone else, or would not stop: next turn
@@ -531,13 +538,18 @@ class Wrapper:
         if code == 0 and not self.checkpointer.label:
             measured = (round(time.monotonic() - self.begun, 3), generation_bytes(image))
 
+        one_cut = self.checkpointer.coordinator_kind == "step"
+        cut: dict[str, str] = {}
+
         def change(rec: StepRecord) -> None:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
                 task.busy_since = 0
             if measured is not None:
                 rec.ckpt_seconds[str(self.procid)], rec.image_bytes[str(self.procid)] = measured
-            if code == 0:
+            if code == 0 and one_cut:
+                cut.update(_whole_cut(rec, req.request_id, self.procid, image, self.restart_count))
+            elif code == 0:
                 rec.last_image[str(self.procid)] = image
                 rec.last_image_time = int(time.time())
             if not rec.report(self.procid, code, message, req.request_id):
@@ -547,9 +559,11 @@ class Wrapper:
             # The index first: the step record's report is what a waiting create or vacate
             # returns on, so once it says "completed" the image is findable by name too
             # (recorded the other way round, create returned before the index existed).
-            if image:
+            if image and not one_cut:
                 self.index.remember(self.name, {str(self.procid): image})
             self.store.update(change)
+            if cut:  # the last task of a whole cut: every task's image at once
+                self.index.remember(self.name, cut)
         except StoreError as exc:
             note(f"could not record the checkpoint outcome: {exc}")
 
@@ -621,6 +635,10 @@ class Wrapper:
         if self.off:
             note(f"{self.off}; running {self.program[0]} WITHOUT checkpoint support")
             return self.program
+        localid = int(os.environ.get("SLURM_LOCALID", "0") or 0)
+        self.checkpointer.bind(
+            TaskPlace(self.store, self.procid, localid, self.restart_count, self.host)
+        )
         try:
             env.update(self.checkpointer.prepare(Path(self.image_dir)))
         except Unavailable as exc:
@@ -732,6 +750,46 @@ class Wrapper:
                 os.kill(self.child.pid, sig)
 
 
+def _whole_cut(
+    rec: StepRecord, request_id: str, procid: int, image: str, run: int
+) -> dict[str, str]:
+    """Step coordinator: task ``procid``'s image joins the cut of ``request_id``; once every
+    task of this run has one, they become every task's last image together (returned, for
+    the index), late (after MaxWait) or not: they are one DMTCP checkpoint.  Until then, and
+    for ever when a task's image never completes (its program killed while writing), the
+    previous cut stays the restart point of every task: a generation of the step is complete
+    only when every task's is."""
+    if rec.cut_request != request_id:
+        rec.cut_request, rec.cut_images = request_id, {}
+    rec.cut_images[str(procid)] = image
+    tasks = {k for k, t in rec.tasks.items() if t.restart_count == run}
+    if not tasks <= set(rec.cut_images):
+        return {}
+    rec.last_image.update(rec.cut_images)
+    rec.last_image_time = int(time.time())
+    return dict(rec.cut_images)
+
+
+def incomplete_cut(rec: StepRecord, run: int) -> str:
+    """Why a checkpoint of a step with one coordinator cannot be one cut of every task ("" when
+    it can): the request leaves tasks out, or a task has ended or not registered yet.
+    Images of some tasks only would restart the others against peers that moved on."""
+    if rec.coordinator != "step" or rec.in_progress is None:
+        return ""
+    tasks = {int(k): t for k, t in rec.tasks.items() if t.restart_count == run}
+    ended = sorted(p for p, t in tasks.items() if t.state != "running")
+    if ended:
+        return f"task {ended[0]} has ended"
+    total = int(os.environ.get("SLURM_NTASKS", "0") or 0)
+    if total and len(tasks) < total:
+        return f"only {len(tasks)} of the step's {total} tasks have registered"
+    left_out = sorted(set(tasks) - set(rec.in_progress.pending) - set(rec.in_progress.signalled))
+    left_out = [p for p in left_out if str(p) not in rec.in_progress.results]
+    if left_out:
+        return f"the request leaves out task {left_out[0]}"
+    return ""
+
+
 def _is_slurmstepd(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip().startswith("slurmstepd")
@@ -798,7 +856,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # An MPI launch DMTCP cannot restart exactly is refused here (exit 2, nothing
             # started); a working one gets the environment it needs (mpi.py).
             os.environ.update(transparent_env(program, os.environ))
-            checkpointer = transparent_checkpointer(settings, gzip=args.gzip)
+            checkpointer = transparent_checkpointer(
+                settings, gzip=args.gzip, coordinator=args.coordinator
+            )
         return Wrapper(args, program, settings, checkpointer, start_policy).run()
     except SckptError as exc:
         note(str(exc))

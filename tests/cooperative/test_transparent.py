@@ -292,7 +292,8 @@ def _uid(user: str) -> int:
 def test_another_user_cannot_command_the_coordinator(  # type: ignore[no-untyped-def]
     submit, facade: Facade, dmtcp_install, shared_dir: Path
 ) -> None:
-    job = submit(user=ALICE)
+    # One coordinator per task (a step's: test_coordinator_auth.py).
+    job = submit(user=ALICE, run_args="--coordinator task")
     command = dmtcp_install.program("dmtcp_command")
     pid = wait_for(lambda: job.program_pid(0))  # recorded by the wrapper's first look
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")

@@ -52,6 +52,13 @@ START_NOTES_SHOWN = 4
 """Tasks whose start ("resumed from generation 3 ...") the detail lists; a count of the rest."""
 
 
+COORDINATOR_WORDS = {
+    "step": ", one coordinator per step",
+    "task": ", one coordinator per task",
+}
+"""What the detail adds to the checkpointer for ``sckpt run --transparent --coordinator``."""
+
+
 class StepDetail(Static):
     """Everything sckpt knows about one step, as text."""
 
@@ -163,10 +170,15 @@ class StepDetail(Static):
         )
         line("Last checkpoint", self._last_checkpoint(ckpt, now, unknown))
         if ckpt.checkpointer:
-            line("Checkpointer", literal(ckpt.checkpointer))
+            line(
+                "Checkpointer",
+                literal(ckpt.checkpointer + COORDINATOR_WORDS.get(ckpt.coordinator, "")),
+            )
         if ckpt.image_bytes or ckpt.checkpoint_seconds:
             size = humanize.naturalsize(ckpt.image_bytes) if ckpt.image_bytes else "size unknown"
             took = f", took {ckpt.checkpoint_seconds:.1f} s" if ckpt.checkpoint_seconds else ""
+            if took and ckpt.slowest_task >= 0:
+                took += f" (slowest: task {ckpt.slowest_task})"
             line("Last image", f"{size}{took}")
         self._auto_lines(ckpt.auto, now, line)
         if ckpt.start_notes:
