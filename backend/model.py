@@ -504,6 +504,9 @@ class CheckpointState:
     3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""
     auto: AutoCheckpoints | None = None
     """The step's automatic checkpoints, where it has a policy (None: only on request)."""
+    outside: tuple[str, ...] = ()
+    """Connections to outside the step named at its last transparent checkpoint (``task 0
+    pid 42 (app): TCP 10.0.0.1:5000 -> 10.0.0.9:5432``): DMTCP does not restore them."""
 
     @property
     def failed_code(self) -> int:

@@ -26,8 +26,11 @@ from sckpt.backend.errors import (
     CheckpointFailed,
     Disabled,
     InvalidJobId,
+    JobCancelled,
+    JobRequeued,
     JobSuspended,
     SckptError,
+    WaitEnded,
 )
 from sckpt.backend.model import (
     AbleResult,
@@ -223,12 +226,21 @@ class _ResumeWatch:
         try:
             state = facade.resume_state(self.target)
         except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
-            return ENDED, self.last or (), NotResumed(self.last or (), ended=True)
+            return ENDED, self.last or (), _resume_ended(self.target, None)
         now = timing.monotonic()
         if state.state.is_finished:
             if self.seen_active or now - self.started > REGISTER_GRACE_SECONDS:
-                return ENDED, state.notes, NotResumed(state.notes, ended=True)
+                return ENDED, state.notes, _resume_ended(self.target, state.state)
             return None
+        if self.running_since and state.state == JobState.PENDING:  # requeued meanwhile
+            return (
+                ENDED,
+                state.notes,
+                JobRequeued(
+                    message=f"job {self.target.job_id} was requeued after it ran again",
+                    hint=RESUME_WAIT_ENDED,
+                ),
+            )
         self.seen_active = True
         if state.state == JobState.RUNNING:
             self.running_since = self.running_since or now
@@ -242,6 +254,19 @@ class _ResumeWatch:
             return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
         self.last = state.notes
         return None
+
+
+RESUME_WAIT_ENDED = "restart --wait stopped waiting for its tasks to say how they started"
+
+
+def _resume_ended(target: StepId, state: JobState | None) -> WaitEnded:
+    """``restart --wait``'s end when the restarted job ended (None: no longer listed), or
+    was cancelled, before its tasks said how they started (exit 4, or 5 when cancelled)."""
+    job = f"job {target.job_id}"
+    if state == JobState.CANCELLED:
+        return JobCancelled(message=f"{job} was cancelled", hint=RESUME_WAIT_ENDED)
+    said = f"ended ({state.value})" if state is not None else "ended (Slurm no longer lists it)"
+    return WaitEnded(message=f"{job} {said}; see sacct", hint=RESUME_WAIT_ENDED)
 
 
 def _wait_for_resumes(
@@ -320,10 +345,8 @@ def _resume_all(
 class NotResumed(SckptError):
     """``restart --wait``: the job runs (or not yet), but not every task resumed."""
 
-    def __init__(self, notes: tuple[str, ...], waited: bool = False, ended: bool = False) -> None:
-        if ended:
-            message = "the job ended before its tasks said how they started: see sacct"
-        elif waited:
+    def __init__(self, notes: tuple[str, ...], waited: bool = False) -> None:
+        if waited:
             message = (
                 f"the job did not run again within {progress.RESUME_WAIT_SECONDS} s "
                 "(it may still be waiting for resources: see squeue)"

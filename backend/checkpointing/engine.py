@@ -87,7 +87,7 @@ from ..model import (
     StepId,
 )
 from ..slurm_api import SlurmAPI
-from . import policy
+from . import policy, wait_end
 from .access import image_dir_problem
 from .protocol import (
     DEFAULT_WAKE,
@@ -103,6 +103,7 @@ from .records import (
     current_tasks,
     image_in,
     job_records,
+    outside_connections,
     resume_plan,
     start_notes,
     typed,
@@ -470,11 +471,19 @@ class CooperativeEngine(LiveEngine):
                     self.binding.signal_step(t.step.step_id, int(signal.Signals[wake]))
         return out
 
-    def _wait(self, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
-        """Wait until each request is closed (or its deadline passes); say how it ended."""
+    def _wait(self, job: Job, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
+        """Wait until each request is closed (or its deadline passes); say how it ended.
+
+        Slurm is looked at once per ``wait_end.LOOK_EVERY`` meanwhile: a job that ended, was
+        cancelled or was requeued by someone else ends the wait (``wait_end.why_over``), its
+        requests closed in the records, since its wrappers will never report."""
         begin = time.monotonic()
+        looked = begin
         pending = [(t, rid) for t, code, rid in started if code == 0]
         while pending:
+            if time.monotonic() - looked >= wait_end.LOOK_EVERY:
+                looked = time.monotonic()
+                self._end_if_over(job, pending)
             still = []
             for t, rid in pending:
                 try:
@@ -503,12 +512,30 @@ class CooperativeEngine(LiveEngine):
             err = rec.checkpoint_error()
             failed = failed or bool(err.code)
             where = next(iter(sorted(rec.last_image.values())), "")
+            outside = outside_connections(current_tasks(rec, job))
+            not_restored = f" (not restored by DMTCP: {'; '.join(outside[:4])})" if outside else ""
             outcomes.append(
                 f"{t.step.step_id}: "
                 + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
+                + not_restored
             )
         verb = "ended" if failed else "completed"
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
+
+    def _end_if_over(self, job: Job, pending: list[tuple[_Target, str]]) -> None:
+        """Raise ``wait_end.why_over``'s error, after closing the requests it leaves
+        unanswered, when the job or a step waited on is gone; nothing otherwise."""
+        try:
+            now, steps = self._look(job.job_id)
+        except SckptError:
+            return  # Slurm did not answer: look again next time
+        ended = wait_end.why_over(job, now, steps, [t.step.step_id for t, _rid in pending])
+        if ended is None:
+            return
+        for t, rid in pending:
+            with contextlib.suppress(StoreError):
+                t.store.update(partial(wait_end.close_request, request_id=rid, ended=ended))
+        raise ended
 
     @staticmethod
     def _refuse(target: StepId, operation: str, started: list[tuple[_Target, int, str]]) -> None:
@@ -553,7 +580,7 @@ class CooperativeEngine(LiveEngine):
         codes = [(t.step.step_id, code) for t, code, _ in started]
         if all(code for _t, code, _ in started):
             self._refuse(target, operation, started)
-        detail = self._wait(started, max_wait)
+        detail = self._wait(job, started, max_wait)
         failures = self._failures(started)
         if failures:
             code, message, _who = failures[0]
@@ -637,9 +664,9 @@ class CooperativeEngine(LiveEngine):
             lost += unprotected
         started = self._begin(job, targets, "vacate", max_wait, image_dir)
         if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
-            self._wait(started, max_wait)
+            self._wait(job, started, max_wait)
             self._refuse(target, "vacate", started)
-        detail = self._wait(started, max_wait)
+        detail = self._wait(job, started, max_wait)
         failures = self._failures(started)
         if failures and not force:
             code, message, _who = failures[0]

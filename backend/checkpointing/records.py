@@ -55,7 +55,13 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState:
         image_bytes=sum(rec.image_bytes.values()),
         checkpoint_seconds=max(rec.ckpt_seconds.values(), default=0.0),
         auto=auto_view(rec),
+        outside=outside_connections(tasks),
     )
+
+
+def outside_connections(tasks: list[TaskInfo]) -> tuple[str, ...]:
+    """Each task's connections to outside the step, prefixed with its rank."""
+    return tuple(f"task {t.procid} {named}" for t in tasks for named in t.outside)
 
 
 def auto_view(rec: StepRecord) -> AutoCheckpoints | None:

@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import Settings
+from . import peers
 from .checkpointer import Unavailable
 from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
 from .dmtcp_coordinator import PrivateCoordinator
@@ -121,6 +122,8 @@ class DmtcpCheckpointer:
         self.coordinator: PrivateCoordinator | None = None
         self.began = 0.0
         self.last_seconds = 0.0
+        self.outside: list[str] = []
+        """Connections to outside the computation at the last checkpoint (``peers.py``)."""
 
     @property
     def label(self) -> str:
@@ -178,6 +181,9 @@ class DmtcpCheckpointer:
         and the program runs on untouched).  ``also``: other directories the image will
         be copied to (an operator's ImageDir), checked for space too.
         """
+        code, why, self.outside = peers.before_checkpoint(process_tree(pid), self.command_env())
+        if code:
+            return code, why
         need = int(resident_bytes(process_tree(pid)) * SPACE_MARGIN) + SPACE_SLACK
         for where in (self.spool, *also):
             with contextlib.suppress(OSError):

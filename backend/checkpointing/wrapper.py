@@ -489,6 +489,7 @@ class Wrapper:
             task = r.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
                 task.busy_since = asked
+                task.outside = list(getattr(self.checkpointer, "outside", []))  # peers.py
 
         with contextlib.suppress(StoreError):
             self.store.update(mark)

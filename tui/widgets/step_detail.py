@@ -168,6 +168,16 @@ class StepDetail(Static):
             size = humanize.naturalsize(ckpt.image_bytes) if ckpt.image_bytes else "size unknown"
             took = f", took {ckpt.checkpoint_seconds:.1f} s" if ckpt.checkpoint_seconds else ""
             line("Last image", f"{size}{took}")
+        if ckpt.outside:
+            # DMTCP restores none of these at restart (peers.py): say so before it matters.
+            named = Text()
+            for index, words in enumerate(ckpt.outside[:START_NOTES_SHOWN]):
+                named.append(("\n" + " " * 18) if index else "")
+                named.append_text(bounded(words, style="yellow"))
+            more = len(ckpt.outside) - START_NOTES_SHOWN
+            if more > 0:
+                named.append(f"\n{'':18}… {more} more", style="dim")
+            line("Not restored", named)
         self._auto_lines(ckpt.auto, now, line)
         if ckpt.start_notes:
             # How each task of this run started: resumed from which image, or from zero

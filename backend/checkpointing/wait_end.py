@@ -1,0 +1,72 @@
+"""When a wait for a checkpoint must end because what it waits on is gone.
+
+``create --wait`` (MaxWait 0: no bound) waited on the step's state file until every task
+reported.  A cancelled job's wrappers never report (slurmstepd kills them with the
+program, or a program frozen inside DMTCP's checkpoint never lets them finish), so the
+wait went on until it was killed.  The engine now looks at Slurm once per poll interval
+(``LOOK_EVERY``) while it waits, and this module says whether, and why, the wait is over:
+
+* the job is no longer listed, or finished (completed, failed, timed out ...): ``WaitEnded``
+  (exit 4);
+* it was cancelled: ``JobCancelled`` (exit 5);
+* someone requeued it (its restart count grew, or it is pending again): ``JobRequeued``
+  (exit 6);
+* a step waited on is no longer running while the job is: ``WaitEnded``.
+
+Pure functions of two listings: the engine and the tests share them.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterable
+
+from ..errors import JobCancelled, JobRequeued, WaitEnded
+from ..model import Job, JobState, Step, StepId
+from .protocol import StepRecord
+
+STOPPED = "no outcome can come of the checkpoint any more: stopped waiting"
+LOOK_EVERY = 1.0
+"""Seconds between two looks at Slurm during a wait: the command line's poll interval
+(``cli/runtime.WAIT_POLL_SECONDS``), so a cancelled step ends ``--wait`` within one."""
+
+
+def why_over(
+    before: Job, now: Job | None, steps: Iterable[Step], watched: Iterable[StepId]
+) -> WaitEnded | None:
+    """Why a wait that began on ``before`` is over, seen in ``now`` (None: not listed any
+    more) and its running ``steps``; None while it may still end normally."""
+    label = f"job {before.job_id}"
+    if now is None:
+        return WaitEnded(message=f"{label} ended (Slurm no longer lists it)", hint=STOPPED)
+    if now.restart_count > before.restart_count or (
+        now.state == JobState.PENDING and before.state != JobState.PENDING
+    ):
+        reason = f", {now.state_reason}" if now.state_reason and now.state_reason != "None" else ""
+        return JobRequeued(
+            message=f"{label} was requeued ({now.state.value}{reason})", hint=STOPPED
+        )
+    if now.state == JobState.CANCELLED:
+        return JobCancelled(message=f"{label} was cancelled", hint=STOPPED)
+    if now.state.is_finished:
+        return WaitEnded(message=f"{label} ended ({now.state.value})", hint=STOPPED)
+    running = {s.step_id.step for s in steps if s.state == "RUNNING"}
+    gone = [str(s) for s in watched if not s.is_whole_job and s.step not in running]
+    if gone:
+        return WaitEnded(message=f"step {', '.join(gone)} ended", hint=STOPPED)
+    return None
+
+
+def closing_words(ended: WaitEnded) -> str:
+    """What a step's record says of a request whose wait ended this way."""
+    return f"no outcome: {ended.message} during the checkpoint"
+
+
+def close_request(rec: StepRecord, request_id: str, ended: WaitEnded) -> None:
+    """Close request ``request_id`` in ``rec`` (if still open): every task that has not
+    reported gets ECANCELED and the reason, so ``able`` stops saying "in progress"."""
+    req = rec.in_progress
+    if req is None or req.request_id != request_id:
+        return
+    for procid in list(req.pending):
+        rec.report(procid, errno.ECANCELED, closing_words(ended), request_id)
