@@ -1,13 +1,19 @@
 """What a task's processes are connected to, found before DMTCP is asked for a checkpoint.
 
-Why: DMTCP 4.2.0 drains every TCP connection at a checkpoint (it writes a cookie into the
-socket and reads until the other side's cookie arrives).  When the other side is a process
-under *another* coordinator that checkpoints at the same moment (the other task of the step,
-each task having its own coordinator), the two drains race: one side's handshake arrives
-behind the cookie, the other side never sees the cookie last and polls for ever while the
-program's threads stay stopped.  We saw exactly that: a 2-task step talking over TCP froze
-in ``create --wait`` (its workers' logs repeat "Still draining socket... perhaps remote host
-is not running under DMTCP?").  Neither killing that coordinator nor SIGCONT frees it.
+Why: DMTCP 4.2.0 drains every connected stream socket at a checkpoint (TCP, TCP6, Unix: it
+writes a marker into the socket and reads until the other side's marker arrives), with no
+timeout, while the program's threads stay stopped.  What we saw on this machine:
+
+* a 2-task step talking over TCP under per-task coordinators froze in ``create --wait``:
+  both coordinators checkpoint at once, one side's handshake arrives behind the other's
+  marker, and the other side polls for ever (its worker log repeats "Still draining
+  socket... perhaps remote host is not running under DMTCP?");
+* a task connected to a plain TCP echo server outside the job froze the same way, with
+  DMTCP's own coordinator and ``dmtcp_launch`` as much as under sckpt, and the server got
+  DMTCP's marker in its stream; so did a task connected to a Unix-socket server.
+  DMTCP's peer discovery did not mark those sockets external, as its sources suggest it
+  would (only its fixed list of remote ports, 53, 389 and 636, is);
+* neither SIGCONT nor killing the coordinator frees such a freeze (``stuck.py``).
 
 So before asking, the wrapper looks (``survey``): each process of the task's tree
 (``transparent.process_tree``), its sockets (``/proc/PID/fd`` -> ``socket:[N]``), matched to
@@ -18,12 +24,16 @@ process where it can be read (same user, same node).  Each connection is
 * ``inside``: the peer is in the task's tree, or under the same DMTCP coordinator (same
   ``DMTCP_COORD_HOST``/``PORT``): DMTCP drains and restores it;
 * ``coordinator``: the peer runs under another DMTCP coordinator (another task of the step
-  with per-task coordinators, or another job's program): refused before anything is stopped,
-  ``EXDEV`` ("cross-device link": the connection crosses two checkpointed computations),
-  naming the peer (rank, pid, program, address);
-* ``outside``: anything else (a server outside the job, a peer on another node, a process
-  of another user): not refused, but named in the answer and the step detail, since DMTCP
-  restores such a socket as a dead one at restart.
+  with per-task coordinators, or another job's program);
+* ``outside``: the peer is not under DMTCP (a server outside the job), or cannot be read
+  (another user's, another node's);
+* ``external``: DMTCP itself treats it as external (remote port 53, 389 or 636): not
+  drained, restored as a dead socket.
+
+``coordinator`` and ``outside`` are refused before anything is stopped: ``EXDEV``
+("cross-device link": the connection leaves the checkpointed computation), naming the peer
+(rank, pid, program, address).  ``external`` ones are named in the answer and the step
+detail ("Not restored").
 
 Standard library only (it runs in the wrapper on compute nodes).
 """
@@ -42,9 +52,17 @@ from pathlib import Path
 INSIDE = "inside"
 COORDINATOR = "coordinator"
 OUTSIDE = "outside"
+EXTERNAL = "external"
+DMTCP_EXTERNAL_PORTS = frozenset({53, 389, 636})
+"""Remote ports DMTCP 4.2.0 marks external when connecting (DNS, LDAP:
+``TcpConnection::isBlacklistedTcp``): never drained, restored as dead sockets."""
+_UNIX_STREAM_TYPES = frozenset({socket.SOCK_STREAM, socket.SOCK_SEQPACKET})
 REFUSAL_CODE = errno.EXDEV
 """The code of a checkpoint refused because a socket crosses into another coordinator's
 computation (README, "Checkpoint any program")."""
+ENV_UNCHECKED = "SCKPT_PEERS_UNCHECKED"
+"""Tests only: ``1`` skips the look, so a test can make the freeze this module prevents and
+check that ``stuck.py`` ends the wait on it."""
 _ESTABLISHED = "01"
 _TCP_FILES = ("tcp", "tcp6")
 _COORD_KEYS = ("DMTCP_COORD_HOST", "DMTCP_COORD_PORT")
@@ -193,9 +211,9 @@ def _collect_unix(sock: socket.socket, wanted: set[int], found: dict[int, tuple[
             offset += (length + 3) & ~3
             if len(body) < 16:
                 continue
-            inode = struct.unpack_from("=I", body, 4)[0]
-            if inode not in wanted:
-                continue
+            kind, inode = body[1], struct.unpack_from("=I", body, 4)[0]
+            if inode not in wanted or kind not in _UNIX_STREAM_TYPES:
+                continue  # datagram sockets are not drained
             peer, path, attr = 0, "", 16
             while attr + 4 <= len(body):
                 alen, atype = struct.unpack_from("=HH", body, attr)
@@ -286,6 +304,8 @@ def survey(tree: Sequence[int], coordinator: dict[str, str] | None = None) -> li
             continue  # both ends in the task's tree, or DMTCP's own link to its coordinator
         peer = _peer(whose[peer_inode]) if peer_inode in whose else Peer()
         where = _where(peer, members, ours)  # type: ignore[arg-type]
+        if int(remote.rpartition(":")[2]) in DMTCP_EXTERNAL_PORTS and kind == "TCP":
+            where = EXTERNAL
         found.append(Connection(pid, _program(pid), kind, local, remote, where, peer))
     for inode, (peer_inode, path) in unix.items():
         if peer_inode in held:
@@ -298,31 +318,41 @@ def survey(tree: Sequence[int], coordinator: dict[str, str] | None = None) -> li
 
 
 def refusal(found: Sequence[Connection], job: str, step: str) -> str:
-    """Why a checkpoint must not be asked for ("" when it may): the connections to a
-    process under another DMTCP coordinator, named."""
-    crossing = [c for c in found if c.where == COORDINATOR]
-    if not crossing:
+    """Why a checkpoint must not be asked for ("" when it may): the connections that leave
+    the computation, named (``task 1 of the step (pid 42, app)``, ``pid 7 (nc)``)."""
+    leaving = [c for c in found if c.where in (COORDINATOR, OUTSIDE)]
+    if not leaving:
         return ""
-    named = "; ".join(c.describe(c.peer.job == job and c.peer.step == step) for c in crossing[:4])
-    return (
-        f"connected to a process under another DMTCP coordinator ({named}): DMTCP would "
-        "freeze both programs draining that connection; not checkpointed, the program runs "
-        "on; tasks that talk to each other need one coordinator for the whole step "
+    in_step = [c.peer.job == job and c.peer.step == step and bool(c.peer.rank) for c in leaving]
+    named = "; ".join(c.describe(same) for c, same in zip(leaving[:4], in_step, strict=False))
+    more = f" and {len(leaving) - 4} more" if len(leaving) > 4 else ""
+    advice = (
+        "tasks that talk to each other need one coordinator for the whole step "
         "(`sckpt run --transparent --coordinator step`)"
+        if any(in_step)
+        else "DMTCP can checkpoint only connections between processes of one computation"
+    )
+    return (
+        f"connected outside this DMTCP computation ({named}{more}): DMTCP 4.2.0 would wait "
+        "for ever for the other end's part of the checkpoint, the program stopped; not "
+        f"checkpointed, the program runs on; {advice}"
     )
 
 
 def outside_words(found: Sequence[Connection]) -> list[str]:
-    """The connections to outside the computation, one line each (what the record keeps)."""
-    return [c.describe() for c in found if c.where == OUTSIDE][:16]
+    """The connections DMTCP treats as external, one line each (what the record keeps):
+    they are not drained and come back as dead sockets at restart."""
+    return [c.describe() for c in found if c.where == EXTERNAL][:16]
 
 
 def before_checkpoint(
     tree: Sequence[int], coordinator: dict[str, str]
 ) -> tuple[int, str, list[str]]:
     """The transparent checkpointer's one look before asking DMTCP: ``(EXDEV, why, named)``
-    when a socket crosses into another coordinator's computation (nothing may be asked),
-    else ``(0, "", named)``; ``named``: the connections to outside, for the record."""
+    when a socket leaves the computation (nothing may be asked), else ``(0, "", named)``;
+    ``named``: the connections DMTCP treats as external, for the record."""
+    if os.environ.get(ENV_UNCHECKED) == "1":  # the test suite's way to make the freeze
+        return 0, "", []
     try:
         found = survey(tree, coordinator)
     except OSError:  # /proc unreadable: nothing is known, nothing is refused

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import Settings
-from . import peers
+from . import peers, stuck
 from .checkpointer import Unavailable
 from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
 from .dmtcp_coordinator import PrivateCoordinator
@@ -124,6 +124,11 @@ class DmtcpCheckpointer:
         self.last_seconds = 0.0
         self.outside: list[str] = []
         """Connections to outside the computation at the last checkpoint (``peers.py``)."""
+        self.give_up_at = 0.0
+        """When the checkpoint asked for is given up on (``stuck.arm``; 0: never)."""
+        self.watch = stuck.Watch()
+        self.root = 0
+        """The first process of the computation being checkpointed (``begin``'s ``pid``)."""
 
     @property
     def label(self) -> str:
@@ -195,6 +200,7 @@ class DmtcpCheckpointer:
                     )
         self._clear_spool()
         self.began = time.time()
+        self.root, self.watch = pid, stuck.Watch()
         try:
             done = subprocess.run(
                 [self.install.program("dmtcp_command"), "--checkpoint"],
@@ -236,7 +242,12 @@ class DmtcpCheckpointer:
         """None while the checkpoint runs; ``(0, "")`` once its images are whole on disk."""
         listed = self.images()
         if listed is None:
-            return None
+            return self.watch.check(
+                self.give_up_at,
+                self.began,
+                lambda: process_tree(self.root),
+                lambda: stuck.written(self.spool),
+            )
         for image in listed:
             try:
                 fd = os.open(image, os.O_RDONLY)

@@ -81,6 +81,7 @@ from pathlib import Path
 
 from ..config import ENV_SIGNAL, Settings
 from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
+from . import stuck
 from .autopilot import Autopilot
 from .checkpointer import Checkpointer, NotSent, Unavailable
 from .generations import (
@@ -466,6 +467,7 @@ class Wrapper:
             self.done_path.unlink()
         if self.child is None or self.child.poll() is not None:
             return
+        stuck.arm(self.checkpointer, req.deadline, req.max_wait)  # the stuck-checkpoint limit
         try:
             code, message = self.checkpointer.begin(self.child.pid)
         except NotSent as not_sent:

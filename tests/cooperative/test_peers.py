@@ -87,21 +87,38 @@ def test_a_peer_under_another_coordinator_is_refused_and_named(spawn) -> None:  
     listener.close()
 
 
-def test_same_coordinator_is_inside_and_an_unmanaged_peer_is_outside(spawn) -> None:  # type: ignore[no-untyped-def]
+def test_same_coordinator_is_inside_and_an_unmanaged_peer_is_refused(spawn) -> None:  # type: ignore[no-untyped-def]
     listener = _serve()
     host, port = listener.getsockname()
     same = spawn("tcp", f"{host}:{port}", {**STEP, "SLURM_PROCID": "1", **OURS})
+    conns = [listener.accept()[0]]
+    assert peers.before_checkpoint([os.getpid()], OURS) == (0, "", [])
     plain = spawn("tcp", f"{host}:{port}", {})
-    conns = [listener.accept()[0] for _ in range(2)]
+    conns.append(listener.accept()[0])
     found = {c.peer.pid: c.where for c in peers.survey([os.getpid()], OURS)}
     assert found == {same.pid: peers.INSIDE, plain.pid: peers.OUTSIDE}
     code, why, named = peers.before_checkpoint([os.getpid()], OURS)
-    assert (code, why) == (0, "")
-    assert named == [
-        c.describe() for c in peers.survey([os.getpid()], OURS) if c.where == peers.OUTSIDE
-    ]
-    assert len(named) == 1 and f"pid {plain.pid}" in named[0] and f":{port} -> " in named[0]
+    assert code == errno.EXDEV and named == []
+    assert f"pid {plain.pid}" in why and f":{port} -> " in why
+    assert "--coordinator step" not in why  # not a task of the step: no such advice
     for c in conns:
+        c.close()
+    listener.close()
+
+
+def test_dmtcp_external_ports_are_named_not_refused(spawn) -> None:  # type: ignore[no-untyped-def]
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 389))  # LDAP: DMTCP marks it external itself
+    listener.listen(1)
+    client = socket.create_connection(("127.0.0.1", 389))
+    child = spawn("tcp", "127.0.0.1:389", {})  # a second client, in another process
+    conns = [listener.accept()[0], listener.accept()[0]]
+    tree = [child.pid]  # the "task" is the client process: its peer is this test process
+    code, why, named = peers.before_checkpoint(tree, OURS)
+    assert (code, why) == (0, "")
+    assert len(named) == 1 and f"-> 127.0.0.1:389 to pid {os.getpid()}, python" in named[0]
+    for c in [client, *conns]:
         c.close()
     listener.close()
 
