@@ -103,9 +103,9 @@ from .records import (
     current_tasks,
     image_in,
     job_records,
-    outside_connections,
     resume_plan,
     start_notes,
+    step_outcome,
     typed,
 )
 from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
@@ -473,17 +473,14 @@ class CooperativeEngine(LiveEngine):
 
     def _wait(self, job: Job, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
         """Wait until each request is closed (or its deadline passes); say how it ended.
-
-        Slurm is looked at once per ``wait_end.LOOK_EVERY`` meanwhile: a job that ended, was
-        cancelled or was requeued by someone else ends the wait (``wait_end.why_over``), its
-        requests closed in the records, since its wrappers will never report."""
+        A job or step that goes away meanwhile ends it (``wait_end.end_if_over``)."""
         begin = time.monotonic()
         looked = begin
         pending = [(t, rid) for t, code, rid in started if code == 0]
         while pending:
             if time.monotonic() - looked >= wait_end.LOOK_EVERY:
                 looked = time.monotonic()
-                self._end_if_over(job, pending)
+                wait_end.end_if_over(self._look, job, [(t.store, rid) for t, rid in pending])
             still = []
             for t, rid in pending:
                 try:
@@ -509,33 +506,11 @@ class CooperativeEngine(LiveEngine):
             rec = t.store.read()
             if rec is None:
                 continue
-            err = rec.checkpoint_error()
-            failed = failed or bool(err.code)
-            where = next(iter(sorted(rec.last_image.values())), "")
-            outside = outside_connections(current_tasks(rec, job))
-            not_restored = f" (not restored by DMTCP: {'; '.join(outside[:4])})" if outside else ""
-            outcomes.append(
-                f"{t.step.step_id}: "
-                + (f"image {where}" if not err.code else f"error({err.code}): {err.message}")
-                + not_restored
-            )
+            code, said = step_outcome(rec, job)
+            failed = failed or bool(code)
+            outcomes.append(f"{t.step.step_id}: {said}")
         verb = "ended" if failed else "completed"
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
-
-    def _end_if_over(self, job: Job, pending: list[tuple[_Target, str]]) -> None:
-        """Raise ``wait_end.why_over``'s error, after closing the requests it leaves
-        unanswered, when the job or a step waited on is gone; nothing otherwise."""
-        try:
-            now, steps = self._look(job.job_id)
-        except SckptError:
-            return  # Slurm did not answer: look again next time
-        ended = wait_end.why_over(job, now, steps, [t.step.step_id for t, _rid in pending])
-        if ended is None:
-            return
-        for t, rid in pending:
-            with contextlib.suppress(StoreError):
-                t.store.update(partial(wait_end.close_request, request_id=rid, ended=ended))
-        raise ended
 
     @staticmethod
     def _refuse(target: StepId, operation: str, started: list[tuple[_Target, int, str]]) -> None:

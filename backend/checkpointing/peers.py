@@ -242,21 +242,28 @@ def owners(inodes: set[int]) -> dict[int, int]:
     return found
 
 
+def _coordinator(env: dict[str, str]) -> tuple[str, str] | None:
+    """``(DMTCP_COORD_HOST, DMTCP_COORD_PORT)`` of an environment (None: not under DMTCP)."""
+    if all(k in env for k in _COORD_KEYS):
+        return env[_COORD_KEYS[0]], env[_COORD_KEYS[1]]
+    return None
+
+
 def _peer(pid: int) -> Peer:
     env = _environ(pid)
-    coordinator = tuple(env[k] for k in _COORD_KEYS) if all(k in env for k in _COORD_KEYS) else None
+    coordinator = _coordinator(env)
     return Peer(
         pid=pid,
         program=_program(pid),
         job=env.get("SLURM_JOB_ID", ""),
         step=env.get("SLURM_STEP_ID", ""),
         rank=env.get("SLURM_PROCID", ""),
-        coordinator=coordinator,  # type: ignore[arg-type]
+        coordinator=coordinator,
     )
 
 
-def _where(peer: Peer, tree: set[int], ours: tuple[str, str] | None) -> str:
-    if peer.pid in tree or (peer.coordinator is not None and peer.coordinator == ours):
+def _where(peer: Peer, tree: set[int], ours: set[tuple[str, str]]) -> str:
+    if peer.pid in tree or peer.coordinator in ours:
         return INSIDE
     if peer.coordinator is not None:
         return COORDINATOR
@@ -285,9 +292,12 @@ def survey(tree: Sequence[int], coordinator: dict[str, str] | None = None) -> li
     (DMTCP handles them); so are listening and unconnected sockets."""
     if not tree:
         return []
-    env = coordinator if coordinator is not None else _environ(tree[0])
-    ours = tuple(env[k] for k in _COORD_KEYS) if all(k in env for k in _COORD_KEYS) else None
-    own_link = f"{ours[0]}:{ours[1]}" if ours else ""
+    # The coordinator now, and the one the tree's processes were launched under: after a
+    # restart their environment is the image's (the coordinator of the first run), and so
+    # is every other restarted process's of the same computation.
+    now = _coordinator(coordinator if coordinator is not None else _environ(tree[0]))
+    ours = {c for c in (now, *(_coordinator(_environ(p)) for p in tree)) if c is not None}
+    own_link = f"{now[0]}:{now[1]}" if now else ""
     held: dict[int, int] = {}
     for pid in tree:
         for inode, owner in socket_inodes(pid).items():
@@ -303,7 +313,7 @@ def survey(tree: Sequence[int], coordinator: dict[str, str] | None = None) -> li
         if peer_inode in held or remote == own_link:
             continue  # both ends in the task's tree, or DMTCP's own link to its coordinator
         peer = _peer(whose[peer_inode]) if peer_inode in whose else Peer()
-        where = _where(peer, members, ours)  # type: ignore[arg-type]
+        where = _where(peer, members, ours)
         if int(remote.rpartition(":")[2]) in DMTCP_EXTERNAL_PORTS and kind == "TCP":
             where = EXTERNAL
         found.append(Connection(pid, _program(pid), kind, local, remote, where, peer))
@@ -312,7 +322,7 @@ def survey(tree: Sequence[int], coordinator: dict[str, str] | None = None) -> li
             continue
         pid = held[inode]
         peer = _peer(whose[peer_inode]) if peer_inode in whose else Peer()
-        where = _where(peer, members, ours)  # type: ignore[arg-type]
+        where = _where(peer, members, ours)
         found.append(Connection(pid, _program(pid), "Unix", path, "", where, peer))
     return found
 

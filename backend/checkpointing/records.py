@@ -64,6 +64,18 @@ def outside_connections(tasks: list[TaskInfo]) -> tuple[str, ...]:
     return tuple(f"task {t.procid} {named}" for t in tasks for named in t.outside)
 
 
+def step_outcome(rec: StepRecord, job: Job) -> tuple[int, str]:
+    """A step's checkpoint outcome in create's answer: its code, and ``image PATH`` or
+    ``error(N): ...``, with the connections DMTCP will not restore named."""
+    err = rec.checkpoint_error()
+    where = next(iter(sorted(rec.last_image.values())), "")
+    said = f"image {where}" if not err.code else f"error({err.code}): {err.message}"
+    outside = outside_connections(current_tasks(rec, job))
+    if outside:
+        said += f" (not restored by DMTCP: {'; '.join(outside[:4])})"
+    return err.code, said
+
+
 def auto_view(rec: StepRecord) -> AutoCheckpoints | None:
     """The step's automatic checkpoints as the console shows them (None: no policy)."""
     p = rec.policy

@@ -142,7 +142,8 @@ def _threads(pid: int) -> str:
                 where = where.split(".")[0]
                 waits[where] = waits.get(where, 0) + 1
     said = ", ".join(f"{w} x{n}" if n > 1 else w for w, n in sorted(waits.items()))
-    return f"{sum(waits.values())} threads: {said}" if waits else "gone"
+    count = sum(waits.values())
+    return f"{count} thread{'s' if count > 1 else ''}: {said}" if waits else "gone"
 
 
 def describe(tree: Sequence[int], since: float, continued: Sequence[int]) -> str:

@@ -18,12 +18,15 @@ Pure functions of two listings: the engine and the tests share them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
-from ..errors import JobCancelled, JobRequeued, WaitEnded
+from ..errors import JobCancelled, JobRequeued, SckptError, WaitEnded
 from ..model import Job, JobState, Step, StepId
-from .protocol import StepRecord
+from .protocol import StepRecord, StoreError
+from .store import StepStore
 
 STOPPED = "no outcome can come of the checkpoint any more: stopped waiting"
 LOOK_EVERY = 1.0
@@ -70,3 +73,24 @@ def close_request(rec: StepRecord, request_id: str, ended: WaitEnded) -> None:
         return
     for procid in list(req.pending):
         rec.report(procid, errno.ECANCELED, closing_words(ended), request_id)
+
+
+Look = Callable[[int], tuple[Job | None, tuple[Step, ...]]]
+"""A fresh listing's job and its steps (the engine's ``_look``)."""
+
+
+def end_if_over(look: Look, job: Job, pending: Sequence[tuple[StepStore, str]]) -> None:
+    """Raise ``why_over``'s error when ``job`` or a step waited on is gone, after closing
+    the requests ``pending`` (each step's store and request id) that no wrapper will answer
+    any more; nothing when the wait may go on (or Slurm did not answer: next time)."""
+    try:
+        now, steps = look(job.job_id)
+    except SckptError:
+        return
+    ended = why_over(job, now, steps, [store.step for store, _rid in pending])
+    if ended is None:
+        return
+    for store, rid in pending:
+        with contextlib.suppress(StoreError):
+            store.update(partial(close_request, request_id=rid, ended=ended))
+    raise ended

@@ -109,15 +109,15 @@ def test_same_coordinator_is_inside_and_an_unmanaged_peer_is_refused(spawn) -> N
 def test_dmtcp_external_ports_are_named_not_refused(spawn) -> None:  # type: ignore[no-untyped-def]
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 389))  # LDAP: DMTCP marks it external itself
+    listener.bind(("127.0.0.1", 636))  # LDAPS: DMTCP marks it external itself
     listener.listen(1)
-    client = socket.create_connection(("127.0.0.1", 389))
-    child = spawn("tcp", "127.0.0.1:389", {})  # a second client, in another process
+    client = socket.create_connection(("127.0.0.1", 636))
+    child = spawn("tcp", "127.0.0.1:636", {})  # a second client, in another process
     conns = [listener.accept()[0], listener.accept()[0]]
     tree = [child.pid]  # the "task" is the client process: its peer is this test process
     code, why, named = peers.before_checkpoint(tree, OURS)
     assert (code, why) == (0, "")
-    assert len(named) == 1 and f"-> 127.0.0.1:389 to pid {os.getpid()}, python" in named[0]
+    assert len(named) == 1 and f"-> 127.0.0.1:636 to pid {os.getpid()}, python" in named[0]
     for c in [client, *conns]:
         c.close()
     listener.close()
