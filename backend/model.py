@@ -638,6 +638,9 @@ class ActionResult:
     detail: str = ""
     per_step: tuple[tuple[StepId, int], ...] = field(default=())
     """Whole-job requests: the code each running step answered."""
+    notes: tuple[str, ...] = ()
+    """What else the person must be told, one line each: a transparent checkpoint's
+    connections DMTCP will not restore (``peers.py``)."""
 
 
 @dataclass(frozen=True, slots=True)

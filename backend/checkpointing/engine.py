@@ -103,6 +103,7 @@ from .records import (
     current_tasks,
     image_in,
     job_records,
+    not_restored,
     resume_plan,
     start_notes,
     step_outcome,
@@ -474,8 +475,7 @@ class CooperativeEngine(LiveEngine):
     def _wait(self, job: Job, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
         """Wait until each request is closed (or its deadline passes); say how it ended.
         A job or step that goes away meanwhile ends it (``wait_end.end_if_over``)."""
-        begin = time.monotonic()
-        looked = begin
+        begin = looked = time.monotonic()
         pending = [(t, rid) for t, code, rid in started if code == 0]
         while pending:
             if time.monotonic() - looked >= wait_end.LOOK_EVERY:
@@ -546,7 +546,7 @@ class CooperativeEngine(LiveEngine):
 
     def _checkpoint(
         self, target: StepId, operation: str, max_wait: int, image_dir: str | None
-    ) -> tuple[Job, list[tuple[StepId, int]], str]:
+    ) -> tuple[list[tuple[StepId, int]], str, tuple[str, ...]]:
         job = self._checks(target)
         targets = self._targets(job, target)
         self._refuse_blocked(job, targets)
@@ -566,11 +566,12 @@ class CooperativeEngine(LiveEngine):
             )
         # Whole job: the steps that could were checkpointed; the highest refusal is reported.
         self._aggregate(target, operation, codes, detail)
-        return job, codes, detail
+        return codes, detail, not_restored([(t.step.step_id, t.store) for t in targets], job)
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        _job, codes, detail = self._checkpoint(target, "create", max_wait, image_dir)
-        return ActionResult(target, "create", detail, tuple(codes) if target.is_whole_job else ())
+        codes, detail, notes = self._checkpoint(target, "create", max_wait, image_dir)
+        per_step = tuple(codes) if target.is_whole_job else ()
+        return ActionResult(target, "create", detail, per_step, notes)
 
     def vacate(
         self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False

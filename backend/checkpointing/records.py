@@ -8,13 +8,14 @@ task would resume from on restart, and a store failure as the error a person see
 
 from __future__ import annotations
 
+import contextlib
 import errno
 from collections.abc import Iterable
 from pathlib import Path
 
 from .. import rules
 from ..errors import AccessDenied, SckptError, error_for
-from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job
+from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, StepId
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
 from .protocol import StepRecord, StoreError, TaskInfo, recorded_image
@@ -66,14 +67,24 @@ def outside_connections(tasks: list[TaskInfo]) -> tuple[str, ...]:
 
 def step_outcome(rec: StepRecord, job: Job) -> tuple[int, str]:
     """A step's checkpoint outcome in create's answer: its code, and ``image PATH`` or
-    ``error(N): ...``, with the connections DMTCP will not restore named."""
+    ``error(N): ...``."""
     err = rec.checkpoint_error()
     where = next(iter(sorted(rec.last_image.values())), "")
-    said = f"image {where}" if not err.code else f"error({err.code}): {err.message}"
-    outside = outside_connections(current_tasks(rec, job))
-    if outside:
-        said += f" (not restored by DMTCP: {'; '.join(outside[:4])})"
-    return err.code, said
+    return err.code, f"image {where}" if not err.code else f"error({err.code}): {err.message}"
+
+
+def not_restored(stores: Iterable[tuple[StepId, StepStore]], job: Job) -> tuple[str, ...]:
+    """The connections DMTCP will not restore, one note each (create's answer says them)."""
+    out: list[str] = []
+    for step_id, store in stores:
+        with contextlib.suppress(StoreError):
+            rec = store.read()
+            tasks = current_tasks(rec, job) if rec is not None else []
+            out += [
+                f"{step_id} {named}: not restored by DMTCP (a dead socket after a restart)"
+                for named in outside_connections(tasks)
+            ]
+    return tuple(out)
 
 
 def auto_view(rec: StepRecord) -> AutoCheckpoints | None:

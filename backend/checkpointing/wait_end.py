@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
@@ -29,9 +30,25 @@ from .protocol import StepRecord, StoreError
 from .store import StepStore
 
 STOPPED = "no outcome can come of the checkpoint any more: stopped waiting"
+SETTLE = 0.4
+"""Seconds between the look that saw the job or step go and the one that says how."""
 LOOK_EVERY = 1.0
 """Seconds between two looks at Slurm during a wait: the command line's poll interval
 (``cli/runtime.WAIT_POLL_SECONDS``), so a cancelled step ends ``--wait`` within one."""
+
+
+def ended_by_state(job_id: int, state: JobState | None, reason: str = "") -> WaitEnded:
+    """The end of a wait for job ``job_id`` now in ``state`` (None: no longer listed):
+    ``JobCancelled``, ``JobRequeued`` (pending again) or ``WaitEnded`` (any other end)."""
+    label = f"job {job_id}"
+    if state is None:
+        return WaitEnded(message=f"{label} ended (Slurm no longer lists it)", hint=STOPPED)
+    if state == JobState.PENDING:
+        why = f", {reason}" if reason and reason != "None" else ""
+        return JobRequeued(message=f"{label} was requeued ({state.value}{why})", hint=STOPPED)
+    if state == JobState.CANCELLED:
+        return JobCancelled(message=f"{label} was cancelled", hint=STOPPED)
+    return WaitEnded(message=f"{label} ended ({state.value})", hint=STOPPED)
 
 
 def why_over(
@@ -39,20 +56,14 @@ def why_over(
 ) -> WaitEnded | None:
     """Why a wait that began on ``before`` is over, seen in ``now`` (None: not listed any
     more) and its running ``steps``; None while it may still end normally."""
-    label = f"job {before.job_id}"
-    if now is None:
-        return WaitEnded(message=f"{label} ended (Slurm no longer lists it)", hint=STOPPED)
-    if now.restart_count > before.restart_count or (
-        now.state == JobState.PENDING and before.state != JobState.PENDING
-    ):
-        reason = f", {now.state_reason}" if now.state_reason and now.state_reason != "None" else ""
+    if now is not None and now.restart_count > before.restart_count:
         return JobRequeued(
-            message=f"{label} was requeued ({now.state.value}{reason})", hint=STOPPED
+            message=f"job {before.job_id} was requeued ({now.state.value})", hint=STOPPED
         )
-    if now.state == JobState.CANCELLED:
-        return JobCancelled(message=f"{label} was cancelled", hint=STOPPED)
-    if now.state.is_finished:
-        return WaitEnded(message=f"{label} ended ({now.state.value})", hint=STOPPED)
+    if now is None:
+        return ended_by_state(before.job_id, None)
+    if now.state.is_finished or now.state == JobState.PENDING != before.state:
+        return ended_by_state(before.job_id, now.state, now.state_reason)
     running = {s.step_id.step for s in steps if s.state == "RUNNING"}
     gone = [str(s) for s in watched if not s.is_whole_job and s.step not in running]
     if gone:
@@ -83,13 +94,19 @@ def end_if_over(look: Look, job: Job, pending: Sequence[tuple[StepStore, str]]) 
     """Raise ``why_over``'s error when ``job`` or a step waited on is gone, after closing
     the requests ``pending`` (each step's store and request id) that no wrapper will answer
     any more; nothing when the wait may go on (or Slurm did not answer: next time)."""
+    watched = [store.step for store, _rid in pending]
     try:
         now, steps = look(job.job_id)
+        ended = why_over(job, now, steps, watched)
+        if ended is None:
+            return
+        # A requeue ends the steps before the job's listing shows it pending, and a job's
+        # end can lag its steps' too: one more look says which it was.
+        time.sleep(SETTLE)
+        now, steps = look(job.job_id)
+        ended = why_over(job, now, steps, watched) or ended
     except SckptError:
-        return
-    ended = why_over(job, now, steps, [store.step for store, _rid in pending])
-    if ended is None:
-        return
+        return  # Slurm did not answer: next time
     for store, rid in pending:
         with contextlib.suppress(StoreError):
             store.update(partial(close_request, request_id=rid, ended=ended))
