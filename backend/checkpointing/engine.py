@@ -330,12 +330,6 @@ class CooperativeEngine(LiveEngine):
                     code, hint=f"job {job.job_id}'s tasks cannot {verb} {image_dir}: {why}"
                 )
 
-    @staticmethod
-    def _aggregate(
-        target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
-    ) -> ActionResult:
-        return rules.aggregate(target, operation, codes, detail)
-
     # ------------------------------------------------------------------ reads
     def able(self, target: StepId) -> AbleResult:
         job = self._checks(target)
@@ -355,7 +349,7 @@ class CooperativeEngine(LiveEngine):
                     for note in start_notes(current_tasks(rec, job))
                     if "resumed from" not in note
                 ]
-        self._aggregate(target, "able", codes)
+        rules.aggregate(target, "able", codes)
         return AbleResult(target, min(starts) if starts else 0, tuple(notes))
 
     def _expire(self, t: _Target) -> StepRecord:
@@ -397,7 +391,7 @@ class CooperativeEngine(LiveEngine):
 
             self._update(t, change)
             codes.append((t.step.step_id, 0))
-        return self._aggregate(target, operation, codes)
+        return rules.aggregate(target, operation, codes)
 
     # ------------------------------------------------------------------ policy
     def auto(
@@ -424,7 +418,7 @@ class CooperativeEngine(LiveEngine):
         detail = (
             shared.pop() if len(shared) == 1 else "; ".join(f"{k}: {w}" for k, w in words.items())
         )
-        return self._aggregate(target, "auto", codes, detail)
+        return rules.aggregate(target, "auto", codes, detail)
 
     # ------------------------------------------------------------------ checkpoints
     def _begin(
@@ -558,6 +552,7 @@ class CooperativeEngine(LiveEngine):
         detail = self._wait(job, started, max_wait)
         failures = self._failures(started)
         if failures:
+            wait_end.end_if_over(self._look, job, [])  # the job gone explains them better
             code, message, _who = failures[0]
             raise CheckpointFailed(
                 code,
@@ -565,7 +560,7 @@ class CooperativeEngine(LiveEngine):
                 hint="the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
             )
         # Whole job: the steps that could were checkpointed; the highest refusal is reported.
-        self._aggregate(target, operation, codes, detail)
+        rules.aggregate(target, operation, codes, detail)
         return codes, detail, not_restored([(t.step.step_id, t.store) for t in targets], job)
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
@@ -623,7 +618,7 @@ class CooperativeEngine(LiveEngine):
             rec = self._expire(t)
             code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
             precheck.append((t.step.step_id, code))
-        self._aggregate(target, "vacate", precheck)
+        rules.aggregate(target, "vacate", precheck)
         lost = []
         if job.batch:
             plain = self._unprotected_steps(job, targets)
@@ -645,6 +640,7 @@ class CooperativeEngine(LiveEngine):
         detail = self._wait(job, started, max_wait)
         failures = self._failures(started)
         if failures and not force:
+            wait_end.end_if_over(self._look, job, [])  # the job gone explains them better
             code, message, _who = failures[0]
             what = f"job {job.job_id}" if job.batch else "the step"
             raise UnsafeVacate(
@@ -866,7 +862,7 @@ class CooperativeEngine(LiveEngine):
 
             self._update(t, change)
             codes.append((t.step.step_id, 0))
-        return self._aggregate(target, "complete", codes)
+        return rules.aggregate(target, "complete", codes)
 
     def tasks(
         self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
@@ -884,7 +880,7 @@ class CooperativeEngine(LiveEngine):
         started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
         self._refuse(target, "tasks", started)
         codes = [(t.step.step_id, code) for t, code, _ in started]
-        return self._aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
+        return rules.aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
 
     def close(self) -> None:
         """The binding is process-wide and closed by its owner; nothing to release here."""

@@ -6,10 +6,11 @@ and checks each answer; or every task asks a server outside the job) and
 ``sckpt run --transparent`` with today's per-task coordinators; the operator is root's
 ``sckpt`` command in another process.
 
-A freeze DMTCP 4.2.0 really makes (two tasks of the step connected over TCP, each under its
-own coordinator) is made with ``SCKPT_PEERS_UNCHECKED=1`` in the job, the test-only way past
-the refusal (``peers.py``): the cancel, requeue and ceiling tests need a checkpoint that
-never ends on its own.
+A freeze DMTCP 4.2.0 really makes (a task connected to a server outside the job that never
+answers DMTCP's drain marker) is made with ``SCKPT_PEERS_UNCHECKED=1`` in the job, the
+test-only way past the refusal (``peers.py``): the cancel, requeue and ceiling tests need a
+checkpoint that never ends on its own.  (Two tasks of the step talking to each other froze
+too, but not every time: their two drains race.)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,8 +188,8 @@ class EchoServer:
         with conn, conn.makefile("rb") as reader, contextlib.suppress(OSError):
             for line in reader:  # until the job's task goes (reset, or closed)
                 if not line.strip().isdigit():
-                    self.junk.append(line)
-                    return
+                    self.junk.append(line)  # DMTCP's drain marker: never answered
+                    continue
                 conn.sendall(f"{2 * int(line)}\n".encode())
 
     def close(self) -> None:
@@ -245,8 +246,18 @@ def test_a_connection_dmtcp_treats_as_external_is_checkpointed_and_named(  # typ
         server.close()
 
 
-def _frozen(submit, ceiling: int = 600) -> Job:  # type: ignore[no-untyped-def]
-    return submit(TALK, exports=FROZEN.format(ceiling=ceiling))
+@pytest.fixture
+def frozen(submit) -> Iterator[Callable[..., Job]]:  # type: ignore[no-untyped-def]
+    """A job whose next checkpoint freezes for good: each task talks to a server outside
+    the job that never answers DMTCP's drain marker, and the refusal is bypassed."""
+    server = EchoServer()
+
+    def _frozen(ceiling: int = 600) -> Job:
+        exports = FROZEN.format(ceiling=ceiling)
+        return submit(TALK, f"{{work}} 127.0.0.1:{server.port}", exports=exports)
+
+    yield _frozen
+    server.close()
 
 
 def _create_wait(shared_dir: Path, job: Job) -> subprocess.Popen[str]:
@@ -287,8 +298,8 @@ def _until_frozen(job: Job) -> None:
     assert _stays_still(job, "talk.1.log")
 
 
-def test_create_wait_ends_when_the_job_is_cancelled(submit, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    job = _frozen(submit)
+def test_create_wait_ends_when_the_job_is_cancelled(frozen, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    job = frozen()
     waiting = _create_wait(shared_dir, job)
     _until_frozen(job)
     assert waiting.poll() is None
@@ -303,8 +314,8 @@ def test_create_wait_ends_when_the_job_is_cancelled(submit, shared_dir: Path) ->
     assert err_now.code == 125 and "was cancelled during the checkpoint" in err_now.message
 
 
-def test_create_wait_ends_when_someone_requeues_the_job(submit, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    job = _frozen(submit)
+def test_create_wait_ends_when_someone_requeues_the_job(frozen, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    job = frozen()
     waiting = _create_wait(shared_dir, job)
     _until_frozen(job)
     job.cluster.run("scontrol", "requeue", str(job.id))
@@ -315,9 +326,9 @@ def test_create_wait_ends_when_someone_requeues_the_job(submit, shared_dir: Path
 
 
 def test_a_stuck_checkpoint_ends_the_wait_at_the_ceiling_naming_what_was_stuck(  # type: ignore[no-untyped-def]
-    submit, shared_dir: Path
+    frozen, shared_dir: Path
 ) -> None:
-    job = _frozen(submit, ceiling=15)
+    job = frozen(ceiling=15)
     done = cli(shared_dir, "create", job.step, "--wait")
     assert done.returncode == 1, done
     assert done.stdout.strip() == f"{job.step}: create failed (62)"
