@@ -41,6 +41,7 @@ Standard library only (it runs in the wrapper on compute nodes).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import socket
@@ -356,11 +357,16 @@ def outside_words(found: Sequence[Connection]) -> list[str]:
 
 
 def before_checkpoint(
-    tree: Sequence[int], coordinator: dict[str, str]
+    tree: Sequence[int], coordinator: dict[str, str], *, step_wide: bool = False
 ) -> tuple[int, str, list[str]]:
     """The transparent checkpointer's one look before asking DMTCP: ``(EXDEV, why, named)``
     when a socket leaves the computation (nothing may be asked), else ``(0, "", named)``;
-    ``named``: the connections DMTCP treats as external, for the record."""
+    ``named``: the connections DMTCP treats as external, for the record.
+
+    ``step_wide``: the step's tasks share one coordinator (``--coordinator step``), so a
+    peer that is a task of this job's same step (its ``SLURM_JOB_ID``/``SLURM_STEP_ID``) is
+    inside whatever relay address its environment names.  A peer on another node cannot be
+    read and is still refused by its address."""
     if os.environ.get(ENV_UNCHECKED) == "1":  # the test suite's way to make the freeze
         return 0, "", []
     try:
@@ -368,5 +374,14 @@ def before_checkpoint(
     except OSError:  # /proc unreadable: nothing is known, nothing is refused
         return 0, "", []
     job, step = os.environ.get("SLURM_JOB_ID", ""), os.environ.get("SLURM_STEP_ID", "")
+    if step_wide:
+        found = [_in_step(c, job, step) for c in found]
     why = refusal(found, job, step)
     return (REFUSAL_CODE if why else 0), why, outside_words(found)
+
+
+def _in_step(c: Connection, job: str, step: str) -> Connection:
+    """``c`` counted inside when its peer is a task of the same step (one coordinator)."""
+    if c.where == COORDINATOR and (c.peer.job, c.peer.step) == (job, step) and job:
+        return dataclasses.replace(c, where=INSIDE)
+    return c

@@ -146,3 +146,24 @@ def test_the_link_to_its_own_coordinator_is_not_named() -> None:
     mine.close()
     conn.close()
     listener.close()
+
+
+def test_with_one_coordinator_per_step_a_task_of_the_step_is_inside(spawn, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``--coordinator step``: another task of the step may name another relay address in
+    its environment and still be under the step's one coordinator; another step's is not."""
+    monkeypatch.setenv("SLURM_JOB_ID", "77")
+    monkeypatch.setenv("SLURM_STEP_ID", "0")
+    listener = _serve()
+    host, port = listener.getsockname()
+    relay = {"DMTCP_COORD_HOST": "127.0.0.1", "DMTCP_COORD_PORT": "4102"}
+    spawn("tcp", f"{host}:{port}", {**STEP, "SLURM_PROCID": "1", **relay})
+    conns = [listener.accept()[0]]
+    assert peers.before_checkpoint([os.getpid()], OURS)[0] == errno.EXDEV  # per task
+    assert peers.before_checkpoint([os.getpid()], OURS, step_wide=True) == (0, "", [])
+    other = spawn("tcp", f"{host}:{port}", {**STEP, "SLURM_STEP_ID": "1", **relay})
+    conns.append(listener.accept()[0])
+    code, why, _named = peers.before_checkpoint([os.getpid()], OURS, step_wide=True)
+    assert code == errno.EXDEV and f"a process of job 77.1 (pid {other.pid}, " in why
+    for c in conns:
+        c.close()
+    listener.close()
