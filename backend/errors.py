@@ -236,6 +236,28 @@ class CheckpointFailed(SlurmError):
     """
 
 
+class WaitEnded(SlurmError):
+    """A ``--wait`` (create, vacate, restart) that ended because its step or job ended before
+    the checkpoint (or the restart) did: exit 4.  ``JobCancelled`` (5) and ``JobRequeued``
+    (6) say which when it was that.  Not a timeout: nothing more can come of the request,
+    so waiting on would be waiting for ever (a cancelled job's wrapper cannot report)."""
+
+    expected_code = ESLURM_ALREADY_DONE
+    exit_code = 4
+
+
+class JobCancelled(WaitEnded):
+    """The job was cancelled while its checkpoint (or restart) was awaited."""
+
+    exit_code = 5
+
+
+class JobRequeued(WaitEnded):
+    """Someone else requeued the job while its checkpoint was awaited."""
+
+    exit_code = 6
+
+
 class NeedsForce(SlurmError):
     """Refused because tasks would lose their work; the operation's ``force`` overrides.
 

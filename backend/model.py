@@ -514,6 +514,9 @@ class CheckpointState:
     3 (PATH)``, ``task 1: started fresh: ...``), where the engine knows (cooperative)."""
     auto: AutoCheckpoints | None = None
     """The step's automatic checkpoints, where it has a policy (None: only on request)."""
+    outside: tuple[str, ...] = ()
+    """Connections to outside the step named at its last transparent checkpoint (``task 0
+    pid 42 (app): TCP 10.0.0.1:5000 -> 10.0.0.9:5432``): DMTCP does not restore them."""
 
     @property
     def failed_code(self) -> int:
@@ -645,6 +648,9 @@ class ActionResult:
     detail: str = ""
     per_step: tuple[tuple[StepId, int], ...] = field(default=())
     """Whole-job requests: the code each running step answered."""
+    notes: tuple[str, ...] = ()
+    """What else the person must be told, one line each: a transparent checkpoint's
+    connections DMTCP will not restore (``peers.py``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
+from sckpt.backend.checkpointing import wait_end
 from sckpt.backend.errors import (
     CheckpointFailed,
     Disabled,
     InvalidJobId,
     JobSuspended,
     SckptError,
+    WaitEnded,
 )
 from sckpt.backend.model import (
     AbleResult,
@@ -153,13 +155,15 @@ def _call(
         if isinstance(outcome.value, ActionResult):
             waited = output.waited_completed(outcome.value)
             outcome.progress = progress.COMPLETED if waited else progress.REQUESTED
-        if isinstance(outcome.value, AbleResult):
+        if isinstance(outcome.value, AbleResult | ActionResult):
             outcome.notes = outcome.value.notes
         if wait and not op.resumes:  # a restart is watched by _resume_all
             shown = WaitProgress(op.name, target, line, clock=timing.monotonic)
             outcome.progress = _wait_for_outcome(facade, target, shown, timing)
             outcome.watched = True
-            if outcome.progress not in (progress.COMPLETED, ENDED):
+            if outcome.progress == ENDED and op.name != "vacate":  # a vacate ends its step
+                outcome.error = _why_ended(facade, target)
+            elif outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
     except (Disabled, JobSuspended) as refused:
         # A suspended job's steps answer ESLURM_DISABLED and the job itself (a job-level
@@ -223,12 +227,14 @@ class _ResumeWatch:
         try:
             state = facade.resume_state(self.target)
         except InvalidJobId:  # no longer listed: it ended (squeue lists active jobs only)
-            return ENDED, self.last or (), NotResumed(self.last or (), ended=True)
+            return ENDED, self.last or (), _resume_ended(self.target, None)
         now = timing.monotonic()
         if state.state.is_finished:
             if self.seen_active or now - self.started > REGISTER_GRACE_SECONDS:
-                return ENDED, state.notes, NotResumed(state.notes, ended=True)
+                return ENDED, state.notes, _resume_ended(self.target, state.state)
             return None
+        if self.running_since and state.state == JobState.PENDING:  # requeued meanwhile
+            return ENDED, state.notes, _resume_ended(self.target, state.state)
         self.seen_active = True
         if state.state == JobState.RUNNING:
             self.running_since = self.running_since or now
@@ -242,6 +248,31 @@ class _ResumeWatch:
             return state.state.value.lower(), state.notes, NotResumed(state.notes, waited=True)
         self.last = state.notes
         return None
+
+
+RESUME_WAIT_ENDED = "restart --wait stopped waiting for its tasks to say how they started"
+
+
+def _resume_ended(target: StepId, state: JobState | None) -> WaitEnded:
+    """``restart --wait``'s end when the restarted job ended (None: no longer listed), or
+    was cancelled, before its tasks said how they started (exit 4, or 5 when cancelled)."""
+    ended = wait_end.ended_by_state(target.job_id, state)
+    ended.hint = RESUME_WAIT_ENDED
+    return ended
+
+
+def _why_ended(facade: Facade, target: StepId) -> WaitEnded:
+    """``create --wait`` watched a step that is gone (an engine that does not wait itself):
+    which end it was, from the job's state (exit 4, 5 cancelled, 6 requeued)."""
+    try:
+        state: JobState | None = facade.resume_state(
+            StepId(target.job_id, cluster=target.cluster)
+        ).state
+    except InvalidJobId:
+        state = None
+    if state == JobState.RUNNING:
+        return WaitEnded(message=f"step {target} ended", hint=wait_end.STOPPED)
+    return wait_end.ended_by_state(target.job_id, state)
 
 
 def _wait_for_resumes(
@@ -320,10 +351,8 @@ def _resume_all(
 class NotResumed(SckptError):
     """``restart --wait``: the job runs (or not yet), but not every task resumed."""
 
-    def __init__(self, notes: tuple[str, ...], waited: bool = False, ended: bool = False) -> None:
-        if ended:
-            message = "the job ended before its tasks said how they started: see sacct"
-        elif waited:
+    def __init__(self, notes: tuple[str, ...], waited: bool = False) -> None:
+        if waited:
             message = (
                 f"the job did not run again within {progress.RESUME_WAIT_SECONDS} s "
                 "(it may still be waiting for resources: see squeue)"

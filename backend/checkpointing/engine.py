@@ -87,7 +87,7 @@ from ..model import (
     StepId,
 )
 from ..slurm_api import SlurmAPI
-from . import policy
+from . import policy, wait_end
 from .access import image_dir_problem
 from .protocol import (
     DEFAULT_WAKE,
@@ -104,11 +104,13 @@ from .records import (
     current_tasks,
     cut_refusal,
     image_in,
-    images_text,
     job_records,
     named,
+    not_restored,
     resume_plan,
     start_notes,
+    step_outcome,
+    task_failures,
     typed,
     unregistered,
     unregistered_job,
@@ -331,12 +333,6 @@ class CooperativeEngine(LiveEngine):
                     code, hint=f"job {job.job_id}'s tasks cannot {verb} {image_dir}: {why}"
                 )
 
-    @staticmethod
-    def _aggregate(
-        target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
-    ) -> ActionResult:
-        return rules.aggregate(target, operation, codes, detail)
-
     # ------------------------------------------------------------------ reads
     def able(self, target: StepId) -> AbleResult:
         job = self._checks(target)
@@ -356,7 +352,7 @@ class CooperativeEngine(LiveEngine):
                     for note in start_notes(current_tasks(rec, job))
                     if "resumed from" not in note
                 ]
-        self._aggregate(target, "able", codes)
+        rules.aggregate(target, "able", codes)
         return AbleResult(target, min(starts) if starts else 0, tuple(notes))
 
     def _expire(self, t: _Target) -> StepRecord:
@@ -398,7 +394,7 @@ class CooperativeEngine(LiveEngine):
 
             self._update(t, change)
             codes.append((t.step.step_id, 0))
-        return self._aggregate(target, operation, codes)
+        return rules.aggregate(target, operation, codes)
 
     # ------------------------------------------------------------------ policy
     def auto(
@@ -425,7 +421,7 @@ class CooperativeEngine(LiveEngine):
         detail = (
             shared.pop() if len(shared) == 1 else "; ".join(f"{k}: {w}" for k, w in words.items())
         )
-        return self._aggregate(target, "auto", codes, detail)
+        return rules.aggregate(target, "auto", codes, detail)
 
     # ------------------------------------------------------------------ checkpoints
     def _begin(
@@ -476,11 +472,15 @@ class CooperativeEngine(LiveEngine):
                     self.binding.signal_step(t.step.step_id, int(signal.Signals[wake]))
         return out
 
-    def _wait(self, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
-        """Wait until each request is closed (or its deadline passes); say how it ended."""
-        begin = time.monotonic()
+    def _wait(self, job: Job, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
+        """Wait until each request is closed (or its deadline passes); say how it ended.
+        A job or step that goes away meanwhile ends it (``wait_end.end_if_over``)."""
+        begin = looked = time.monotonic()
         pending = [(t, rid) for t, code, rid in started if code == 0]
         while pending:
+            if time.monotonic() - looked >= wait_end.LOOK_EVERY:
+                looked = time.monotonic()
+                wait_end.end_if_over(self._look, job, [(t.store, rid) for t, rid in pending])
             still = []
             for t, rid in pending:
                 try:
@@ -506,9 +506,8 @@ class CooperativeEngine(LiveEngine):
             rec = t.store.read()
             if rec is None:
                 continue
-            err = rec.checkpoint_error()
-            failed = failed or bool(err.code)
-            said = f"error({err.code}): {err.message}" if err.code else images_text(rec.last_image)
+            code, said = step_outcome(rec, job)
+            failed = failed or bool(code)
             outcomes.append(f"{t.step.step_id}: {said}")
         verb = "ended" if failed else "completed"
         return f"checkpoint {verb} after {took:.1f}s; " + "; ".join(outcomes)
@@ -522,32 +521,9 @@ class CooperativeEngine(LiveEngine):
             why = next(w for _t, code, w in started if code) if len(started) == 1 else ""
             rules.aggregate(target, operation, codes, hint=why)
 
-    @staticmethod
-    def _failures(started: list[tuple[_Target, int, str]]) -> list[tuple[int, str, str]]:
-        """Tasks whose checkpoint did not complete: (code, message, who and why), worst first."""
-        out = []
-        for t, code, _rid in started:
-            if code:
-                continue
-            try:
-                rec = t.store.read()
-            except StoreError as exc:
-                out.append((ESLURM_NOT_SUPPORTED, exc.message, f"{t.step.step_id}: {exc.message}"))
-                continue
-            if rec is None:
-                continue
-            results = [(int(c), str(m), p) for p, (c, m) in sorted(rec.last_results.items()) if c]
-            if not results and rec.error_code:  # ended by `complete` with an error
-                results = [(rec.error_code, rec.error_msg, "")]
-            for c, m, procid in results:
-                task = rec.tasks.get(procid)
-                who = f"{t.step.step_id} " + (task.describe() if task else f"task {procid}")
-                out.append((c, m, f"{who.strip()}: error({c}): {m}"))
-        return sorted(out, key=lambda f: -f[0])
-
     def _checkpoint(
         self, target: StepId, operation: str, max_wait: int, image_dir: str | None
-    ) -> tuple[Job, list[tuple[StepId, int]], str]:
+    ) -> tuple[list[tuple[StepId, int]], str, tuple[str, ...]]:
         job = self._checks(target)
         targets = self._targets(job, target)
         self._refuse_blocked(job, targets)
@@ -556,9 +532,10 @@ class CooperativeEngine(LiveEngine):
         codes = [(t.step.step_id, code) for t, code, _ in started]
         if all(code for _t, code, _ in started):
             self._refuse(target, operation, started)
-        detail = self._wait(started, max_wait)
-        failures = self._failures(started)
+        detail = self._wait(job, started, max_wait)
+        failures = task_failures((t.step.step_id, t.store) for t, code, _ in started if not code)
         if failures:
+            wait_end.end_if_over(self._look, job, [])  # the job gone explains them better
             code, message, _who = failures[0]
             raise CheckpointFailed(
                 code,
@@ -566,12 +543,13 @@ class CooperativeEngine(LiveEngine):
                 hint="the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
             )
         # Whole job: the steps that could were checkpointed; the highest refusal is reported.
-        self._aggregate(target, operation, codes, detail)
-        return job, codes, detail
+        rules.aggregate(target, operation, codes, detail)
+        return codes, detail, not_restored([(t.step.step_id, t.store) for t in targets], job)
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
-        _job, codes, detail = self._checkpoint(target, "create", max_wait, image_dir)
-        return ActionResult(target, "create", detail, tuple(codes) if target.is_whole_job else ())
+        codes, detail, notes = self._checkpoint(target, "create", max_wait, image_dir)
+        per_step = tuple(codes) if target.is_whole_job else ()
+        return ActionResult(target, "create", detail, per_step, notes)
 
     def vacate(
         self, target: StepId, max_wait: int, image_dir: str | None, force: bool = False
@@ -623,7 +601,7 @@ class CooperativeEngine(LiveEngine):
             rec = self._expire(t)
             code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
             precheck.append((t.step.step_id, code))
-        self._aggregate(target, "vacate", precheck)
+        rules.aggregate(target, "vacate", precheck)
         lost = []
         if job.batch:
             plain = self._unprotected_steps(job, targets)
@@ -640,11 +618,12 @@ class CooperativeEngine(LiveEngine):
             lost += unprotected
         started = self._begin(job, targets, "vacate", max_wait, image_dir)
         if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
-            self._wait(started, max_wait)
+            self._wait(job, started, max_wait)
             self._refuse(target, "vacate", started)
-        detail = self._wait(started, max_wait)
-        failures = self._failures(started)
+        detail = self._wait(job, started, max_wait)
+        failures = task_failures((t.step.step_id, t.store) for t, code, _ in started if not code)
         if failures and not force:
+            wait_end.end_if_over(self._look, job, [])  # the job gone explains them better
             code, message, _who = failures[0]
             what = f"job {job.job_id}" if job.batch else "the step"
             raise UnsafeVacate(
@@ -868,7 +847,7 @@ class CooperativeEngine(LiveEngine):
 
             self._update(t, change)
             codes.append((t.step.step_id, 0))
-        return self._aggregate(target, "complete", codes)
+        return rules.aggregate(target, "complete", codes)
 
     def tasks(
         self, target: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
@@ -886,7 +865,7 @@ class CooperativeEngine(LiveEngine):
         started = self._begin(job, targets, "tasks", max_wait, image_dir or None, hosts=wanted)
         self._refuse(target, "tasks", started)
         codes = [(t.step.step_id, code) for t, code, _ in started]
-        return self._aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
+        return rules.aggregate(target, "tasks", codes, f"nodes {nodelist or 'all'}")
 
     def close(self) -> None:
         """The binding is process-wide and closed by its owner; nothing to release here."""

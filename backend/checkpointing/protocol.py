@@ -222,6 +222,10 @@ class TaskInfo:
     """``transparent (DMTCP 4.2.0)`` when the task runs under ``sckpt run --transparent``
     (no signal is sent, so what the program does with one does not matter); "" for the
     signal the program catches."""
+    outside: list[str] = field(default_factory=list)
+    """Its connections to outside the step when its last checkpoint was asked for
+    (``peers.py``): DMTCP restores none of them (each comes back as a dead socket), so the
+    answer and the step detail name them.  Empty for the signal checkpointer."""
     busy_since: int = 0
     """When this task's program was asked for the checkpoint it has not answered yet (0:
     none).  Until it answers, its image is still being written through ``current``: a new

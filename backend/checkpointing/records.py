@@ -8,12 +8,13 @@ task would resume from on restart, and a store failure as the error a person see
 
 from __future__ import annotations
 
+import contextlib
 import errno
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .. import rules
-from ..errors import AccessDenied, NotSupported, SckptError, error_for
+from ..errors import ESLURM_NOT_SUPPORTED, AccessDenied, NotSupported, SckptError, error_for
 from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, Step, StepId, job_step_id
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
@@ -142,6 +143,7 @@ def column(rec: StepRecord | None, job: Job) -> CheckpointState | None:
         coordinator=rec.coordinator,
         slowest_task=slowest_task(rec.ckpt_seconds),
         auto=auto_view(rec),
+        outside=outside_connections(tasks),
     )
 
 
@@ -150,6 +152,34 @@ def slowest_task(seconds: dict[str, float]) -> int:
     if len(seconds) < 2:
         return -1
     return int(max(seconds, key=lambda procid: (seconds[procid], -int(procid))))
+
+
+def outside_connections(tasks: list[TaskInfo]) -> tuple[str, ...]:
+    """Each task's connections to outside the step, prefixed with its rank."""
+    return tuple(f"task {t.procid} {named}" for t in tasks for named in t.outside)
+
+
+def step_outcome(rec: StepRecord, job: Job) -> tuple[int, str]:
+    """A step's checkpoint outcome in create's answer: its code, and every task's image
+    (``images_text``) or ``error(N): ...``."""
+    err = rec.checkpoint_error()
+    return err.code, images_text(
+        rec.last_image
+    ) if not err.code else f"error({err.code}): {err.message}"
+
+
+def not_restored(stores: Iterable[tuple[StepId, StepStore]], job: Job) -> tuple[str, ...]:
+    """The connections DMTCP will not restore, one note each (create's answer says them)."""
+    out: list[str] = []
+    for step_id, store in stores:
+        with contextlib.suppress(StoreError):
+            rec = store.read()
+            tasks = current_tasks(rec, job) if rec is not None else []
+            out += [
+                f"{step_id} {named}: not restored by DMTCP (a dead socket after a restart)"
+                for named in outside_connections(tasks)
+            ]
+    return tuple(out)
 
 
 def auto_view(rec: StepRecord) -> AutoCheckpoints | None:
@@ -295,3 +325,25 @@ def cut_refusal(rec: StepRecord, job: Job, tasks: list[TaskInfo], hosts: set[str
             f"(--coordinator step) and task {left_out[0]} is left out; nothing was asked"
         )
     return ""
+
+
+def task_failures(stores: Iterable[tuple[StepId, StepStore]]) -> list[tuple[int, str, str]]:
+    """Tasks of the started steps whose checkpoint did not complete: (code, message, who
+    and why), worst first."""
+    out = []
+    for step_id, store in stores:
+        try:
+            rec = store.read()
+        except StoreError as exc:
+            out.append((ESLURM_NOT_SUPPORTED, exc.message, f"{step_id}: {exc.message}"))
+            continue
+        if rec is None:
+            continue
+        results = [(int(c), str(m), p) for p, (c, m) in sorted(rec.last_results.items()) if c]
+        if not results and rec.error_code:  # ended by `complete` with an error
+            results = [(rec.error_code, rec.error_msg, "")]
+        for c, m, procid in results:
+            task = rec.tasks.get(procid)
+            who = f"{step_id} " + (task.describe() if task else f"task {procid}")
+            out.append((c, m, f"{who.strip()}: error({c}): {m}"))
+    return sorted(out, key=lambda f: -f[0])

@@ -57,6 +57,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..config import Settings
+from . import peers, stuck
 from .checkpointer import TaskPlace, Unavailable
 from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
 from .dmtcp_coordinator import NodeRelay, PrivateCoordinator
@@ -146,6 +147,13 @@ class DmtcpCheckpointer:
         self.port = 0
         self.began = 0.0
         self.last_seconds = 0.0
+        self.outside: list[str] = []
+        """Connections to outside the computation at the last checkpoint (``peers.py``)."""
+        self.give_up_at = 0.0
+        """When the checkpoint asked for is given up on (``stuck.arm``; 0: never)."""
+        self.watch = stuck.Watch()
+        self.root = 0
+        """The first process of the computation being checkpointed (``begin``'s ``pid``)."""
 
     @property
     def step_mode(self) -> bool:
@@ -290,6 +298,11 @@ class DmtcpCheckpointer:
         and the program runs on untouched).  ``also``: other directories the image will
         be copied to (an operator's ImageDir), checked for space too.
         """
+        code, why, self.outside = peers.before_checkpoint(
+            process_tree(pid), self.command_env(), step_wide=self.step_mode
+        )
+        if code:
+            return code, why
         need = int(resident_bytes(process_tree(pid)) * SPACE_MARGIN) + SPACE_SLACK
         for where in (self.spool, *also):
             with contextlib.suppress(OSError):
@@ -310,6 +323,7 @@ class DmtcpCheckpointer:
             for old in self.script_dir.glob("dmtcp_restart_script*.sh"):
                 with contextlib.suppress(OSError):
                     old.unlink()
+        self.root, self.watch = pid, stuck.Watch()
         try:
             done = subprocess.run(
                 [self.install.program("dmtcp_command"), "--checkpoint"],
@@ -354,7 +368,12 @@ class DmtcpCheckpointer:
         """None while the checkpoint runs; ``(0, "")`` once its images are whole on disk."""
         listed = self.images()
         if listed is None:
-            return None
+            return self.watch.check(
+                self.give_up_at,
+                self.began,
+                lambda: process_tree(self.root),
+                lambda: stuck.written(self.spool),
+            )
         for image in listed:
             try:
                 fd = os.open(image, os.O_RDONLY)

@@ -82,6 +82,7 @@ from pathlib import Path
 
 from ..config import ENV_SIGNAL, Settings
 from ..errors import ESLURM_NOT_SUPPORTED, SckptError, UsageError
+from . import stuck
 from .autopilot import Autopilot
 from .checkpointer import Checkpointer, NotSent, TaskPlace, Unavailable
 from .generations import (
@@ -479,6 +480,7 @@ class Wrapper:
             self.done_path.unlink()
         if self.child is None or self.child.poll() is not None:
             return
+        stuck.arm(self.checkpointer, req.deadline, req.max_wait)  # the stuck-checkpoint limit
         try:
             code, message = self.checkpointer.begin(self.child.pid, since=req.start)
         except NotSent as not_sent:
@@ -502,6 +504,7 @@ class Wrapper:
             task = r.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
                 task.busy_since = asked
+                task.outside = list(getattr(self.checkpointer, "outside", []))  # peers.py
 
         with contextlib.suppress(StoreError):
             self.store.update(mark)

@@ -122,3 +122,67 @@ def test_a_restart_that_fails_is_reported_and_the_others_still_watched(
     assert out.splitlines() == ["11: restart running: job 11 released"]
     assert "sckpt: restart 12: ESLURM_INVALID_JOB_ID" in err
     assert "sckpt: restart 11: 11.0 task 0: resumed from generation 1" in err
+
+
+@dataclass
+class EndingFacade(FakeFacade):
+    """A job that ends some other way while it is watched: ``state`` from the third look
+    on (restart --wait), or once a create's checkpoint is watched (an engine that does not
+    wait itself, such as the native one: its step is then gone, ``ended``)."""
+
+    state: JobState | None = JobState.CANCELLED
+    looks: int = 0
+
+    def resume_state(self, target: StepId) -> ResumeState:
+        self.looks += 1
+        if self.looks < 3 and self.acted[-1].startswith("restart"):
+            return ResumeState(target, JobState.RUNNING)
+        if self.state is None:
+            raise InvalidJobId()
+        return ResumeState(target, self.state)
+
+    def checkpoint_progress(self, target: StepId) -> str:
+        return "ended"
+
+
+def _run(facade: FakeFacade, name: str, values: dict[str, object]) -> int:
+    clock = facade.clock
+    return run_actions(
+        facade,  # type: ignore[arg-type]
+        operation(name),
+        [StepId(11, 0) if name == "create" else StepId(11)],
+        values,
+        as_json=False,
+        historical=False,
+        debug=False,
+        wait=True,
+        timing=WaitTiming(poll_seconds=1.0, sleep=clock.sleep, monotonic=lambda: clock.now),
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "code", "words"),
+    [
+        (JobState.CANCELLED, 5, "job 11 was cancelled"),
+        (JobState.PENDING, 6, "job 11 was requeued (PENDING)"),
+        (JobState.FAILED, 4, "job 11 ended (FAILED)"),
+        (None, 4, "job 11 ended (Slurm no longer lists it)"),
+    ],
+)
+def test_a_wait_ends_when_the_job_ends_some_other_way_saying_which(
+    capsys: pytest.CaptureFixture[str], state: JobState | None, code: int, words: str
+) -> None:
+    for name, values, target in (
+        ("restart", {"stick": False}, "11"),
+        ("create", {"max_wait": 0, "image_dir": None}, "11.0"),
+    ):
+        facade = EndingFacade(Clock(), state=state)
+        assert _run(facade, name, values) == code
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"sckpt: {name} {target}: ESLURM_ALREADY_DONE (2021): {words}; ")
+        assert len(err.splitlines()) == 1
+
+
+def test_create_wait_on_a_step_that_ended_while_its_job_runs() -> None:
+    facade = EndingFacade(Clock(), state=JobState.RUNNING)
+    assert _run(facade, "create", {"max_wait": 0, "image_dir": None}) == 4

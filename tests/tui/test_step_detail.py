@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import pytest
 from sckpt.backend.model import (
     CheckpointKind,
     CheckpointState,
@@ -103,28 +104,47 @@ def _line(c: Console, label: str) -> str:
     raise AssertionError(f"no {label!r} line:\n{screen_text(c.app)}")
 
 
-def test_the_detail_says_how_each_task_started_after_a_restart() -> None:
-    """Tasks started: which generation each task resumed from, or that it started from
-    zero and why (issue 25); past four tasks, a count of the rest."""
-    notes = (
-        "task 0: resumed from generation 3 (/w/7.sim/task0/g3)",
-        "task 1: started fresh: its last image /w/7.sim/task1/g3 does not exist",
-        *(f"task {n}: resumed from generation 3 (/w/7.sim/task{n}/g3)" for n in range(2, 6)),
-    )
+def _listed(detail: StepDetail, label: str) -> list[str]:
+    """The values of a many-line detail entry: its first line's, then those under it."""
+    lines = [line.rstrip() for line in detail.render_detail(time.time()).plain.splitlines()]
+    first = next(i for i, line in enumerate(lines) if line.startswith(f"{label:<18}"))
+    values = [lines[first][18:]]
+    for line in lines[first + 1 :]:
+        if not line.startswith(" " * 18):
+            break
+        values.append(line[18:])
+    return values
+
+
+NOTES = (
+    "task 0: resumed from generation 3 (/w/7.sim/task0/g3)",
+    "task 1: started fresh: its last image /w/7.sim/task1/g3 does not exist",
+    *(f"task {n}: resumed from generation 3 (/w/7.sim/task{n}/g3)" for n in range(2, 6)),
+)
+NOT_RESTORED = tuple(
+    f"task {n} pid {40 + n} (app): TCP 10.0.0.5:4001{n} -> 10.0.0.9:389" for n in range(6)
+)
+
+
+@pytest.mark.parametrize(
+    ("label", "field", "items", "more"),
+    [
+        ("Tasks started", "start_notes", NOTES, "… 2 more tasks"),
+        ("Not restored", "outside", NOT_RESTORED, "… 2 more"),
+    ],
+)
+def test_many_line_entries_show_four_then_a_count(
+    label: str, field: str, items: tuple[str, ...], more: str
+) -> None:
+    """Tasks started: which generation each task resumed from, or that it started from zero
+    and why (issue 25).  Not restored: each task's connections DMTCP leaves dead at restart
+    (``peers.py``).  Past four, a count of the rest; no line when there are none."""
     step = Step(StepId(7, 0), "sim", "alice", 1001, "debug", "RUNNING", num_tasks=6)
     detail = StepDetail()
-    detail.view = StepView(step, CheckpointState(CheckpointKind.ABLE, start_notes=notes))
-    text = detail.render_detail(time.time()).plain
-    lines = [line.rstrip() for line in text.splitlines()]
-    first = lines.index(f"{'Tasks started':<18}{notes[0]}")
-    assert lines[first + 1 : first + 5] == [
-        f"{'':18}{notes[1]}",
-        f"{'':18}{notes[2]}",
-        f"{'':18}{notes[3]}",
-        f"{'':18}… 2 more tasks",
-    ]
+    detail.view = StepView(step, CheckpointState(CheckpointKind.ABLE, **{field: items}))
+    assert _listed(detail, label) == [*items[:4], more]
     detail.view = StepView(step, CheckpointState(CheckpointKind.ABLE))
-    assert "Tasks started" not in detail.render_detail(time.time()).plain
+    assert label not in detail.render_detail(time.time()).plain
 
 
 async def test_the_detail_says_unknown_and_why_and_claims_no_never(

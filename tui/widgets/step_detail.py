@@ -180,20 +180,14 @@ class StepDetail(Static):
             if took and ckpt.slowest_task >= 0:
                 took += f" (slowest: task {ckpt.slowest_task})"
             line("Last image", f"{size}{took}")
+        if ckpt.outside:
+            # DMTCP restores none of these at restart (peers.py): say so before it matters.
+            line("Not restored", _listed(ckpt.outside, lambda _w: "yellow", "more"))
         self._auto_lines(ckpt.auto, now, line)
         if ckpt.start_notes:
             # How each task of this run started: resumed from which image, or from zero
             # and why (a restart whose image was missing, checkpointing off).
-            started = Text()
-            for index, note in enumerate(ckpt.start_notes[:START_NOTES_SHOWN]):
-                if index:
-                    started.append("\n" + " " * 18)
-                fresh = "resumed from" not in note
-                started.append_text(bounded(note, style="yellow" if fresh else ""))
-            more = len(ckpt.start_notes) - START_NOTES_SHOWN
-            if more > 0:
-                started.append(f"\n{'':18}… {more} more tasks", style="dim")
-            line("Tasks started", started)
+            line("Tasks started", _listed(ckpt.start_notes, _fresh_style, "more tasks"))
         if ckpt.history:
             text.append("History\n", style="bold")
             for event in ckpt.history[-10:]:
@@ -338,6 +332,24 @@ class StepDetail(Static):
             text.append("  ")
             text.append_text(literal(r.nodes, style="dim"))
         return text
+
+
+def _fresh_style(note: str) -> str:
+    """A task that did not resume from its image stands out."""
+    return "" if "resumed from" in note else "yellow"
+
+
+def _listed(items: tuple[str, ...], style: Callable[[str], str], more: str) -> Text:
+    """The first ``START_NOTES_SHOWN`` items, one per line under the value column, then
+    ``… N <more>`` for the rest."""
+    out = Text()
+    for index, item in enumerate(items[:START_NOTES_SHOWN]):
+        if index:
+            out.append("\n" + " " * 18)
+        out.append_text(bounded(item, style=style(item)))
+    if len(items) > START_NOTES_SHOWN:
+        out.append(f"\n{'':18}… {len(items) - START_NOTES_SHOWN} {more}", style="dim")
+    return out
 
 
 def _job_time(job: Job, now: float) -> Text:
