@@ -93,6 +93,11 @@ ENV_BEFORE_END = "SCKPT_BEFORE_END"
 ENV_MAX_RESTARTS = "SCKPT_MAX_RESTARTS"
 """``sckpt run``'s ``--every``, ``--before-end`` and ``--max-restarts`` when not given: a
 batch script sets them once for every step it runs."""
+ENV_DMTCP_CEILING = "SCKPT_DMTCP_CEILING"
+"""Seconds a transparent checkpoint may take when its request gives no MaxWait
+(``checkpointing/stuck.py``)."""
+ENV_PEERS_UNCHECKED = "SCKPT_PEERS_UNCHECKED"
+"""Tests only: ``1`` skips ``checkpointing/peers.py``'s look before a transparent checkpoint."""
 ENGINES = ("auto", "native", "cooperative", "live", "simulated")
 """Accepted values of ``engine``; ``live`` is the listing-only engine for modern Slurm."""
 

@@ -123,14 +123,14 @@ def mana_check(cache: str | None = None) -> DoctorCheck:
             "MANA",
             True,
             "not built (sckpt run does not use it)",
-            "scripts/mana build (as root, about 5 minutes once) to try it by hand",
+            "a checkout of the project builds it (README, MPI) to try it by hand",
             informational=True,
         )
     version = prefix.name.split("-")[1]
     return DoctorCheck(
         "MANA",
         True,
-        f"{version} at {prefix} (scripts/mana, against MPICH): mana_launch/mana_restart by "
+        f"{version} at {prefix} (built against MPICH): mana_launch/mana_restart by "
         "hand; sckpt run does not use it (README, MPI)",
         informational=True,
     )

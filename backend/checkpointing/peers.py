@@ -50,6 +50,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import ENV_PEERS_UNCHECKED
+
 INSIDE = "inside"
 COORDINATOR = "coordinator"
 OUTSIDE = "outside"
@@ -61,7 +63,7 @@ _UNIX_STREAM_TYPES = frozenset({socket.SOCK_STREAM, socket.SOCK_SEQPACKET})
 REFUSAL_CODE = errno.EXDEV
 """The code of a checkpoint refused because a socket crosses into another coordinator's
 computation (README, "Checkpoint any program")."""
-ENV_UNCHECKED = "SCKPT_PEERS_UNCHECKED"
+ENV_UNCHECKED = ENV_PEERS_UNCHECKED
 """Tests only: ``1`` skips the look, so a test can make the freeze this module prevents and
 check that ``stuck.py`` ends the wait on it."""
 _ESTABLISHED = "01"

@@ -41,10 +41,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ..config import ENV_DMTCP_CEILING
+
 CEILING = 900.0
 """Seconds a transparent checkpoint may take when its request gives no MaxWait (``--wait``):
 ``$SCKPT_DMTCP_CEILING`` changes it (10 to 86400)."""
-ENV_CEILING = "SCKPT_DMTCP_CEILING"
+ENV_CEILING = ENV_DMTCP_CEILING
 MARGIN = 4.0
 """Act this long before the request's deadline (at most a third of MaxWait)."""
 AFTER_CONTINUE = 2.0

@@ -111,4 +111,4 @@ def test_doctor_lists_mana_once_built(tmp_path: Path, monkeypatch: pytest.Monkey
         script(prefix / "bin", name)
     assert mana_check().detail.startswith("not built")  # no marker: a half-built tree
     (prefix / BUILT_MARKER).write_text("sum\n")
-    assert mana_check().detail.startswith(f"1.4.0 at {prefix} (scripts/mana, against MPICH)")
+    assert mana_check().detail.startswith(f"1.4.0 at {prefix} (built against MPICH)")
