@@ -102,10 +102,11 @@ def submit_chat(
     return ChatJob(cluster, work, submit_script(cluster, work, body, user), tasks)
 
 
-def submit_script(cluster: SlurmCluster, work: Path, body: str, user: str = ALICE) -> int:
-    """sbatch ``body`` as ``user`` from ``work`` (made theirs); the job's id."""
+def submit_script(cluster: SlurmCluster, work: Path, body: str, user: str | None = ALICE) -> int:
+    """sbatch ``body`` as ``user`` (None: root) from ``work`` (made theirs); the job's id."""
     work.mkdir(exist_ok=True)
-    subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
+    if user is not None:
+        subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
     script = work / "job.sh"
     script.write_text(body)
     script.chmod(0o755)

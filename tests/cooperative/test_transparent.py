@@ -25,6 +25,7 @@ from sckpt.backend.model import CheckpointKind, StepId
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import ALICE, BOB, SCKPT, cancel, cli, state
+from tests.cooperative.step_jobs import submit_script
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slurm
@@ -109,27 +110,11 @@ def submit(
         program_args: str = "",
     ) -> Job:
         work = shared_dir / f"work-{user or 'root'}"
-        work.mkdir(exist_ok=True)
-        if user is not None:
-            subprocess.run(["chown", f"{user}:{user}", str(work)], check=True)
-        script = work / "job.sh"
-        script.write_text(
-            SCRIPT.format(
-                sckpt=SCKPT, program=program, run_args=run_args, program_args=program_args
-            ).replace("  ", " ")
-        )
-        script.chmod(0o755)
-        out = slurm_cluster.run(
-            "sbatch",
-            "--parsable",
-            f"--chdir={work}",
-            "-o",
-            str(work / "out.txt"),
-            str(script),
-            user=user,
-            cwd=str(work),
-        )
-        job = Job(slurm_cluster, work, int(out.stdout.strip().split(";")[0]), image_root or work)
+        body = SCRIPT.format(
+            sckpt=SCKPT, program=program, run_args=run_args, program_args=program_args
+        ).replace("  ", " ")
+        job_id = submit_script(slurm_cluster, work, body, user=user)
+        job = Job(slurm_cluster, work, job_id, image_root or work)
         jobs.append(job.id)
         wait_for(job.registered, timeout=60)
         return job
