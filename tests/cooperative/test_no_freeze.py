@@ -3,8 +3,9 @@
 The programs: ``programs/tcp_talk.py`` (task 0 serves over TCP, task 1 asks 1, 2, 3 ...
 and checks each answer; or every task asks a server outside the job) and
 ``programs/plain_counter.py``.  Jobs are sckpt-alice's, two tasks each, under
-``sckpt run --transparent`` with today's per-task coordinators; the operator is root's
-``sckpt`` command in another process.
+``sckpt run --transparent --coordinator task`` (one coordinator per task, the layout whose
+talking tasks froze; the step coordinator's own tests are ``test_step_coordinator.py``); the
+operator is root's ``sckpt`` command in another process.
 
 A freeze DMTCP 4.2.0 really makes (a task connected to a server outside the job that never
 answers DMTCP's drain marker) is made with ``SCKPT_PEERS_UNCHECKED=1`` in the job, the
@@ -50,7 +51,7 @@ SCRIPT = """#!/bin/bash
 #SBATCH --requeue
 #SBATCH --open-mode=append
 {exports}
-srun {sckpt} run --transparent --poll 0.5 --name talk -- {program} {args}
+srun {sckpt} run --transparent --coordinator task --poll 0.5 --name talk -- {program} {args}
 """
 FROZEN = "export SCKPT_PEERS_UNCHECKED=1 SCKPT_DMTCP_CEILING={ceiling}"
 
