@@ -13,13 +13,14 @@ under ``--coordinator step``, and ``plain_counter.py`` (tasks that do not talk) 
 task's image is whole at the newest mtime of its images (from the moment
 ``create`` was started); image bytes and each wrapper's own ``ckpt_seconds`` come from the
 step's record (the latter timed from the request's whole-second ``start``, so up to 1 s
-longer).
+longer).  The CPU time and socket bytes of the relays and coordinator(s) over the
+create are taken as in ``chatty`` (below).
 
 ``chatty``: a 2-task ``tcp_chat.py`` with no pause (request, answer, as fast as the two
 processes go) runs plain under ``srun``, under ``--coordinator step`` and under ``task``;
 once it flows, messages per second are counted from the client's output over ``--seconds``,
-and over the same window the CPU time (``/proc/PID/stat`` utime+stime) and bytes read and
-written (``/proc/PID/io`` rchar+wchar) of what the wrappers started beside the programs
+and over the same window the CPU time (``/proc/PID/stat`` utime+stime) and the bytes
+their TCP sockets sent and received (``ss -ti``) of what the wrappers started beside the programs
 (relays, coordinator; ``coordinator_memory.beside``) and of the wrappers themselves.
 
 Figures only; nothing is asserted.  Markdown tables go to stdout.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -93,13 +95,15 @@ def checkpoint_rounds(kind: str, program: str, mib: int, rounds: int) -> list[di
         line, outs = f"/usr/bin/python3 {CHAT} rv out.%t 100000000 0.2 {mib}", ["out.1"]
     else:
         line, outs = f"/usr/bin/python3 {COUNTER} out.%t {mib}", [f"out.{t}" for t in range(4)]
-    work, job, _ = start_step(kind, 4, line, base="/var/tmp", poll=0.5)
+    work, job, rec = start_step(kind, 4, line, base="/var/tmp", poll=0.5)
+    extra = beside(rec)
     rows = []
     try:
         wait_flowing(work, outs, job, able=True)
         store = StepStore(work / ".sckpt", StepId(job, 0))
         for _ in range(rounds):
             dd = dd_zero(work, 4 * mib)
+            cpu0, moved0 = cpu_io(extra)
             wall, start = time.time(), time.perf_counter()
             done = subprocess.run(
                 [str(SCKPT), "create", f"{job}.0", "--wait"], capture_output=True, text=True
@@ -107,6 +111,7 @@ def checkpoint_rounds(kind: str, program: str, mib: int, rounds: int) -> list[di
             took = time.perf_counter() - start
             if done.returncode != 0:
                 raise SystemExit(f"{kind}/{program}: create failed: {done.stderr.strip()}")
+            cpu1, moved1 = cpu_io(extra)
             rec = store.read()
             rows.append(
                 {
@@ -116,6 +121,8 @@ def checkpoint_rounds(kind: str, program: str, mib: int, rounds: int) -> list[di
                     "slowest": max(written(Path(d)) - wall for d in rec.last_image.values()),
                     "fastest": min(written(Path(d)) - wall for d in rec.last_image.values()),
                     "bytes": sum(rec.image_bytes.values()),
+                    "beside_cpu": cpu1 - cpu0,
+                    "beside_bytes": moved1 - moved0,
                 }
             )
     finally:
@@ -130,16 +137,30 @@ def written(generation: Path) -> float:
 
 
 def cpu_io(pids: list[int]) -> tuple[float, int]:
-    """Seconds of CPU (utime+stime) and bytes read+written (rchar+wchar) of ``pids``."""
-    cpu, moved = 0.0, 0
+    """Seconds of CPU (utime+stime) of ``pids``, and the bytes their TCP sockets sent and
+    received (``ss -ti`` in each of their network namespaces: ``/proc/PID/io`` does not
+    count recv(2) and send(2)); a hop between two of them counts at both ends."""
+    cpu, namespaces = 0.0, {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-            io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+            namespaces[str(Path(f"/proc/{pid}/ns/net").readlink())] = pid
         except OSError:
             continue
         cpu += (int(fields[11]) + int(fields[12])) / TICKS
-        moved += int(io["rchar"]) + int(io["wchar"])
+    moved, owners, wanted = 0, set(), {str(p) for p in pids}
+    for pid in namespaces.values():
+        listing = subprocess.run(
+            ["nsenter", f"--net=/proc/{pid}/ns/net", "ss", "-tinpH"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        for line in listing.splitlines():
+            if "users:(" in line:
+                owners = set(re.findall(r"pid=(\d+)", line))
+            elif owners & wanted:
+                moved += sum(int(n) for n in re.findall(r"bytes_(?:sent|received):(\d+)", line))
     return cpu, moved
 
 
@@ -172,9 +193,10 @@ def load() -> str:
 def main_checkpoint(args: argparse.Namespace) -> None:
     print(
         f"| 4 x {args.mib} MiB | round | load | dd {4 * args.mib} MiB (fsync) "
-        "| create --wait | slowest task | fastest task | record's slowest | images |"
+        "| create --wait | slowest task | fastest task | record's slowest | images "
+        "| relays + coordinator: CPU, bytes |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for kind, program in (("step", "chat"), ("step", "counter"), ("task", "counter")):
         rows = checkpoint_rounds(kind, program, args.mib, args.rounds)
         label = f"{kind}, {'tcp_chat' if program == 'chat' else 'plain_counter'}"
@@ -182,7 +204,8 @@ def main_checkpoint(args: argparse.Namespace) -> None:
             print(
                 f"| {label} | {i} | {load()} | {r['dd']:.2f} s | {r['create']:.2f} s "
                 f"| {r['slowest']:.2f} s | {r['fastest']:.2f} s | {r['recorded']:.2f} s "
-                f"| {r['bytes'] / (1 << 20):.0f} MiB |",
+                f"| {r['bytes'] / (1 << 20):.0f} MiB "
+                f"| {r['beside_cpu']:.2f} s, {r['beside_bytes']:,.0f} B |",
                 flush=True,
             )
         for name, pick in (("median", statistics.median), ("max", max)):
@@ -190,7 +213,7 @@ def main_checkpoint(args: argparse.Namespace) -> None:
                 f"| {label} | {name} | | {pick(r['dd'] for r in rows):.2f} s "
                 f"| {pick(r['create'] for r in rows):.2f} s "
                 f"| {pick(r['slowest'] for r in rows):.2f} s | "
-                f"| {pick(r['recorded'] for r in rows):.2f} s | |",
+                f"| {pick(r['recorded'] for r in rows):.2f} s | | |",
                 flush=True,
             )
 
@@ -198,7 +221,7 @@ def main_checkpoint(args: argparse.Namespace) -> None:
 def main_chatty(args: argparse.Namespace) -> None:
     print(
         f"| tcp_chat, 2 tasks, no pause | round | load | messages/s ({args.seconds:.0f} s) "
-        "| CPU beside (relay, coordinator) | bytes read+written beside | CPU of the wrappers |"
+        "| CPU beside (relay, coordinator) | socket bytes beside | CPU of the wrappers |"
     )
     print("|---|---|---|---|---|---|---|")
     for i in range(1, args.rounds + 1):
