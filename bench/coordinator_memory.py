@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SCKPT = ROOT / ".venv" / "bin" / "sckpt"
 
+from sckpt.backend.checkpointing.protocol import StepRecord  # noqa: E402
 from sckpt.backend.checkpointing.store import StepStore  # noqa: E402
 from sckpt.backend.checkpointing.transparent import process_tree  # noqa: E402
 from sckpt.backend.model import StepId  # noqa: E402
@@ -41,15 +42,29 @@ def pss_kib(pid: int) -> int:
     return 0
 
 
-def measure(kind: str, tasks: int) -> dict[str, float]:
-    work = Path(tempfile.mkdtemp(prefix="sckpt-mem-", dir="/tmp"))
+def start_step(
+    kind: str,
+    tasks: int,
+    program: str,
+    base: str = "/tmp",
+    wait: float = 300,
+    poll: float = 5,
+) -> tuple[Path, int, StepRecord]:
+    """Submit a job of sckpt-alice whose one step runs ``program`` (a shell word list) on
+    ``tasks`` tasks under ``sckpt run --transparent --coordinator KIND`` (``kind`` "plain":
+    under srun alone, no sckpt), in a fresh directory under ``base``; return that directory,
+    the job id and, once every task has registered, the step's record (plain: an empty one).
+    ``end_step`` cancels the job and removes the directory."""
+    work = Path(tempfile.mkdtemp(prefix="sckpt-bench-", dir=base))
     work.chmod(0o755)
     shutil.chown(work, "sckpt-alice", "sckpt-alice")
     script = work / "job.sh"
-    script.write_text(
-        f"#!/bin/bash\n#SBATCH -n {tasks} -O\n"
-        f"srun -O {SCKPT} run --transparent --coordinator {kind} --poll 5 -- sleep 600\n"
+    wrap = (
+        ""
+        if kind == "plain"
+        else f"{SCKPT} run --transparent --coordinator {kind} --poll {poll} -- "
     )
+    script.write_text(f"#!/bin/bash\n#SBATCH -n {tasks} -O\nsrun -O {wrap}{program}\n")
     script.chmod(0o755)
     sbatch = ["env", f"SLURM_CONF={os.environ['SLURM_CONF']}", "sbatch", "--parsable"]
     out = subprocess.run(
@@ -59,31 +74,44 @@ def measure(kind: str, tasks: int) -> dict[str, float]:
         check=True,
     )
     job = int(out.stdout.strip().split(";")[0])
+    if kind == "plain":
+        return work, job, StepRecord(job_id=job, step="0")
+    store = StepStore(work / ".sckpt", StepId(job, 0))
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        rec = store.read() if store.path.exists() else None
+        running = [t for t in (rec.tasks.values() if rec else []) if t.program_pid]
+        if rec is not None and len(running) == tasks:
+            return work, job, rec
+        time.sleep(1)
+    end_step(work, job)
+    raise SystemExit(f"{kind} x{tasks}: not every task registered in {wait:.0f} s")
+
+
+def end_step(work: Path, job: int) -> None:
+    subprocess.run(["scancel", str(job)], check=False)
+    time.sleep(5)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def beside(rec: StepRecord) -> list[int]:
+    """The processes the step's wrappers started beside their programs (relays, the
+    coordinator), neither the programs' own nor the wrappers."""
+    found = []
+    for t in rec.tasks.values():
+        program = set(process_tree(t.program_pid))
+        found += [p for p in process_tree(t.pid) if p != t.pid and p not in program]
+    return found
+
+
+def measure(kind: str, tasks: int) -> dict[str, float]:
+    work, job, rec = start_step(kind, tasks, "sleep 600")
     try:
-        store = StepStore(work / ".sckpt", StepId(job, 0))
-        deadline = time.monotonic() + 300
-        rec = None
-        while time.monotonic() < deadline:
-            rec = store.read() if store.path.exists() else None
-            running = [t for t in (rec.tasks.values() if rec else []) if t.program_pid]
-            if len(running) == tasks:
-                break
-            time.sleep(1)
-        else:
-            raise SystemExit(f"{kind} x{tasks}: not every task registered in 300 s")
         time.sleep(5)  # let every task settle
-        assert rec is not None
-        beside = wrappers = 0
-        for t in rec.tasks.values():
-            program = set(process_tree(t.program_pid))
-            extra = [p for p in process_tree(t.pid) if p != t.pid and p not in program]
-            beside += sum(pss_kib(p) for p in extra)
-            wrappers += pss_kib(t.pid)
-        return {"beside": beside / 1024, "wrapper": wrappers / 1024}
+        wrappers = sum(pss_kib(t.pid) for t in rec.tasks.values())
+        return {"beside": sum(pss_kib(p) for p in beside(rec)) / 1024, "wrapper": wrappers / 1024}
     finally:
-        subprocess.run(["scancel", str(job)], check=False)
-        time.sleep(5)
-        shutil.rmtree(work, ignore_errors=True)
+        end_step(work, job)
 
 
 def main() -> int:
