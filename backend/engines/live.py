@@ -40,6 +40,7 @@ from ..errors import (
     NotSupported,
     SlurmError,
 )
+from ..gc_pause import cyclic_gc_paused
 from ..model import (
     STEP_PENDING,
     AbleResult,
@@ -282,7 +283,8 @@ class LiveEngine(Engine):
             self.refresh()
             changed = self._views_of != self._listing_changes
             if changed or not self._views:
-                views = self.build_views()
+                with cyclic_gc_paused():  # records without cycles: gc_pause.py
+                    views = self.build_views()
                 changed = changed or views != self._views
                 self._views = views
                 self._views_of = self._listing_changes

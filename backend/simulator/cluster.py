@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from ..errors import UsageError
+from ..gc_pause import cyclic_gc_paused
 from ..rules import Caller
 from .accounting import Accounting
 from .autopolicy import AutoPolicies
@@ -143,9 +144,7 @@ class SimulatedCluster(AutoPolicies):
         # million young objects again and again costs half the time of a 100,000-job
         # build: pause it while building, and for big clusters move what was built out
         # of its sight (gc.freeze; the objects are still freed by reference counting).
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with cyclic_gc_paused():
             self._generate(n_jobs)
             self._dbd.seed(self._jobs, n_jobs, int(self._now), self._first_job_id)
             if demo_touches:
@@ -155,9 +154,6 @@ class SimulatedCluster(AutoPolicies):
             self._rebuild_dirty()
             if n_jobs >= BIG_CLUSTER:
                 gc.freeze()
-        finally:
-            if enabled:
-                gc.enable()
 
     def connect(self, user: str) -> SimulatedSlurm:
         """This controller's client library, acting as ``user`` (a ``SlurmAPI``)."""
