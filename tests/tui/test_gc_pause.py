@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from sckpt.backend.facade import open_facade
-from sckpt.backend.gc_pause import cyclic_gc_paused
+from sckpt.backend.gc_pause import FREEZE_FROM, cyclic_gc_paused
 from sckpt.backend.simulator import SimulatedCluster
 from sckpt.backend.simulator.clock import ManualClock
 from sckpt.tui import terminal
@@ -77,4 +77,18 @@ def test_the_console_turns_the_gc_back_on_with_its_first_screen() -> None:
     assert gc.get_threshold() == terminal.GC_THRESHOLDS
     terminal.pause_gc()
     terminal.resume_gc()  # the limit when no first screen comes
+    assert gc.isenabled()
+
+
+def test_a_first_snapshot_of_many_jobs_is_hidden_from_the_gc_and_a_small_one_is_not() -> None:
+    gc.unfreeze()
+    small = open_facade(demo=True, cluster=SimulatedCluster(seed=3, n_jobs=200), as_user="root")
+    small.snapshot()
+    assert gc.get_freeze_count() == 0
+    cluster = SimulatedCluster(seed=3, n_jobs=FREEZE_FROM, clock=ManualClock())
+    cluster_frozen = gc.get_freeze_count()
+    assert cluster_frozen > 0  # the cluster's own records
+    facade = open_facade(demo=True, cluster=cluster, as_user="root")
+    assert len(facade.snapshot().jobs) == FREEZE_FROM
+    assert gc.get_freeze_count() > cluster_frozen  # and then the engine's views
     assert gc.isenabled()
