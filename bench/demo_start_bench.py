@@ -20,6 +20,7 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +32,12 @@ ROW = re.compile(r"^\W*18\d{4}\b", re.MULTILINE)
 
 
 def _tmux(*words: str) -> str:
-    return subprocess.run(["tmux", *words], capture_output=True, text=True, check=True).stdout
+    """tmux on a server of this script's own (a shared one may be shutting down as its
+    last session ends, and other runs on the machine start and kill theirs)."""
+    socket = f"sckpt-demo-bench-{os.getpid()}"
+    return subprocess.run(
+        ["tmux", "-L", socket, *words], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def first_rows(env: dict[str, str], timeout: float = 60.0) -> tuple[float, float]:
@@ -39,8 +45,17 @@ def first_rows(env: dict[str, str], timeout: float = 60.0) -> tuple[float, float
     name = f"bench-demo-{os.getpid()}"
     words = [f"{k}={v}" for k, v in env.items()]
     start = time.perf_counter()
-    _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50",
-          "env", *words, "TERM=xterm-256color", str(SCKPT), "--demo")  # fmt: skip
+    for attempt in range(3):  # tmux failed now and then to start a server, load 2-3
+        try:
+            _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50",
+                  "env", *words, "TERM=xterm-256color", str(SCKPT), "--demo")  # fmt: skip
+            break
+        except subprocess.CalledProcessError as failed:
+            print(f"tmux new-session failed ({failed.stderr.strip()}); again", file=sys.stderr)
+            time.sleep(1)
+            start = time.perf_counter()
+            if attempt == 2:
+                raise
     try:
         pid = int(_tmux("display-message", "-p", "-t", name, "#{pane_pid}"))
         seen = float("nan")
@@ -53,7 +68,7 @@ def first_rows(env: dict[str, str], timeout: float = 60.0) -> tuple[float, float
         status = Path(f"/proc/{pid}/status").read_text()
         hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024  # type: ignore[union-attr]
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+        _tmux("kill-server")
     return seen, hwm
 
 
