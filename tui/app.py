@@ -124,6 +124,7 @@ class SckptApp(App[int]):
         self.theme_keeper.start()
         if self.terminal_fd is not None:
             self.set_interval(terminal.TERMINAL_CHECK, self._check_terminal)
+        self.set_timer(terminal.FIRST_SCREEN_GC_LIMIT, terminal.resume_gc)
         self.push_screen(in_mode(ConsoleScreen, read_only=self.read_only)())
         focus = self.focus_target
         if focus is not None and not focus.is_whole_job:
@@ -442,6 +443,7 @@ def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = No
     terminal.trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
     app.terminal_fd = terminal.controlling_terminal()
+    terminal.pause_gc()
     code = app.run()
     if app.return_code not in (None, 0):
         return int(app.return_code)

@@ -40,6 +40,7 @@ from ..errors import (
     NotSupported,
     SlurmError,
 )
+from ..gc_pause import cyclic_gc_paused, freeze_built
 from ..model import (
     STEP_PENDING,
     AbleResult,
@@ -278,11 +279,15 @@ class LiveEngine(Engine):
         return JobView(job, steps)
 
     def snapshot(self) -> Snapshot:
-        with self._lock:
+        # The listing's and the views' records hold no cycles: gc_pause.py.
+        with self._lock, cyclic_gc_paused():
+            first = not self._views
             self.refresh()
             changed = self._views_of != self._listing_changes
-            if changed or not self._views:
+            if changed or first:
                 views = self.build_views()
+                if first:
+                    freeze_built(len(views))
                 changed = changed or views != self._views
                 self._views = views
                 self._views_of = self._listing_changes

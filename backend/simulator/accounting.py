@@ -5,7 +5,6 @@ them, and a seeded past of jobs that ended before the demo began.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from ..errors import SlurmError
 from ..model import Job, JobRecord, JobState
@@ -23,6 +22,14 @@ _PAST_STATES = (JobState.COMPLETED,) * 6 + (
 
 _UNFINISHED = frozenset({"PENDING", "RUNNING", "SUSPENDED", "REQUEUED"})
 """Record states of runs that did not end the job (the finished-jobs window skips them)."""
+
+
+def seeded_requeues(job_id: int) -> int:
+    """How many times a job generated running was requeued before the demo began (0 for
+    three in four; ``Accounting.seed`` writes their records)."""
+    if stable_hash(job_id, 7) % 4:
+        return 0
+    return 1 + stable_hash(job_id, 8) % 2
 
 
 class Accounting:
@@ -49,8 +56,18 @@ class Accounting:
         if self.refusal is not None:
             raise self.refusal
 
-    def record(self, job: Job, end: int, state: str, exit_code: int = 0) -> JobRecord:
-        """The accounting record of one run of ``job`` (``end`` 0: still going)."""
+    def record(
+        self,
+        job: Job,
+        end: int,
+        state: str,
+        exit_code: int = 0,
+        earlier: tuple[int, int, int] | None = None,
+    ) -> JobRecord:
+        """The accounting record of one run of ``job`` (``end`` 0: still going);
+        ``earlier``: (submit time, start time, restart count) of an earlier run of it
+        instead of the job's own (the seeded past: no copy of the job is made for it)."""
+        submit, start, restarts = earlier or (job.submit_time, job.start_time, job.restart_count)
         return JobRecord(
             job_id=job.job_id,
             cluster=self.cluster_name,
@@ -60,14 +77,14 @@ class Accounting:
             partition=job.partition,
             state=state,
             exit_code=exit_code,
-            submit_time=job.submit_time,
-            eligible_time=job.submit_time,
-            start_time=job.start_time,
+            submit_time=submit,
+            eligible_time=submit,
+            start_time=start,
             end_time=end,
             nodes=job.nodes or "None assigned",
             account=job.account,
             work_dir=job.work_dir,
-            restart_count=job.restart_count,
+            restart_count=restarts,
             array_job_id=job.array_job_id,
             array_task_id=job.array_task_id,
         )
@@ -85,26 +102,24 @@ class Accounting:
 
     def seed(self, jobs: Mapping[int, JobRec], n_jobs: int, now: int, first_job_id: int) -> None:
         """A past for the demo: some running jobs were requeued before (a requeue, then a
-        node failure), and jobs that ended during the last day are known only to
-        accounting (the controller forgot them).  Drawn from ``stable_hash`` of the job ids, not
-        from the generator's random stream, so the listing is what it was without them."""
-        for job_id, rec in sorted(jobs.items()):
+        node failure: ``seeded_requeues``, which the generator gave their restart count),
+        and jobs that ended during the last day are known only to accounting (the
+        controller forgot them).  Drawn from ``stable_hash`` of the job ids, not from the
+        generator's random stream, so the listing is what it was without them."""
+        acct = self._acct
+        for job_id, rec in jobs.items():  # generated in id order
             job = rec.job
-            if job.state is not JobState.RUNNING or stable_hash(job_id, 7) % 4:
+            runs = job.restart_count
+            if not runs or job.state is not JobState.RUNNING:
                 continue
-            runs = 1 + stable_hash(job_id, 8) % 2
             first_submit = job.submit_time - runs * 1800 - 600
+            closed = acct.setdefault(job_id, [])
             for k in range(runs):
                 start = first_submit + 60 + k * 1800
-                earlier = replace(
-                    job,
-                    submit_time=first_submit if k == 0 else start - 120,
-                    start_time=start,
-                    restart_count=k,
-                )
+                earlier = (first_submit if k == 0 else start - 120, start, k)
                 state = "REQUEUED" if k == 0 else "NODE_FAIL"
-                self.close_run(earlier, start + 900 + stable_hash(job_id, k) % 600, state)
-            rec.job = replace(job, restart_count=runs)
+                end = start + 900 + stable_hash(job_id, k) % 600
+                closed.append(self.record(job, end, state, earlier=earlier))
         count = max(4, n_jobs // 4) if n_jobs else 0
         self._past_ids = range(max(1, first_job_id - count), first_job_id)
         self._past_now = now

@@ -107,7 +107,7 @@ NODE_GPUS = {"gpu": 4}
 
 def stable_hash(*parts: int) -> int:
     """A stable hash of ids: outcomes that do not depend on call order."""
-    return zlib.crc32(b"/".join(str(p).encode() for p in parts))
+    return zlib.crc32("/".join(map(str, parts)).encode())  # one encode: 200,000 calls a demo
 
 
 def uid_for(name: str) -> int:

@@ -16,7 +16,6 @@ seed, size and clock give the same cluster.
 
 from __future__ import annotations
 
-import gc
 import random
 import threading
 import time
@@ -24,6 +23,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from ..errors import UsageError
+from ..gc_pause import cyclic_gc_paused, freeze_built
 from ..rules import Caller
 from .accounting import Accounting
 from .autopolicy import AutoPolicies
@@ -34,9 +34,6 @@ from .control import SimulatorControl
 from .output import DemoOutput
 from .plugins import CHECKPOINT_TYPES, plugin_for
 from .records import DEFAULT_JOB_CHECKPOINT_DIR, Listing
-
-BIG_CLUSTER = 10_000
-"""From this many jobs on, the built records are hidden from the cyclic GC (gc.freeze)."""
 
 
 class SimulatedCluster(AutoPolicies):
@@ -143,9 +140,7 @@ class SimulatedCluster(AutoPolicies):
         # million young objects again and again costs half the time of a 100,000-job
         # build: pause it while building, and for big clusters move what was built out
         # of its sight (gc.freeze; the objects are still freed by reference counting).
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with cyclic_gc_paused():
             self._generate(n_jobs)
             self._dbd.seed(self._jobs, n_jobs, int(self._now), self._first_job_id)
             if demo_touches:
@@ -153,11 +148,7 @@ class SimulatedCluster(AutoPolicies):
             if arrays:
                 self._demo_arrays()
             self._rebuild_dirty()
-            if n_jobs >= BIG_CLUSTER:
-                gc.freeze()
-        finally:
-            if enabled:
-                gc.enable()
+            freeze_built(n_jobs)
 
     def connect(self, user: str) -> SimulatedSlurm:
         """This controller's client library, acting as ``user`` (a ``SlurmAPI``)."""

@@ -26,6 +26,7 @@ from ..model import (
     compress_task_ids,
     expand_task_ranges,
 )
+from .accounting import seeded_requeues
 from .catalog import (
     APPS,
     COMMENTS,
@@ -128,7 +129,7 @@ class Population(ClusterState):
                 work_dir,
                 self._demo_comment(job_id),
                 False,
-                0,
+                seeded_requeues(job_id) if state is JobState.RUNNING else 0,
                 batch,
                 "",
                 tres_req=tres(partition, placed[1], cpus),

@@ -155,7 +155,10 @@ class ClusterState:
         marked = self._transparent.get(sid.job_id, {}).get(sid.step)
         if marked is not None:
             leaf = image_leaf(sid, marked.name)
-            return str(Path(root) / leaf / "task0" / f"g{marked.generation + 1}")
+            generation = f"g{marked.generation + 1}"
+            if _plain_path(root) and "/" not in leaf:  # what Path makes of it, 5x faster
+                return f"{root}/{leaf}/task0/{generation}"
+            return str(Path(root) / leaf / "task0" / generation)
         return rules.image_path(root, sid)
 
     def _checkpoint_outcome(self, rec: JobRec, srec: StepRec) -> tuple[float, int]:
@@ -190,3 +193,16 @@ class ClusterState:
             last_time=t,
         )
         srec.last_ckpt = t
+
+
+def _plain_path(path: str) -> bool:
+    """Whether ``path`` is absolute and already as ``Path`` writes it (no doubled slash, no
+    ``.`` component, no trailing slash): then joining it with ``/`` gives Path's string.
+    The demo names ~20,000 image directories so while it builds 100,000 jobs."""
+    return (
+        path.startswith("/")
+        and len(path) > 1
+        and "//" not in path
+        and "/." not in path
+        and not path.endswith("/")
+    )

@@ -8,13 +8,13 @@ unchanged snapshot costs one tuple of the cached views.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping
 from itertools import chain
 from types import MappingProxyType
 
 from .. import rules
 from ..errors import InvalidJobId, describe
+from ..gc_pause import cyclic_gc_paused
 from ..model import (
     CheckpointError,
     CheckpointKind,
@@ -97,10 +97,14 @@ class Views(Timeline):
             return
         listed = self._listed_jobs
         everything = not listed  # the first build: every job, already in id order
-        enabled = gc.isenabled()
-        if everything:
-            gc.disable()  # no cycles here either; see _generate
-        order = list(self._jobs) if everything else sorted(self._dirty)
+        with cyclic_gc_paused(everything):  # no cycles here either: gc_pause.py
+            self._relist(list(self._jobs) if everything else sorted(self._dirty))
+        self._dirty.clear()
+        self._version += 1
+
+    def _relist(self, order: list[int]) -> None:
+        """The listing's entries of the jobs ``order`` names (id order), from their records."""
+        listed = self._listed_jobs
         for job_id in order:
             rec = self._jobs.get(job_id)
             if rec is None:
@@ -116,10 +120,6 @@ class Views(Timeline):
                 listed = self._listed_jobs
             else:
                 listed[job_id] = rec.job
-        if everything and enabled:
-            gc.enable()
-        self._dirty.clear()
-        self._version += 1
 
     def snapshot(self) -> Snapshot:
         """Every job with its steps and their checkpoint state, as the simulator knows them
