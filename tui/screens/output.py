@@ -212,6 +212,10 @@ class OutputScreen(Screen[None]):
             if stdio.std_err == stdio.std_out:
                 line.append("  (stdout and stderr)", style="dim")
         self.query_one("#output-path", Static).update(line)
+        if self.following:
+            # A path that wraps to a second line makes the log shorter after it was
+            # written, and Log's auto_scroll acts only on a write: keep the end in sight.
+            self.call_after_refresh(self.query_one(Log).scroll_end, animate=False)
 
     # ------------------------------------------------------------------ keys
 
