@@ -20,7 +20,7 @@ from sckpt.backend.facade import Facade
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import cancel
-from tests.cooperative.step_jobs import expected, submit_chat
+from tests.cooperative.step_jobs import ChatJob, expected, submit_chat
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slurm
@@ -60,14 +60,7 @@ def test_talking_tasks_create_vacate_restart_exact(  # type: ignore[no-untyped-d
     facade.vacate(job.step, max_wait=60)
     wait_for(lambda: job.field("JobState") == "PENDING", timeout=60)
     assert all(job.exchanged(r) < COUNT for r in range(1, tasks))  # vacated mid-conversation
-    facade.restart(str(job.id), stick=False)
-    wait_for(lambda: job.registered(run=1), timeout=90)
-    rec = job.record()
-    assert rec is not None
-    notes = [t.start_note for t in rec.tasks.values()]
-    assert all(n.startswith("resumed from generation 2") for n in notes), notes
-    wait_for(lambda: job.field("JobState") == "COMPLETED", timeout=240)
-    assert job.results() == expected(tasks, COUNT)
+    _restart_ends_exact(facade, job, generation=2, tasks=tasks)
     for r in range(1, tasks):  # every number once, in order, across the restart
         numbers = [int(line) for line in job.lines(r) if line.isdigit()]
         assert numbers == list(range(1, COUNT + 1)), f"rank {r}"
@@ -101,14 +94,20 @@ def test_a_task_killed_mid_checkpoint_leaves_the_previous_cut_for_every_task(  #
     assert rec is not None and rec.last_image == first, rec.last_image
     wait_for(lambda: job.field("JobState") not in ("RUNNING", "COMPLETING"), timeout=120)
 
+    _restart_ends_exact(facade, job, generation=1, tasks=2)
+
+
+def _restart_ends_exact(facade: Facade, job: ChatJob, generation: int, tasks: int) -> None:
+    """Restart the job: every task resumes from ``generation`` of the step, and the run
+    ends with an uninterrupted run's result."""
     facade.restart(str(job.id), stick=False)
     wait_for(lambda: job.registered(run=1), timeout=90)
     rec = job.record()
     assert rec is not None
     notes = [t.start_note for t in rec.tasks.values()]
-    assert all(n.startswith("resumed from generation 1") for n in notes), notes
+    assert all(n.startswith(f"resumed from generation {generation}") for n in notes), notes
     wait_for(lambda: job.field("JobState") == "COMPLETED", timeout=240)
-    assert job.results() == expected(2, COUNT)
+    assert job.results() == expected(tasks, COUNT)
 
 
 def _create(facade: Facade, step: str) -> object:
