@@ -233,6 +233,11 @@ controller's log of nodes set DOWN, and put it in the config)."""
 DEFAULT_MAX_RESTARTS = 10
 """Requeues a before-end chain makes at most (Slurm's ``MaxBatchRequeue`` does not count
 them): a program that never finishes must not requeue itself forever."""
+DEFAULT_KEEP = 2
+"""Complete image generations ``sckpt run`` keeps per task (config ``keep_images``;
+``checkpointing/generations.py`` prunes the older ones)."""
+MAX_KEEP = 100
+"""The most generations ``keep_images`` may keep: each is a whole image of every task."""
 DURATION_FORMS = "a duration such as 90s, 30m, 2h or 1h30m"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"(?:[0-9]{1,9}[smhd]){1,4}")

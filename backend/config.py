@@ -58,15 +58,16 @@ from typing import Any
 import platformdirs
 
 from .arguments import (
+    DEFAULT_KEEP,
     DEFAULT_MAX_RESTARTS,
     DEFAULT_MTBF,
+    MAX_KEEP,
     MAX_WAIT_LIMIT,
     validate_duration,
     validate_every,
     validate_image_dir,
     validate_restarts,
 )
-from .checkpointing.generations import DEFAULT_KEEP, MAX_KEEP
 from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
 from .errors import ConfigError, UsageError
 from .keymap import key_problem

@@ -36,12 +36,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..arguments import DEFAULT_KEEP, MAX_KEEP
+
 CURRENT = "current"
 """The link the program writes through (``$SCKPT_IMAGE_DIR``)."""
 PARTIAL = ".partial"
-DEFAULT_KEEP = 2
-"""Complete generations kept per task (config ``keep_images``)."""
-MAX_KEEP = 100
 _NAME = re.compile(r"g(\d{1,12})(\.partial)?")
 
 
