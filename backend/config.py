@@ -1,4 +1,4 @@
-"""sckpt's settings: one TOML file, validated key by key, with defaults for everything.
+"""sckpt's settings: one TOML file, validated by a typed model, with defaults for everything.
 
 Where the file is: ``$SCKPT_CONFIG`` when set, else the platform's user config directory
 (``~/.config/sckpt/config.toml`` on Linux, via platformdirs).  A missing default file is not
@@ -39,38 +39,27 @@ The file, with every key and its default::
     mtbf = "24h"                  # mean time between failures, for every = "auto"
 
 Any mistake raises ``ConfigError`` naming the file, the key and the form expected; the
-command line turns it into exit status 2.  README's "Configuration" table documents every
-key; ``tests/backend/test_config_readme.py`` holds it equal to ``SCALAR_KEYS``,
-``[keys]`` and ``DEMO_KEYS`` and checks each documented default loads as the default.
+command line turns it into exit status 2.  The file's shape (types, bounds, the rules each
+key borrows from its owner) is ``config_file.ConfigFile``; ``Settings`` is what the code
+reads.  README's "Configuration" table documents every key;
+``tests/backend/test_config_readme.py`` holds it equal to the model's keys and checks each
+documented default loads as the default.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import platformdirs
 
-from .arguments import (
-    DEFAULT_KEEP,
-    DEFAULT_MAX_RESTARTS,
-    DEFAULT_MTBF,
-    MAX_KEEP,
-    MAX_WAIT_LIMIT,
-    validate_duration,
-    validate_every,
-    validate_image_dir,
-    validate_restarts,
-)
-from .columns import COLUMNS_TABLE, COLUMNS_TABLES, columns_problem
-from .errors import ConfigError, UsageError
-from .keymap import key_problem
+from .arguments import DEFAULT_KEEP, DEFAULT_MAX_RESTARTS, DEFAULT_MTBF
+from .errors import ConfigError
 
 APP_NAME = "sckpt"
 ENV_CONFIG = "SCKPT_CONFIG"
@@ -101,30 +90,6 @@ ENV_PEERS_UNCHECKED = "SCKPT_PEERS_UNCHECKED"
 """Tests only: ``1`` skips ``checkpointing/peers.py``'s look before a transparent checkpoint."""
 ENGINES = ("auto", "native", "cooperative", "live", "simulated")
 """Accepted values of ``engine``; ``live`` is the listing-only engine for modern Slurm."""
-
-_KEY_ACTION = re.compile(r"[a-z][a-z0-9_]{0,39}")
-SCALAR_KEYS: tuple[str, ...] = (
-    "refresh_interval",
-    "engine",
-    "read_only",
-    "max_wait",
-    "image_dir",
-    "keep_images",
-    "audit_log",
-    "audit_required",
-    "theme",
-    "dmtcp_dir",
-)
-"""The top-level keys that take one value (README's table lists each)."""
-KEYS_TABLE = "keys"
-"""``[keys]``: any action name of ``keymap.ACTIONS`` to a key."""
-DEMO_TABLE = "demo"
-DEMO_KEYS: tuple[str, ...] = ("seed", "jobs")
-"""``[demo]``'s keys."""
-AUTO_TABLE = "auto"
-AUTO_KEYS: tuple[str, ...] = ("every", "before_end", "max_restarts", "mtbf")
-"""``[auto]``'s keys: site-wide defaults of ``sckpt run``'s automatic checkpoints."""
-_KNOWN = frozenset({*SCALAR_KEYS, KEYS_TABLE, DEMO_TABLE, COLUMNS_TABLE, AUTO_TABLE})
 
 
 def default_config_path() -> Path:
@@ -263,159 +228,10 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
 
 
 def settings_from_mapping(data: Mapping[str, Any], source: Path | None = None) -> Settings:
-    """Validate a parsed TOML table into ``Settings`` (``ConfigError`` names the bad key)."""
-    where = f"{source}: " if source is not None else ""
+    """Validate a parsed TOML table into ``Settings`` (``ConfigError`` names the bad key).
 
-    def bad(key: str, expected: str, value: object) -> ConfigError:
-        shown = repr(value)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        return ConfigError(f"{where}key {key!r} = {shown}: expected {expected}")
+    The file's shape is ``config_file.ConfigFile``, a typed model, imported here rather
+    than at the top: a command run without a config file never builds it."""
+    from .config_file import read_table
 
-    unknown = sorted(set(data) - _KNOWN)
-    if unknown:
-        raise ConfigError(
-            f"{where}unknown key {unknown[0]!r}: expected one of {', '.join(sorted(_KNOWN))}"
-        )
-    kwargs: dict[str, Any] = {"source": source}
-
-    if "refresh_interval" in data:
-        value = data["refresh_interval"]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not 0.2 <= value <= 3600
-        ):
-            raise bad("refresh_interval", "a number of seconds from 0.2 to 3600", value)
-        kwargs["refresh_interval"] = float(value)
-    if "engine" in data:
-        value = data["engine"]
-        if value not in ENGINES:
-            raise bad("engine", "one of " + ", ".join(f'"{e}"' for e in ENGINES), value)
-        kwargs["engine"] = value
-    for key in ("read_only", "audit_required"):
-        if key in data:
-            value = data[key]
-            if not isinstance(value, bool):
-                raise bad(key, "true or false", value)
-            kwargs[key] = value
-    if "max_wait" in data:
-        value = data["max_wait"]
-        whole = isinstance(value, int) and not isinstance(value, bool)
-        if not whole or not 0 <= value <= MAX_WAIT_LIMIT:
-            raise bad("max_wait", f"a whole number of seconds from 0 to {MAX_WAIT_LIMIT}", value)
-        kwargs["max_wait"] = value
-    if "keep_images" in data:
-        value = data["keep_images"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_KEEP:
-            raise bad("keep_images", f"a whole number of generations from 1 to {MAX_KEEP}", value)
-        kwargs["keep_images"] = value
-    if "image_dir" in data:
-        value = data["image_dir"]
-        if not isinstance(value, str):
-            raise bad("image_dir", 'an absolute path such as "/scratch/ckpt", or ""', value)
-        if value:
-            try:
-                kwargs["image_dir"] = validate_image_dir(value)
-            except UsageError as exc:
-                raise ConfigError(f"{where}key 'image_dir': {exc.message}") from None
-    if "audit_log" in data:
-        value = data["audit_log"]
-        if not isinstance(value, str) or "\0" in value:
-            raise bad("audit_log", 'a file path such as "/var/log/sckpt/audit.log", or ""', value)
-        if value:
-            path = Path(value).expanduser()
-            if not path.is_absolute():
-                raise bad("audit_log", "an absolute path (or ~/...)", value)
-            kwargs["audit_log"] = path
-    if "theme" in data:
-        value = data["theme"]
-        if not isinstance(value, str) or len(value) > 60 or not value.isprintable():
-            raise bad("theme", 'a theme name such as "nord" (ctrl+p, then "theme")', value)
-        kwargs["theme"] = value
-    if "dmtcp_dir" in data:
-        value = data["dmtcp_dir"]
-        if not isinstance(value, str) or "\0" in value or (value and not value.startswith("/")):
-            raise bad("dmtcp_dir", 'an absolute path such as "/opt/dmtcp", or ""', value)
-        kwargs["dmtcp_dir"] = value or None
-    if "keys" in data:
-        table = data["keys"]
-        if not isinstance(table, dict):
-            raise bad("keys", 'a table such as [keys] create = "c"', table)
-        keys: dict[str, str] = {}
-        for action, key in table.items():
-            if not _KEY_ACTION.fullmatch(action):
-                raise bad(
-                    f"keys.{action}", "an action name in lower case (create, vacate ...)", key
-                )
-            if not isinstance(key, str) or not key or len(key) > 40 or not key.isprintable():
-                raise bad(f"keys.{action}", 'a key name such as "c", "f5" or "ctrl+k"', key)
-            keys[action] = key
-        problem = key_problem(keys)
-        if problem is not None:
-            action, why = problem
-            raise ConfigError(f"{where}key 'keys.{action}' = {keys[action]!r}: {why}")
-        kwargs["keys"] = MappingProxyType(keys)
-    if COLUMNS_TABLE in data:
-        table = data[COLUMNS_TABLE]
-        if not isinstance(table, dict):
-            raise bad(COLUMNS_TABLE, 'a table such as [columns] jobs = ["id", "state"]', table)
-        extra = sorted(set(table) - set(COLUMNS_TABLES))
-        if extra:
-            raise ConfigError(f"{where}unknown key 'columns.{extra[0]}': expected jobs or steps")
-        chosen: dict[str, tuple[str, ...]] = {}
-        for name, value in table.items():
-            trouble = columns_problem(name, value)
-            if trouble is not None:
-                shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-                raise ConfigError(f"{where}key 'columns.{name}' = {shown}: {trouble}")
-            chosen[name] = tuple(str(v) for v in value)
-        kwargs["columns"] = MappingProxyType(chosen)
-    if "demo" in data:
-        table = data["demo"]
-        if not isinstance(table, dict):
-            raise bad("demo", "a table such as [demo] seed = 42", table)
-        extra = sorted(set(table) - set(DEMO_KEYS))
-        if extra:
-            raise ConfigError(f"{where}unknown key 'demo.{extra[0]}': expected seed or jobs")
-        if "seed" in table:
-            value = table["seed"]
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
-                raise bad("demo.seed", "a whole number >= 0", value)
-            kwargs["demo_seed"] = value
-        if "jobs" in table:
-            value = table["jobs"]
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 200_000:
-                raise bad("demo.jobs", "a whole number of jobs from 1 to 200000", value)
-            kwargs["demo_jobs"] = value
-    if AUTO_TABLE in data:
-        kwargs.update(_auto_settings(data[AUTO_TABLE], where))
-    return Settings(**kwargs)
-
-
-def _auto_settings(table: object, where: str) -> dict[str, Any]:
-    """``[auto]``: each key checked by the rule its ``sckpt run`` option uses."""
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}key 'auto': expected a table such as [auto] every = \"30m\"")
-    extra = sorted(set(table) - set(AUTO_KEYS))
-    if extra:
-        raise ConfigError(
-            f"{where}unknown key 'auto.{extra[0]}': expected one of {', '.join(AUTO_KEYS)}"
-        )
-    out: dict[str, Any] = {}
-    checks = {
-        "every": ("auto_every", validate_every),
-        "before_end": ("auto_before_end", validate_duration),
-        "max_restarts": ("auto_max_restarts", validate_restarts),
-        "mtbf": ("auto_mtbf", validate_duration),
-    }
-    for key, value in table.items():
-        field_name, check = checks[key]
-        if key in ("every", "before_end") and value == "":
-            out[field_name] = 0
-            continue
-        try:
-            out[field_name] = check(value, f"auto.{key}")
-        except UsageError as exc:
-            raise ConfigError(f"{where}key 'auto.{key}': {exc.message}") from None
-    return out
+    return replace(Settings(source=source), **read_table(data, source, ENGINES).given())

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sckpt.backend.arguments import EVERY_AUTO
 from sckpt.backend.config import (
     ENV_CONFIG,
     Environment,
@@ -58,12 +59,22 @@ max_wait = 60
 image_dir = "/scratch/ckpt"
 audit_log = "/var/tmp/sckpt-audit.log"
 audit_required = false
+keep_images = 5
+theme = "nord"
+dmtcp_dir = "/opt/dmtcp"
 [keys]
 create = "C"
 vacate = "ctrl+v"
+[columns]
+steps = ["id", "state"]
 [demo]
 seed = 7
 jobs = 100
+[auto]
+every = "auto"
+before_end = "10m"
+max_restarts = 3
+mtbf = "2d"
 """,
     )
     monkeypatch.setenv(ENV_CONFIG, str(path))
@@ -74,14 +85,31 @@ jobs = 100
         read_only=True,
         max_wait=60,
         image_dir="/scratch/ckpt",
+        keep_images=5,
         audit_log=Path("/var/tmp/sckpt-audit.log"),
         audit_required=False,
         keys=s.keys,
         demo_seed=7,
         demo_jobs=100,
+        theme="nord",
+        dmtcp_dir="/opt/dmtcp",
+        columns=s.columns,
+        auto_every=EVERY_AUTO,
+        auto_before_end=600,
+        auto_max_restarts=3,
+        auto_mtbf=2 * 86400,
         source=path,
     )
     assert dict(s.keys) == {"create": "C", "vacate": "ctrl+v"}
+    assert dict(s.columns) == {"steps": ("id", "state")}
+    assert type(s.refresh_interval) is float and type(s.audit_log) is not str
+
+
+def test_empty_strings_keep_the_defaults(tmp_path: Path) -> None:
+    path = write(tmp_path, 'image_dir = ""\naudit_log = ""\ndmtcp_dir = ""\ntheme = ""\n')
+    assert load_settings(path) == Settings(source=path)
+    auto = write(tmp_path, '[auto]\nevery = ""\nbefore_end = ""\n')
+    assert load_settings(auto) == Settings(source=auto)
 
 
 def test_argument_beats_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,6 +136,7 @@ def test_named_file_must_exist(tmp_path: Path) -> None:
         ("read_only = 'yes'", "read_only", "true or false"),
         ("image_dir = 'relative'", "image_dir", "absolute"),
         ("audit_log = 'rel/a.log'", "audit_log", "absolute"),
+        ("audit_log = '~nosuchuser0/a.log'", "audit_log", "absolute"),
         ("audit_required = 1", "audit_required", "true or false"),
         ("keys = 3", "keys", "table"),
         ("[keys]\ncreate = ''", "keys.create", "key name"),
@@ -122,6 +151,16 @@ def test_named_file_must_exist(tmp_path: Path) -> None:
         ("[columns]\njobs = ['user', 'state']", "columns.jobs", "id column is missing"),
         ("[columns]\nsteps = ['id', 'tres']", "columns.steps", "unknown column 'tres'"),
         ("[columns]\nrows = ['id']", "columns.rows", "jobs or steps"),
+        ("refresh_interval = true", "refresh_interval", "0.2 to 3600"),
+        ("refresh_interval = nan", "refresh_interval", "0.2 to 3600"),
+        ("keep_images = 0", "keep_images", "from 1 to 100"),
+        ("keep_images = 2.0", "keep_images", "from 1 to 100"),
+        ('theme = "nord\\u0007"', "theme", "a theme name"),
+        ("dmtcp_dir = 'opt/dmtcp'", "dmtcp_dir", "absolute path"),
+        ("[demo]\nseed = -1", "demo.seed", ">= 0"),
+        ("auto = 3", "auto", "a table such as [auto]"),
+        ("[auto]\nevery = '5s'", "auto.every", "at least 10s"),
+        ("[auto]\nmax_restarts = ''", "auto.max_restarts", "from 1 to 10000"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_form(
@@ -133,6 +172,23 @@ def test_invalid_values_name_the_key_and_the_form(
     message = str(exc.value)
     assert key in message and expected in message and str(path) in message
     assert exc.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ("max_wait = -1\nzzz = 1\naaa = 2", "unknown key 'aaa'"),
+        ("max_wait = -1\nread_only = 3", "key 'read_only' = 3"),
+        ("[columns]\nsteps = 'x'\njobs = 'y'\nrows = 1", "unknown key 'columns.rows'"),
+        ("[columns]\nsteps = 'x'\njobs = 'y'", "key 'columns.steps' = 'x'"),
+        ("[keys]\ncreate = ''\nBad = 'x'", "key 'keys.create' = ''"),
+    ],
+)
+def test_of_several_mistakes_the_first_is_told(tmp_path: Path, text: str, told: str) -> None:
+    # An unknown key first, then the keys in a fixed order; inside a table, the file's.
+    with pytest.raises(ConfigError) as exc:
+        load_settings(write(tmp_path, text + "\n"))
+    assert told in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_invalid_toml(tmp_path: Path) -> None:

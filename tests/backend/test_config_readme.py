@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sckpt.backend import config
+from sckpt.backend import config, config_file
 from sckpt.backend.errors import ConfigError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -38,12 +38,12 @@ def _mapping(key: str, value: Any) -> dict[str, Any]:
 
 
 def test_the_table_lists_exactly_the_keys_config_accepts() -> None:
+    tables = config_file.TABLES
     expected = {
-        *config.SCALAR_KEYS,
-        f"{config.KEYS_TABLE}.<action>",
-        f"{config.COLUMNS_TABLE}.<table>",
-        *(f"{config.DEMO_TABLE}.{key}" for key in config.DEMO_KEYS),
-        *(f"{config.AUTO_TABLE}.{key}" for key in config.AUTO_KEYS),
+        *config_file.SCALAR_KEYS,
+        f"{config_file.KEYS_TABLE}.<action>",
+        "columns.<table>",
+        *(f"{name}.{key}" for name in ("demo", "auto") for key in tables[name].model_fields),
     }
     assert set(_table()) == expected
 
