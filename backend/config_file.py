@@ -166,7 +166,6 @@ def _policy(check: Callable[[object, str], int], *, empty_is_none: bool = False)
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
 Flag = Annotated[bool | None, Field(description="true or false")]
-String = Annotated[str, Field(strict=True)]
 
 
 class Table(BaseModel):
@@ -219,16 +218,16 @@ class ConfigFile(BaseModel):
     keep_images: Annotated[int, Field(ge=1, le=MAX_KEEP)] | None = Field(
         None, description=f"a whole number of generations from 1 to {MAX_KEEP}"
     )
-    image_dir: Annotated[String, AfterValidator(_image_dir)] | None = Field(
+    image_dir: Annotated[str, AfterValidator(_image_dir)] | None = Field(
         None, description='an absolute path such as "/scratch/ckpt", or ""'
     )
-    audit_log: Annotated[String, AfterValidator(_audit_log)] | None = Field(
+    audit_log: Annotated[str, AfterValidator(_audit_log)] | None = Field(
         None, description='a file path such as "/var/log/sckpt/audit.log", or ""'
     )
-    theme: Annotated[String, Field(max_length=MAX_THEME), AfterValidator(_printable)] | None = (
-        Field(None, description='a theme name such as "nord" (ctrl+p, then "theme")')
+    theme: Annotated[str, Field(max_length=MAX_THEME), AfterValidator(_printable)] | None = Field(
+        None, description='a theme name such as "nord" (ctrl+p, then "theme")'
     )
-    dmtcp_dir: Annotated[String, AfterValidator(_dmtcp_dir)] | None = Field(
+    dmtcp_dir: Annotated[str, AfterValidator(_dmtcp_dir)] | None = Field(
         None, description='an absolute path such as "/opt/dmtcp", or ""'
     )
     keys: (
@@ -240,16 +239,12 @@ class ConfigFile(BaseModel):
             AfterValidator(_keymap),
         ]
         | None
-    ) = Field(None, description='a table such as [keys] create = "c"', strict=False)
+    ) = Field(None, description='a table such as [keys] create = "c"')
     columns: ColumnsTable | None = Field(
-        None, description='a table such as [columns] jobs = ["id", "state"]', strict=False
+        None, description='a table such as [columns] jobs = ["id", "state"]'
     )
-    demo: DemoTable | None = Field(
-        None, description="a table such as [demo] seed = 42", strict=False
-    )
-    auto: AutoTable | None = Field(
-        None, description='a table such as [auto] every = "30m"', strict=False
-    )
+    demo: DemoTable | None = Field(None, description="a table such as [demo] seed = 42")
+    auto: AutoTable | None = Field(None, description='a table such as [auto] every = "30m"')
 
     @field_validator("engine", mode="plain")
     @classmethod
