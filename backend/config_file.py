@@ -13,10 +13,11 @@ Every mistake becomes one line naming the file, the key and what was expected
 mistake in the order of the fields, and inside a table the first in the file's order (its
 unknown keys before its values).
 
-Only ``config.settings_from_mapping`` imports this module, when a config file is read:
-building the model costs tens of milliseconds that a command without a config file does
-not pay.  It imports nothing of ``config`` (the engine names come in the validation
-context), so the two are no import loop.
+In the package only ``config.settings_from_mapping`` imports this module, when a config
+file is read: importing pydantic and building the model costs about 80 ms
+(bench/README.md) that a command without a config file does not pay.  It imports nothing
+of ``config`` (the engine names come in the validation context), so the two are no import
+loop.
 """
 
 from __future__ import annotations

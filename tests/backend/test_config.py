@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -246,3 +249,24 @@ def test_only_the_config_module_names_the_variables_sckpt_reads() -> None:
                     named.setdefault(str(path.relative_to(root)), set()).add(node.value)
     assert set(named) == {"backend/config.py", "backend/checkpointing/protocol.py"}
     assert named["backend/checkpointing/protocol.py"] == {"SCKPT_IMAGE_DIR", "SCKPT_CKPT_DONE"}
+
+
+def test_without_a_config_file_the_model_is_never_built(tmp_path: Path) -> None:
+    # Importing pydantic and building the model costs a command about 80 ms: only a
+    # config file that exists pays it (config_file is imported when one is read).
+    code = (
+        "import sys\n"
+        "from sckpt.backend.config import load_settings\n"
+        "load_settings()\n"
+        "wanted = ('pydantic', 'sckpt.backend.config')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(wanted)))\n"
+        "load_settings(sys.argv[1])\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    path = write(tmp_path, "max_wait = 3\n")
+    env = {k: v for k, v in os.environ.items() if k != ENV_CONFIG}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "nothing")
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.splitlines() == ["['sckpt.backend.config']", "True"]
