@@ -31,6 +31,18 @@ async def _mark_jobs(pilot: Any, name: str) -> list[StepId]:
     return [StepId(int(key)) for key in con.jobs_table.row_keys_in_order[:2]]
 
 
+async def _hold_marked(pilot: Any, name: str, answer: str) -> list[StepId]:
+    """Mark the first two rows of ``name`` (``_mark_jobs``), press H, answer the question
+    (``y`` or ``n``), and wait for what that does."""
+    await settle(pilot)
+    marked = await _mark_jobs(pilot, name)
+    await pilot.press("H")
+    await pilot.pause()
+    await pilot.press(answer)
+    await settle(pilot)
+    return marked
+
+
 def _row_of(text: str, job: StepId) -> str:
     """The jobs table's line of ``job`` (its id is the first column)."""
     return next(line for line in text.splitlines() if line[1:].startswith(f"{job.job_id} "))
@@ -76,12 +88,7 @@ async def test_each_target_reports_its_own_refusal(console: Any) -> None:
     mine = submit_mine(c.cluster, name="mixed-mine", n_steps=1)
     bobs = c.cluster.control.submit("bob", name="mixed-bob", state=JobState.RUNNING).job_id
     async with run_test(c.app, size=(160, 50)) as pilot:
-        await settle(pilot)
-        await _mark_jobs(pilot, "mixed")
-        await pilot.press("H")
-        await pilot.pause()
-        await pilot.press("y")
-        await settle(pilot)
+        await _hold_marked(pilot, "mixed", "y")
         jobs = {v.job.job_id: v.job for v in c.facade.snapshot().jobs}
         assert jobs[mine].held and not jobs[bobs].held
         said = "\n".join(notifications(c.app))
@@ -96,12 +103,7 @@ async def test_no_keeps_the_marks_and_escape_clears_them(console: Any) -> None:
     submit_mine(c.cluster, name="keep-a", n_steps=1)
     submit_mine(c.cluster, name="keep-b", n_steps=1)
     async with run_test(c.app, size=(80, 24)) as pilot:
-        await settle(pilot)
-        marked = await _mark_jobs(pilot, "keep")
-        await pilot.press("H")
-        await pilot.pause()
-        await pilot.press("n")
-        await settle(pilot)
+        marked = await _hold_marked(pilot, "keep", "n")
         assert list(console_of(pilot).marks) == marked
         assert audit_lines(c) == []
         await pilot.press("space")  # unmark the row under the cursor
@@ -182,12 +184,7 @@ async def test_after_slurm_does_not_answer_the_later_marked_targets_are_not_aske
 
     c.facade.wrap_engine(lambda inner: cast(Engine, SilentOnHold(inner)))
     async with run_test(c.app, size=(160, 50)) as pilot:
-        await settle(pilot)
-        marked = await _mark_jobs(pilot, "mute-")
-        await pilot.press("H")
-        await pilot.pause()
-        await pilot.press("y")
-        await settle(pilot)
+        marked = await _hold_marked(pilot, "mute-", "y")
         assert asked == [marked[0].job_id]
         said = "\n".join(notifications(c.app))
         assert "hold on 2 targets: 0 requested, 2 refused or failed" in said
