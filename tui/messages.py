@@ -114,20 +114,11 @@ class CheckAnswered(Message, bubble=False):
         self.error = error
 
 
-class CheckDone(Message):
-    """``x`` asked able and error again for one row: the answers, for the screens to show
-    on it (Slurm's refusal of able, or ``able``; the step's last error)."""
-
-    def __init__(
-        self,
-        target: StepId,
-        able: AbleResult | SckptError,
-        error: CheckpointError | SckptError | None,
-    ) -> None:
-        super().__init__()
-        self.target = target
-        self.able = able
-        self.error = error
+class CheckDone(CheckAnswered, bubble=True):
+    """``x`` asked able and error again for one row: the same answers, which the app
+    passes on for the screens to show on it (Slurm's refusal of able, or ``able``; the
+    step's last error).  Its own class, so that a screen's handler (``on_check_done``)
+    never sees the app's message and the app's never sees this one."""
 
 
 class ExtrasLoaded(Message):
