@@ -218,7 +218,7 @@ def hide_mutating(binding: Binding) -> Binding:
 def keymap(keys: Mapping[str, str]) -> dict[str, str]:
     """The config file's ``[keys]`` table as a Textual keymap.
 
-    Which action names exist is the backend's one list (``keymap.ACTIONS``, which the
-    config's own check refuses unknown names by); a ``Settings`` built by hand may still
-    carry another name, which is left out here rather than bound to nothing."""
+    Which action names exist is the backend's one list, ``keymap.ACTIONS``: the config's
+    check refuses any other name, and one in a ``Settings`` built by hand is left out here
+    rather than bound to nothing."""
     return {action: key for action, key in keys.items() if action in ACTIONS}
