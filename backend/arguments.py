@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from .control_chars import has_control
 from .errors import UsageError
 from .hostlist import expand_hostlist
 from .model import MAX_TEXT
@@ -76,8 +77,7 @@ def validate_image_dir(value: object) -> str:
     if not isinstance(value, str) or not value:
         raise UsageError("image_dir must be an absolute path such as /scratch/ckpt")
     shown = repr(value if len(value) <= 60 else value[:57] + "...")
-    # C0, DEL and C1 (0x80-0x9f: 0x9b is a one-byte CSI on some terminals), as plain_text.
-    if any(ord(ch) < 32 or 127 <= ord(ch) <= 159 for ch in value):
+    if has_control(value):  # C0, DEL and C1 (control_chars.CONTROL), as plain_text
         raise UsageError(f"image_dir {shown} contains control characters: expected a plain path")
     try:
         encoded = value.encode("utf-8")

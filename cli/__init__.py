@@ -20,12 +20,12 @@ the shim is unavailable; 130 interrupted by Ctrl-C.  Every failure is one line o
 facade is opened, so invalid input never reaches an engine.
 
 This package holds no Textual: the console (``sckpt.tui.app``) is imported only when it is
-opened (``runtime.run_console``), so ``sckpt ls`` and the actions start fast and work on
+opened (``dependencies.run_console``), so ``sckpt ls`` and the actions start fast and work on
 machines where only the command line is used, and the console never imports the command
 line (``tests/test_layering.py`` checks both).  This entry module runs one command and turns
 every failure into its line and exit code; beside it: ``parser`` (the one grammar: commands,
 options, completion), ``arguments`` (argv value types), ``historical`` (scontrol's
-``checkpoint`` syntax), ``commands`` (one handler per command), ``runtime`` (what the
+``checkpoint`` syntax), ``commands`` (one handler per command), ``dependencies`` (what the
 commands reach beyond the command line, injected by ``main``'s keywords), ``actions`` (one
 operation on each target, reported; ``wait_progress``: ``--wait``'s line), ``listing``
 (``sckpt ls``), ``squeue_format`` (its squeue -o/-O/-S), ``history`` (``sckpt history``),
@@ -47,8 +47,8 @@ from sckpt.exit_codes import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
 
 from . import output
 from .commands import dispatch, run_command
+from .dependencies import ConsoleRunner, Dependencies, FacadeFactory, WaitTiming
 from .parser import COMMANDS, ParserExit, parse, split_command
-from .runtime import ConsoleRunner, FacadeFactory, Runtime, WaitTiming
 
 if TYPE_CHECKING:
     from sckpt.backend.doctor import DoctorReport
@@ -119,12 +119,12 @@ def main(
     """Run the command line; return the exit code (the ``sckpt`` script exits with it).
 
     The keyword arguments replace what the command line reaches beyond itself
-    (``runtime.Runtime``; None: the real one): the facade each command opens, the console,
+    (``dependencies.Dependencies``; None: the real one): the facade each command opens, the console,
     the console's terminal check, ``sckpt run``'s wrapper, this machine's doctor and
     ``--wait``'s pace.
     """
-    real = Runtime()
-    rt = Runtime(
+    real = Dependencies()
+    deps = Dependencies(
         facade_factory=facade_factory or real.facade_factory,
         console=console or real.console,
         missing_terminal=missing_terminal or real.missing_terminal,
@@ -137,8 +137,8 @@ def main(
     try:
         split = split_command(words)
         if split.word == "run":  # the wrapper parses its own words: none is read here
-            return run_command(split.before, split.after, rt)
-        return dispatch(parse(words), rt)
+            return run_command(split.before, split.after, deps)
+        return dispatch(parse(words), deps)
     except ParserExit as done:
         return done.status
     except SckptError as failure:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sckpt.backend import progress
 from sckpt.backend.checkpointing import wait_end
+from sckpt.backend.each_target import NotAttempted, OneByOne
 from sckpt.backend.errors import (
     CheckpointFailed,
     Disabled,
@@ -41,23 +42,14 @@ from sckpt.backend.model import (
 )
 from sckpt.backend.operations import Operation, operation
 
-from sckpt.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE
+from sckpt.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 
 from . import output, terminal
-from .runtime import WaitTiming
+from .dependencies import WaitTiming
 from .wait_progress import WaitProgress
 
 if TYPE_CHECKING:
     from sckpt.backend.facade import Facade
-
-
-class NotAttempted(SckptError):
-    """A target skipped because Slurm did not answer for an earlier one (exit code 3)."""
-
-    exit_code = EXIT_UNREACHABLE
-
-    def __init__(self, cause: SckptError) -> None:
-        super().__init__(f"not attempted: Slurm did not answer for an earlier target ({cause})")
 
 
 class Interrupted(SckptError):
@@ -130,28 +122,26 @@ class Outcome:
 
 
 def _call(
-    facade: Facade,
-    op: Operation,
+    asked: OneByOne,
     target: StepId,
-    values: Mapping[str, Any],
     *,
     wait: bool,
     timing: WaitTiming,
     line: TextIO | None = None,
 ) -> Outcome:
-    """One facade call for one target; Slurm's refusals become the outcome, not an exception.
+    """One target's answer (``asked.answer``: one facade call, a refusal as the answer) as
+    its outcome.
 
-    ``Facade.act`` runs a mutating operation by name with exactly the table's ``arguments``
-    (``backend/operations.py``); ``Facade.ask`` runs a reading one (able, error).  With
-    ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), at
-    ``timing``'s pace, its progress shown on ``line`` (a terminal's stderr; None: silent).
+    With ``wait`` the checkpoint is then watched until it ends (``_wait_for_outcome``), at
+    ``timing``'s pace, its progress shown on ``line`` (a terminal's stderr; None: silent);
+    Slurm not answering a look stops the later targets as a refusal would (``asked.note``).
     """
-    outcome = Outcome(target, op.name)
+    facade, op = asked.facade, asked.op
+    answer = asked.answer(target)
+    outcome = Outcome(target, op.name, value=answer.result)
+    if answer.error is not None:
+        return _refused(outcome, answer.error, op, wait=wait)
     try:
-        if op.mutating:
-            outcome.value = facade.act(op.name, target, **values)
-        else:
-            outcome.value = facade.ask(op.name, target)
         if isinstance(outcome.value, ActionResult):
             waited = output.waited_completed(outcome.value)
             outcome.progress = progress.COMPLETED if waited else progress.REQUESTED
@@ -165,17 +155,25 @@ def _call(
                 outcome.error = _why_ended(facade, target)
             elif outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)
-    except (Disabled, JobSuspended) as refused:
+    except SckptError as refused:
+        asked.note(refused)
+        return _refused(outcome, refused, op, wait=wait)
+    return outcome
+
+
+def _refused(outcome: Outcome, refused: SckptError, op: Operation, *, wait: bool) -> Outcome:
+    """``outcome`` with Slurm's (or sckpt's) refusal in it: able's No is an answer."""
+    if isinstance(refused, Disabled | JobSuspended):
         # A suspended job's steps answer ESLURM_DISABLED and the job itself (a job-level
         # request) ESLURM_JOB_SUSPENDED: able says No for both, so 42 and 42.0 agree.
         if op.disabled_is_answer:
             outcome.disabled = refused
         else:
             outcome.error = refused
-    except CheckpointFailed as failed:  # an engine that waited itself (cooperative)
-        outcome.error = failed
-        outcome.progress = progress.failed(failed.code) if wait else None
-    except SckptError as refused:
+    elif isinstance(refused, CheckpointFailed):  # an engine that waited itself (cooperative)
+        outcome.error = refused
+        outcome.progress = progress.failed(refused.code) if wait else None
+    else:
         outcome.error = refused
     return outcome
 
@@ -317,23 +315,18 @@ def _resume_all(
     longer watched, a target not reached yet is not attempted.
     """
     outcomes: list[Outcome] = []
-    unreachable: SckptError | None = None
+    asked = OneByOne(facade, op, values)
     interrupted = False
     for target in targets:
         if interrupted:
             outcomes.append(Outcome(target, op.name, error=NotAttemptedInterrupted()))
             continue
-        if unreachable is not None:
-            outcomes.append(Outcome(target, op.name, error=NotAttempted(unreachable)))
-            continue
         try:
-            outcome = _call(facade, op, target, values, wait=False, timing=timing)
+            outcome = _call(asked, target, wait=False, timing=timing)
         except KeyboardInterrupt:
             outcome = Outcome(target, op.name, error=Interrupted(op.name, target))
             outcome.progress = progress.IN_PROGRESS
             interrupted = True
-        if outcome.exit_code == EXIT_UNREACHABLE:
-            unreachable = outcome.error
         outcomes.append(outcome)
     restarted = [o for o in outcomes if o.error is None]
     found: list[Resumed | None] = [None] * len(restarted)
@@ -487,7 +480,6 @@ def run_actions(
     timing = timing if timing is not None else WaitTiming()
     operation = op.name
     outcomes = []
-    unreachable: SckptError | None = None
     interrupted = False
     typed = list(targets)
     targets = _expanded(facade, typed)
@@ -504,27 +496,22 @@ def run_actions(
         return _finish(outcomes, operation, facade.engine_name, facade.read_only, as_json=as_json)
     pending = _pending_records(facade, op, typed, targets)
     line = sys.stderr if wait and not as_json and terminal.stderr_is_terminal() else None
+    asked = OneByOne(facade, op, values)  # once Slurm does not answer, the rest are not tried
     for target in targets:
         label, skip = pending.get(target, ("", ""))
         if skip:
             outcome = Outcome(target, operation, label=label, skipped=skip)
         elif interrupted:
             outcome = Outcome(target, operation, error=NotAttemptedInterrupted())
-        elif unreachable is not None:
-            # Slurm did not answer the previous target: do not make the user wait out the
-            # same timeout once per remaining target.
-            outcome = Outcome(target, operation, error=NotAttempted(unreachable))
         else:
             try:
-                outcome = _call(facade, op, target, values, wait=wait, timing=timing, line=line)
+                outcome = _call(asked, target, wait=wait, timing=timing, line=line)
             except KeyboardInterrupt:
                 if not wait:
                     raise  # main's "sckpt: interrupted", exit 130
                 outcome = Outcome(target, operation, error=Interrupted(operation, target))
                 outcome.progress = progress.IN_PROGRESS
                 interrupted = True
-            if outcome.exit_code == EXIT_UNREACHABLE:
-                unreachable = outcome.error
         outcome.label = outcome.label or label
         outcomes.append(outcome)
         _report(

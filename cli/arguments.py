@@ -25,13 +25,13 @@ from sckpt.backend.arguments import (
     validate_signal,
     validate_text,
 )
+from sckpt.backend.control_chars import has_control
 from sckpt.backend.errors import UsageError
 from sckpt.backend.filters import require_checkpoint_words, require_valid
 from sckpt.backend.hostlist import expand_hostlist
 from sckpt.backend.model import JobState, StepId
 from sckpt.backend.targets import parse_target, parse_targets
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DIGITS = re.compile(r"[0-9]{1,20}")
 
 
@@ -88,7 +88,7 @@ def error_code(text: str) -> int:
 
 def plain_text(text: str, what: str = "text") -> str:
     """Free text (an error message): printable, at most 1024 characters."""
-    if _CONTROL.search(text):
+    if has_control(text):
         raise UsageError(f"{what} {_shown(text)} contains control characters: expected plain text")
     return validate_text(text, what)
 
@@ -177,7 +177,7 @@ def names(text: str) -> frozenset[str]:
 def job_ids(text: str) -> frozenset[str]:
     """A comma-separated list of job ids (``123,456``), as squeue ``-j`` takes them: an
     array's id (every task of it), an array task (``7_3``), or a job record's own id.
-    Kept as the ids' text; ``listing.job_wanted`` matches them."""
+    Kept as the ids' text; ``listing.job_named`` matches them."""
     chosen: set[str] = set()
     for part in text.split(","):
         for step in parse_targets(part):

@@ -1,7 +1,7 @@
 """Each ``sckpt`` command: from its parsed arguments to the facade's answer, printed.
 
-One handler per command, each taking the parsed ``argparse.Namespace`` and the ``Runtime``
-(``runtime.py``: the facade factory, the console, the wrapper...).  Opening the facade
+One handler per command, each taking the parsed ``argparse.Namespace`` and the ``Dependencies``
+(``dependencies.py``: the facade factory, the console, the wrapper...).  Opening the facade
 (``_open``: the configuration, ``--as-user``, the first-use shim build's progress) is
 written once here; what is printed is in ``actions`` (the operations), ``listing``
 (``ls``), ``history``, ``job_output`` and ``output``.
@@ -29,17 +29,17 @@ from sckpt.exit_codes import EXIT_OK, EXIT_UNREACHABLE
 
 from . import arguments, output, terminal
 from .actions import report_unopened, run_actions
+from .dependencies import Dependencies
 from .historical import parse_historical
 from .listing import Layout, ListFilter
 from .parser import build_parser, completion_script
-from .runtime import Runtime
 
 if TYPE_CHECKING:
     from sckpt.backend.config import Settings
     from sckpt.backend.facade import Facade
 
 
-def run_command(before: list[str], words: list[str], rt: Runtime) -> int:
+def run_command(before: list[str], words: list[str], deps: Dependencies) -> int:
     """``sckpt run``: hand everything after ``run`` to the job-side wrapper, untouched.
 
     The wrapper has its own options and exits like the program it runs (any status), so the
@@ -64,7 +64,7 @@ def run_command(before: list[str], words: list[str], rt: Runtime) -> int:
     if args.config is not None:
         passed += ["--config", args.config]
     try:
-        return rt.wrapper([*passed, *words])
+        return deps.wrapper([*passed, *words])
     except SystemExit as done:  # its argparse: --help (0) or a usage error (2)
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
 
@@ -103,12 +103,13 @@ def _announce_shim_build() -> None:
     report_build_progress(lambda line: output.to_stderr(f"sckpt: {line}"))
 
 
-def _open(args: argparse.Namespace, rt: Runtime) -> tuple[Facade, Settings]:
-    """The facade the flags ask for; ``--as-user`` is refused on a real engine."""
+def _open(args: argparse.Namespace, deps: Dependencies) -> tuple[Facade, Settings]:
+    """The facade the flags ask for (``open_facade`` refuses ``--as-user`` on a real
+    engine: the one place that rule is written)."""
     settings = _load_settings(args)
     if not args.demo:
         _announce_shim_build()
-    facade = rt.facade_factory(
+    facade = deps.facade_factory(
         settings,
         demo=args.demo,
         read_only=True if args.read_only else None,
@@ -116,18 +117,12 @@ def _open(args: argparse.Namespace, rt: Runtime) -> tuple[Facade, Settings]:
         engine=args.engine,
         clusters=args.clusters,
     )
-    if args.as_user is not None and facade.engine_name != "simulated":
-        facade.close()
-        raise UsageError(
-            f"--as-user works only on the simulated cluster (this is the {facade.engine_name} "
-            "engine): on a real cluster run sckpt as that user"
-        )
     return facade, settings
 
 
 def _act(
     args: argparse.Namespace,
-    rt: Runtime,
+    deps: Dependencies,
     op: Operation,
     targets: Sequence[StepId],
     values: Mapping[str, Any],
@@ -138,7 +133,7 @@ def _act(
     if one:  # sckpt -M NAME vacate JOB.STEP: the targets are on that cluster
         targets = [replace(target, cluster=one) for target in targets]
     try:
-        facade, _settings = _open(args, rt)
+        facade, _settings = _open(args, deps)
     except SckptError as failure:
         if not args.json:
             raise
@@ -156,7 +151,7 @@ def _act(
             historical=args.command == "checkpoint",
             debug=args.debug,
             wait=wait,
-            timing=rt.wait,
+            timing=deps.wait,
         )
     finally:
         facade.close()
@@ -168,7 +163,7 @@ def _one_cluster(clusters: str | None) -> str:
     return names[0] if len(names) == 1 and names[0].lower() != "all" else ""
 
 
-def operation_command(args: argparse.Namespace, rt: Runtime) -> int:
+def operation_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt OPERATION TARGET... [options]``: the parser gave each option its argument's name."""
     op = operation(args.command)
     values: dict[str, Any] = {name: getattr(args, name) for name in op.arguments}
@@ -187,10 +182,10 @@ def operation_command(args: argparse.Namespace, rt: Runtime) -> int:
                 f"them ('sckpt {op.name} --help')"
             )
         values["max_wait"] = 0  # Slurm's "no limit": the checkpoint may take what it needs
-    return _act(args, rt, op, args.targets, values, wait=wait)
+    return _act(args, deps, op, args.targets, values, wait=wait)
 
 
-def checkpoint_command(args: argparse.Namespace, rt: Runtime) -> int:
+def checkpoint_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt checkpoint <op> <jobid>[.<stepid>] [args]``: validated, then as the modern form."""
     request = parse_historical(list(args.words))
     target = arguments.target(request.target)
@@ -201,10 +196,10 @@ def checkpoint_command(args: argparse.Namespace, rt: Runtime) -> int:
     }
     op = operation(request.operation)
     values: dict[str, Any] = {name: given[name] for name in op.arguments if name in given}
-    return _act(args, rt, op, [target], values)
+    return _act(args, deps, op, [target], values)
 
 
-def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
+def ls_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt ls``: the jobs (or steps) as squeue lists them, with their checkpoint state."""
     from .listing import START_FORMAT, for_release, layout_from, one_per_task, order, select
 
@@ -231,7 +226,7 @@ def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
     if not states and not args.all:
         states = ACTIVE_STATES
     try:
-        facade, _settings = _open(args, rt)
+        facade, _settings = _open(args, deps)
     except SckptError as failure:
         if failure.exit_code != EXIT_UNREACHABLE:
             raise
@@ -274,7 +269,7 @@ def ls_command(args: argparse.Namespace, rt: Runtime) -> int:
                 output.to_stdout(time.ctime())  # as squeue prints it (ctime)
             once()
             sys.stdout.flush()
-            rt.wait.sleep(args.iterate)
+            deps.wait.sleep(args.iterate)
     finally:
         facade.close()
 
@@ -322,12 +317,12 @@ def _info_or_none(facade: Facade) -> ClusterInfo | None:
         return None
 
 
-def history_command(args: argparse.Namespace, rt: Runtime) -> int:
+def history_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt history JOB``: the job's accounting records (``history.py``)."""
     from .history import failure_json, run_history
 
     try:
-        facade, _settings = _open(args, rt)
+        facade, _settings = _open(args, deps)
     except SckptError as failure:
         if not args.json:
             raise
@@ -339,24 +334,24 @@ def history_command(args: argparse.Namespace, rt: Runtime) -> int:
         facade.close()
 
 
-def show_command(args: argparse.Namespace, rt: Runtime) -> int:
+def show_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt show JOB``: the job's record, as ``scontrol show job`` (``job_record.py``)."""
     from .job_record import show_job
 
-    facade, _settings = _open(args, rt)
+    facade, _settings = _open(args, deps)
     try:
         return show_job(facade, args.job, as_json=args.json)
     finally:
         facade.close()
 
 
-def output_command(args: argparse.Namespace, rt: Runtime) -> int:
+def output_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt output JOB [--stderr] [--follow] [--lines N]``: the job's output file."""
     from .job_output import print_output
 
     if args.json and args.follow:
         raise UsageError("--json prints the paths once: it cannot be combined with --follow")
-    facade, _settings = _open(args, rt)
+    facade, _settings = _open(args, deps)
     try:
         return print_output(
             facade,
@@ -370,13 +365,13 @@ def output_command(args: argparse.Namespace, rt: Runtime) -> int:
         facade.close()
 
 
-def doctor_command(args: argparse.Namespace, rt: Runtime) -> int:
+def doctor_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt doctor``: the binding's report; exit 0 usable, 2 not (what to fix is printed)."""
     from sckpt.backend.config import load_settings
     from sckpt.backend.doctor import format_report, run_demo_doctor
 
     if args.demo:  # the simulated cluster the user asked about, not this machine's Slurm
-        facade, settings = _open(args, rt)
+        facade, settings = _open(args, deps)
         try:
             report, code = run_demo_doctor(facade, settings)
         finally:
@@ -387,7 +382,7 @@ def doctor_command(args: argparse.Namespace, rt: Runtime) -> int:
         except SckptError:
             dmtcp_dir = None
         _announce_shim_build()
-        report, code = rt.doctor(dmtcp_dir)
+        report, code = deps.doctor(dmtcp_dir)
     if args.json:
         output.to_stdout(output.dumps({"exit_code": code, "report": output.to_jsonable(report)}))
     else:
@@ -395,19 +390,19 @@ def doctor_command(args: argparse.Namespace, rt: Runtime) -> int:
     return code
 
 
-def completion_command(args: argparse.Namespace, rt: Runtime) -> int:
+def completion_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt completion bash|zsh``: the script, generated from the parser."""
     output.to_stdout(completion_script(args.shell))
     return EXIT_OK
 
 
-def console_command(args: argparse.Namespace, rt: Runtime) -> int:
+def console_command(args: argparse.Namespace, deps: Dependencies) -> int:
     """``sckpt`` (``sckpt JOB.STEP``): the console, once a terminal and a facade are there."""
     _load_settings(args)  # an invalid config is named first, as for every command
-    problem = rt.missing_terminal()
+    problem = deps.missing_terminal()
     if problem:
         raise UsageError(problem)
-    facade, settings = _open(args, rt)
+    facade, settings = _open(args, deps)
     try:
         from sckpt.backend.libslurm import divert_c_stderr
 
@@ -422,12 +417,12 @@ def console_command(args: argparse.Namespace, rt: Runtime) -> int:
         if focus is not None and focus.unresolved:  # sckpt 7_3.0: task 3's own record
             with contextlib.suppress(SckptError):  # else the console says no job is listed
                 focus = facade.resolve(focus)
-        return rt.console(facade, settings, focus=focus)
+        return deps.console(facade, settings, focus=focus)
     finally:
         facade.close()
 
 
-Command = Callable[[argparse.Namespace, Runtime], int]
+Command = Callable[[argparse.Namespace, Dependencies], int]
 
 COMMAND_HANDLERS: dict[str, Command] = {
     **dict.fromkeys(NAMES, operation_command),
@@ -442,11 +437,11 @@ COMMAND_HANDLERS: dict[str, Command] = {
 """The handler of each parsed command (``run`` is handed over before parsing: ``main``)."""
 
 
-def dispatch(args: argparse.Namespace, rt: Runtime) -> int:
+def dispatch(args: argparse.Namespace, deps: Dependencies) -> int:
     """Run the command ``args`` names; none: the console."""
     command: str | None = args.command
     if command is None:
-        return console_command(args, rt)
+        return console_command(args, deps)
     if args.step is not None:
         raise UsageError(f"--step opens the console; it cannot be combined with '{command}'")
-    return COMMAND_HANDLERS[command](args, rt)
+    return COMMAND_HANDLERS[command](args, deps)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sckpt.backend import history as rules
+from sckpt.backend import history as job_history
 from sckpt.backend import progress
 from sckpt.backend.errors import SckptError
 from sckpt.backend.model import CheckpointEvent, JobHistory, StepId
@@ -33,16 +33,16 @@ does not say), RESULT an ``auto`` line's new policy."""
 def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     """One line per record (sacct's words for state, exit code and times), then the
     checkpoint events, and a note when the limit cut older records off."""
-    labels = rules.run_labels(found.records, found.skipped)
+    labels = job_history.run_labels(found.records, found.skipped)
     rows = [
         [
             labels[index],
-            rules.record_id(r),
-            rules.state_text(r),
-            rules.exit_text(r),
-            rules.date_text(r.submit_time),
-            rules.date_text(r.start_time),
-            rules.date_text(r.end_time),
+            job_history.record_id(r),
+            job_history.state_text(r),
+            job_history.exit_text(r),
+            job_history.date_text(r.submit_time),
+            job_history.date_text(r.start_time),
+            job_history.date_text(r.end_time),
             r.nodes,
             r.partition,
         ]
@@ -56,14 +56,14 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
     if found.checkpoints:
         events = [
             [
-                rules.date_text(e.event.time),
+                job_history.date_text(e.event.time),
                 str(e.step_id),
                 e.event.operation,
                 e.event.cause or "-",
                 e.event.by,
                 _auto_result(e.event) or result,
             ]
-            for e, result in rules.checkpoint_results(found.checkpoints)
+            for e, result in job_history.checkpoint_results(found.checkpoints)
         ]
         text += "\n\n" + output.render_table(EVENT_HEADER, events, noheader=noheader)
     if found.truncated:
@@ -73,7 +73,7 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
 
 def _auto_result(event: CheckpointEvent) -> str:
     """An ``auto`` line's RESULT: the policy it set ("" for any other line, whose RESULT
-    is whether its checkpoint completed: ``rules.checkpoint_results``)."""
+    is whether its checkpoint completed: ``backend/history.checkpoint_results``)."""
     if event.operation == "auto" and not event.code:
         return event.message or "changed"
     return ""
@@ -84,10 +84,10 @@ def render_json(found: JobHistory) -> dict[str, Any]:
     checkpoint events and the bounds the query ran with."""
     data: dict[str, Any] = output.to_jsonable(found)
     for record, shown in zip(data["records"], found.records, strict=True):
-        record["state_text"] = rules.state_text(shown)
-        record["exit_text"] = rules.exit_text(shown)
-        record["id"] = rules.record_id(shown)  # sacct's JobID: 123 or 7_3
-    results = {id(e): result for e, result in rules.checkpoint_results(found.checkpoints)}
+        record["state_text"] = job_history.state_text(shown)
+        record["exit_text"] = job_history.exit_text(shown)
+        record["id"] = job_history.record_id(shown)  # sacct's JobID: 123 or 7_3
+    results = {id(e): result for e, result in job_history.checkpoint_results(found.checkpoints)}
     for event, shown_event in zip(data["checkpoints"], found.checkpoints, strict=True):
         # the table's RESULT; a done merged into its request has its own outcome
         done = progress.failed(shown_event.event.code) if shown_event.event.code else None

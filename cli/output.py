@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -19,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from sckpt.backend import progress
+from sckpt.backend.control_chars import escape_controls
 from sckpt.backend.errors import SckptError, identify
 from sckpt.backend.model import (
     AbleResult,
@@ -33,8 +33,6 @@ from sckpt.backend.model import (
     StepView,
 )
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
 
 def clean(text: object) -> str:
     """Text safe to print on a terminal: control characters become visible escapes.
@@ -43,7 +41,7 @@ def clean(text: object) -> str:
     ``surrogateescape`` (non-UTF-8 bytes) print their bytes as ``\\xNN`` instead of failing.
     """
     value = str(text)
-    value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    value = escape_controls(value)
     if any("\udc80" <= ch <= "\udcff" for ch in value):
         value = "".join(
             f"\\x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else ch for ch in value

@@ -597,6 +597,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "history",
                     "audit",
                     "gc_pause",
+                    "control_chars",
                 )
             ),
         ),
@@ -624,6 +625,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sckpt.backend.readonly",
             "sckpt.backend.job_output",
             "sckpt.backend.doctor",
+            "sckpt.backend.each_target",
         ),
     ),
     (

@@ -136,8 +136,8 @@ def test_operations_without_a_scontrol_name_are_not_in_the_historical_form() -> 
 
 
 def test_console_binds_the_tables_keys_to_its_operations() -> None:
-    from sckpt.tui.dialogs.form import ActionParams
     from sckpt.tui.keys import ACTION_KEYS
+    from sckpt.tui.params import ActionParams
     from sckpt.tui.screens.base import TargetScreen
     from textual.binding import Binding
 

@@ -5,11 +5,11 @@ thread.  As harlequin runs a query in a worker and posts what came back, each ca
 runs in a thread worker of the app and posts the facade's answer, raw, as a Message
 (``messages.py``): ``ActionDone`` and ``CheckAnswered`` to the app, which says what came
 of them (``reports.py``); the data the screens show (a step's extras, accounting's
-finished jobs and history) to every screen through ``broadcast``.  No text for the
-operator is made here.
+finished jobs and history) to every screen through ``broadcast``; a read of a job's
+output file to the output screen that asked.  No text for the operator is made here.
 
 Called by the app (``SckptApp.run_operation`` and the loaders the screens ask for through
-``context.Console``); calls the facade.
+``context.ScreenContext``); calls the facade.
 """
 
 from __future__ import annotations
@@ -19,22 +19,25 @@ from functools import partial
 from typing import Any
 
 from sckpt.backend import history, operations
+from sckpt.backend.each_target import OneByOne
 from sckpt.backend.errors import AccountingUnavailable, SckptError, SlurmError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import AbleResult, CheckpointError, StepId
 from textual.app import App
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.worker import Worker
 
-from .dialogs.form import ActionParams
 from .messages import (
     ActionDone,
-    Answer,
     CheckAnswered,
     ExtrasLoaded,
     FinishedLoaded,
     HistoryLoaded,
+    OutputLoaded,
+    OutputRequest,
 )
+from .params import ActionParams
 
 Broadcast = Callable[[Callable[[], Message]], None]
 """Posts a message made by its argument to every screen (``SckptApp.broadcast``)."""
@@ -70,7 +73,8 @@ class ActionRunner:
         several: bool,
     ) -> Worker[None]:
         """Run ``operation`` on each of ``targets``, one facade call each (each refused or
-        audited on its own), and post every answer in one ``ActionDone``.
+        audited on its own: ``each_target.OneByOne``), and post every answer in one
+        ``ActionDone``.
 
         ``Facade.act`` takes the operation's name and its ``arguments``
         (``backend/operations.py``), which the form's ``params`` hold.  The reading
@@ -81,13 +85,7 @@ class ActionRunner:
         def run() -> None:
             op = operations.operation(operation)
             values = params.values_for(op) if params is not None else {}
-            answers: list[Answer] = []
-            for target in chosen:
-                try:
-                    result = self.facade.act(operation, target, **values)
-                    answers.append(Answer(target, result=result))
-                except SckptError as exc:
-                    answers.append(Answer(target, error=exc))
+            answers = OneByOne(self.facade, op, values).each(chosen)
             self.app.post_message(ActionDone(operation, tuple(answers), params, several))
 
         name = "run_operation_many" if several else "run_operation"
@@ -168,3 +166,21 @@ class ActionRunner:
             self._to_screens(partial(HistoryLoaded, job_id, found))
 
         return self._thread(run, "load_job_history", "history")
+
+    def load_output(self, request: OutputRequest, reply_to: MessagePump) -> Worker[None]:
+        """A read of a job's output file (``o``), answered to ``reply_to`` (the output
+        screen) by ``OutputLoaded``: the paths when not known yet or the state is to be
+        asked again, then the bytes (the file may sit on a slow network file system)."""
+
+        def run() -> None:
+            stdio = request.stdio
+            try:
+                if stdio is None or request.ask_state:
+                    stdio = self.facade.job_stdio(request.job)
+            except SckptError as exc:
+                reply_to.post_message(OutputLoaded(request, None, None, str(exc)))
+                return
+            read = self.facade.read_output(stdio, request.stream, request.offset)
+            reply_to.post_message(OutputLoaded(request, stdio, read))
+
+        return self._thread(run, "load_output", "output")

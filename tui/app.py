@@ -5,7 +5,7 @@ outage probe, the watchdog, the job data) and the action runner (``actions.Actio
 the facade's calls in thread workers); the screens own their widgets.  What the pipeline
 and the workers learn reaches the screens as Messages (``tui/messages.py``) that the app
 posts to every screen on its stack (``broadcast``); the screens read the job data through
-the small interface they import (``context.Console``), never through this module, so app
+the small interface they import (``context.ScreenContext``), never through this module, so app
 and screens do not import each other in a cycle.
 
 An action's answer comes back to the app as a Message (``ActionDone``); what it came to
@@ -33,6 +33,7 @@ from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.worker import Worker, WorkerState
 
 from sckpt.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
@@ -42,7 +43,6 @@ from .actions import ActionRunner
 from .commands import ActionsProvider
 from .console_text import printable
 from .dialogs.confirm import Confirm
-from .dialogs.form import ActionParams
 from .dialogs.help import plain_help, screen_help
 from .keys import GLOBAL_KEYS, bindings, keymap
 from .messages import (
@@ -52,9 +52,11 @@ from .messages import (
     DataReady,
     Freshness,
     FreshnessChanged,
+    OutputRequest,
 )
 from .multi_target import summary
 from .outcomes import Outcomes, Shown
+from .params import ActionParams
 from .refresh import JobKey, Planner, RefreshPipeline, Timers, target_key
 from .screens.base import TargetScreen, in_mode
 from .screens.console import ConsoleScreen
@@ -174,7 +176,7 @@ class SckptApp(App[int]):
             )
 
     # ------------------------------------------------------------------ data access
-    # What screens read (``context.Console``): the pipeline's latest data.
+    # What screens read (``context.ScreenContext``): the pipeline's latest data.
 
     @property
     def info(self) -> ClusterInfo:
@@ -349,6 +351,10 @@ class SckptApp(App[int]):
     def load_job_history(self, job_id: int) -> object:
         """A job's records from accounting; answered by ``HistoryLoaded``."""
         return self.actions.load_job_history(job_id)
+
+    def load_output(self, request: OutputRequest, reply_to: MessagePump) -> object:
+        """A read of a job's output file; answered to ``reply_to`` by ``OutputLoaded``."""
+        return self.actions.load_output(request, reply_to)
 
     def on_action_done(self, done: ActionDone) -> None:
         """Say what an action came to (refused, or requested), follow the checkpoints it

@@ -12,7 +12,7 @@ from typing import cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from .context import Console
+from .context import ScreenContext
 from .keys import ACTION_KEYS, CONSOLE_KEYS, STEP_KEYS, KeySpec
 
 
@@ -20,7 +20,7 @@ class ActionsProvider(Provider):
     """Create, vacate, restart, enable, disable, check, filter, sort, toggles."""
 
     def _specs(self) -> list[KeySpec]:
-        app = cast(Console, self.app)
+        app = cast(ScreenContext, self.app)
         screen_id = self.screen.id
         specs: list[KeySpec] = list(ACTION_KEYS)
         if screen_id == "console":

@@ -11,7 +11,6 @@ cannot drive the terminal.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,6 +18,7 @@ from dataclasses import dataclass, replace
 from rich.text import Text
 from sckpt.backend import progress
 from sckpt.backend.columns import LAYOUTS, STEP_COLUMN_KEYS
+from sckpt.backend.control_chars import escape_controls
 from sckpt.backend.filters import FILTER_FIELDS as FILTER_FIELDS  # re-exported
 from sckpt.backend.filters import Filter as Filter  # re-exported
 from sckpt.backend.filters import matches as match_filter
@@ -35,12 +35,10 @@ from sckpt.backend.model import (
     job_order,
 )
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
 
 def printable(value: str) -> str:
     """``value`` with every C0/C1 control character replaced by its ``\\xNN`` escape."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    return escape_controls(value)
 
 
 def literal(value: object, style: str = "") -> Text:

@@ -4,7 +4,8 @@ Screens and the palette's provider (``commands.py``) ask the app through this pr
 rather than import the app, which imports them: no cycle, and no reaching into each
 other.  This protocol is the whole interface they need; the app implements it, and
 ``TargetScreen.sckpt`` returns the app typed as it.  What flows the other way (new data,
-freshness, answers) arrives as Messages (``tui/messages.py``).
+freshness, answers) arrives as Messages (``tui/messages.py``).  It is not called
+``Console``: ``app.console`` is Rich's console, a different thing.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from typing import Protocol
 from sckpt.backend.config import Settings
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
+from textual.message_pump import MessagePump
 
-from .dialogs.form import ActionParams
-from .messages import Freshness
+from .messages import Freshness, OutputRequest
 from .outcomes import Shown
+from .params import ActionParams
 
 
-class Console(Protocol):
+class ScreenContext(Protocol):
     """The app as its screens see it."""
 
     settings: Settings
@@ -75,3 +77,6 @@ class Console(Protocol):
 
     def load_job_history(self, job_id: int) -> object:
         """Ask accounting for a job's records; answered by ``HistoryLoaded``."""
+
+    def load_output(self, request: OutputRequest, reply_to: MessagePump) -> object:
+        """Read a job's output file; answered to ``reply_to`` by ``OutputLoaded``."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from sckpt.backend.keymap import (
     ACTION_DEFAULTS,
+    ACTIONS,
     CONSOLE_DEFAULTS,
     GLOBAL_DEFAULTS,
     STEP_DEFAULTS,
@@ -215,12 +216,9 @@ def hide_mutating(binding: Binding) -> Binding:
 
 
 def keymap(keys: Mapping[str, str]) -> dict[str, str]:
-    """The config file's ``[keys]`` table as a Textual keymap (unknown action names ignored)."""
-    known = {s.id for s in (*ACTION_KEYS, *CONSOLE_KEYS, *STEP_KEYS, *GLOBAL_KEYS)}
-    return {action: key for action, key in keys.items() if action in known}
+    """The config file's ``[keys]`` table as a Textual keymap.
 
-
-def unknown_key_actions(keys: Mapping[str, str]) -> list[str]:
-    """Action names in ``[keys]`` that the console does not know (to warn about once)."""
-    known = {s.id for s in (*ACTION_KEYS, *CONSOLE_KEYS, *STEP_KEYS, *GLOBAL_KEYS)}
-    return sorted(set(keys) - known)
+    Which action names exist is the backend's one list, ``keymap.ACTIONS``: the config's
+    check refuses any other name, and one in a ``Settings`` built by hand is left out here
+    rather than bound to nothing."""
+    return {action: key for action, key in keys.items() if action in ACTIONS}

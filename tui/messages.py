@@ -13,20 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sckpt.backend.each_target import Answer
 from sckpt.backend.errors import SckptError
+from sckpt.backend.job_output import OutputRead
 from sckpt.backend.model import (
     AbleResult,
-    ActionResult,
     CheckpointError,
     ClusterFreshness,
     ClusterInfo,
     JobHistory,
+    JobStdio,
     JobView,
     StepId,
 )
 from textual.message import Message
 
-from .dialogs.form import ActionParams
+from .params import ActionParams
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +75,6 @@ class InfoChanged(Message):
         self.info = info
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What the facade answered for one target of an action: its result, or why not."""
-
-    target: StepId
-    result: ActionResult | None = None
-    error: SckptError | None = None
-
-
 class ActionDone(Message, bubble=False):
     """An operation ran (``ActionRunner.act``): each target's answer, in order.
 
@@ -121,20 +114,11 @@ class CheckAnswered(Message, bubble=False):
         self.error = error
 
 
-class CheckDone(Message):
-    """``x`` asked able and error again for one row: the answers, for the screens to show
-    on it (Slurm's refusal of able, or ``able``; the step's last error)."""
-
-    def __init__(
-        self,
-        target: StepId,
-        able: AbleResult | SckptError,
-        error: CheckpointError | SckptError | None,
-    ) -> None:
-        super().__init__()
-        self.target = target
-        self.able = able
-        self.error = error
+class CheckDone(CheckAnswered, bubble=True):
+    """``x`` asked able and error again for one row: the same answers, which the app
+    passes on for the screens to show on it (Slurm's refusal of able, or ``able``; the
+    step's last error).  Its own class, so that a screen's handler (``on_check_done``)
+    never sees the app's message and the app's never sees this one."""
 
 
 class ExtrasLoaded(Message):
@@ -164,3 +148,38 @@ class HistoryLoaded(Message):
         self.job_id = job_id
         self.history = history
         self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRequest:
+    """One read of a job's output file for the output screen (``o``)."""
+
+    job: StepId
+    stdio: JobStdio | None
+    """Where the job's files are, as last asked; None: ask the controller first."""
+    stream: str
+    """``stdout`` or ``stderr``."""
+    offset: int | None
+    """Where the read starts; None: the file's tail."""
+    fresh: bool
+    """The view starts over with this read (the first one, or the other stream)."""
+    ask_state: bool
+    """Ask the controller for the job's state (and paths) again before reading."""
+
+
+class OutputLoaded(Message, bubble=False):
+    """What a read of ``request`` found (``ActionRunner.load_output``): the paths and the
+    bytes, or why the controller could not say where the files are (``failure``)."""
+
+    def __init__(
+        self,
+        request: OutputRequest,
+        stdio: JobStdio | None,
+        read: OutputRead | None,
+        failure: str = "",
+    ) -> None:
+        super().__init__()
+        self.request = request
+        self.stdio = stdio
+        self.read = read
+        self.failure = failure

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from sckpt.backend import operations, progress, rules
+from sckpt.backend.each_target import Answer, NotAttempted
 from sckpt.backend.errors import (
     AccessDenied,
     ControllerUnreachable,
@@ -22,6 +23,7 @@ from sckpt.backend.errors import (
 )
 from sckpt.backend.model import (
     AbleResult,
+    ActionResult,
     CheckpointError,
     JobState,
     JobView,
@@ -30,7 +32,6 @@ from sckpt.backend.model import (
 )
 
 from .console_text import clock_time, literal, printable
-from .messages import Answer
 from .multi_target import Outcome
 
 
@@ -55,8 +56,11 @@ def refusal_message(operation: str, target: StepId, exc: SckptError) -> tuple[st
     """``("refused" | "failed", the sentence)`` for an action Slurm or sckpt did not do.
 
     A controller that did not answer refused nothing: the action failed (perhaps half-way;
-    the error's hint then says what was done), so it is not called refused.
+    the error's hint then says what was done), so it is not called refused; nor is a
+    target that was not asked at all (``NotAttempted``), whose words say so themselves.
     """
+    if isinstance(exc, NotAttempted):
+        return "not attempted", f"{operation} {target}: {exc}"
     verb = "failed" if isinstance(exc, ControllerUnreachable) else "refused"
     if isinstance(exc, SlurmError):
         message = f"{operation} {target} {verb}: {exc.name} ({exc.code}): {exc.message}"
@@ -105,7 +109,7 @@ def foreseen_refusal(
 
 def requested(operation: str, answer: Answer) -> str:
     """``create 12.0: requested`` and Slurm's detail, for one target that was accepted."""
-    assert answer.result is not None
+    assert isinstance(answer.result, ActionResult)  # the console's operations all act
     detail = answer.result.detail
     if detail.startswith(WAITED_COMPLETED):  # the engine waited: not only "requested"
         rest = printable(detail[len(WAITED_COMPLETED) :])
@@ -141,7 +145,7 @@ def outcome(operation: str, answer: Answer) -> Outcome:
         return Outcome(
             answer.target, False, refusal_message(operation, answer.target, answer.error)[1]
         )
-    assert answer.result is not None
+    assert isinstance(answer.result, ActionResult)  # the console's operations all act
     detail = f": {answer.result.detail}" if answer.result.detail else ""
     return Outcome(answer.target, True, f"{progress.REQUESTED}{detail}")
 

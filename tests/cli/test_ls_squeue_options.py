@@ -211,7 +211,7 @@ def test_iterate_lists_again_under_the_date_until_interrupted(
     cli_env: CliEnv, cluster: SimulatedCluster
 ) -> None:
     """``ls -i SECONDS`` as squeue --iterate: the date (ctime), the listing, again."""
-    from sckpt.cli.runtime import WaitTiming
+    from sckpt.cli import WaitTiming
 
     run, _pend = _two(cluster)
     slept: list[float] = []

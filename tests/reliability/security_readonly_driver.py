@@ -25,8 +25,8 @@ from sckpt.backend.config import Settings
 from sckpt.backend.facade import open_facade
 from sckpt.backend.model import StepId
 from sckpt.tui.app import SckptApp, build_app
-from sckpt.tui.dialogs.form import ActionParams
 from sckpt.tui.keys import ACTION_KEYS, CONSOLE_KEYS, GLOBAL_KEYS, STEP_KEYS
+from sckpt.tui.params import ActionParams
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 

@@ -81,9 +81,9 @@ def test_not_supported_says_it_once() -> None:
 
 def test_the_toast_of_a_checkpoint_the_engine_waited_for_says_completed() -> None:
     """It read "create 7.0: requested: checkpoint completed after 2.0s; ..."."""
+    from sckpt.backend.each_target import Answer
     from sckpt.backend.model import ActionResult, StepId
     from sckpt.tui import reports
-    from sckpt.tui.messages import Answer
 
     waited = ActionResult(StepId(7, 0), "create", detail="checkpoint completed after 2.0s")
     assert reports.requested("create", Answer(StepId(7, 0), waited)) == (

@@ -9,9 +9,11 @@ clears the marks.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sckpt.backend.model import JobState, StepId
+from sckpt.backend.engines.base import Engine
+from sckpt.backend.errors import ControllerUnreachable
+from sckpt.backend.model import ActionResult, JobState, StepId
 from sckpt.tui.dialogs.confirm import Confirm
 
 from .conftest import notifications, run_test, screen_text, settle, submit_mine
@@ -27,6 +29,18 @@ async def _mark_jobs(pilot: Any, name: str) -> list[StepId]:
     await pilot.press("space", "down", "space")
     await pilot.pause()
     return [StepId(int(key)) for key in con.jobs_table.row_keys_in_order[:2]]
+
+
+async def _hold_marked(pilot: Any, name: str, answer: str) -> list[StepId]:
+    """Mark the first two rows of ``name`` (``_mark_jobs``), press H, answer the question
+    (``y`` or ``n``), and wait for what that does."""
+    await settle(pilot)
+    marked = await _mark_jobs(pilot, name)
+    await pilot.press("H")
+    await pilot.pause()
+    await pilot.press(answer)
+    await settle(pilot)
+    return marked
 
 
 def _row_of(text: str, job: StepId) -> str:
@@ -74,12 +88,7 @@ async def test_each_target_reports_its_own_refusal(console: Any) -> None:
     mine = submit_mine(c.cluster, name="mixed-mine", n_steps=1)
     bobs = c.cluster.control.submit("bob", name="mixed-bob", state=JobState.RUNNING).job_id
     async with run_test(c.app, size=(160, 50)) as pilot:
-        await settle(pilot)
-        await _mark_jobs(pilot, "mixed")
-        await pilot.press("H")
-        await pilot.pause()
-        await pilot.press("y")
-        await settle(pilot)
+        await _hold_marked(pilot, "mixed", "y")
         jobs = {v.job.job_id: v.job for v in c.facade.snapshot().jobs}
         assert jobs[mine].held and not jobs[bobs].held
         said = "\n".join(notifications(c.app))
@@ -94,12 +103,7 @@ async def test_no_keeps_the_marks_and_escape_clears_them(console: Any) -> None:
     submit_mine(c.cluster, name="keep-a", n_steps=1)
     submit_mine(c.cluster, name="keep-b", n_steps=1)
     async with run_test(c.app, size=(80, 24)) as pilot:
-        await settle(pilot)
-        marked = await _mark_jobs(pilot, "keep")
-        await pilot.press("H")
-        await pilot.pause()
-        await pilot.press("n")
-        await settle(pilot)
+        marked = await _hold_marked(pilot, "keep", "n")
         assert list(console_of(pilot).marks) == marked
         assert audit_lines(c) == []
         await pilot.press("space")  # unmark the row under the cursor
@@ -155,3 +159,35 @@ async def test_marked_steps_take_a_checkpoint_action(console: Any) -> None:
             for s in v.steps
         }
         assert [steps[k] for k in numbered] == ["disabled", "disabled"]
+
+
+async def test_after_slurm_does_not_answer_the_later_marked_targets_are_not_asked(
+    console: Any,
+) -> None:
+    """As the command line does (``each_target.OneByOne``): the controller does not answer
+    the first hold, so the second target is reported not attempted, never asked."""
+    c = console()
+    first = submit_mine(c.cluster, name="mute-a", n_steps=1)
+    second = submit_mine(c.cluster, name="mute-b", n_steps=1)
+    asked: list[int] = []
+
+    class SilentOnHold:
+        def __init__(self, inner: Engine) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        def hold(self, target: StepId) -> ActionResult:
+            asked.append(target.job_id)
+            raise ControllerUnreachable(hint="slurmctld did not answer (test)")
+
+    c.facade.wrap_engine(lambda inner: cast(Engine, SilentOnHold(inner)))
+    async with run_test(c.app, size=(160, 50)) as pilot:
+        marked = await _hold_marked(pilot, "mute-", "y")
+        assert asked == [marked[0].job_id]
+        said = "\n".join(notifications(c.app))
+        assert "hold on 2 targets: 0 requested, 2 refused or failed" in said
+        assert f"FAIL {marked[1]}: hold {marked[1]}: not attempted: Slurm did not answer" in said
+        jobs = {v.job.job_id: v.job for v in c.facade.snapshot().jobs}
+        assert not jobs[first].held and not jobs[second].held

@@ -7,9 +7,6 @@ explained in the dialog and never reaches Slurm.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from sckpt.backend import operations
 from sckpt.backend.arguments import validate_image_dir, validate_max_wait
 from sckpt.backend.errors import UsageError
@@ -21,29 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from ..console_text import literal
-
-
-@dataclass(frozen=True, slots=True)
-class ActionParams:
-    """What the operator filled in: every argument the console's operations take."""
-
-    max_wait: int | None
-    image_dir: str | None
-    stick: bool = False
-    force: bool = False
-    """Vacate even where tasks have no image: set only by the second confirmation."""
-    signal: int | None = None
-    """cancel's signal: the console sends none (scancel's default, end it); a script
-    wanting one uses ``sckpt cancel --signal``."""
-    every: int | None = None
-    before_end: int | None = None
-    off: bool = False
-    """``auto``'s: the interval (``arguments.EVERY_AUTO`` for auto) and the time before
-    the job's end, None leaving each as it is, or off (``policy_form.PolicyForm``)."""
-
-    def values_for(self, op: operations.Operation) -> dict[str, Any]:
-        """The facade's keyword arguments for ``op``: those of its ``arguments`` held here."""
-        return {name: getattr(self, name) for name in op.arguments}
+from ..params import ActionParams
 
 
 class ParamsForm(ModalScreen[ActionParams | None]):

@@ -18,7 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from ..console_text import literal
-from .form import ActionParams, ParamsForm
+from ..params import ActionParams
+from .form import ParamsForm
 
 
 class PolicyForm(ParamsForm):

@@ -29,13 +29,14 @@ from textual.screen import ModalScreen, Screen
 
 from .. import multi_target, reports
 from ..console_text import literal, printable
-from ..context import Console
+from ..context import ScreenContext
 from ..dialogs.confirm import Confirm
-from ..dialogs.form import ActionForm, ActionParams
+from ..dialogs.form import ActionForm
 from ..dialogs.help import ACTIONS, Sections
 from ..dialogs.policy_form import PolicyForm
 from ..keys import ACTION_KEYS, bindings, hide_mutating
 from ..messages import FreshnessChanged, InfoChanged
+from ..params import ActionParams
 from ..widgets.header import StatusHeader
 
 
@@ -51,9 +52,9 @@ class TargetScreen(Screen[None]):
     """The sections of ``?``'s help on this screen (``dialogs/help.py`` assembles it)."""
 
     @property
-    def sckpt(self) -> Console:
-        """The app, as screens see it (``context.Console``)."""
-        return cast(Console, self.app)
+    def sckpt(self) -> ScreenContext:
+        """The app, as screens see it (``context.ScreenContext``)."""
+        return cast(ScreenContext, self.app)
 
     def on_mount(self) -> None:
         """Headers show the freshness the app already knows, and tick every second."""

@@ -3,8 +3,9 @@
 Like turm's output view, over SSH at 80x24: two title lines (which job, which stream, its
 state; the path, or why it cannot be shown) above a ``Log`` of at most ``MAX_LINES`` lines,
 and the footer.  The file is read by the backend (``backend/job_output.py``: at most the
-last 64 KiB, then what is appended), in a worker thread, since the path comes from the
-controller and the file may sit on a slow network file system.  Following polls once a
+last 64 KiB, then what is appended), in a worker thread of the app's action runner
+(``ActionRunner.load_output``, answered by ``OutputLoaded``), since the path comes from
+the controller and the file may sit on a slow network file system.  Following polls once a
 second and asks the controller for the job's state every few polls; when the job has ended
 the last bytes are read and polling stops.
 
@@ -15,22 +16,21 @@ carriage return starts a new line.
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar, cast
 
 from rich.text import Text
-from sckpt.backend.errors import SckptError
+from sckpt.backend.control_chars import escape_controls
 from sckpt.backend.job_output import OutputRead
 from sckpt.backend.model import JobStdio, StepId
-from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Log, Static
 
 from ..console_text import printable
-from ..context import Console
+from ..context import ScreenContext
 from ..dialogs.help import Sections
 from ..keys import GLOBAL_KEYS, OUTPUT_KEYS, bindings
+from ..messages import OutputLoaded, OutputRequest
 from ..widgets.key_footer import KeyFooter
 
 POLL = 1.0
@@ -40,14 +40,12 @@ STATE_EVERY = 5
 MAX_LINES = 5_000
 """Lines kept in the view: a job writing fast must not grow the console without bound."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def shown_text(data: bytes) -> str:
     """The bytes as the view shows them: UTF-8 (bad bytes replaced), ``\\r`` as a new line,
     other control characters (not newline, not tab) as ``\\xNN``."""
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return escape_controls(text, keep_layout=True)
 
 
 class OutputScreen(Screen[None]):
@@ -92,8 +90,8 @@ class OutputScreen(Screen[None]):
         self._busy = False
 
     @property
-    def sckpt(self) -> Console:
-        return cast(Console, self.app)
+    def sckpt(self) -> ScreenContext:
+        return cast(ScreenContext, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="output-title", markup=False)
@@ -110,30 +108,21 @@ class OutputScreen(Screen[None]):
     # ------------------------------------------------------------------ reading
 
     def _start(self, *, fresh: bool, ask_state: bool = False) -> None:
+        """Ask for one read, off the UI thread (the app's action runner), unless one is
+        under way: the paths (first time, and for the state), then the bytes."""
         if self._busy:
             return
         self._busy = True
-        self._read(self.stdio, self.stream, None if fresh else self.read_offset, fresh, ask_state)
+        offset = None if fresh else self.read_offset
+        request = OutputRequest(self.job, self.stdio, self.stream, offset, fresh, ask_state)
+        self.sckpt.load_output(request, self)
 
-    @work(thread=True, exit_on_error=False, group="output")
-    def _read(
-        self,
-        stdio: JobStdio | None,
-        stream: str,
-        offset: int | None,
-        fresh: bool,
-        ask_state: bool,
-    ) -> None:
-        """Off the UI thread: the paths (first time, and for the state), then the bytes."""
-        facade = self.sckpt.facade
-        try:
-            if stdio is None or ask_state:
-                stdio = facade.job_stdio(self.job)
-        except SckptError as exc:
-            self.app.call_from_thread(self.show_failure, str(exc))
-            return
-        read = facade.read_output(stdio, stream, offset)
-        self.app.call_from_thread(self.show_read, stdio, stream, read, fresh)
+    def on_output_loaded(self, loaded: OutputLoaded) -> None:
+        """A read's answer (``ActionRunner.load_output``)."""
+        if loaded.stdio is None or loaded.read is None:
+            self.show_failure(loaded.failure)
+        else:
+            self.show_read(loaded.stdio, loaded.request.stream, loaded.read, loaded.request.fresh)
 
     def _gone(self) -> bool:
         """The operator left the screen while a read was under way: drop its answer."""

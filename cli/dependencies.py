@@ -1,6 +1,6 @@
 """What the command line reaches beyond itself, passed in rather than imported where used.
 
-``main`` builds one ``Runtime`` from its keyword arguments: by default the real facade
+``main`` builds one ``Dependencies`` from its keyword arguments: by default the real facade
 (``open_facade``), the Textual console, the terminal check, the job-side wrapper, this
 machine's doctor and the wall clock; a test passes its own (a facade on a simulated cluster,
 a console stub, a sleep that raises ``KeyboardInterrupt``) instead of patching a module.
@@ -89,7 +89,7 @@ class WaitTiming:
 
 
 @dataclass(frozen=True)
-class Runtime:
+class Dependencies:
     """Everything a command reaches outside the command line, one field each."""
 
     facade_factory: FacadeFactory = open_facade
