@@ -20,6 +20,8 @@ from .libslurm import find_config_source, get_binding, shim_build
 if TYPE_CHECKING:
     from .config import Settings
     from .facade import Facade
+    from .libslurm.binding import Binding
+    from .libslurm.shim_build import BuildPlan
 
 EXIT_USABLE = 0
 EXIT_UNUSABLE = 2
@@ -139,12 +141,27 @@ def mana_check(cache: str | None = None) -> DoctorCheck:
 def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
     """Check headers, library, shim, configuration and controller; never raises.
 
-    ``dmtcp_dir`` is the config's DMTCP prefix (None: the usual search)."""
+    ``dmtcp_dir`` is the config's DMTCP prefix (None: the usual search).  Each step below
+    appends its lines to ``checks`` and what it learnt to ``facts`` (the report's fields),
+    in the order the report prints them."""
     checks: list[DoctorCheck] = []
     facts: dict[str, object] = {}
+    plan = _library_checks(checks, facts)
+    _configuration_check(checks, facts)
+    binding = _shim_check(plan, checks, facts)
+    if binding is not None:
+        _controller_checks(binding, checks, facts)
+        checks.append(_checkpoint_api_check(binding, facts))
+    checks.append(dmtcp_check(dmtcp_dir))
+    checks.extend((mpi_check(), mana_check()))
+    usable = binding is not None and bool(facts.get("controller_reachable"))
+    report = DoctorReport(usable=usable, checks=tuple(checks), **facts)  # type: ignore[arg-type]
+    return report, EXIT_USABLE if usable else EXIT_UNUSABLE
 
-    # 1. Headers and library (no compiling yet).
-    plan = None
+
+def _library_checks(checks: list[DoctorCheck], facts: dict[str, object]) -> BuildPlan | None:
+    """1. Headers and library (no compiling yet); the shim's build plan, None without one."""
+    plan: BuildPlan | None = None
     try:
         plan = shim_build.plan()
         facts["headers"] = f"{plan.include_dir}/slurm (Slurm {plan.version_text})"
@@ -178,8 +195,11 @@ def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
             checks.append(DoctorCheck("libslurm", False, exc.message, exc.hint))
     except SckptError as exc:
         checks.append(DoctorCheck("headers/libslurm", False, exc.message, exc.hint))
+    return plan
 
-    # 2. Configuration source (before slurm_init, which would exit without one).
+
+def _configuration_check(checks: list[DoctorCheck], facts: dict[str, object]) -> None:
+    """2. Configuration source (before slurm_init, which would exit without one)."""
     try:
         source = find_config_source()
         facts["config_source"] = str(source)
@@ -187,8 +207,12 @@ def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
     except SckptError as exc:
         checks.append(DoctorCheck("configuration", False, exc.message, exc.hint))
 
-    # 3. Shim build and load (builds now when missing), then the controller.
-    binding = None
+
+def _shim_check(
+    plan: BuildPlan | None, checks: list[DoctorCheck], facts: dict[str, object]
+) -> Binding | None:
+    """3. Shim build and load (builds now when missing): the binding, None when not loaded."""
+    binding: Binding | None = None
     if plan is not None and facts.get("config_source"):
         was_cached = plan.meta_path.is_file()
         try:
@@ -211,67 +235,68 @@ def run_doctor(dmtcp_dir: str | None = None) -> tuple[DoctorReport, int]:
                 informational=True,
             )
         )
+    return binding
 
-    if binding is not None:
-        try:
-            start = time.perf_counter()
-            conf = binding.ctl_conf()
-            rtt = (time.perf_counter() - start) * 1000
-            facts.update(
-                controller_reachable=True,
-                round_trip_ms=round(rtt, 2),
-                controller_version=conf.version,
-                cluster_name=conf.cluster_name,
-                switch_type=conf.switch_type,
-                proctrack_type=conf.proctrack_type,
-            )
-            checks.append(
-                DoctorCheck(
-                    "controller",
-                    True,
-                    f"{conf.control_host}:{conf.slurmctld_port} answered in {rtt:.1f} ms "
-                    f"(cluster {conf.cluster_name}, slurmctld {conf.version})",
-                )
-            )
-            checks.append(
-                DoctorCheck(
-                    "plugins",
-                    True,
-                    f"switch {conf.switch_type or '-'}, proctrack {conf.proctrack_type or '-'}",
-                    informational=True,
-                )
-            )
-        except SckptError as exc:
-            # An authentication failure never reached slurmctld: the fix is munge, not it.
-            auth = getattr(exc, "name", "") == "SLURM_PROTOCOL_AUTHENTICATION_ERROR"
-            fix = (
-                "start munged (its socket is AuthInfo=socket=... in slurm.conf)"
-                if auth
-                else "start slurmctld or check SlurmctldHost/Port in the configuration"
-            )
-            checks.append(DoctorCheck("controller", False, str(exc), fix))
-        if facts.get("controller_reachable"):
-            checks.append(_accounting_check(binding, facts))
-        symbols = binding.checkpoint_symbols()
-        found = tuple(name for name, present in symbols.items() if present)
-        facts["checkpoint_symbols"] = found
-        facts["checkpoint_api"] = len(found) == len(symbols)
-        if facts["checkpoint_api"]:
-            detail = (
-                f"present (all {len(symbols)} slurm_checkpoint_* calls): "
-                'engine = "auto" chooses the native engine'
-            )
-        elif found:
-            detail = f"partial ({', '.join(found)}): the cooperative engine will be used"
-        else:
-            detail = "absent (removed in Slurm 20.02): the cooperative engine will be used"
-        checks.append(DoctorCheck("checkpoint API", True, detail, informational=True))
 
-    checks.append(dmtcp_check(dmtcp_dir))
-    checks.extend((mpi_check(), mana_check()))
-    usable = binding is not None and bool(facts.get("controller_reachable"))
-    report = DoctorReport(usable=usable, checks=tuple(checks), **facts)  # type: ignore[arg-type]
-    return report, EXIT_USABLE if usable else EXIT_UNUSABLE
+def _controller_checks(binding: Any, checks: list[DoctorCheck], facts: dict[str, object]) -> None:
+    """4. The controller (one timed round trip), its plugins, then accounting when it answered."""
+    try:
+        start = time.perf_counter()
+        conf = binding.ctl_conf()
+        rtt = (time.perf_counter() - start) * 1000
+        facts.update(
+            controller_reachable=True,
+            round_trip_ms=round(rtt, 2),
+            controller_version=conf.version,
+            cluster_name=conf.cluster_name,
+            switch_type=conf.switch_type,
+            proctrack_type=conf.proctrack_type,
+        )
+        checks.append(
+            DoctorCheck(
+                "controller",
+                True,
+                f"{conf.control_host}:{conf.slurmctld_port} answered in {rtt:.1f} ms "
+                f"(cluster {conf.cluster_name}, slurmctld {conf.version})",
+            )
+        )
+        checks.append(
+            DoctorCheck(
+                "plugins",
+                True,
+                f"switch {conf.switch_type or '-'}, proctrack {conf.proctrack_type or '-'}",
+                informational=True,
+            )
+        )
+    except SckptError as exc:
+        # An authentication failure never reached slurmctld: the fix is munge, not it.
+        auth = getattr(exc, "name", "") == "SLURM_PROTOCOL_AUTHENTICATION_ERROR"
+        fix = (
+            "start munged (its socket is AuthInfo=socket=... in slurm.conf)"
+            if auth
+            else "start slurmctld or check SlurmctldHost/Port in the configuration"
+        )
+        checks.append(DoctorCheck("controller", False, str(exc), fix))
+    if facts.get("controller_reachable"):
+        checks.append(_accounting_check(binding, facts))
+
+
+def _checkpoint_api_check(binding: Any, facts: dict[str, object]) -> DoctorCheck:
+    """5. Which slurm_checkpoint_* calls libslurm still has: what engine = "auto" picks."""
+    symbols = binding.checkpoint_symbols()
+    found = tuple(name for name, present in symbols.items() if present)
+    facts["checkpoint_symbols"] = found
+    facts["checkpoint_api"] = len(found) == len(symbols)
+    if facts["checkpoint_api"]:
+        detail = (
+            f"present (all {len(symbols)} slurm_checkpoint_* calls): "
+            'engine = "auto" chooses the native engine'
+        )
+    elif found:
+        detail = f"partial ({', '.join(found)}): the cooperative engine will be used"
+    else:
+        detail = "absent (removed in Slurm 20.02): the cooperative engine will be used"
+    return DoctorCheck("checkpoint API", True, detail, informational=True)
 
 
 def run_demo_doctor(facade: Facade, settings: Settings) -> tuple[DoctorReport, int]:

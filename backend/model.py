@@ -407,6 +407,9 @@ class Step:
     run_time: int = 0
     network: str = ""
     """The step's interconnect request (``srun --network``), from the switch plugin's view."""
+    submit_line: str = ""
+    """The srun command line that launched the step (Slurm 21.08 and later; "" before, and
+    for the batch and extern steps): whether it runs ``sckpt run`` whatever srun named it."""
 
 
 class CheckpointKind(enum.StrEnum):

@@ -124,13 +124,17 @@ def not_asked(job: Job) -> CheckpointState:
     )
 
 
+def owner_hint(job: Job, who: str) -> str:
+    """Whose job it is and who else may act on it: the words of every refusal for want of
+    ownership, a checkpoint's (check 2) and job control's (the controller's refusal)."""
+    return f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
+
+
 def check_owner(target: StepId, job: Job, caller: Caller) -> None:
     """Check 2 as its refusal: ESLURM_ACCESS_DENIED naming whose job it is."""
     if not may_act(target, job, caller):
         who = "root or SlurmUser" if is_job_level(target) else "root"
-        raise AccessDenied(
-            hint=f"job {job.job_id} belongs to {job.user}; only its owner or {who} may do this"
-        )
+        raise AccessDenied(hint=owner_hint(job, who))
 
 
 def check_job(

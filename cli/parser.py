@@ -22,7 +22,7 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from sckpt.backend.arguments import MAX_WAIT_LIMIT
 from sckpt.backend.config import ENGINES
@@ -258,131 +258,125 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
 
 
-def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
-    """The option for each operation argument: flag, ``add_argument`` keywords, completion.
+_OPERATION_OPTIONS: dict[Argument, tuple[str, dict[str, Any]]] = {
+    "max_wait": (
+        "--max-wait",
+        {
+            "metavar": "SECONDS",
+            "type": arguments.max_wait,
+            "help": f"seconds the checkpoint may take, 0-{MAX_WAIT_LIMIT} (default: config, 10)",
+        },
+    ),
+    "image_dir": (
+        "--image-dir",
+        {
+            "metavar": "DIR",
+            "type": arguments.image_dir,
+            "help": "absolute directory for the images (default: config, else per step)",
+        },
+    ),
+    "stick": (
+        "--stick",
+        {"action": "store_true", "help": "run again on the nodes it used before"},
+    ),
+    "force": (
+        "--force",
+        {
+            "action": "store_true",
+            "help": "vacate: end the job even where tasks have no image (a failed "
+            "checkpoint, a step not under sckpt run), or one Slurm cannot requeue (no "
+            "batch script: restart cannot bring it back); restart: release it even where "
+            "a task's image is missing; those tasks then start from the beginning",
+        },
+    ),
+    "error_code": (
+        "--error-code",
+        {
+            "metavar": "N",
+            "type": arguments.error_code,
+            "default": 0,
+            "help": "the checkpoint's result code (0 = success; only the highest is kept)",
+        },
+    ),
+    "error_msg": (
+        "--error-msg",
+        {
+            "metavar": "TEXT",
+            "type": arguments.error_msg,
+            "default": "",
+            "help": "the message that goes with the error code",
+        },
+    ),
+    "begin_time": (
+        "--begin-time",
+        {
+            "metavar": "TIME",
+            "type": arguments.begin_time,
+            "default": 0,
+            "help": "when the checkpoint began: now, Unix seconds or YYYY-MM-DDTHH:MM[:SS]",
+        },
+    ),
+    "signal": (
+        "--signal",
+        {
+            "metavar": "NAME|NUM",
+            "type": arguments.signal,
+            "help": "only send this signal (TERM, USR1, 10 ...), as scancel --signal; "
+            "default: end it",
+        },
+    ),
+    "every": (
+        "--every",
+        {
+            "metavar": "DURATION|auto",
+            "type": arguments.every,
+            "help": "checkpoint every DURATION (90s, 30m, 2h; at least 10s), or auto: "
+            "the interval Young and Daly's rule works out from the measured checkpoint "
+            "time and [auto] mtbf (default: unchanged)",
+        },
+    ),
+    "before_end": (
+        "--before-end",
+        {
+            "metavar": "DURATION",
+            "type": arguments.before_end,
+            "help": "checkpoint every task this long before the job's end, then requeue "
+            "it to continue (batch jobs; default: unchanged)",
+        },
+    ),
+    "off": (
+        "--off",
+        {
+            "action": "store_true",
+            "help": "no automatic checkpoints any more (alone: not with --every or "
+            "--before-end); an operator's choice outlives the job's requeues",
+        },
+    ),
+    "nodelist": (
+        "--nodelist",
+        {
+            "metavar": "NODES",
+            "type": arguments.nodelist,
+            "required": True,
+            "help": "the nodes whose tasks should checkpoint (a Slurm host list)",
+        },
+    ),
+}
+"""The option for each operation argument: its flag and ``add_argument`` keywords.
 
-    An operation's subcommand gets the options of its ``arguments`` (``operations.py``), in
-    this order (the one ``--help`` has always shown); each option's ``dest`` is the
-    argument's name, so the parsed values are the facade's keyword arguments as they are.
-    """
+An operation's subcommand gets the options of its ``arguments`` (``operations.py``), in
+this order (the one ``--help`` has always shown); each option's ``dest`` is the
+argument's name, so the parsed values are the facade's keyword arguments as they are."""
+
+
+def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
+    """``_OPERATION_OPTIONS`` with how shtab completes each value (None: not at all)."""
     import shtab
 
+    completions: dict[Argument, object] = {"image_dir": shtab.DIRECTORY}
     return {
-        "max_wait": (
-            "--max-wait",
-            {
-                "metavar": "SECONDS",
-                "type": arguments.max_wait,
-                "help": f"seconds the checkpoint may take, 0-{MAX_WAIT_LIMIT} "
-                "(default: config, 10)",
-            },
-            None,
-        ),
-        "image_dir": (
-            "--image-dir",
-            {
-                "metavar": "DIR",
-                "type": arguments.image_dir,
-                "help": "absolute directory for the images (default: config, else per step)",
-            },
-            shtab.DIRECTORY,
-        ),
-        "stick": (
-            "--stick",
-            {"action": "store_true", "help": "run again on the nodes it used before"},
-            None,
-        ),
-        "force": (
-            "--force",
-            {
-                "action": "store_true",
-                "help": "vacate: end the job even where tasks have no image (a failed "
-                "checkpoint, a step not under sckpt run), or one Slurm cannot requeue (no "
-                "batch script: restart cannot bring it back); restart: release it even where "
-                "a task's image is missing; those tasks then start from the beginning",
-            },
-            None,
-        ),
-        "error_code": (
-            "--error-code",
-            {
-                "metavar": "N",
-                "type": arguments.error_code,
-                "default": 0,
-                "help": "the checkpoint's result code (0 = success; only the highest is kept)",
-            },
-            None,
-        ),
-        "error_msg": (
-            "--error-msg",
-            {
-                "metavar": "TEXT",
-                "type": arguments.error_msg,
-                "default": "",
-                "help": "the message that goes with the error code",
-            },
-            None,
-        ),
-        "begin_time": (
-            "--begin-time",
-            {
-                "metavar": "TIME",
-                "type": arguments.begin_time,
-                "default": 0,
-                "help": "when the checkpoint began: now, Unix seconds or YYYY-MM-DDTHH:MM[:SS]",
-            },
-            None,
-        ),
-        "signal": (
-            "--signal",
-            {
-                "metavar": "NAME|NUM",
-                "type": arguments.signal,
-                "help": "only send this signal (TERM, USR1, 10 ...), as scancel --signal; "
-                "default: end it",
-            },
-            None,
-        ),
-        "every": (
-            "--every",
-            {
-                "metavar": "DURATION|auto",
-                "type": arguments.every,
-                "help": "checkpoint every DURATION (90s, 30m, 2h; at least 10s), or auto: "
-                "the interval Young and Daly's rule works out from the measured checkpoint "
-                "time and [auto] mtbf (default: unchanged)",
-            },
-            None,
-        ),
-        "before_end": (
-            "--before-end",
-            {
-                "metavar": "DURATION",
-                "type": arguments.before_end,
-                "help": "checkpoint every task this long before the job's end, then requeue "
-                "it to continue (batch jobs; default: unchanged)",
-            },
-            None,
-        ),
-        "off": (
-            "--off",
-            {
-                "action": "store_true",
-                "help": "no automatic checkpoints any more (alone: not with --every or "
-                "--before-end); an operator's choice outlives the job's requeues",
-            },
-            None,
-        ),
-        "nodelist": (
-            "--nodelist",
-            {
-                "metavar": "NODES",
-                "type": arguments.nodelist,
-                "required": True,
-                "help": "the nodes whose tasks should checkpoint (a Slurm host list)",
-            },
-            None,
-        ),
+        argument: (flag, spec, completions.get(argument))
+        for argument, (flag, spec) in _OPERATION_OPTIONS.items()
     }
 
 
@@ -417,6 +411,12 @@ def _target_help(op: Operation) -> str:
     return f"JOB (every running step), {steps}{arrays}"
 
 
+class _Commands(Protocol):
+    """The sub-command collection ``add_subparsers`` returns, as the builders below use it."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> _Parser: ...
+
+
 def build_parser() -> _Parser:
     """The whole command line (also the source of the shell completion scripts)."""
 
@@ -446,6 +446,16 @@ def build_parser() -> _Parser:
     _global_options(common, suppress=True)
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_operation_commands(sub, common)
+    _add_ls(sub, common)
+    _add_history(sub, common)
+    _add_show_and_output(sub, common)
+    _add_other_commands(sub, common)
+    return parser
+
+
+def _add_operation_commands(sub: _Commands, common: _Parser) -> None:
+    """One command per checkpoint operation, in the table's order: its targets and options."""
     options = _operation_options()
     for op in OPERATIONS:
         action = sub.add_parser(
@@ -488,6 +498,9 @@ def build_parser() -> _Parser:
                 f"{RESUME_WAIT_SECONDS} s: exit 0 when every task resumed, 1 otherwise",
             )
 
+
+def _add_ls(sub: _Commands, common: _Parser) -> None:
+    """``ls``: squeue's selection and layout options, with ``-h`` as its ``--noheader``."""
     ls = sub.add_parser(
         "ls",
         parents=[common],
@@ -509,6 +522,12 @@ def build_parser() -> _Parser:
         type=arguments.filter_words,
         help="the console's filter: text or field:value (user:alice state:R ckpt:disabled)",
     )
+    _ls_selection_options(ls)
+    _ls_layout_options(ls)
+
+
+def _ls_selection_options(ls: _Parser) -> None:
+    """``ls``'s options choosing rows: the filter words and squeue's selections."""
     ls.add_argument("-s", "--steps", action="store_true", help="one row per step")
     ls.add_argument(
         "-u", "--user", type=arguments.names_for("-u/--user"), action="append", help="user(s): a,b"
@@ -565,6 +584,10 @@ def build_parser() -> _Parser:
         _CKPT_COMPLETION,
     )
     ls.add_argument("--mine", "--me", action="store_true", help="only the acting user's jobs")
+
+
+def _ls_layout_options(ls: _Parser) -> None:
+    """``ls``'s options shaping the listing: iterate, ``--start``, arrays, squeue's formats."""
     ls.add_argument(
         "-i",
         "--iterate",
@@ -615,6 +638,9 @@ def build_parser() -> _Parser:
         help="fields separated and ended by | (as sacct -p), no padding; header unless -h",
     )
 
+
+def _add_history(sub: _Commands, common: _Parser) -> None:
+    """``history``: a job's accounting records."""
     history = sub.add_parser(
         "history",
         parents=[common],
@@ -644,6 +670,9 @@ def build_parser() -> _Parser:
         help="at most N records, the newest (default: 100)",
     )
 
+
+def _add_show_and_output(sub: _Commands, common: _Parser) -> None:
+    """``show`` (a job's record) and ``output`` (its output file)."""
     show = sub.add_parser(
         "show",
         parents=[common],
@@ -696,6 +725,9 @@ def build_parser() -> _Parser:
         help="how many last lines to print first (default 10, as tail)",
     )
 
+
+def _add_other_commands(sub: _Commands, common: _Parser) -> None:
+    """``doctor``, ``completion``, ``run`` (its own parser reads its words) and ``checkpoint``."""
     sub.add_parser(
         "doctor",
         parents=[common],
@@ -749,7 +781,6 @@ def build_parser() -> _Parser:
         metavar="WORD",
         help="<op> <jobid>[.<stepid>] [MaxWait=N] [ImageDir=DIR] [StickToNodes]",
     )
-    return parser
 
 
 def completion_script(shell: str) -> str:

@@ -96,10 +96,7 @@ def foreseen_refusal(
         if acting_user not in ("root", job.user) and not (
             rules.is_job_level(shown) and acting_user == "slurm"
         ):
-            raise AccessDenied(
-                hint=f"job {job.job_id} belongs to {job.user}; only its owner or root may "
-                "checkpoint it"
-            )
+            raise AccessDenied(hint=rules.owner_hint(job, "root"))
         if operation == "restart" and job.state in (JobState.RUNNING, JobState.SUSPENDED):
             rules.check_restart(shown, job)
     except SlurmError as refused:

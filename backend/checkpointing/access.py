@@ -165,14 +165,7 @@ def open_trusted_dir(
             part = parts.pop(0)
             if part in ("", "."):
                 continue
-            try:
-                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):  # made meanwhile: looked at below
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            st = _component_stat(part, fd, create=create)
             here = walked / part if part != ".." else walked.parent
             if stat.S_ISLNK(st.st_mode):
                 if st.st_uid != 0:
@@ -201,21 +194,44 @@ def open_trusted_dir(
             os.close(fd)
             fd = child
             walked = here
-            st = os.fstat(fd)
-            if owner is not None and st.st_uid not in (0, owner):
-                raise refuse(
-                    f"{walked} belongs to uid {st.st_uid}, neither root nor the job's user "
-                    f"(uid {owner}): its owner could redirect what sckpt writes"
-                )
-            if owner is not None and st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
-                raise refuse(
-                    f"{walked} is writable by other users and not sticky "
-                    f"(mode {stat.S_IMODE(st.st_mode):o}): they could redirect what sckpt writes"
-                )
+            problem = _ownership_problem(walked, os.fstat(fd), owner)
+            if problem:
+                raise refuse(problem)
         return fd
     except BaseException:
         os.close(fd)
         raise
+
+
+def _component_stat(part: str, fd: int, *, create: bool) -> os.stat_result:
+    """``part`` of the directory ``fd`` as it is (a link is not followed); made first (0755)
+    when it is missing and ``create`` is set."""
+    try:
+        return os.stat(part, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        if not create:
+            raise
+        with contextlib.suppress(FileExistsError):  # made meanwhile: looked at by the caller
+            os.mkdir(part, 0o755, dir_fd=fd)
+        return os.stat(part, dir_fd=fd, follow_symlinks=False)
+
+
+def _ownership_problem(walked: Path, st: os.stat_result, owner: int | None) -> str:
+    """Why directory ``walked`` (``st``) lets someone other than root or ``owner`` steer
+    what comes after it, or "" when it does not (or no ``owner`` is asked for)."""
+    if owner is None:
+        return ""
+    if st.st_uid not in (0, owner):
+        return (
+            f"{walked} belongs to uid {st.st_uid}, neither root nor the job's user "
+            f"(uid {owner}): its owner could redirect what sckpt writes"
+        )
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        return (
+            f"{walked} is writable by other users and not sticky "
+            f"(mode {stat.S_IMODE(st.st_mode):o}): they could redirect what sckpt writes"
+        )
+    return ""
 
 
 def open_failure(exc: OSError) -> str:

@@ -92,6 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sckpt run",
         description="Run PROGRAM as a checkpoint-capable Slurm task (the successor of srun_cr).",
     )
+    _wrapper_options(parser)
+    _policy_options(parser)
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse to run (also read_only = true in the config): the wrapper writes the "
+        "step's state file and carries out checkpoint requests; the refusal is audited",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        default=None,
+        help="configuration file (default: $SCKPT_CONFIG, else the XDG config path)",
+    )
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
+    return parser
+
+
+def _wrapper_options(parser: argparse.ArgumentParser) -> None:
+    """How the wrapper runs its program: signals, where state and images go, and DMTCP."""
     parser.add_argument(
         "--signal",
         default=environment().checkpoint_signal or DEFAULT_SIGNAL,
@@ -152,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --transparent: compress the images (smaller, but slower to write)",
     )
+
+
+def _policy_options(parser: argparse.ArgumentParser) -> None:
+    """The step's automatic checkpoints (``POLICY_OPTIONS``), from argv or the environment."""
     parser.add_argument(
         "--every",
         metavar="DURATION",
@@ -175,20 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="end a --before-end chain once Slurm's restart count reaches N (default: "
         f"$SCKPT_MAX_RESTARTS, else [auto] max_restarts, else {DEFAULT_MAX_RESTARTS})",
     )
-    parser.add_argument(
-        "--read-only",
-        action="store_true",
-        help="refuse to run (also read_only = true in the config): the wrapper writes the "
-        "step's state file and carries out checkpoint requests; the refusal is audited",
-    )
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=None,
-        help="configuration file (default: $SCKPT_CONFIG, else the XDG config path)",
-    )
-    parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
-    return parser
 
 
 def run_policy(args: argparse.Namespace, settings: Settings) -> AutoPolicy:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
+import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -28,15 +30,32 @@ STARTING_GRACE = 30.0
 """Seconds a step under ``srun sckpt run`` may run before its wrapper has registered it."""
 
 
+def runs_the_wrapper(step: Step) -> bool:
+    """Whether srun launched ``step`` to run ``sckpt run``: its command line says so
+    (``srun -J md .venv/bin/sckpt run -- ./app``, whatever the step is named; Slurm 21.08
+    and later report it), or srun named the step ``sckpt``, its program's base name (the
+    only sign on older releases)."""
+    if step.name == WRAPPER_STEP_NAME:
+        return True
+    try:
+        words = shlex.split(step.submit_line)
+    except ValueError:  # an unbalanced quote: srun's own words, split as they are
+        words = step.submit_line.split()
+    return any(
+        Path(word).name == WRAPPER_STEP_NAME and after == "run"
+        for word, after in itertools.pairwise(words)
+    )
+
+
 def unregistered(step: Step, where: Path, now: float) -> CheckpointState:
     """The column of a running step with no registration of this run of the job.
 
-    A step srun named ``sckpt`` was launched as ``srun sckpt run``: for its first seconds
+    A step srun launched to run ``sckpt run`` (``runs_the_wrapper``): for its first seconds
     it is starting; later its wrapper could not register it (a working directory the job's
     user cannot write, ...), which the wrapper wrote on the job's stderr.  Any other step
     was not started under ``sckpt run``.
     """
-    if step.name != WRAPPER_STEP_NAME:
+    if not runs_the_wrapper(step):
         return CheckpointState(CheckpointKind.NOT_SUPPORTED, reason=NOT_UNDER_RUN)
     if now - step.start_time < STARTING_GRACE:
         why = "starting: `sckpt run` has not registered the step yet, ask again in a moment"
@@ -82,7 +101,7 @@ def unregistered_job(job: Job, steps: Iterable[tuple[Step, Path]], now: float) -
     why = [
         f"{s.step_id}: {unregistered(s, where, now).reason}"
         for s, where in steps
-        if s.state == "RUNNING" and s.name == WRAPPER_STEP_NAME
+        if s.state == "RUNNING" and runs_the_wrapper(s)
     ]
     return NotSupported(
         hint="; ".join(why[:4])

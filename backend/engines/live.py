@@ -461,20 +461,18 @@ class LiveEngine(Engine):
     @contextlib.contextmanager
     def _owner_named(self, target: StepId) -> Iterator[None]:
         """A job-control refusal for want of ownership, with whose job it is, as a
-        checkpoint refusal says it: Slurm's answer is the code alone.  The code, name and
-        message stay the controller's; a hint it already has (the binding's) is kept."""
+        checkpoint refusal says it (``rules.owner_hint``): Slurm's answer is the code alone.
+        The code, name and message stay the controller's; the binding's general hint for
+        hold and release ("neither the job's owner nor an operator") stays only when the
+        job is not in the listing."""
         try:
             yield
         except AccessDenied as refused:
-            if not refused.hint:
-                with self._lock, contextlib.suppress(SlurmError):
-                    self.refresh()  # one listing, on a refusal only
-                job = self._by_job.get(target.job_id)
-                if job is not None:
-                    refused.hint = (
-                        f"job {job.job_id} belongs to {job.user}; only its owner or an "
-                        "operator may do this"
-                    )
+            with self._lock, contextlib.suppress(SlurmError):
+                self.refresh()  # one listing, on a refusal only
+            job = self._by_job.get(target.job_id)
+            if job is not None:
+                refused.hint = rules.owner_hint(job, "an operator")
             raise
 
     def cancel(self, target: StepId, signal: int | None) -> ActionResult:

@@ -223,6 +223,7 @@ def steps(rt: Runtime, records: Any, n: int) -> tuple[Step, ...]:
                 start_time=r.start_time,
                 run_time=r.run_time,
                 network=s(r.network),
+                submit_line=s(r.submit_line),
             )
         )
     return tuple(out)

@@ -157,6 +157,7 @@ typedef struct {
 	int64_t start_time;
 	int64_t run_time;
 	const char *network;
+	const char *submit_line;
 } sckpt_step_t;
 
 typedef struct {

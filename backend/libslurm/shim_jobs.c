@@ -279,6 +279,11 @@ static void sckpt_steps_fill(void *handle, sckpt_step_t *out, uint32_t n)
 		r->start_time = (int64_t) s->start_time;
 		r->run_time = (int64_t) s->run_time;
 		r->network = s->network;
+#if SCKPT_AT_LEAST(21, 8)
+		r->submit_line = s->submit_line;
+#else
+		r->submit_line = NULL;
+#endif
 	}
 }
 

@@ -212,7 +212,8 @@ _JOB_ORDER = (
 )
 
 _STEP_ORDER = (
-    "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network"
+    "step_id name user uid partition state nodes num_tasks num_cpus start_time run_time network "
+    "submit_line"
 )
 if " ".join(f.name for f in fields(Job)) != _JOB_ORDER or (
     " ".join(f.name for f in fields(Step)) != _STEP_ORDER

@@ -65,10 +65,10 @@ def test_job_control_refusals_are_the_controllers_and_say_whose_job(
         verb: cli_env.run("--as-user", "bob", verb, str(job)).err.strip()
         for verb in ("hold", "release", "cancel", "requeue")
     }
-    for verb in ("hold", "release"):  # as scontrol prints it, and the README says
+    owner = f"job {job} belongs to alice; only its owner or an operator may do this"
+    for verb in ("hold", "release"):  # scontrol's code and words; whose job, as the README says
         assert said[verb] == (
-            f"sckpt: {verb} {job}: ESLURM_USER_ID_MISSING (2010): Invalid user id; "
-            "you are neither the job's owner nor an operator"
+            f"sckpt: {verb} {job}: ESLURM_USER_ID_MISSING (2010): Invalid user id; {owner}"
         )
     for verb in ("cancel", "requeue"):
         assert said[verb] == (

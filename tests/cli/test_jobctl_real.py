@@ -205,9 +205,11 @@ def test_hold_of_another_users_job_and_of_an_unknown_job_as_scontrol(
         code, out, err = sckpt_as(slurm_cluster, config, bob, verb, str(job))
         assert scontrol_code == code == 1 and out == ""
         assert said.startswith(f"Invalid user id for job {job}\n")
+        # scontrol's code and message, then whose job it is, as a checkpoint refusal says.
         assert err == (
             f"sckpt: {verb} {job}: ESLURM_USER_ID_MISSING (2010): Invalid user id; "
-            "you are neither the job's owner nor an operator\n"
+            f"job {job} belongs to {slurm_cluster.users[0]}; only its owner or an operator "
+            "may do this\n"
         )
     assert reason(slurm_cluster, job) == "BeginTime"
     for verb in ("hold", "release", "requeue"):

@@ -241,8 +241,9 @@ def test_killing_the_wrapper_mid_checkpoint_keeps_the_image_and_times_out(work: 
     slow.proc.communicate(timeout=10)
     # The program gets SIGTERM when its wrapper dies: no orphan outlives the task.
     wait_for(lambda: not Path(f"/proc/{program[0]}").exists() or _zombie(int(program[0])))
-    time.sleep(3.5)  # past max_wait: whoever looks next (console or wrapper) records it
-    slow.store.update(lambda r: r.expire())
+    # Whoever looks next past max_wait (console or wrapper) records it: looked at as at the
+    # request's deadline, not slept until then.
+    slow.store.update(lambda r: r.expire(r.in_progress.deadline if r.in_progress else None))
     rec = slow.record()
     assert rec.in_progress is None and rec.error_code == errno.ETIME
     assert image.read_bytes() == before

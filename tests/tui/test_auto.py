@@ -31,7 +31,7 @@ from sckpt.tui.widgets.step_detail import StepDetail
 from textual.widgets import Checkbox, Input, Static
 
 from .conftest import ME, Console, notifications, run_test, screen_text, settle
-from .test_console import console_of, go_to_job
+from .console_keys import console_of, go_to_job
 
 
 def _policy_step(c: Console) -> StepId:

@@ -27,7 +27,7 @@ from sckpt.tui.app import SckptApp, build_app
 from textual.pilot import Pilot
 
 from .conftest import ME, screen_text, settle
-from .test_console import console_of
+from .console_keys import console_of
 
 NAMES = ("sckpt-a", "sckpt-b")
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 50), id="160x50")]

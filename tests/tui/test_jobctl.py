@@ -16,7 +16,7 @@ from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.screens.console import ConsoleScreen
 
 from .conftest import notifications, run_test, screen_text, settle, submit_mine
-from .test_console import SIZE, console_of, first_numbered, go_to_job, go_to_step
+from .console_keys import SIZE, console_of, first_numbered, go_to_job, go_to_step
 
 
 def audit_lines(c: Any) -> list[dict[str, Any]]:

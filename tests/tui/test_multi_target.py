@@ -17,7 +17,7 @@ from sckpt.backend.model import ActionResult, JobState, StepId
 from sckpt.tui.dialogs.confirm import Confirm
 
 from .conftest import notifications, run_test, screen_text, settle, submit_mine
-from .test_console import console_of, go_to_job
+from .console_keys import console_of, go_to_job
 from .test_jobctl import audit_lines
 
 

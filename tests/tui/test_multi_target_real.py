@@ -24,7 +24,7 @@ from tests.conftest import SlurmCluster
 from tests.helpers import wait_for
 
 from .conftest import notifications, run_test, settle
-from .test_console import console_of, go_to_job
+from .console_keys import console_of, go_to_job
 
 pytestmark = pytest.mark.slurm
 

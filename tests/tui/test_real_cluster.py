@@ -30,7 +30,7 @@ from tests.conftest import SlurmCluster
 from tests.helpers import catches_signal, wait_for
 
 from .conftest import notifications, run_test, screen_text, settle
-from .test_console import console_of, go_to_job, go_to_step, type_text
+from .console_keys import console_of, go_to_job, go_to_step, type_text
 
 pytestmark = pytest.mark.slurm
 

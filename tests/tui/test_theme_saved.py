@@ -18,7 +18,7 @@ from sckpt.backend.facade import open_facade
 from sckpt.tui.app import build_app
 
 from .conftest import Console, notifications, run_test, settle
-from .test_console import type_text as type_text_into
+from .console_keys import type_text as type_text_into
 
 
 async def _pick_theme(pilot: Any, name: str) -> None:

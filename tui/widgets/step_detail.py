@@ -59,6 +59,10 @@ COORDINATOR_WORDS = {
 """What the detail adds to the checkpointer for ``sckpt run --transparent --coordinator``."""
 
 
+Line = Callable[[str, Text | str], None]
+"""Appends one labelled line to the detail (``render_detail``'s ``line``)."""
+
+
 class StepDetail(Static):
     """Everything sckpt knows about one step, as text."""
 
@@ -112,7 +116,8 @@ class StepDetail(Static):
             self.update(text)
 
     def render_detail(self, now: float) -> Text:
-        """The detail text at time ``now``."""
+        """The detail text at time ``now``: the step, its job, its checkpoint, then what is
+        loaded on demand (processes, interconnect, the job's accounting records)."""
         text = Text()
         view = self.view
         if view is None:
@@ -131,29 +136,24 @@ class StepDetail(Static):
         line("Nodes", literal(step.nodes))
         line("Tasks / CPUs", f"{step.num_tasks} / {step.num_cpus}")
         if self.job is not None:
-            job = self.job.job
-            line("Job", bounded(f"{job.label} {job.name} ({job.state.short})"))
-            # The job's sbatch --comment: where sites note the project, a ticket, or "ask me
-            # before cancelling" -- what an operator wants to read before acting.
-            comment = self.job.job.comment
-            line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
-            # squeue -O tres-alloc's: what the job holds (asked for, before it started)
-            line("Resources", bounded(job.tres) if job.tres else Text("(unknown)", style="dim"))
-            # What scontrol show job tells before acting: time left, scheduling, where.
-            line("Job time", _job_time(job, now))
-            sched = f"priority {job.priority}, QOS {job.qos or '(none)'}"
-            if job.state_reason:
-                sched += f", reason {job.state_reason}"
-            if job.dependency:
-                sched += f", waits on {job.dependency}"
-            line("Scheduling", bounded(sched))
-            line("Work dir", bounded(job.work_dir) if job.work_dir else Text("-", style="dim"))
+            _job_lines(self.job.job, now, line)
         if step.start_time:
             line("Started", moment(step.start_time, now))
+        self._checkpoint_lines(ckpt, step.user, now, line)
+        if ckpt.history:
+            text.append_text(_history_text(ckpt, now))
+        text.append_text(self._processes_text())
+        text.append_text(self._interconnect_text())
+        text.append_text(self.render_history())
+        return text
+
+    def _checkpoint_lines(self, ckpt: CheckpointState, user: str, now: float, line: Line) -> None:
+        """The step's checkpoint: its state (and why it is unknown), what this console
+        requested, the last error, image and checkpoint, and the automatic policy."""
         line("Checkpoint", _state_text(ckpt, now))
         unknown = ckpt.kind is CheckpointKind.UNKNOWN
         if unknown:
-            line("Why unknown", _unknown_reason(ckpt, step.user))
+            line("Why unknown", _unknown_reason(ckpt, user))
         if self.shown is not None:
             # What this console requested, and what became of it (until the state changes).
             requested = Text(f"{self.shown.operation}: ")
@@ -188,21 +188,10 @@ class StepDetail(Static):
             # How each task of this run started: resumed from which image, or from zero
             # and why (a restart whose image was missing, checkpointing off).
             line("Tasks started", _listed(ckpt.start_notes, _fresh_style, "more tasks"))
-        if ckpt.history:
-            text.append("History\n", style="bold")
-            for event in ckpt.history[-10:]:
-                text.append(f"  {moment(event.time, now)}  ")
-                cause = f" ({event.cause})" if event.cause else ""
-                text.append_text(
-                    literal(f"{event.operation:<8}{cause} by {event.by}  code {event.code}")
-                )
-                if event.message:
-                    text.append("  ")
-                    text.append_text(bounded(event.message))
-                if event.image_dir:
-                    text.append("  ")
-                    text.append_text(literal(event.image_dir, style="dim"))
-                text.append("\n")
+
+    def _processes_text(self) -> Text:
+        """``Processes``: the step's pids per node as slurmd reports them, once loaded."""
+        text = Text()
         text.append("Processes         ", style="bold")
         procs = self.processes
         if procs is None:
@@ -220,6 +209,11 @@ class StepDetail(Static):
                 text.append("  ")
                 text.append_text(literal(node.node, style="bold"))
                 text.append(": " + (" ".join(str(p) for p in node.pids) or "-") + "\n")
+        return text
+
+    def _interconnect_text(self) -> Text:
+        """``Interconnect``: the switch plugin and the step's network, once loaded."""
+        text = Text()
         text.append("Interconnect      ", style="bold")
         net = self.interconnect
         if net is None:
@@ -231,12 +225,9 @@ class StepDetail(Static):
             text.append("  network ")
             text.append_text(literal(net.network) if net.network else Text("(none)", style="dim"))
         text.append("\n")
-        text.append_text(self.render_history())
         return text
 
-    def _auto_lines(
-        self, auto: AutoCheckpoints | None, now: float, line: Callable[[str, Text | str], None]
-    ) -> None:
+    def _auto_lines(self, auto: AutoCheckpoints | None, now: float, line: Line) -> None:
         """The step's automatic checkpoints (``sckpt run --every/--before-end``, ``sckpt
         auto``): the policy in the words ``sckpt auto`` answers with, when the next one is
         due (moving with the clock), the job's restarts (Slurm's own count) and why its
@@ -332,6 +323,45 @@ class StepDetail(Static):
             text.append("  ")
             text.append_text(literal(r.nodes, style="dim"))
         return text
+
+
+def _job_lines(job: Job, now: float, line: Line) -> None:
+    """The step's job as ``scontrol show job`` tells it before acting: its comment, what it
+    holds, time left, scheduling and where it runs."""
+    line("Job", bounded(f"{job.label} {job.name} ({job.state.short})"))
+    # The job's sbatch --comment: where sites note the project, a ticket, or "ask me
+    # before cancelling" -- what an operator wants to read before acting.
+    comment = job.comment
+    line("Comment", bounded(comment) if comment else Text("(none)", style="dim"))
+    # squeue -O tres-alloc's: what the job holds (asked for, before it started)
+    line("Resources", bounded(job.tres) if job.tres else Text("(unknown)", style="dim"))
+    # What scontrol show job tells before acting: time left, scheduling, where.
+    line("Job time", _job_time(job, now))
+    sched = f"priority {job.priority}, QOS {job.qos or '(none)'}"
+    if job.state_reason:
+        sched += f", reason {job.state_reason}"
+    if job.dependency:
+        sched += f", waits on {job.dependency}"
+    line("Scheduling", bounded(sched))
+    line("Work dir", bounded(job.work_dir) if job.work_dir else Text("-", style="dim"))
+
+
+def _history_text(ckpt: CheckpointState, now: float) -> Text:
+    """``History``: the step's last ten checkpoint events, newest last."""
+    text = Text()
+    text.append("History\n", style="bold")
+    for event in ckpt.history[-10:]:
+        text.append(f"  {moment(event.time, now)}  ")
+        cause = f" ({event.cause})" if event.cause else ""
+        text.append_text(literal(f"{event.operation:<8}{cause} by {event.by}  code {event.code}"))
+        if event.message:
+            text.append("  ")
+            text.append_text(bounded(event.message))
+        if event.image_dir:
+            text.append("  ")
+            text.append_text(literal(event.image_dir, style="dim"))
+        text.append("\n")
+    return text
 
 
 def _fresh_style(note: str) -> str:
