@@ -43,6 +43,8 @@ def clean(text: object) -> str:
     ``surrogateescape`` (non-UTF-8 bytes) print their bytes as ``\\xNN`` instead of failing.
     """
     value = str(text)
+    if value.isascii() and value.isprintable():  # the usual case, with nothing to escape
+        return value
     value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
     if any("\udc80" <= ch <= "\udcff" for ch in value):
         value = "".join(
@@ -227,16 +229,30 @@ def job_checkpoint_summary(view: JobView) -> str:
 
 def render_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, noheader: bool) -> str:
     """Left-aligned columns separated by two spaces; the last column is never padded."""
-    body = [[clean(cell) for cell in row] for row in rows]
+    body = [_clean_row(row) for row in rows]
     lines_in = body if noheader else [list(header), *body]
     if not lines_in:
         return ""
-    widths = [max(len(row[i]) for row in lines_in) for i in range(len(header))]
-    out = []
-    for row in lines_in:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        out.append("  ".join([*cells, row[-1]]).rstrip())
-    return "\n".join(out)
+    # Column by column (C-level passes: ``ls`` of a 100,000-job demo prints 80,000 rows).
+    columns = list(zip(*lines_in, strict=True))
+    padded = [_padded(column) for column in columns[:-1]]
+    lines = map("  ".join, zip(*padded, columns[-1], strict=True))
+    return "\n".join(map(str.rstrip, lines))
+
+
+def _clean_row(row: Sequence[str]) -> list[str]:
+    """A table row through ``clean``: one check of the whole row when nothing in it needs
+    escaping (the usual case), else cell by cell."""
+    joined = "".join(row)
+    if joined.isascii() and joined.isprintable():
+        return list(row)
+    return [clean(cell) for cell in row]
+
+
+def _padded(column: Sequence[str]) -> list[str]:
+    """A column's cells left-aligned to its widest."""
+    width = max(map(len, column))
+    return [cell.ljust(width) for cell in column]
 
 
 JOB_HEADER = (
