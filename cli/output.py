@@ -230,29 +230,23 @@ def job_checkpoint_summary(view: JobView) -> str:
 def render_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, noheader: bool) -> str:
     """Left-aligned columns separated by two spaces; the last column is never padded."""
     body = [_clean_row(row) for row in rows]
-    lines_in = body if noheader else [list(header), *body]
+    lines_in = body if noheader else [header, *body]
     if not lines_in:
         return ""
-    # Column by column (C-level passes: ``ls`` of a 100,000-job demo prints 80,000 rows).
-    columns = list(zip(*lines_in, strict=True))
-    padded = [_padded(column) for column in columns[:-1]]
-    lines = map("  ".join, zip(*padded, columns[-1], strict=True))
-    return "\n".join(map(str.rstrip, lines))
+    # One format per table, applied row by row at C speed (``ls`` of a 100,000-job demo
+    # prints 80,000 rows); the widest cell of each column sets its width.
+    widths = [max(map(len, column)) for column in zip(*lines_in, strict=True)][:-1]
+    line = "  ".join([*(f"{{:<{width}}}" for width in widths), "{}"])
+    return "\n".join([line.format(*row).rstrip() for row in lines_in])
 
 
-def _clean_row(row: Sequence[str]) -> list[str]:
+def _clean_row(row: Sequence[str]) -> Sequence[str]:
     """A table row through ``clean``: one check of the whole row when nothing in it needs
-    escaping (the usual case), else cell by cell."""
+    escaping (the usual case: the row itself), else cell by cell."""
     joined = "".join(row)
     if joined.isascii() and joined.isprintable():
-        return list(row)
+        return row
     return [clean(cell) for cell in row]
-
-
-def _padded(column: Sequence[str]) -> list[str]:
-    """A column's cells left-aligned to its widest."""
-    width = max(map(len, column))
-    return [cell.ljust(width) for cell in column]
 
 
 JOB_HEADER = (
