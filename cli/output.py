@@ -41,6 +41,8 @@ def clean(text: object) -> str:
     ``surrogateescape`` (non-UTF-8 bytes) print their bytes as ``\\xNN`` instead of failing.
     """
     value = str(text)
+    if value.isascii() and value.isprintable():  # the usual case, with nothing to escape
+        return value
     value = escape_controls(value)
     if any("\udc80" <= ch <= "\udcff" for ch in value):
         value = "".join(
@@ -225,16 +227,24 @@ def job_checkpoint_summary(view: JobView) -> str:
 
 def render_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, noheader: bool) -> str:
     """Left-aligned columns separated by two spaces; the last column is never padded."""
-    body = [[clean(cell) for cell in row] for row in rows]
-    lines_in = body if noheader else [list(header), *body]
+    body = [_clean_row(row) for row in rows]
+    lines_in = body if noheader else [header, *body]
     if not lines_in:
         return ""
-    widths = [max(len(row[i]) for row in lines_in) for i in range(len(header))]
-    out = []
-    for row in lines_in:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        out.append("  ".join([*cells, row[-1]]).rstrip())
-    return "\n".join(out)
+    # One format per table, applied row by row at C speed (``ls`` of a 100,000-job demo
+    # prints 80,000 rows); the widest cell of each column sets its width.
+    widths = [max(map(len, column)) for column in zip(*lines_in, strict=True)][:-1]
+    line = "  ".join([*(f"{{:<{width}}}" for width in widths), "{}"])
+    return "\n".join([line.format(*row).rstrip() for row in lines_in])
+
+
+def _clean_row(row: Sequence[str]) -> Sequence[str]:
+    """A table row through ``clean``: one check of the whole row when nothing in it needs
+    escaping (the usual case: the row itself), else cell by cell."""
+    joined = "".join(row)
+    if joined.isascii() and joined.isprintable():
+        return row
+    return [clean(cell) for cell in row]
 
 
 JOB_HEADER = (

@@ -721,8 +721,6 @@ included) the package may have: past it, split it into the steps it is made of."
 STILL_LONG = {
     "backend/checkpointing/engine.py::CooperativeEngine.vacate",
     "backend/checkpointing/engine.py::CooperativeEngine.restart",
-    "backend/simulator/population.py::Population._new_job",
-    "backend/simulator/cluster.py::SimulatedCluster.__init__",
 }
 """Functions still over ``MAX_FUNCTION_LINES`` while the branches that split them are being
 merged (issue 35, item 9). This set must be EMPTY: the lead empties it at the merge, and

@@ -82,7 +82,7 @@ COMMENTS = (
     "ticket #1187: slow I/O on /scratch",
     "ask alice before cancelling",
 )
-"""``sbatch --comment`` texts; one job in three carries one (see ``_demo_comment``)."""
+"""``sbatch --comment`` texts; one job in three carries one (see ``population.demo_comment``)."""
 
 PENDING_REASONS = ("Priority", "Resources", "Priority", "Resources", "Dependency", "JobHeldUser")
 

@@ -76,14 +76,7 @@ class SimulatedCluster(AutoPolicies):
         output_dir: str = "",
         arrays: bool = False,
     ) -> None:
-        if n_jobs < 0:
-            raise UsageError("n_jobs must be 0 or more")
-        if not users:
-            raise UsageError("the simulated cluster needs at least one user")
-        if checkpoint_type not in CHECKPOINT_TYPES:
-            raise UsageError(f"checkpoint_type must be one of {', '.join(CHECKPOINT_TYPES)}")
-        if numbered_steps is not None and numbered_steps < 0:
-            raise UsageError("numbered_steps must be 0 or more")
+        _check_arguments(n_jobs, users, checkpoint_type, numbered_steps)
         self.seed = seed
         self.clock = clock if clock is not None else time.time
         self._output_paths = {}
@@ -119,22 +112,7 @@ class SimulatedCluster(AutoPolicies):
         self._auto = {}
         self._pending_causes = {}
         self._dbd = Accounting(cluster_name, self.users)
-        # Node families: (prefix, width, count, partitions)
-        cpu = max(32, n_jobs // 3)
-        width = max(3, len(str(cpu)))
-        self._families = {
-            "cpu": ("cn", width, cpu),
-            "gpu": (
-                "gpu",
-                2 if n_jobs < 400 else len(str(max(8, n_jobs // 40))),
-                max(8, n_jobs // 40),
-            ),
-            "bigmem": (
-                "bigmem",
-                2 if n_jobs < 400 else len(str(max(2, n_jobs // 200))),
-                max(2, n_jobs // 200),
-            ),
-        }
+        self._families = node_families(n_jobs)
         self._now = self.clock()
         # The records form no reference cycles, and the cyclic collector walking a
         # million young objects again and again costs half the time of a 100,000-job
@@ -158,3 +136,30 @@ class SimulatedCluster(AutoPolicies):
     def control(self) -> SimulatorControl:
         """What tests do to the cluster: move its clock, submit jobs, force outcomes."""
         return SimulatorControl(self)
+
+
+def _check_arguments(
+    n_jobs: int, users: Sequence[str], checkpoint_type: str, numbered_steps: int | None
+) -> None:
+    """One clear line for an argument the cluster cannot be built with."""
+    if n_jobs < 0:
+        raise UsageError("n_jobs must be 0 or more")
+    if not users:
+        raise UsageError("the simulated cluster needs at least one user")
+    if checkpoint_type not in CHECKPOINT_TYPES:
+        raise UsageError(f"checkpoint_type must be one of {', '.join(CHECKPOINT_TYPES)}")
+    if numbered_steps is not None and numbered_steps < 0:
+        raise UsageError("numbered_steps must be 0 or more")
+
+
+def node_families(n_jobs: int) -> dict[str, tuple[str, int, int]]:
+    """The cluster's node families for ``n_jobs`` jobs: kind -> (name prefix, width of the
+    number, node count); a bigger cluster has more nodes (``cn001``... ``gpu01``...)."""
+    cpu = max(32, n_jobs // 3)
+    gpu = max(8, n_jobs // 40)
+    bigmem = max(2, n_jobs // 200)
+    return {
+        "cpu": ("cn", max(3, len(str(cpu))), cpu),
+        "gpu": ("gpu", 2 if n_jobs < 400 else len(str(gpu)), gpu),
+        "bigmem": ("bigmem", 2 if n_jobs < 400 else len(str(bigmem)), bigmem),
+    }

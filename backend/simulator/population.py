@@ -4,15 +4,16 @@ A seeded cluster of ``n_jobs`` jobs in every state (``Population._generate``), a
 nodes and steps when it starts, and the jobs and arrays submitted later (the tests'
 ``SimulatorControl.submit`` and ``submit_array``, the demo's arrays: ``touches.py``).
 
-Scale: 100,000 jobs and ~300,000 steps are built in about a second: one random draw per job
-cut into choices (``catalog.Bits``), and positional dataclass calls.
+Scale: 100,000 jobs and ~300,000 steps are built in about 1.3 s: one random draw per job
+cut into choices (``catalog.Bits``), and each record built once, every field given, through
+``construct.fast_init`` (``records.make_job``...).
 """
 
 from __future__ import annotations
 
 import functools
 import random
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..hostlist import compress_range, expand_hostlist
@@ -21,11 +22,10 @@ from ..model import (
     STEP_EXTERN,
     Job,
     JobState,
-    Step,
-    StepId,
     compress_task_ids,
     expand_task_ranges,
 )
+from ..rules import Caller
 from .accounting import seeded_requeues
 from .catalog import (
     APPS,
@@ -41,7 +41,7 @@ from .catalog import (
     node_memory_mb,
     tres,
 )
-from .records import JobRec, StepRec, with_allocation
+from .records import JobRec, StepRec, make_job, make_step, make_step_id, with_allocation
 from .state import ClusterState
 
 
@@ -73,14 +73,10 @@ class Population(ClusterState):
             f"{prefix}{first:0{width}d}",
         )
 
-    @staticmethod
-    def _demo_comment(job_id: int) -> str:
-        """A job's comment, from its id alone: the random draws (and so every other field of
-        a seeded cluster) stay what they were before jobs had comments."""
-        return COMMENTS[(job_id // 3) % len(COMMENTS)] if job_id % 3 == 0 else ""
-
     def _new_job(self, rng: random.Random, state: JobState, now: float) -> JobRec:
-        """One job in ``state``; every choice comes from one draw of ``rng`` (fast, stable)."""
+        """One job in ``state``; every choice comes from one draw of ``rng`` (fast, stable),
+        and its record is built once, directly in its final state (100,000 jobs: every
+        object counts)."""
         bits = Bits(rng.getrandbits(192))
         job_id = self._next_job_id
         self._next_job_id += 1
@@ -96,105 +92,91 @@ class Population(ClusterState):
             n_numbered = self.numbered_steps
         fails = bits.take(10) == 0
         submit = int(now) - 30 - bits.take(6 * 3600)
-        reason = ""
-        held = False
-        if state is JobState.PENDING:
-            reason = PENDING_REASONS[bits.take(len(PENDING_REASONS))]
-            held = reason == "JobHeldUser"
-        work_dir = f"{home}/{user.name}/{name}"
-        if state in (JobState.RUNNING, JobState.SUSPENDED):
-            # Built once, directly in its final state (100,000 jobs: every object counts).
-            start = max(submit + 5, int(now) - 60 - bits.take(20 * 3600))
-            if start + duration <= now:  # running means it ends in the future
-                duration = int(now) - start + 120 + bits.take(8 * 3600)
-            placed = self._allocate(kind, bits)
-            cpus = placed[1] * placed[2]
-            # Positional arguments: 40% cheaper than keywords for a 20-field dataclass
-            # (the field order is checked when this module is imported).
-            job = Job(
-                job_id,
-                name,
-                user.name,
-                user.uid,
-                partition,
-                state,
-                "",
-                placed[0],
-                placed[1],
-                cpus,
-                cpus,
-                submit,
-                start,
-                start + duration,
-                work_dir,
-                self._demo_comment(job_id),
-                False,
-                seeded_requeues(job_id) if state is JobState.RUNNING else 0,
-                batch,
-                "",
-                tres_req=tres(partition, placed[1], cpus),
-                tres_per_node=gres(partition),
-                tres_alloc=tres(partition, placed[1], cpus),
-                time_limit=limit_minutes(duration),
-                priority=priority_of(job_id),
-                qos="normal",
-                min_memory=node_memory_mb(partition),
-            )
-            if state is JobState.SUSPENDED:
-                job = _suspended(job, int(now))
-            rec = JobRec(job, app, duration, fails, n_numbered)
-            rec.n_nodes = placed[1]
-            self._jobs[job_id] = rec
-            self._make_steps(rec, placed, start, suspended=state is JobState.SUSPENDED)
-            return rec
-        job = Job(
-            job_id=job_id,
-            name=name,
-            user=user.name,
-            uid=user.uid,
-            partition=partition,
-            state=JobState.PENDING,
-            state_reason=reason,
-            submit_time=submit,
-            work_dir=work_dir,
-            comment=self._demo_comment(job_id),
-            batch=batch,
-            held=held,
-            # squeue's NODES for a pending job is what it asked for (it showed 0)
-            num_nodes=1,
-            num_cpus=32 if kind == "gpu" else 64,
-            tres_req=tres(partition, 1, 32 if kind == "gpu" else 64),
-            tres_per_node=gres(partition),
-            time_limit=limit_minutes(duration),
-            priority=0 if held else priority_of(job_id),
-            qos="normal",
-            min_memory=node_memory_mb(partition),
-        )
+        drawn = _Drawn(job_id, user, app, kind, partition, f"{home}/{user.name}/{name}", batch)
+        if state is JobState.RUNNING or state is JobState.SUSPENDED:
+            job, duration = self._running_job(drawn, bits, state, int(now), submit, duration)
+        elif state is JobState.PENDING:
+            job = self._pending_job(drawn, bits, now, submit, duration)
+        else:
+            job = self._finished_job(drawn, bits, state, int(now), submit, duration)
         rec = JobRec(job, app, duration, fails, n_numbered)
         self._jobs[job_id] = rec
-        self._dirty.add(job_id)
-        if state is JobState.PENDING:
-            if reason in ("Priority", "Resources"):
-                expected = now + 20 + bits.take(880)
-                self._events.push(expected, "start", job_id, token=rec.token)
-                # The backfill scheduler's estimate, as squeue --start shows it.
-                rec.job = replace(rec.job, start_time=int(expected))
+        if drawn.placed is not None:  # running: its steps now
+            rec.n_nodes = drawn.placed[1]
+            self._make_steps(rec, drawn.placed, job.start_time, job.suspend_time != 0)
         else:
-            start = submit + 5 + bits.take(1200)
-            end = min(int(now) - 5, start + 30 + bits.take(4 * 3600))
-            start = min(start, end)
-            nodes, n_nodes, cpn, _first = self._allocate(kind, bits)
-            rec.job = with_allocation(
-                job,
-                state,
-                "NonZeroExitCode" if state is JobState.FAILED else "",
-                nodes,
-                n_nodes,
-                n_nodes * cpn,
-                start,
-                end,
-            )
+            self._dirty.add(job_id)
         return rec
+
+    def _running_job(
+        self, drawn: _Drawn, bits: Bits, state: JobState, now: int, submit: int, duration: int
+    ) -> tuple[Job, int]:
+        """A job generated running (or suspended) since a drawn start, on drawn nodes
+        (``drawn.placed``), and its run time (redrawn if it would have ended already)."""
+        start = max(submit + 5, now - 60 - bits.take(20 * 3600))
+        if start + duration <= now:  # running means it ends in the future
+            duration = now - start + 120 + bits.take(8 * 3600)
+        placed = drawn.placed = self._allocate(drawn.kind, bits)
+        cpus = placed[1] * placed[2]
+        shape = tres(drawn.partition, placed[1], cpus)
+        job = drawn.job(
+            state=state,
+            nodes=placed[0],
+            n_nodes=placed[1],
+            cpus=cpus,
+            num_tasks=cpus,
+            times=(submit, start, start + duration),
+            restarts=seeded_requeues(drawn.job_id) if state is JobState.RUNNING else 0,
+            tres_req=shape,
+            tres_alloc=shape,
+            suspended_at=suspended_at(start, now) if state is JobState.SUSPENDED else 0,
+            duration=duration,
+        )
+        return job, duration
+
+    def _pending_job(
+        self, drawn: _Drawn, bits: Bits, now: float, submit: int, duration: int
+    ) -> Job:
+        """A pending job: its reason, and for Priority and Resources the time the backfill
+        scheduler expects it to start (its start event, and squeue --start's estimate)."""
+        reason = PENDING_REASONS[bits.take(len(PENDING_REASONS))]
+        expected = 0
+        if reason in ("Priority", "Resources"):
+            at = now + 20 + bits.take(880)
+            self._events.push(at, "start", drawn.job_id)  # token 0: a new record's
+            expected = int(at)
+        cpus = 32 if drawn.kind == "gpu" else 64
+        return drawn.job(
+            state=JobState.PENDING,
+            reason=reason,
+            n_nodes=1,  # squeue's NODES for a pending job is what it asked for
+            cpus=cpus,
+            times=(submit, expected, 0),
+            held=reason == "JobHeldUser",
+            tres_req=tres(drawn.partition, 1, cpus),
+            duration=duration,
+        )
+
+    def _finished_job(
+        self, drawn: _Drawn, bits: Bits, state: JobState, now: int, submit: int, duration: int
+    ) -> Job:
+        """A job generated already ended (completed, failed, cancelled): drawn times and
+        nodes, what it asked for while pending (``tres_req``) and what it was given."""
+        start = submit + 5 + bits.take(1200)
+        end = min(now - 5, start + 30 + bits.take(4 * 3600))
+        nodes, n_nodes, cpn, _first = self._allocate(drawn.kind, bits)
+        return drawn.job(
+            state=state,
+            reason="NonZeroExitCode" if state is JobState.FAILED else "",
+            nodes=nodes,
+            n_nodes=n_nodes,
+            cpus=n_nodes * cpn,
+            num_tasks=n_nodes * cpn,
+            times=(submit, min(start, end), end),
+            tres_req=tres(drawn.partition, 1, 32 if drawn.kind == "gpu" else 64),
+            tres_alloc=tres(drawn.partition, n_nodes, n_nodes * cpn),
+            duration=duration,
+        )
 
     def _start(self, rec: JobRec, start: int, bits: Bits, suspended: bool = False) -> None:
         """PENDING -> RUNNING at ``start``: nodes, the batch/extern/numbered steps, the end."""
@@ -229,58 +211,27 @@ class Population(ClusterState):
         user, uid, partition, work_dir = job.user, job.uid, job.partition, job.work_dir
         step_state = "SUSPENDED" if suspended else "RUNNING"
         steps: dict[int, StepRec] = {}
-        # squeue's order: batch, extern, then the numbered steps.
+        # squeue's order: batch, extern, then the numbered steps (every field given:
+        # ``make_step``; StepId's het_comp, cluster and array fields are its defaults).
         if job.batch:
             steps[STEP_BATCH] = StepRec(
-                Step(
-                    StepId(jid, STEP_BATCH),
-                    "batch",
-                    user,
-                    uid,
-                    partition,
-                    step_state,
-                    first_node,
-                    1,
-                    cpn,
-                    start,
-                ),
+                make_step(make_step_id(jid, STEP_BATCH), "batch", user, uid, partition,
+                          step_state, first_node, 1, cpn, start),
                 work_dir,
-            )
+            )  # fmt: skip
         if self.prolog_contain:
             steps[STEP_EXTERN] = StepRec(
-                Step(
-                    StepId(jid, STEP_EXTERN),
-                    "extern",
-                    user,
-                    uid,
-                    partition,
-                    step_state,
-                    nodes,
-                    n_nodes,
-                    n_nodes,
-                    start,
-                ),
+                make_step(make_step_id(jid, STEP_EXTERN), "extern", user, uid, partition,
+                          step_state, nodes, n_nodes, n_nodes, start),
                 work_dir,
-            )
+            )  # fmt: skip
         network = "ib" if kind == "cpu" and n_nodes > 1 else ""
         for number in range(rec.n_numbered):
             steps[number] = StepRec(
-                Step(
-                    StepId(jid, number),
-                    exe,
-                    user,
-                    uid,
-                    partition,
-                    step_state,
-                    nodes,
-                    cpus,
-                    cpus,
-                    start + 2 + number * 30,
-                    0,
-                    network,
-                ),
+                make_step(make_step_id(jid, number), exe, user, uid, partition, step_state,
+                          nodes, cpus, cpus, start + 2 + number * 30, 0, network),
                 work_dir,
-            )
+            )  # fmt: skip
         rec.steps = steps
         self._dirty.add(jid)
         self._events.push(float(start + rec.duration), "end", jid, token=rec.token)
@@ -439,12 +390,71 @@ class Population(ClusterState):
         return rec.job
 
 
+def demo_comment(job_id: int) -> str:
+    """A generated job's comment, from its id alone: the random draws (and so every other
+    field of a seeded cluster) stay what they were before jobs had comments."""
+    return COMMENTS[(job_id // 3) % len(COMMENTS)] if job_id % 3 == 0 else ""
+
+
+@dataclass(slots=True)
+class _Drawn:
+    """What a generated job's first draws decided, which its record is built from
+    (``Population._new_job``), and the nodes a running one was placed on."""
+
+    job_id: int
+    user: Caller
+    app: int
+    kind: str
+    partition: str
+    work_dir: str
+    batch: bool
+    placed: tuple[str, int, int, str] | None = None
+
+    def job(
+        self,
+        *,
+        state: JobState,
+        cpus: int,
+        times: tuple[int, int, int],
+        duration: int,
+        tres_req: str,
+        reason: str = "",
+        nodes: str = "",
+        n_nodes: int,
+        num_tasks: int = 0,
+        held: bool = False,
+        restarts: int = 0,
+        tres_alloc: str = "",
+        suspended_at: int = 0,
+    ) -> Job:
+        """The job's record: every field given once, in ``Job``'s order (``make_job``).
+        ``times``: submit, start and end; ``suspended_at``: 0, or when it was suspended
+        (Slurm then keeps the time it had run, ``pre_sus_time``)."""
+        job_id, partition, (submit, start, end) = self.job_id, self.partition, times
+        return make_job(
+            job_id, APPS[self.app][0], self.user.name, self.user.uid, partition, state,
+            reason, nodes, n_nodes, cpus, num_tasks, submit, start, end, self.work_dir,
+            demo_comment(job_id), held, restarts, self.batch,
+            "", "", 0, None, "", 0,  # required_nodes, account, no array task
+            tres_req, gres(partition), tres_alloc, "",  # ... sched_nodes
+            suspended_at, suspended_at - start if suspended_at else 0,
+            limit_minutes(duration), 0 if held else priority_of(job_id), "normal",
+            "", node_memory_mb(partition), False, True,  # dependency ... memory_per_cpu, requeue
+        )  # fmt: skip
+
+
 def _suspended(job: Job, now: int) -> Job:
-    """A job that was suspended two thirds of the way between its start and ``now``: Slurm
-    then keeps the time it ran (``pre_sus_time``), which is its TIME until it resumes.
-    (Derived from the times, not drawn, so the demo's other content stays as it was.)"""
-    at = job.start_time + (now - job.start_time) * 2 // 3
+    """``job`` suspended at ``suspended_at``: Slurm then keeps the time it ran
+    (``pre_sus_time``), which is its TIME until it resumes."""
+    at = suspended_at(job.start_time, now)
     return replace(job, suspend_time=at, pre_sus_time=at - job.start_time)
+
+
+def suspended_at(start: int, now: int) -> int:
+    """When a job the simulator makes suspended (generated so, or submitted so) was
+    suspended: two thirds of the way between its start and ``now``.  (Derived from the
+    times, not drawn, so the demo's other content stays as it was.)"""
+    return start + (now - start) * 2 // 3
 
 
 @functools.cache

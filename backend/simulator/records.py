@@ -9,8 +9,9 @@ from dataclasses import dataclass, fields
 
 from .. import rules
 from ..errors import describe
-from ..model import STEP_EXTERN, CheckpointEvent, Job, JobState, Step
+from ..model import STEP_EXTERN, CheckpointEvent, Job, JobState, Step, StepId
 from .catalog import stable_hash, tres
+from .construct import fast_init
 
 SIMULATED_RELEASE = "19.05.8"
 
@@ -163,8 +164,8 @@ def with_allocation(
     start: int,
     end: int,
 ) -> Job:
-    """``job`` placed on nodes (a direct constructor call: ``replace`` is 3x slower)."""
-    return Job(
+    """``job`` placed on nodes (every field given: ``replace`` is 3x slower)."""
+    return make_job(
         job.job_id,
         job.name,
         job.user,
@@ -194,12 +195,14 @@ def with_allocation(
         job.tres_per_node,
         tres(job.partition, n_nodes, cpus) if state is not JobState.PENDING else "",
         "",
-        time_limit=job.time_limit,
-        priority=job.priority,
-        qos=job.qos,
-        dependency=job.dependency,
-        min_memory=job.min_memory,
-        memory_per_cpu=job.memory_per_cpu,
+        0,
+        0,
+        job.time_limit,
+        job.priority,
+        job.qos,
+        job.dependency,
+        job.min_memory,
+        job.memory_per_cpu,
     )
 
 
@@ -219,6 +222,13 @@ if " ".join(f.name for f in fields(Job)) != _JOB_ORDER or (
     " ".join(f.name for f in fields(Step)) != _STEP_ORDER
 ):  # pragma: no cover - fails loudly the day model.py reorders its fields
     raise ImportError("model.Job/Step fields changed: update the positional calls in simulator/")
+
+make_job = fast_init(Job)
+"""``Job(...)`` with every field positional, ~45 % cheaper (``construct.py``)."""
+make_step = fast_init(Step)
+"""``Step(...)`` likewise."""
+make_step_id = fast_init(StepId)
+"""``StepId(...)`` likewise."""
 
 
 def record_event(

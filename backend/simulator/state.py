@@ -16,7 +16,6 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from .. import rules
@@ -184,8 +183,9 @@ class ClusterState:
             return
         generation = was.generation + 1
         per_task = (20 + stable_hash(self.seed, sid.job_id, sid.step, generation) % 280) * 1_000_000
-        marked[sid.step] = replace(
-            was,
+        marked[sid.step] = TransparentStep(  # every field: ``replace`` is 3x slower
+            name=was.name,
+            checkpointer=was.checkpointer,
             generation=generation,
             image_dir=srec.image_dir,
             image_bytes=per_task * max(1, srec.step.num_tasks),

@@ -138,21 +138,16 @@ class DemoTouches(Population):
         is recorded, so that a cluster of 100,000 jobs builds about as fast as before."""
         numbered = numbered_of(rec)
         marked: dict[int, TransparentStep] = {}
+        self._transparent[rec.job.job_id] = marked
         for srec in numbered:
             step = srec.step
             # Each step its own --name, as sckpt run asks of several steps of one job.
             name = step.name if len(numbered) == 1 else f"{step.name}-{step.step_id.step}"
-            marked[step.step_id.step] = TransparentStep(name, DEMO_CHECKPOINTER)
-        self._transparent[rec.job.job_id] = marked
-        for srec in numbered:
-            first = srec.step.start_time + 3600
-            times = range(first, now - 60, 3600)
+            times = range(step.start_time + 3600, now - 60, 3600)
             kept = times[-HISTORY_LIMIT:] if history else times[-1:]
-            if len(times) > len(kept):  # generations before the ones recorded here
-                srec.ckpt_count += len(times) - len(kept)
-                marked[srec.step.step_id.step] = replace(
-                    marked[srec.step.step_id.step], generation=len(times) - len(kept)
-                )
+            earlier = len(times) - len(kept)  # generations before the ones recorded here
+            srec.ckpt_count += earlier
+            marked[step.step_id.step] = TransparentStep(name, DEMO_CHECKPOINTER, earlier)
             srec.history = None  # a transparent step's images, not the plugin's
             srec.last_ckpt = 0
             for t in kept:
