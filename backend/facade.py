@@ -91,6 +91,7 @@ from .model import (
     StepId,
     StepProcesses,
 )
+from .operations import Operation
 from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
 from .targets import require_whole_job, to_target
@@ -144,7 +145,9 @@ class Facade:
         self.settings = settings if settings is not None else Settings()
         self.read_only = read_only
         self._raw_engine = engine
-        self._engine: Engine = ReadOnlyEngine(engine) if read_only else engine
+        # mypy cannot see the methods readonly._derived sets from the interface
+        guard = ReadOnlyEngine(engine) if read_only else None  # type: ignore[abstract]
+        self._engine: Engine = guard if guard is not None else engine
         self.engine_name: str = engine.name
         self.audit = (
             audit
@@ -343,7 +346,8 @@ class Facade:
         operation they hold by name."""
         if find_operation(name).mutating:
             raise ValueError(f"{name} acts: call Facade.act")
-        return self.able(target) if name == "able" else self.error(target)
+        read: Callable[[Target], AbleResult | CheckpointError] = getattr(self, name)
+        return read(target)
 
     def resume_state(self, target: Target) -> ResumeState:
         """One look at a restarted job (``restart --wait``): its state, and how each task
@@ -433,7 +437,7 @@ class Facade:
             )
             if op.whole_job:
                 require_whole_job(name, step)
-            args = self._with_defaults(name, check_arguments(op, values))
+            args = self._with_defaults(op, check_arguments(op, values))
         except UsageError as exc:
             raw = printable(given_values(op, values))
             self._log.refusal(name, shown[:200], raw, exc, started)
@@ -445,10 +449,10 @@ class Facade:
         reservation = self.audit.reserve()  # AuditLogError here: nothing was done
         result: ActionResult
         try:
-            if name == "complete":
+            if op.completes:
                 result = complete_matching(self._engine, step, args)
             else:
-                result = getattr(self._engine, name)(step, *args.values())
+                result = getattr(self._engine, name)(step, **args)
         except SckptError as exc:
             problem = self._log.outcome(reservation, name, step, args, exc, started)
             if problem:
@@ -470,14 +474,14 @@ class Facade:
             result = replace(result, detail=f"{detail}audit log not written: {problem}")
         return result
 
-    def _with_defaults(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _with_defaults(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
         """Checked arguments with the config's max_wait and image_dir where none was given
-        (``tasks`` takes "" for "each step's own image dir")."""
+        (a row with ``own_image_dir`` takes "" for "each step's own image dir")."""
         if "max_wait" in args and args["max_wait"] is None:
             args["max_wait"] = self.settings.max_wait
         if "image_dir" in args and args["image_dir"] is None:
             args["image_dir"] = self.settings.image_dir
-            if name == "tasks" and args["image_dir"] is None:
+            if op.own_image_dir and args["image_dir"] is None:
                 args["image_dir"] = ""
         return args
 
@@ -781,7 +785,7 @@ def _real_engine(chosen: str, settings: Settings, clusters: str | None = None) -
         routes = binding.clusters(clusters)
         if not routes:
             raise SetupError(f"-M {clusters}: slurmdbd knows no cluster")
-        return ClustersEngine(
+        return ClustersEngine(  # type: ignore[abstract]  # clusters._derived sets its methods
             [
                 (route.name, _engine_for(chosen, settings, binding.on_cluster(route)))
                 for route in routes

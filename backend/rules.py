@@ -288,19 +288,23 @@ def refusal_hint(codes: Sequence[tuple[StepId, int]]) -> str:
 # ---------------------------------------------------------------------- restart
 
 
-def check_restart_target(target: StepId) -> None:
-    """Restart applies to the whole job (or ``.batch``) only: else ESLURM_NOT_SUPPORTED."""
+def check_job_level(operation: str, target: StepId) -> None:
+    """An operation whose row is ``job_level`` (restart) applies to the job or its batch
+    step only: another step is ESLURM_NOT_SUPPORTED, the controller's answer."""
     if not is_job_level(target):
-        raise NotSupported(hint="restart applies to a whole job (JOB or JOB.batch), not one step")
+        raise NotSupported(
+            hint=f"{operation} applies to a whole job (JOB or JOB.batch), not one step"
+        )
 
 
 def check_restart(target: StepId, job: Job | None, ended: bool | None = None) -> None:
-    """Restart's first checks: whole job only, then ESLURM_JOB_NOT_FINISHED.
+    """Restart's first checks: job level only (``check_job_level``), then
+    ESLURM_JOB_NOT_FINISHED.
 
     ``ended`` overrides "the job has finished" for engines whose meaning of an ended job
     is wider (the cooperative engine's vacated job waits held in PENDING).
     """
-    check_restart_target(target)
+    check_job_level("restart", target)
     if job is None:
         return
     if not (job.state.is_finished if ended is None else ended):

@@ -567,3 +567,62 @@ def test_running_the_wrapper_loads_neither_the_console_nor_libslurm() -> None:
     codes, _, loaded = out.stdout.strip().partition("] ")
     assert codes.startswith("[2, ") and loaded == "[]"
     assert "must run inside a Slurm job" in out.stderr
+
+
+# ---------------------------------------------------------------------- operations (issue 35)
+
+_OPERATION_WORDS = {"operation", "name"}
+"""Variables that hold an operation's name where code used to compare it with a literal."""
+
+
+def _operation_name_comparisons(tree: ast.AST, names: set[str]) -> list[str]:
+    """``operation == "restart"``-style comparisons of an operation's name with a literal."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        words = {
+            s.id if isinstance(s, ast.Name) else s.attr
+            for s in sides
+            if isinstance(s, ast.Name | ast.Attribute)
+        }
+        literals = {s.value for s in sides if isinstance(s, ast.Constant)}
+        if words & _OPERATION_WORDS and literals & names:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_backend_asks_the_table_not_an_operations_name() -> None:
+    """Each rule that concerns some operations is an attribute of their rows
+    (``operations.py``): no ``operation == "restart"`` in the backend.  The simulated
+    controller is Slurm's own, whose code tells its request types apart as slurmctld's
+    does: it is not checked."""
+    from sckpt.backend.operations import NAMES
+
+    bad = {}
+    for path in BACKEND.rglob("*.py"):
+        if path.name == "operations.py" or "simulator" in path.parts:
+            continue
+        found = _operation_name_comparisons(ast.parse(path.read_text()), set(NAMES))
+        if found:
+            bad[str(path.relative_to(ROOT))] = found
+    assert bad == {}
+
+
+def test_the_layers_that_only_forward_list_no_operation() -> None:
+    """The read-only guard and the ``-M`` router derive their methods from the table and
+    the ``Engine`` interface: no ``guarded("create")`` or ``routed("create")`` by hand."""
+    from sckpt.backend.operations import NAMES
+
+    listed = []
+    for path in (BACKEND / "readonly.py", BACKEND / "engines" / "clusters.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in {"guarded", "routed"}
+                and any(isinstance(a, ast.Constant) and a.value in NAMES for a in node.args)
+            ):
+                listed.append(f"{path.name}:{node.lineno}")
+    assert listed == []

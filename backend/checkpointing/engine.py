@@ -717,7 +717,7 @@ class CooperativeEngine(LiveEngine):
         unless ``force``; the answer says which tasks resume from which generation and which
         start from zero.
         """
-        rules.check_restart_target(target)
+        rules.check_job_level("restart", target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)

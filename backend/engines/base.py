@@ -11,6 +11,7 @@ beside ``Engine``, so that engines never import the facade that chooses them.
 
 from __future__ import annotations
 
+import inspect
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -221,3 +222,13 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release threads and libraries; the default has nothing to release."""
+
+
+def engine_methods() -> tuple[str, ...]:
+    """The public methods of the ``Engine`` interface, in its order: what a layer that only
+    forwards (``readonly.ReadOnlyEngine``) defines, derived instead of listed."""
+    return tuple(
+        name
+        for name, member in vars(Engine).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    )

@@ -389,8 +389,8 @@ class LiveEngine(Engine):
         return rules.check_target(target, job, steps, self.caller(), suspended_ok=suspended_ok)
 
     def check_restart(self, target: StepId) -> Job | None:
-        """``rules.check_restart`` (whole job only, then ESLURM_JOB_NOT_FINISHED)."""
-        rules.check_restart_target(target)
+        """``rules.check_restart`` (job level only, then ESLURM_JOB_NOT_FINISHED)."""
+        rules.check_job_level("restart", target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)

@@ -48,6 +48,7 @@ from ..model import (
     StepId,
     StepView,
 )
+from ..operations import operation as find_operation
 from ..slurm_api import SlurmAPI
 from .base import Engine, EngineRequest
 from .live import AUTO_UNDER_RUN, LiveEngine
@@ -225,7 +226,7 @@ class NativeEngine(LiveEngine):
                 if not disabled:
                     codes.append((step.step_id, refused.code))
                     continue
-            if operation == "able":
+            if find_operation(operation).disabled_is_answer:
                 codes.append((step.step_id, rules.able_code(disabled)))
             else:
                 earlier = 0 < since < sent_at
@@ -243,8 +244,9 @@ class NativeEngine(LiveEngine):
         """
         if refused.hint:
             return refused
+        row = find_operation(operation)
         try:
-            if operation == "restart":
+            if row.resumes:
                 self.check_restart(target)
             else:
                 self.check_target(target)
@@ -252,7 +254,7 @@ class NativeEngine(LiveEngine):
             if ours.code == refused.code:
                 refused.hint = ours.hint
                 return refused
-        if operation == "restart" and refused.code == ENOENT:
+        if row.resumes and refused.code == ENOENT:
             return refused  # restart() names the directory it looked in
         if target.is_whole_job and refused.code != ESLURM_NOT_SUPPORTED:
             codes = self._step_codes(self._running_steps(target), operation, sent_at)
@@ -278,7 +280,7 @@ class NativeEngine(LiveEngine):
         finally:
             self._forget(target)
         per_step: tuple[tuple[StepId, int], ...] = ()
-        if target.is_whole_job and operation != "restart":
+        if target.is_whole_job and find_operation(operation).on_every_step:
             with contextlib.suppress(SlurmError):
                 per_step = tuple((s.step_id, 0) for s in self._running_steps(target))
         return ActionResult(target, operation, detail, per_step)
