@@ -267,16 +267,23 @@ def aggregate(
 ) -> ActionResult:
     """Over the steps acted on: the highest return code is the answer.
 
-    A non-zero one is raised as its typed error, naming what each step answered when the
-    request covered several; ``hint`` explains a single step's refusal.  Success returns
-    the ``ActionResult`` (with every step's code for a whole-job request).
+    A non-zero one is raised (``raise_highest``).  Success returns the ``ActionResult``
+    (with every step's code for a whole-job request).
     """
+    raise_highest(target, codes, hint)
+    return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+
+
+def raise_highest(target: StepId, codes: Sequence[tuple[StepId, int]], hint: str = "") -> None:
+    """The highest return code over the steps acted on, raised as its typed error when it
+    is not 0, naming what each step answered when the request covered several; ``hint``
+    explains a single step's refusal.  For a check before anything is done, whose success
+    is no answer yet (``aggregate`` is the answer)."""
     highest = max((code for _sid, code in codes), default=0)
     if highest:
         if target.is_whole_job or len(codes) > 1:
             hint = refusal_hint(codes)
         raise error_for(highest, hint=hint)
-    return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
 
 
 def refusal_hint(codes: Sequence[tuple[StepId, int]]) -> str:

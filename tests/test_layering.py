@@ -1,8 +1,8 @@
 """The layers keep to their imports: checked in the source and in a live interpreter.
 
 * the backend never imports Textual (nor rich, nor the UI);
-* engines never import the facade that chooses them (``EngineRequest`` is in
-  ``engines/base.py``);
+* engines never import the facade that chooses them (their factories are in
+  ``engines/registry.py``);
 * the rules module (``backend/rules.py``) imports only ``model`` and ``errors`` (and the
   standard library), the operations table (``backend/operations.py``) only the standard
   library: both are pure data and decisions, read by every other layer;

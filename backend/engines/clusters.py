@@ -3,8 +3,9 @@
 Why one engine per cluster: each engine keeps its own "no change since" times, views and
 caches, so the one-RPC reuse of an unchanged listing (``LiveEngine.refresh``) stays per
 cluster: an idle cluster costs its controller one REQUEST_JOB_INFO per refresh, whatever
-the other clusters do.  Every engine is given a ``ClusterBinding`` (``backend/libslurm``),
-which sends its calls to its own cluster's controller, as ``squeue -M`` does.
+the other clusters do.  Every engine is given its cluster's ``Binding``
+(``Binding.on_cluster``, ``backend/libslurm``), which sends its calls to that cluster's
+controller, as ``squeue -M`` does.
 
 What this engine adds:
 

@@ -15,7 +15,7 @@ with new answers are rebuilt (``states_due``).  An action or a check on a job fo
 answers.  Refusals come back with the controller's code only; the engine explains them with
 ``rules`` on its own listing (``_explain``).
 
-Registered with the facade under the name ``native`` (``create_engine`` below).
+Made for the name ``native`` by ``engines/registry.py``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ from ..model import (
 )
 from ..operations import operation as find_operation
 from ..slurm_api import SlurmAPI
-from .base import Engine, EngineRequest
 from .live import AUTO_UNDER_RUN, LiveEngine
 
 _NOT_ASKED = CheckpointState(CheckpointKind.UNKNOWN)
@@ -404,8 +403,3 @@ class NativeEngine(LiveEngine):
 
 def _wait_detail(max_wait: int, image_dir: str | None) -> str:
     return f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
-
-
-def create_engine(request: EngineRequest) -> Engine:
-    """The facade's factory for ``engine = "native"``."""
-    return NativeEngine(request.loaded_binding())

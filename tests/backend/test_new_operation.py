@@ -45,7 +45,7 @@ def _muting(cluster: SimulatedCluster) -> object:
             self.disable(target)
             return ActionResult(target, "mute", f"muted for {max_wait}s, force={force}")
 
-    return Muting(cluster, ME)
+    return Muting(cluster.connect(ME))
 
 
 def _running_step() -> tuple[SimulatedCluster, StepId]:
