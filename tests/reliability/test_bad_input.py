@@ -51,7 +51,7 @@ from sckpt.backend.model import (
     JobState,
     StepId,
 )
-from sckpt.backend.operations import NAMES
+from sckpt.backend.operations import NAMES, operation
 from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.tui.dialogs.confirm import Confirm
 from sckpt.tui.dialogs.form import ActionForm
@@ -180,6 +180,9 @@ class Recorder:
             return attr
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            named = operation(name).arguments if name in NAMES else ()
+            if kwargs and set(kwargs) == set(named):  # Facade.act: its row's arguments by name
+                args, kwargs = (*args, *(kwargs[a] for a in named)), {}
             self.calls.append((name, args))
             problem = invalid_call(name, args) if not kwargs else f"{name}: keywords {kwargs}"
             if problem:
