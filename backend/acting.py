@@ -101,8 +101,9 @@ class ActionLog:
 
 
 def complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -> ActionResult:
-    """``complete``; a report of success (error code 0) whose begin time names no checkpoint
-    in progress raises ``NothingMatched``: Slurm answers success and did nothing.
+    """``complete`` (the row that ``completes``); a report of success (error code 0) whose
+    begin time names no checkpoint in progress raises ``NothingMatched``: Slurm answers
+    success and did nothing.
 
     A report of an error is kept by Slurm whatever the begin time (the step's last error):
     it did something, and is not asked about.  The checkpoint in progress is asked with
@@ -117,7 +118,7 @@ def complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -
             began = engine.able(target).in_progress_since
         except SckptError:
             began = None
-    result = engine.complete(target, begin_time, args["error_code"], args["error_msg"])
+    result = engine.complete(target, **args)
     if began is None or (began and began == begin_time):
         return result
     asked = (

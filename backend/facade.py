@@ -22,7 +22,8 @@ marked ``stale`` with the time it was last fresh and the reason.
 
 Engines are chosen by ``open_facade``:
 
-* ``demo=True`` or ``engine="simulated"``: the in-process ``SimulatedCluster``;
+* ``demo=True`` or ``engine="simulated"``: the simulated engine over an in-process
+  ``SimulatedCluster``;
 * ``native``: libslurm with the ``slurm_checkpoint_*`` symbols (Slurm <= 19.05);
 * ``cooperative``: modern Slurm, signal/requeue plus the shared state store;
 * ``live``: modern Slurm without the cooperative engine: listing works, checkpoint
@@ -31,13 +32,12 @@ Engines are chosen by ``open_facade``:
 * ``-M NAME,...|all`` (``clusters``): one such engine per cluster registered in slurmdbd,
   put together by ``engines/clusters.py`` (targets then carry their cluster);
 * ``auto`` (default): native if the binding reports the checkpoint symbols, else
-  cooperative when it is available, else live.  Without any Slurm configuration ``auto``
+  cooperative (``engines/registry.chosen``).  Without any Slurm configuration ``auto``
   fails with ``NoConfig`` whose hint names ``--demo``.
 
-An engine's module is ``sckpt.backend.engines.<name>`` (the cooperative engine's is
-``sckpt.backend.checkpointing.engine``) and makes it with a module-level
-``create_engine(request: EngineRequest) -> Engine`` (``EngineRequest`` is defined in
-``engines/base.py``, so that engines never import the facade).
+Each name is one factory of ``engines/registry.py`` (``FACTORIES``), given the settings and
+the binding this module opened: libslurm's (``libslurm_binding``), a ``-M`` cluster's, or
+the simulated controller's client.
 
 Beside this module: ``arguments.py`` (each argument's rule), ``targets.py`` (ids),
 ``acting.py`` (an action's audit lines), ``accounting.py`` (history reads) and
@@ -46,7 +46,6 @@ Beside this module: ``arguments.py`` (each argument's rule), ``targets.py`` (ids
 
 from __future__ import annotations
 
-import importlib
 import os
 import pwd
 import threading
@@ -61,7 +60,9 @@ from .arguments import given_values
 from .arrays import ArrayIndex, needs_listing
 from .audit import AuditLog, monotonic
 from .config import ENGINES, Settings, demo_audit_log_path, load_settings
-from .engines.base import Engine, EngineRequest
+from .engines.base import Engine
+from .engines.registry import FACTORIES, EngineFactory
+from .engines.registry import chosen as chosen_engine
 from .errors import (
     AlreadyDone,
     AuditLogError,
@@ -91,32 +92,17 @@ from .model import (
     StepId,
     StepProcesses,
 )
+from .operations import Operation
 from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
+from .slurm_api import SlurmAPI
 from .targets import require_whole_job, to_target
 
 if TYPE_CHECKING:
+    from .libslurm.binding import Binding
     from .simulator import SimulatedCluster
 
 Target = str | StepId
-EngineFactory = Callable[[EngineRequest], Engine]
-"""An engine module's ``create_engine``."""
-_ENGINE_MODULES = {"cooperative": "sckpt.backend.checkpointing.engine"}
-"""Engines whose module is not ``sckpt.backend.engines.<name>``."""
-
-
-def engine_factory(name: str) -> EngineFactory | None:
-    """``create_engine`` of the engine module named ``name`` (``config.ENGINES`` names the
-    ones there are); None when that module is not in this installation."""
-    where = _ENGINE_MODULES.get(name, f"sckpt.backend.engines.{name}")
-    try:
-        module = importlib.import_module(where)
-    except ModuleNotFoundError as exc:
-        if exc.name == where:
-            return None
-        raise
-    factory: EngineFactory = module.create_engine
-    return factory
 
 
 def current_user() -> str:
@@ -144,7 +130,9 @@ class Facade:
         self.settings = settings if settings is not None else Settings()
         self.read_only = read_only
         self._raw_engine = engine
-        self._engine: Engine = ReadOnlyEngine(engine) if read_only else engine
+        # mypy cannot see the methods readonly._derived sets from the interface
+        guard = ReadOnlyEngine(engine) if read_only else None  # type: ignore[abstract]
+        self._engine: Engine = guard if guard is not None else engine
         self.engine_name: str = engine.name
         self.audit = (
             audit
@@ -211,10 +199,10 @@ class Facade:
     @property
     def simulated_cluster(self) -> SimulatedCluster | None:
         """The ``SimulatedCluster`` behind the demo's engine (test hooks), else None."""
-        from .engines.demo import DemoEngine  # light: it imports the simulator for typing only
+        from .engines.simulated import SimulatedEngine  # light: no simulator imported
 
         engine = self._raw_engine
-        return engine.simulator if isinstance(engine, DemoEngine) else None
+        return engine.simulator if isinstance(engine, SimulatedEngine) else None
 
     def snapshot(self) -> Snapshot:
         """Jobs, steps and checkpoint states; on failure the last data, marked stale.
@@ -343,7 +331,8 @@ class Facade:
         operation they hold by name."""
         if find_operation(name).mutating:
             raise ValueError(f"{name} acts: call Facade.act")
-        return self.able(target) if name == "able" else self.error(target)
+        read: Callable[[Target], AbleResult | CheckpointError] = getattr(self, name)
+        return read(target)
 
     def resume_state(self, target: Target) -> ResumeState:
         """One look at a restarted job (``restart --wait``): its state, and how each task
@@ -433,7 +422,7 @@ class Facade:
             )
             if op.whole_job:
                 require_whole_job(name, step)
-            args = self._with_defaults(name, check_arguments(op, values))
+            args = self._with_defaults(op, check_arguments(op, values))
         except UsageError as exc:
             raw = printable(given_values(op, values))
             self._log.refusal(name, shown[:200], raw, exc, started)
@@ -445,10 +434,10 @@ class Facade:
         reservation = self.audit.reserve()  # AuditLogError here: nothing was done
         result: ActionResult
         try:
-            if name == "complete":
+            if op.completes:
                 result = complete_matching(self._engine, step, args)
             else:
-                result = getattr(self._engine, name)(step, *args.values())
+                result = getattr(self._engine, name)(step, **args)
         except SckptError as exc:
             problem = self._log.outcome(reservation, name, step, args, exc, started)
             if problem:
@@ -470,14 +459,14 @@ class Facade:
             result = replace(result, detail=f"{detail}audit log not written: {problem}")
         return result
 
-    def _with_defaults(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _with_defaults(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
         """Checked arguments with the config's max_wait and image_dir where none was given
-        (``tasks`` takes "" for "each step's own image dir")."""
+        (a row with ``own_image_dir`` takes "" for "each step's own image dir")."""
         if "max_wait" in args and args["max_wait"] is None:
             args["max_wait"] = self.settings.max_wait
         if "image_dir" in args and args["image_dir"] is None:
             args["image_dir"] = self.settings.image_dir
-            if name == "tasks" and args["image_dir"] is None:
+            if op.own_image_dir and args["image_dir"] is None:
                 args["image_dir"] = ""
         return args
 
@@ -644,8 +633,9 @@ def open_facade(
         _check_user_name(as_user)
     if clusters is not None and chosen == "simulated":
         raise UsageError("-M/--clusters needs real clusters registered in slurmdbd, not --demo")
+    binding: SlurmAPI
     if chosen == "simulated":
-        engine_obj = _simulated(settings, as_user, cluster, clock)
+        binding = _simulated_client(settings, as_user, cluster, clock)
         if audit is None and (demo or cluster is None):  # the user's demo, not a test's cluster
             audit = AuditLog(demo_audit_log_path(settings.audit_log), settings.audit_required)
     else:
@@ -654,7 +644,13 @@ def open_facade(
                 f"--as-user works only on the simulated cluster (engine {chosen!r}): "
                 "on a real cluster run sckpt as that user"
             )
-        engine_obj = _real_engine(chosen, settings, clusters)
+        binding = _opened_binding()
+    factory = FACTORIES[chosen_engine(chosen, binding)]
+    engine_obj = (
+        factory(settings, binding)
+        if clusters is None
+        else _per_cluster(factory, settings, clusters)
+    )
     return Facade(engine_obj, settings, read_only=ro, audit=audit)
 
 
@@ -665,9 +661,11 @@ def _check_user_name(name: object) -> None:
         raise UsageError(f"invalid user name {name!r}: expected a login name such as alice or root")
 
 
-def _simulated(
+def _simulated_client(
     settings: Settings, as_user: str | None, cluster: Any, clock: Callable[[], float] | None
-) -> Engine:
+) -> SlurmAPI:
+    """The simulated controller's client for the acting user (``--as-user``, else the
+    login name): a fresh demo cluster from the settings, or the test's ``cluster``."""
     from .simulator import SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
@@ -682,7 +680,8 @@ def _simulated(
             output_dir=_demo_output_dir(),
             arrays=True,
         )
-    return simulated_engine(cluster, user)
+    client: SlurmAPI = cluster.connect(user)
+    return client
 
 
 def _check_demo_user(name: str, cluster: Any) -> None:
@@ -751,57 +750,46 @@ def _remove_on_signals(path: str) -> None:
         signal.signal(signum, removed)
 
 
-def simulated_engine(cluster: SimulatedCluster, user: str) -> Engine:
-    """The demo's engine: the native engine, as on a real Slurm 19.05, acting as ``user``
-    over the in-process controller (named "simulated" in the header and the audit log)."""
-    from .engines.demo import DemoEngine
+def simulated_engine(
+    cluster: SimulatedCluster, user: str, settings: Settings | None = None
+) -> Engine:
+    """The simulated engine (``--demo``'s): the native engine, as on a real Slurm 19.05,
+    acting as ``user`` over the in-process controller (named "simulated" in the header
+    and the audit log)."""
+    return FACTORIES["simulated"](settings or Settings(), cluster.connect(user))
 
-    return DemoEngine(cluster, user)
 
+def libslurm_binding() -> Binding:
+    """The process's libslurm binding (``sckpt.backend.libslurm.get_binding()``, which
+    loads it once), or a SetupError when the binding cannot be imported.
 
-def load_binding() -> Any:
-    """The libslurm binding (``sckpt.backend.libslurm.get_binding()``), or a SetupError."""
+    Not ``libslurm.binding.load_binding``, which builds a new ``Binding`` every call."""
     try:
-        libslurm = importlib.import_module("sckpt.backend.libslurm")
+        from . import libslurm
     except ImportError as exc:
         raise SetupError(f"the libslurm binding cannot be imported: {exc}") from None
     return libslurm.get_binding()
 
 
-def _real_engine(chosen: str, settings: Settings, clusters: str | None = None) -> Engine:
+def _opened_binding() -> Binding:
+    """``libslurm_binding``, its ``NoConfig`` naming ``--demo``."""
     try:
-        binding = load_binding()
+        return libslurm_binding()
     except NoConfig as exc:
         if not exc.hint:
             exc.hint = "no Slurm configured here; run `sckpt --demo` for the simulated cluster"
         raise
-    if clusters is not None:
-        from .engines.clusters import ClustersEngine
-
-        routes = binding.clusters(clusters)
-        if not routes:
-            raise SetupError(f"-M {clusters}: slurmdbd knows no cluster")
-        return ClustersEngine(
-            [
-                (route.name, _engine_for(chosen, settings, binding.on_cluster(route)))
-                for route in routes
-            ]
-        )
-    return _engine_for(chosen, settings, binding)
 
 
-def _engine_for(chosen: str, settings: Settings, binding: Any) -> Engine:
-    """The engine ``chosen`` names (``auto``: by what the binding offers) over ``binding``."""
-    request = EngineRequest(settings=settings, binding=binding)
-    if chosen == "auto":
-        if binding.has_checkpoint_api:
-            chosen = "native"
-        else:
-            chosen = "cooperative" if engine_factory("cooperative") is not None else "live"
-    factory = engine_factory(chosen)
-    if factory is None:
-        raise SetupError(
-            f"the {chosen} engine is not available in this installation",
-            'use engine = "auto" or --demo',
-        )
-    return factory(request)
+def _per_cluster(factory: EngineFactory, settings: Settings, clusters: str) -> Engine:
+    """``-M``: one engine per cluster slurmdbd knows of ``clusters``, each over its own
+    cluster's binding, put together (``engines/clusters.py``)."""
+    from .engines.clusters import ClustersEngine
+
+    binding = _opened_binding()
+    routes = binding.clusters(clusters)
+    if not routes:
+        raise SetupError(f"-M {clusters}: slurmdbd knows no cluster")
+    return ClustersEngine(  # type: ignore[abstract]  # clusters._derived sets its methods
+        [(route.name, factory(settings, binding.on_cluster(route))) for route in routes]
+    )

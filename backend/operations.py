@@ -11,7 +11,10 @@ dispatches one derives from the table:
   ``arguments.py``, keyed by ``Argument``: the facade and the command line both check
   with them (this module imports only the standard library, so they live beside it);
 * ``mutating`` decides read-only mode's refusal, in the facade and in ``ReadOnlyEngine``
-  (``readonly.py``), and the audit line;
+  (``readonly.py``), and the audit line; ``ClustersEngine`` routes every row to the
+  target's cluster (``engines/clusters.py``): neither lists the operations again;
+* ``whole_job``, ``job_level``, ``completes``, ``own_image_dir``: each rule that concerns
+  some operations is an attribute of their rows, never a comparison of names;
 * the command line offers a subcommand per row, with ``summary`` as its help and an option
   per argument; its historical form matches names by ``scontrol``;
 * the console binds ``key`` (``key_help`` in the footer tooltip, help and palette) and asks
@@ -110,6 +113,17 @@ class Operation:
     resumes: bool = False
     """Brings a job's tasks back from their images (restart): ``--wait`` watches the job
     run again and says how each task started (resumed from which image, or from zero)."""
+    job_level: bool = False
+    """Acts on a job-level target only: the job, or its batch step (both were ``NO_VAL``
+    in 19.05).  Another step is the controller's refusal, ESLURM_NOT_SUPPORTED
+    (``rules.check_job_level``), not bad usage as for ``whole_job``; a JOB target is the
+    job itself, never each of its steps (``on_every_step``)."""
+    completes: bool = False
+    """Reports a checkpoint's end (complete): a success must name a checkpoint that began,
+    which the facade checks against the engine's answer (``acting.complete_matching``)."""
+    own_image_dir: bool = False
+    """An ``image_dir`` left out, with none in the config, is "" (each step's own), not
+    None (tasks: slurmd is given a directory for every step it reaches)."""
 
     @property
     def description(self) -> str:
@@ -121,9 +135,9 @@ class Operation:
     @property
     def on_every_step(self) -> bool:
         """A JOB target means each of its running steps: the checkpoint operations but
-        restart, which resubmits the job itself (as the job-control verbs act on the job),
-        and ``auto``, whose policy is each step's."""
-        return self.kind != "job" and self.name != "restart"
+        the job-level ones (restart resubmits the job itself, as the job-control verbs act
+        on the job), and ``auto``, whose policy is each step's."""
+        return self.kind != "job" and not self.job_level
 
     @property
     def symbol(self) -> str:
@@ -172,13 +186,14 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "restart",
-        "resume a checkpointed job under the same job id (whole job only)",
+        "resume a checkpointed job under the same job id (the job or its batch step only)",
         arguments=("stick", "image_dir", "force"),
         key="r",
         key_help="restart the selected job from its checkpoint (asks first)",
         confirm="resubmit it from its saved checkpoint under the same job id",
         scontrol=ScontrolName(prefix=2, rank=7),
         resumes=True,
+        job_level=True,
     ),
     Operation(
         "enable",
@@ -199,11 +214,13 @@ OPERATIONS: tuple[Operation, ...] = (
         "report that a checkpoint finished, with its error code and message",
         arguments=("begin_time", "error_code", "error_msg"),
         scontrol=ScontrolName(prefix=2, rank=1),
+        completes=True,
     ),
     Operation(
         "tasks",
         "ask the step's tasks on the named nodes to checkpoint themselves",
         arguments=("begin_time", "image_dir", "max_wait", "nodelist"),
+        own_image_dir=True,
     ),
     Operation(
         "auto",
@@ -265,13 +282,15 @@ JOB_CONTROL_NAMES: tuple[str, ...] = tuple(op.name for op in OPERATIONS if op.ki
 """The job-control verbs: cancel, hold, release, requeue."""
 MUTATING: frozenset[str] = frozenset(op.name for op in OPERATIONS if op.mutating)
 """The names of the operations that change something (refused in read-only mode, audited)."""
-_BY_NAME = {op.name: op for op in OPERATIONS}
+BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
+"""Name -> row: what ``operation`` looks up, and so what the facade, the read-only guard
+and the clusters router act on (a test adds a made-up row here for its duration)."""
 
 
 def operation(name: str) -> Operation:
     """The operation called ``name``; ``ValueError`` when there is none (a caller's bug)."""
     try:
-        return _BY_NAME[name]
+        return BY_NAME[name]
     except KeyError:
         raise ValueError(
             f"no operation is called {name!r}: expected one of {', '.join(NAMES)}"

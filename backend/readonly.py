@@ -5,22 +5,26 @@ the engine in ``ReadOnlyEngine``: a second, independent guard, so that no code p
 holds the engine (a future helper, a bug in the facade) can reach libslurm or the
 cooperative store while read-only mode is on.
 
-Which calls are refused is not written here: every method of the ``Engine`` interface is
-``guarded``, and an operation the table (``operations.py``) marks ``mutating`` raises
+Which calls are refused is not written here, nor which methods there are: every method
+of the ``Engine`` interface (``engines.base.engine_methods``), and any other an engine has,
+is ``guarded``; an operation the table (``operations.py``) marks ``mutating`` raises
 ``refusal``; everything else (snapshot, able, error, processes, accounting ...) is passed
 to the wrapped engine unchanged.  A new operation is guarded by its row alone.
 """
 
 from __future__ import annotations
 
+import abc
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from .engines.base import Engine
+from .engines.base import Engine, engine_methods
 from .errors import ReadOnlyError
 from .model import StepId
-from .operations import MUTATING
+from .operations import BY_NAME
+
+E = TypeVar("E", bound=Engine)
 
 
 def refusal(operation: str, target: StepId | str) -> ReadOnlyError:
@@ -35,23 +39,38 @@ def refusal(operation: str, target: StepId | str) -> ReadOnlyError:
 
 def guarded(name: str) -> Callable[..., Any]:
     """``ReadOnlyEngine``'s method ``name``: a mutating operation raises ``refusal``, any
-    other call goes to the wrapped engine.  It has ``Engine``'s signature (``__wrapped__``),
-    which ``tests/test_operations.py`` compares with the table (``updated=()``: not its
-    ``__isabstractmethod__``)."""
-    interface = getattr(Engine, name)
-    if name in MUTATING:
+    other call goes to the wrapped engine.  A method of ``Engine`` keeps its signature
+    (``__wrapped__``), which ``tests/test_operations.py`` compares with the table
+    (``updated=()``: not its ``__isabstractmethod__``)."""
+    row = BY_NAME.get(name)
+    if row is not None and row.mutating:
 
         def refuse(self: ReadOnlyEngine, target: StepId, *_args: object, **_kw: object) -> Any:
             raise refusal(name, target)
 
-        return functools.update_wrapper(refuse, interface, updated=())
+        call = refuse
+    else:
 
-    def forward(self: ReadOnlyEngine, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self.inner, name)(*args, **kwargs)
+        def forward(self: ReadOnlyEngine, *args: Any, **kwargs: Any) -> Any:
+            return getattr(self.inner, name)(*args, **kwargs)
 
-    return functools.update_wrapper(forward, interface, updated=())
+        call = forward
+    interface = getattr(Engine, name, None)
+    if interface is None:
+        call.__name__ = call.__qualname__ = name
+        return call
+    return functools.update_wrapper(call, interface, updated=())
 
 
+def _derived(cls: type[E]) -> type[E]:
+    """``cls`` with ``guarded`` for every method of the ``Engine`` interface, in its order
+    (``engine_methods``): no method name is written in the class."""
+    for name in engine_methods():
+        setattr(cls, name, guarded(name))
+    return abc.update_abstractmethods(cls)
+
+
+@_derived
 class ReadOnlyEngine(Engine):
     """Passes reads to ``inner``; raises ``ReadOnlyError`` for every mutating operation."""
 
@@ -61,31 +80,9 @@ class ReadOnlyEngine(Engine):
         self.writes_allowed = False
         inner.writes_allowed = False  # its reads must not write either (state file expiry)
 
-    # Every method of the interface, in its order (tests/backend/test_arguments.py checks
-    # that none is left to Engine's default): the table says which ones refuse.
-    cluster_info = guarded("cluster_info")
-    snapshot = guarded("snapshot")
-    ping = guarded("ping")
-    step_processes = guarded("step_processes")
-    interconnect = guarded("interconnect")
-    job_stdio = guarded("job_stdio")
-    able = guarded("able")
-    error = guarded("error")
-    create = guarded("create")
-    vacate = guarded("vacate")
-    restart = guarded("restart")
-    enable = guarded("enable")
-    disable = guarded("disable")
-    complete = guarded("complete")
-    tasks = guarded("tasks")
-    auto = guarded("auto")
-    cancel = guarded("cancel")
-    hold = guarded("hold")
-    release = guarded("release")
-    requeue = guarded("requeue")
-    now = guarded("now")
-    job_records = guarded("job_records")
-    finished_jobs = guarded("finished_jobs")
-    checkpoint_events = guarded("checkpoint_events")
-    resolve_target = guarded("resolve_target")
-    close = guarded("close")
+    def __getattr__(self, name: str) -> Any:
+        """A method outside the interface (an operation a row added after ``Engine`` was
+        written, such as a test's): guarded by its row as the others are."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return guarded(name).__get__(self)

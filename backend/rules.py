@@ -271,16 +271,23 @@ def aggregate(
 ) -> ActionResult:
     """Over the steps acted on: the highest return code is the answer.
 
-    A non-zero one is raised as its typed error, naming what each step answered when the
-    request covered several; ``hint`` explains a single step's refusal.  Success returns
-    the ``ActionResult`` (with every step's code for a whole-job request).
+    A non-zero one is raised (``raise_highest``).  Success returns the ``ActionResult``
+    (with every step's code for a whole-job request).
     """
+    raise_highest(target, codes, hint)
+    return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
+
+
+def raise_highest(target: StepId, codes: Sequence[tuple[StepId, int]], hint: str = "") -> None:
+    """The highest return code over the steps acted on, raised as its typed error when it
+    is not 0, naming what each step answered when the request covered several; ``hint``
+    explains a single step's refusal.  For a check before anything is done, whose success
+    is no answer yet (``aggregate`` is the answer)."""
     highest = max((code for _sid, code in codes), default=0)
     if highest:
         if target.is_whole_job or len(codes) > 1:
             hint = refusal_hint(codes)
         raise error_for(highest, hint=hint)
-    return ActionResult(target, operation, detail, tuple(codes) if target.is_whole_job else ())
 
 
 def refusal_hint(codes: Sequence[tuple[StepId, int]]) -> str:
@@ -292,19 +299,23 @@ def refusal_hint(codes: Sequence[tuple[StepId, int]]) -> str:
 # ---------------------------------------------------------------------- restart
 
 
-def check_restart_target(target: StepId) -> None:
-    """Restart applies to the whole job (or ``.batch``) only: else ESLURM_NOT_SUPPORTED."""
+def check_job_level(operation: str, target: StepId) -> None:
+    """An operation whose row is ``job_level`` (restart) applies to the job or its batch
+    step only: another step is ESLURM_NOT_SUPPORTED, the controller's answer."""
     if not is_job_level(target):
-        raise NotSupported(hint="restart applies to a whole job (JOB or JOB.batch), not one step")
+        raise NotSupported(
+            hint=f"{operation} applies to a whole job (JOB or JOB.batch), not one step"
+        )
 
 
 def check_restart(target: StepId, job: Job | None, ended: bool | None = None) -> None:
-    """Restart's first checks: whole job only, then ESLURM_JOB_NOT_FINISHED.
+    """Restart's first checks: job level only (``check_job_level``), then
+    ESLURM_JOB_NOT_FINISHED.
 
     ``ended`` overrides "the job has finished" for engines whose meaning of an ended job
     is wider (the cooperative engine's vacated job waits held in PENDING).
     """
-    check_restart_target(target)
+    check_job_level("restart", target)
     if job is None:
         return
     if not (job.state.is_finished if ended is None else ended):

@@ -1,8 +1,8 @@
 """The layers keep to their imports: checked in the source and in a live interpreter.
 
 * the backend never imports Textual (nor rich, nor the UI);
-* engines never import the facade that chooses them (``EngineRequest`` is in
-  ``engines/base.py``);
+* engines never import the facade that chooses them (their factories are in
+  ``engines/registry.py``);
 * the rules module (``backend/rules.py``) imports only ``model`` and ``errors`` (and the
   standard library), the operations table (``backend/operations.py``) only the standard
   library: both are pure data and decisions, read by every other layer;
@@ -781,3 +781,62 @@ def test_no_test_file_is_over_900_lines() -> None:
     }
     assert "tests/conftest.py" in sizes and "tests/test_layering.py" in sizes
     assert {path: n for path, n in sizes.items() if n > MAX_TEST_FILE_LINES} == {}
+
+
+# ---------------------------------------------------------------------- operations (issue 35)
+
+_OPERATION_WORDS = {"operation", "name"}
+"""Variables that hold an operation's name where code used to compare it with a literal."""
+
+
+def _operation_name_comparisons(tree: ast.AST, names: set[str]) -> list[str]:
+    """``operation == "restart"``-style comparisons of an operation's name with a literal."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        words = {
+            s.id if isinstance(s, ast.Name) else s.attr
+            for s in sides
+            if isinstance(s, ast.Name | ast.Attribute)
+        }
+        literals = {s.value for s in sides if isinstance(s, ast.Constant)}
+        if words & _OPERATION_WORDS and literals & names:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_backend_asks_the_table_not_an_operations_name() -> None:
+    """Each rule that concerns some operations is an attribute of their rows
+    (``operations.py``): no ``operation == "restart"`` in the backend.  The simulated
+    controller is Slurm's own, whose code tells its request types apart as slurmctld's
+    does: it is not checked."""
+    from sckpt.backend.operations import NAMES
+
+    bad = {}
+    for path in BACKEND.rglob("*.py"):
+        if path.name == "operations.py" or "simulator" in path.parts:
+            continue
+        found = _operation_name_comparisons(ast.parse(path.read_text()), set(NAMES))
+        if found:
+            bad[str(path.relative_to(ROOT))] = found
+    assert bad == {}
+
+
+def test_the_layers_that_only_forward_list_no_operation() -> None:
+    """The read-only guard and the ``-M`` router derive their methods from the table and
+    the ``Engine`` interface: no ``guarded("create")`` or ``routed("create")`` by hand."""
+    from sckpt.backend.operations import NAMES
+
+    listed = []
+    for path in (BACKEND / "readonly.py", BACKEND / "engines" / "clusters.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in {"guarded", "routed"}
+                and any(isinstance(a, ast.Constant) and a.value in NAMES for a in node.args)
+            ):
+                listed.append(f"{path.name}:{node.lineno}")
+    assert listed == []

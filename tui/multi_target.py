@@ -40,7 +40,7 @@ def targets_for(operation: str, marked: Sequence[StepId]) -> list[StepId]:
     op = operations.operation(operation)
     seen: dict[StepId, None] = {}
     for target in marked:
-        job_level = op.whole_job or (operation == "restart" and not rules.is_job_level(target))
+        job_level = op.whole_job or (op.job_level and not rules.is_job_level(target))
         seen.setdefault(StepId(target.job_id) if job_level else target, None)
     return list(seen)
 

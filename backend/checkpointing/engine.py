@@ -56,7 +56,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import rules
-from ..engines.base import Engine
 from ..engines.live import LiveEngine
 from ..errors import (
     ESLURM_BATCH_ONLY,
@@ -352,7 +351,7 @@ class CooperativeEngine(LiveEngine):
                     for note in start_notes(current_tasks(rec, job))
                     if "resumed from" not in note
                 ]
-        rules.aggregate(target, "able", codes)
+        rules.raise_highest(target, codes)
         return AbleResult(target, min(starts) if starts else 0, tuple(notes))
 
     def _expire(self, t: _Target) -> StepRecord:
@@ -519,7 +518,7 @@ class CooperativeEngine(LiveEngine):
         codes = [(t.step.step_id, code) for t, code, _ in started]
         if any(code for _sid, code in codes):
             why = next(w for _t, code, w in started if code) if len(started) == 1 else ""
-            rules.aggregate(target, operation, codes, hint=why)
+            rules.raise_highest(target, codes, hint=why)
 
     def _checkpoint(
         self, target: StepId, operation: str, max_wait: int, image_dir: str | None
@@ -543,7 +542,7 @@ class CooperativeEngine(LiveEngine):
                 hint="the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
             )
         # Whole job: the steps that could were checkpointed; the highest refusal is reported.
-        rules.aggregate(target, operation, codes, detail)
+        rules.raise_highest(target, codes)
         return codes, detail, not_restored([(t.step.step_id, t.store) for t in targets], job)
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
@@ -601,7 +600,7 @@ class CooperativeEngine(LiveEngine):
             rec = self._expire(t)
             code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
             precheck.append((t.step.step_id, code))
-        rules.aggregate(target, "vacate", precheck)
+        rules.raise_highest(target, precheck)
         lost = []
         if job.batch:
             plain = self._unprotected_steps(job, targets)
@@ -717,7 +716,7 @@ class CooperativeEngine(LiveEngine):
         unless ``force``; the answer says which tasks resume from which generation and which
         start from zero.
         """
-        rules.check_restart_target(target)
+        rules.check_job_level("restart", target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
@@ -869,13 +868,3 @@ class CooperativeEngine(LiveEngine):
 
     def close(self) -> None:
         """The binding is process-wide and closed by its owner; nothing to release here."""
-
-
-def create_engine(request: Any) -> Engine:
-    """The facade's registry hook (``open_facade(engine="cooperative")``)."""
-    binding = request.binding
-    if binding is None:
-        from ..libslurm import get_binding
-
-        binding = get_binding()
-    return CooperativeEngine(binding)

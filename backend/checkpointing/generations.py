@@ -60,11 +60,6 @@ def generation_of(path: str | os.PathLike[str]) -> int:
     return int(match.group(1)) if match and not match.group(2) else 0
 
 
-def is_complete_generation(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` names a complete generation (``g<N>``, not ``g<N>.partial``)."""
-    return generation_of(path) > 0
-
-
 class TaskImages:
     """The generations of one task's images under ``task_dir`` (``<root>/<job>.<name>/task<r>``)."""
 

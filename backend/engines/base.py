@@ -5,18 +5,17 @@ facade has already parsed and validated, applies Slurm's rules (the reference's 
 checks), and either returns a frozen record from ``model`` or raises a typed error from
 ``errors``.  Engines know nothing of read-only mode or the audit log: the facade wraps them.
 
-``EngineRequest`` is what an engine's factory (``create_engine``) is given.  It lives here,
-beside ``Engine``, so that engines never import the facade that chooses them.
+An engine is made by its factory in ``registry.py`` from the settings and a ``SlurmAPI``;
+engines never import the facade that chooses them.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 
-from ..config import Settings
-from ..errors import AccountingUnavailable, SetupError
+from ..errors import AccountingUnavailable
 from ..model import (
     AbleResult,
     ActionResult,
@@ -30,23 +29,6 @@ from ..model import (
     StepId,
     StepProcesses,
 )
-from ..slurm_api import SlurmAPI
-
-
-@dataclass(frozen=True)
-class EngineRequest:
-    """What an engine factory gets: the settings, the user to act as, the loaded binding."""
-
-    settings: Settings
-    as_user: str | None = None
-    binding: SlurmAPI | None = None
-    """The libslurm binding (``sckpt.backend.libslurm``); None before one is loaded."""
-
-    def loaded_binding(self) -> SlurmAPI:
-        """The binding, for engines that cannot work without one."""
-        if self.binding is None:
-            raise SetupError("this engine needs the libslurm binding, and none is loaded")
-        return self.binding
 
 
 class Engine(ABC):
@@ -221,3 +203,13 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release threads and libraries; the default has nothing to release."""
+
+
+def engine_methods() -> tuple[str, ...]:
+    """The public methods of the ``Engine`` interface, in its order: what a layer that only
+    forwards (``readonly.ReadOnlyEngine``) defines, derived instead of listed."""
+    return tuple(
+        name
+        for name, member in vars(Engine).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    )

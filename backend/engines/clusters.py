@@ -3,8 +3,9 @@
 Why one engine per cluster: each engine keeps its own "no change since" times, views and
 caches, so the one-RPC reuse of an unchanged listing (``LiveEngine.refresh``) stays per
 cluster: an idle cluster costs its controller one REQUEST_JOB_INFO per refresh, whatever
-the other clusters do.  Every engine is given a ``ClusterBinding`` (``backend/libslurm``),
-which sends its calls to its own cluster's controller, as ``squeue -M`` does.
+the other clusters do.  Every engine is given its cluster's ``Binding``
+(``Binding.on_cluster``, ``backend/libslurm``), which sends its calls to that cluster's
+controller, as ``squeue -M`` does.
 
 What this engine adds:
 
@@ -24,6 +25,7 @@ What this engine adds:
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import functools
 import time
@@ -33,6 +35,8 @@ from typing import Any, TypeVar
 
 from ..errors import SckptError, UsageError, outage_text
 from ..model import (
+    AbleResult,
+    ActionResult,
     ClusterFreshness,
     ClusterInfo,
     JobRecord,
@@ -41,9 +45,11 @@ from ..model import (
     StepCheckpointEvent,
     StepId,
 )
+from ..operations import BY_NAME, NAMES
 from .base import Engine
 
 T = TypeVar("T")
+C = TypeVar("C", bound=Engine)
 
 RETRY_FIRST = 15.0
 """Seconds before a cluster that failed a refresh is listed again (doubling per failure)."""
@@ -69,19 +75,39 @@ class _Part:
     """Monotonic time before which a stale cluster is not listed again."""
 
 
-def routed(name: str, *, names_target: bool = False) -> Callable[..., Any]:
-    """``ClustersEngine``'s method ``name`` (with ``Engine``'s signature): the call goes to
-    the engine of the target's cluster, given the target without its cluster; with
-    ``names_target`` the answer's ``target`` is the full one (``-M``'s cluster in it)."""
+def routed(name: str) -> Callable[..., Any]:
+    """``ClustersEngine``'s method ``name`` (with ``Engine``'s signature where it has the
+    method): the call goes to the engine of the target's cluster, given the target without
+    its cluster and the arguments by name; an answer that names its target (``AbleResult``,
+    ``ActionResult``) names the full one (``-M``'s cluster in it)."""
 
-    def call(self: ClustersEngine, target: StepId, *args: Any) -> Any:
+    def call(self: ClustersEngine, target: StepId, *args: Any, **kwargs: Any) -> Any:
         engine, inner, full = self._route(target)
-        answer = getattr(engine, name)(inner, *args)
-        return replace(answer, target=full) if names_target else answer
+        answer = getattr(engine, name)(inner, *args, **kwargs)
+        return replace(answer, target=full) if isinstance(answer, _NAMING) else answer
 
-    return functools.update_wrapper(call, getattr(Engine, name), updated=())
+    interface = getattr(Engine, name, None)
+    if interface is None:
+        call.__name__ = call.__qualname__ = name
+        return call
+    return functools.update_wrapper(call, interface, updated=())
 
 
+_NAMING = (AbleResult, ActionResult)
+"""Answers that name their target."""
+ROUTED_READS = ("step_processes", "interconnect", "job_stdio")
+"""The calls about one target that are not operations of the table."""
+
+
+def _derived(cls: type[C]) -> type[C]:
+    """``cls`` with ``routed`` for the reads about one target and every operation of the
+    table (``operations.py``): no operation is listed here."""
+    for name in (*ROUTED_READS, *NAMES):
+        setattr(cls, name, routed(name))
+    return abc.update_abstractmethods(cls)
+
+
+@_derived
 class ClustersEngine(Engine):
     """The engines of several clusters as one (see the module's docstring)."""
 
@@ -292,28 +318,14 @@ class ClustersEngine(Engine):
             raise failure
         return tuple(found)
 
-    # Calls about one target go to its cluster's engine, the target as that engine knows
-    # it; an answer that names its target names it with its cluster (``routed``).
-    step_processes = routed("step_processes")
-    interconnect = routed("interconnect")
-    job_stdio = routed("job_stdio")
-    able = routed("able", names_target=True)
-    error = routed("error")
+    # Calls about one target (``ROUTED_READS`` and every operation of the table) go to its
+    # cluster's engine, the target as that engine knows it (``_derived``, ``routed``).
 
-    # ------------------------------------------------------------------ acting
-    # Every operation of the table (``operations.py``) but able and error, the same way.
-    create = routed("create", names_target=True)
-    vacate = routed("vacate", names_target=True)
-    restart = routed("restart", names_target=True)
-    enable = routed("enable", names_target=True)
-    disable = routed("disable", names_target=True)
-    complete = routed("complete", names_target=True)
-    tasks = routed("tasks", names_target=True)
-    auto = routed("auto", names_target=True)
-    cancel = routed("cancel", names_target=True)
-    hold = routed("hold", names_target=True)
-    release = routed("release", names_target=True)
-    requeue = routed("requeue", names_target=True)
+    def __getattr__(self, name: str) -> Any:
+        """An operation a row added after this class was made (a test's): routed too."""
+        if name.startswith("_") or name not in BY_NAME:
+            raise AttributeError(name)
+        return routed(name).__get__(self)
 
     def close(self) -> None:
         for part in self._parts.values():

@@ -20,7 +20,7 @@ Subclassing (how the cooperative engine builds on it):
 * ``caller_uid`` / ``caller_name`` are the real user running sckpt; ``slurm_user()`` is
   the cluster's SlurmUser; ``binding`` is the ``sckpt.backend.libslurm`` Binding.
 
-Registered with the facade under the name ``live`` (``create_engine`` below).
+Made for the name ``live`` by ``engines/registry.py``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from ..model import (
     label_steps,
 )
 from ..slurm_api import ControllerConfig, SlurmAPI, StepsResult
-from .base import Engine, EngineRequest
+from .base import Engine
 
 AUTO_UNDER_RUN = (
     "automatic checkpoints are those of steps under `sckpt run` (--every, --before-end), "
@@ -389,8 +389,8 @@ class LiveEngine(Engine):
         return rules.check_target(target, job, steps, self.caller(), suspended_ok=suspended_ok)
 
     def check_restart(self, target: StepId) -> Job | None:
-        """``rules.check_restart`` (whole job only, then ESLURM_JOB_NOT_FINISHED)."""
-        rules.check_restart_target(target)
+        """``rules.check_restart`` (job level only, then ESLURM_JOB_NOT_FINISHED)."""
+        rules.check_job_level("restart", target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
@@ -531,11 +531,6 @@ def _signal_name(number: int) -> str:
         return signal_module.Signals(number).name
     except ValueError:
         return str(number)
-
-
-def create_engine(request: EngineRequest) -> Engine:
-    """The facade's factory for ``engine = "live"``."""
-    return LiveEngine(request.loaded_binding())
 
 
 def _step_key(step: Step) -> tuple[int, int]:

@@ -15,7 +15,7 @@ with new answers are rebuilt (``states_due``).  An action or a check on a job fo
 answers.  Refusals come back with the controller's code only; the engine explains them with
 ``rules`` on its own listing (``_explain``).
 
-Registered with the facade under the name ``native`` (``create_engine`` below).
+Made for the name ``native`` by ``engines/registry.py``.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from ..model import (
     StepId,
     StepView,
 )
+from ..operations import operation as find_operation
 from ..slurm_api import SlurmAPI
-from .base import Engine, EngineRequest
 from .live import AUTO_UNDER_RUN, LiveEngine
 
 _NOT_ASKED = CheckpointState(CheckpointKind.UNKNOWN)
@@ -225,7 +225,7 @@ class NativeEngine(LiveEngine):
                 if not disabled:
                     codes.append((step.step_id, refused.code))
                     continue
-            if operation == "able":
+            if find_operation(operation).disabled_is_answer:
                 codes.append((step.step_id, rules.able_code(disabled)))
             else:
                 earlier = 0 < since < sent_at
@@ -243,8 +243,9 @@ class NativeEngine(LiveEngine):
         """
         if refused.hint:
             return refused
+        row = find_operation(operation)
         try:
-            if operation == "restart":
+            if row.resumes:
                 self.check_restart(target)
             else:
                 self.check_target(target)
@@ -252,7 +253,7 @@ class NativeEngine(LiveEngine):
             if ours.code == refused.code:
                 refused.hint = ours.hint
                 return refused
-        if operation == "restart" and refused.code == ENOENT:
+        if row.resumes and refused.code == ENOENT:
             return refused  # restart() names the directory it looked in
         if target.is_whole_job and refused.code != ESLURM_NOT_SUPPORTED:
             codes = self._step_codes(self._running_steps(target), operation, sent_at)
@@ -278,7 +279,7 @@ class NativeEngine(LiveEngine):
         finally:
             self._forget(target)
         per_step: tuple[tuple[StepId, int], ...] = ()
-        if target.is_whole_job and operation != "restart":
+        if target.is_whole_job and find_operation(operation).on_every_step:
             with contextlib.suppress(SlurmError):
                 per_step = tuple((s.step_id, 0) for s in self._running_steps(target))
         return ActionResult(target, operation, detail, per_step)
@@ -402,8 +403,3 @@ class NativeEngine(LiveEngine):
 
 def _wait_detail(max_wait: int, image_dir: str | None) -> str:
     return f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
-
-
-def create_engine(request: EngineRequest) -> Engine:
-    """The facade's factory for ``engine = "native"``."""
-    return NativeEngine(request.loaded_binding())

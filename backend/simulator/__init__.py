@@ -2,7 +2,7 @@
 client library (``SimulatedSlurm``, a ``SlurmAPI`` like the cffi binding).
 
 It stands where libslurm and slurmctld stand on a real cluster: the demo runs the native
-engine over it (``engines/demo.py``), the tests use it as their oracle and drive it through
+engine over it (``engines/simulated.py``), the tests use it as their oracle and drive it through
 ``SimulatedCluster.control``.  Import the public names from here; ``cluster.py`` says how
 the modules fit together.
 """

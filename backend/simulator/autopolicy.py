@@ -7,7 +7,7 @@ kind.  So the demo keeps the policies here, beside the steps launched under ``sc
 --transparent`` (``ClusterState._auto``): an ``auto`` event comes due at each step's next
 interval (and once before the job's end), starts a checkpoint as the wrapper would (its
 history lines say ``sckpt run`` and the cause), and moves the due time on by the interval.
-The demo's engine shows them (``DemoEngine``), as the cooperative engine shows a record's.
+The demo's engine shows them (``SimulatedEngine``), as the cooperative engine shows a record's.
 
 Simplified where the demo needs no more: a disabled step, or one with a checkpoint already
 running, skips its turn (the wrapper takes it as soon as it may); a before-end checkpoint

@@ -136,11 +136,6 @@ class SimulatorControl:
         with self._cluster._lock:
             self._cluster._records[path] = record
 
-    def remove_record(self, path: str) -> None:
-        """Delete a saved record (restart's ENOENT)."""
-        with self._cluster._lock:
-            self._cluster._records.pop(path, None)
-
 
 def _suspended_or_resumed(job: Job, state: JobState, now: int) -> Job:
     """``job`` in ``state`` with Slurm's suspend bookkeeping: suspending adds the time run

@@ -65,7 +65,7 @@ class CheckpointScript:
 class TransparentStep:
     """A demo step launched under ``sckpt run --transparent``: what the wrapper's state
     files say of it on a real cluster (``CoopEngine.checkpoint_state``), kept by the
-    simulated controller so that the demo's engine can show it (``DemoEngine``)."""
+    simulated controller so that the demo's engine can show it (``SimulatedEngine``)."""
 
     name: str
     """Its ``sckpt run --name``: the image directory's leaf ``<job>.<name>``."""

@@ -19,7 +19,7 @@ from sckpt.backend import errors as E
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.live import LiveEngine
-from sckpt.backend.facade import Facade, load_binding, open_facade
+from sckpt.backend.facade import Facade, libslurm_binding, open_facade
 from sckpt.backend.model import STEP_BATCH, STEP_PENDING, ActionResult, CheckpointKind, StepId
 from sckpt.backend.operations import MUTATING
 from sckpt.backend.operations import operation as find_operation
@@ -344,7 +344,7 @@ def _quiet_window(cluster: SlurmCluster, act: object, tries: int = 5) -> dict[st
 def test_read_only_sends_no_mutating_rpc_and_changes_no_job(
     slurm_cluster: SlurmCluster, jobs: Jobs, tmp_path: Path
 ) -> None:
-    binding = load_binding()
+    binding = libslurm_binding()
     probe_log = tmp_path / "probe.log"
     # Control: the same operations with read-only off do reach the controller.
     acting = Facade(RpcProbeEngine(binding), Settings(audit_log=probe_log))
@@ -382,7 +382,7 @@ def test_a_waiting_srun_is_not_listed_as_steps(
     records, one per wait and all with the same id (at 10,000 jobs they once crashed the
     console's steps table).  The facade lists the job's steps as ``squeue -s`` does."""
     job = _submit(slurm_cluster, "-n1", "--wrap", "srun sleep 300 & sleep 2; srun sleep 300")
-    binding = load_binding()
+    binding = libslurm_binding()
     try:
 
         def waiting() -> bool:

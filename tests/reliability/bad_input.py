@@ -23,6 +23,7 @@ from sckpt.backend.model import (
     WHOLE_JOB,
     StepId,
 )
+from sckpt.backend.operations import NAMES, operation
 
 SPECIAL_STEPS = (WHOLE_JOB, STEP_BATCH, STEP_EXTERN, STEP_INTERACTIVE)
 MAX_ID = 0xFFFFFFF0
@@ -129,6 +130,9 @@ class Recorder:
             return attr
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            named = operation(name).arguments if name in NAMES else ()
+            if kwargs and set(kwargs) == set(named):  # Facade.act: its row's arguments by name
+                args, kwargs = (*args, *(kwargs[a] for a in named)), {}
             self.calls.append((name, args))
             problem = invalid_call(name, args) if not kwargs else f"{name}: keywords {kwargs}"
             if problem:

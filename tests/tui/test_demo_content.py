@@ -4,7 +4,7 @@
 checkpoint event for any job.  The demo's cluster now writes its batch jobs' output into a
 directory of its own (``simulator/output.py``) and keeps an hourly checkpoint history of
 its running jobs (``SimulatedCluster._demo_hourly``); the demo's engine hands that history
-to ``history`` (``engines/demo.py``).
+to ``history`` (``engines/simulated.py``).
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ class TargetScreen(Screen[None]):
         target = self._target_or_warn(operation)
         if target is None:
             return
-        if operation == "restart" and not rules.is_job_level(target):
+        if operations.operation(operation).job_level and not rules.is_job_level(target):
             target = target.whole_job
         settings = self.sckpt.settings
         what = operations.operation(operation).confirm

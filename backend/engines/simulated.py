@@ -1,4 +1,5 @@
-"""The demo's engine: the native engine over the simulated controller, plus its history.
+"""The simulated engine (``--demo``): the native engine over the simulated controller, plus
+its history.
 
 ``sckpt --demo`` runs the very engine a Slurm 19.05 cluster runs (``NativeEngine``), so it
 shows only what 19.05's API can tell.  That API keeps no checkpoint history; the simulated
@@ -30,15 +31,20 @@ from ..model import (
 )
 from .native import NativeEngine
 
-if TYPE_CHECKING:  # the facade imports this module to ask whether an engine is the demo's
-    from ..simulator import SimulatedCluster, TransparentStep
+if TYPE_CHECKING:  # the facade imports this module to ask whether an engine is simulated
+    from ..simulator import SimulatedCluster, SimulatedSlurm, TransparentStep
 
 
-class DemoEngine(NativeEngine):
-    """``NativeEngine`` acting as ``user`` on ``cluster``, named "simulated"."""
+class SimulatedEngine(NativeEngine):
+    """``NativeEngine`` over ``client``: one user's connection to a simulated controller
+    (``SimulatedCluster.connect``), named "simulated"."""
 
-    def __init__(self, cluster: SimulatedCluster, user: str) -> None:
-        client = cluster.connect(user)
+    def __init__(self, client: SimulatedSlurm) -> None:
+        from ..simulator import SimulatedCluster  # here: the facade imports this module
+
+        cluster = client.cluster
+        if not isinstance(cluster, SimulatedCluster):
+            raise TypeError("the simulated engine runs over a SimulatedCluster's client")
         super().__init__(client, name="simulated", clock=cluster.clock)
         self._cluster = cluster
         self._caller = client.caller
@@ -86,7 +92,7 @@ def _with_images(
     view: StepView, marked: TransparentStep | None, auto: AutoCheckpoints | None = None
 ) -> StepView:
     """The view of a step under ``sckpt run --transparent``: its checkpointer and last image
-    (the fields ``CoopEngine.checkpoint_state`` fills); another step's view unchanged, and
+    (the fields ``CooperativeEngine.checkpoint_state`` fills); another step's view unchanged, and
     so is a step not asked (another user's, or left for a later refresh by the probe budget):
     what the controller did not answer, its state files do not tell either."""
     state = view.checkpoint
