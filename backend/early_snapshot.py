@@ -8,26 +8,33 @@ command line starts it (``start``) just before it imports the console, and the c
 refresh pipeline takes it (``claim``) as its first refresh instead of asking again: one
 listing, as before, only sooner.
 
-The answer is exactly what ``Facade.snapshot`` returns (an outage is a stale snapshot, as
-always); an exception it raises reaches the pipeline unchanged from ``claim``'s ``result``.
+After a fresh answer the cluster's facts (``Facade.info``, one more RPC the first refresh
+would make next) are asked too; the facade keeps them.  The answer is exactly what
+``Facade.snapshot`` returns (an outage is a stale snapshot, as always); an exception it
+raises reaches the pipeline unchanged from ``claim``'s ``result``.
 The thread is a daemon, so a quit never waits for a controller that does not answer.  No
 Textual here: the command line imports this module before the console exists.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import weakref
 from typing import Protocol
 
-from .model import Snapshot
+from .errors import SckptError
+from .model import ClusterInfo, Snapshot
 
 
 class Snapshots(Protocol):
-    """What is asked early: ``Facade.snapshot``."""
+    """What is asked early: ``Facade.snapshot``, then ``Facade.info`` (which it keeps)."""
 
     def snapshot(self) -> Snapshot: ...
+
+    @property
+    def info(self) -> ClusterInfo: ...
 
 
 class EarlySnapshot:
@@ -39,6 +46,8 @@ class EarlySnapshot:
         self._error: BaseException | None = None
         self.duration = 0.0
         """Seconds the snapshot took (the pipeline's measure of a refresh)."""
+        self.info: ClusterInfo | None = None
+        """The cluster's facts, once asked after a fresh answer (the facade keeps them)."""
         threading.Thread(
             target=self._run, args=(source,), name="sckpt-first-snapshot", daemon=True
         ).start()
@@ -50,6 +59,11 @@ class EarlySnapshot:
         except BaseException as exc:  # handed to the waiting caller, re-raised there
             self._error = exc
         self.duration = time.monotonic() - started
+        if self._snap is not None and not self._snap.stale:
+            # The cluster's facts, which the first refresh asks right after a fresh
+            # listing (one small RPC): the facade keeps them, so that ask is answered here.
+            with contextlib.suppress(SckptError):
+                self.info = source.info
         self._done.set()
 
     def result(self) -> Snapshot:

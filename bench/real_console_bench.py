@@ -246,7 +246,7 @@ def _tmux(*words: str) -> str:
 def terminal_run(program: str, ids: set[str], settle: float, idle: float) -> tuple[float, float]:
     """(seconds to the first job row in a tmux pane, idle CPU seconds per minute) of one start."""
     name = f"bench-real-{os.getpid()}"
-    row = re.compile(r"^\W*(\d+)\b", re.MULTILINE)
+    row = re.compile(r"^\W*(?:[A-Z]{1,2} +)?(\d+)\b", re.MULTILINE)  # turm: "│PD 123"
     for attempt in range(3):  # a server just killed may still hold the socket
         start = time.perf_counter()
         try:
