@@ -6,7 +6,9 @@ listing (the controller's answer plus decoding it, ~140 ms).  The listing is a l
 on the binding's own thread, which releases the GIL while it waits for slurmctld, so the
 command line starts it (``start``) just before it imports the console, and the console's
 refresh pipeline takes it (``claim``) as its first refresh instead of asking again: one
-listing, as before, only sooner.
+listing, as before, only sooner.  Only a controller's answer is worth starting early: the
+demo's simulated cluster is Python, which shares the GIL with the imports (the command
+line does not start it there).
 
 After a fresh answer the cluster's facts (``Facade.info``, one more RPC the first refresh
 would make next) are asked too; the facade keeps them.  The answer is exactly what
