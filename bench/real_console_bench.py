@@ -13,9 +13,18 @@ plus a few running ones with steps, then measures the real app (``build_app`` on
   a tmux pane of 160x50, plus the CPU seconds per minute each costs on the client (turm's
   own and its squeue children's).
 
+With ``--terminal N`` it measures instead, N rounds on the cluster as it is (``--keep``
+leaves it up between runs), each program started by ``tmux`` in a pane of 160x50: the first
+rows (from tmux starting the program, Python's start and imports included, to a job id of
+the cluster at the start of a pane line) and the idle client CPU per minute (``/proc``, from
+``--settle`` seconds after the first rows, for ``--idle`` seconds), for this tree's ``sckpt``,
+each ``--before PROGRAM`` (e.g. a launcher of an older tree; rounds alternate the programs),
+``--turm`` and one ``squeue`` (its wall time).  Medians and ranges are printed per program.
+
 Figures only (a Markdown table for bench/README.md); nothing is asserted.  Needs root.
 
     .venv/bin/python bench/real_console_bench.py --jobs 10000 --idle 60
+    .venv/bin/python bench/real_console_bench.py --keep --terminal 4 --idle 30 --turm turm
 """
 
 from __future__ import annotations
@@ -226,6 +235,75 @@ def measure_turm(turm: str, seconds: float) -> dict[str, Any]:
     }
 
 
+def _tmux(*words: str) -> str:
+    """tmux on a server of this script's own (other runs on the machine start and kill theirs)."""
+    socket = f"sckpt-real-bench-{os.getpid()}"
+    return subprocess.run(
+        ["tmux", "-L", socket, *words], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def terminal_run(program: str, ids: set[str], settle: float, idle: float) -> tuple[float, float]:
+    """(seconds to the first job row in a tmux pane, idle CPU seconds per minute) of one start."""
+    name = f"bench-real-{os.getpid()}"
+    row = re.compile(r"^\W*(?:[A-Z]{1,2} +)?(\d+)\b", re.MULTILINE)  # turm: "│PD 123"
+    for attempt in range(3):  # a server just killed may still hold the socket
+        start = time.perf_counter()
+        try:
+            _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50",
+                  "env", f"SLURM_CONF={CONF}", "TERM=xterm-256color", program)  # fmt: skip
+            break
+        except subprocess.CalledProcessError:
+            if attempt == 2:
+                raise
+            time.sleep(1)
+    try:
+        pid = int(_tmux("display-message", "-p", "-t", name, "#{pane_pid}"))
+        seen = float("nan")
+        while time.perf_counter() - start < 60:
+            pane = _tmux("capture-pane", "-p", "-t", name)
+            if any(m in ids for m in row.findall(pane)):
+                seen = time.perf_counter() - start
+                break
+            time.sleep(0.01)
+        time.sleep(settle)
+        cpu0 = _cpu_seconds(pid)
+        time.sleep(idle)
+        cpu = (_cpu_seconds(pid) - cpu0) * 60 / idle
+    finally:
+        _tmux("kill-server")
+    return seen, cpu
+
+
+def terminal_rounds(programs: dict[str, str], rounds: int, settle: float, idle: float) -> None:
+    """Each program once per round, in turn; then each one's medians and ranges."""
+    ids = set(slurm("squeue", "-h", "-o", "%i").stdout.split())
+    first: dict[str, list[float]] = {label: [] for label in programs}
+    cpu: dict[str, list[float]] = {label: [] for label in programs}
+    squeue_ms: list[float] = []
+    for n in range(rounds):
+        for label, program in programs.items():
+            seen, used = terminal_run(program, ids, settle, idle)
+            first[label].append(seen * 1000)
+            cpu[label].append(used)
+            print(f"round {n} {label}: first rows {seen * 1000:.0f} ms, idle CPU "
+                  f"{used:.2f} s/min, load {os.getloadavg()[0]:.2f}", file=sys.stderr)  # fmt: skip
+        for _ in range(3):
+            t = time.perf_counter()
+            slurm("squeue")
+            squeue_ms.append((time.perf_counter() - t) * 1000)
+
+    def span(values: list[float], form: str) -> str:
+        low, mid, high = min(values), statistics.median(values), max(values)
+        return f"{form.format(mid)} ({form.format(low)}-{form.format(high)})"
+
+    res: dict[str, Any] = {"jobs_in_squeue": len(ids), "one squeue, ms": span(squeue_ms, "{:.0f}")}
+    for label in programs:
+        res[f"{label}: first rows in tmux, ms"] = span(first[label], "{:.0f}")
+        res[f"{label}: idle CPU, s per minute"] = span(cpu[label], "{:.2f}")
+    print_report(res)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=10_000)
@@ -234,15 +312,26 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle sampling")
     parser.add_argument("--keep", action="store_true", help="leave the bench cluster up")
     parser.add_argument("--turm", help="the turm program, to measure it the same way")
+    parser.add_argument("--terminal", type=int, metavar="N", help="N rounds in tmux (above)")
+    parser.add_argument("--before", action="append", default=[], help="another sckpt to time")
+    parser.add_argument("--settle", type=float, default=5.0, help="seconds before idle CPU")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("real_console_bench: needs root (it starts a private Slurm cluster)")
     cluster("up")
     try:
         t = time.perf_counter()
-        fill(args.jobs, args.running)
+        if job_count() < args.jobs:  # a cluster kept up (--keep) is filled already
+            fill(args.jobs, args.running)
         filled = time.perf_counter() - t
         os.environ["SLURM_CONF"] = str(CONF)
+        if args.terminal:
+            programs = {"sckpt": str(ROOT / ".venv" / "bin" / "sckpt")}
+            programs.update({f"before {i}": p for i, p in enumerate(args.before)})
+            if args.turm:
+                programs["turm"] = args.turm
+            terminal_rounds(programs, args.terminal, args.settle, args.idle)
+            return
         res: dict[str, Any] = {"jobs_in_squeue": job_count(), "fill_s": filled}
         res.update(asyncio.run(measure_console(args.presses, args.idle)))
         res.update(measure_squeue_loop(args.idle))

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sckpt.backend import early_snapshot
+
 from . import terminal
 
 if TYPE_CHECKING:
@@ -53,7 +55,12 @@ def open_facade(settings: Settings, **flags: Any) -> Facade:
 
 
 def run_console(facade: Facade, settings: Settings, *, focus: StepId | None) -> int:
-    """The Textual console (``sckpt.tui.app``): the one place the command line opens it."""
+    """The Textual console (``sckpt.tui.app``): the one place the command line opens it.
+    Its first listing is asked before Textual is imported (``backend/early_snapshot.py``)
+    when it waits for a controller; the demo's in-process cluster answers in Python, which
+    would only share the GIL with the imports."""
+    if facade.simulated_cluster is None:
+        early_snapshot.start(facade)
     from sckpt.tui.app import run_console as run_app
 
     return int(run_app(facade, settings, focus=focus))

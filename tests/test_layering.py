@@ -626,6 +626,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sckpt.backend.job_output",
             "sckpt.backend.doctor",
             "sckpt.backend.each_target",
+            "sckpt.backend.early_snapshot",
         ),
     ),
     (

@@ -45,6 +45,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any, Protocol, TypeVar
 
+from sckpt.backend import early_snapshot
 from sckpt.backend.errors import SckptError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import FINISHED_STATES, ClusterInfo, JobView, Snapshot, StepId
@@ -402,8 +403,12 @@ class RefreshPipeline:
         asked once the controller first answered, and a snapshot the screens must show
         is prepared here as well."""
         started = self.timers.monotonic()
-        snap = self.facade.snapshot()
-        duration = self.timers.monotonic() - started
+        early = early_snapshot.claim(self.facade)  # the first one, when the command line
+        if early is not None:  # started it before importing the console (sooner first rows)
+            snap, duration = early.result(), early.duration
+        else:
+            snap = self.facade.snapshot()
+            duration = self.timers.monotonic() - started
         info = None
         if not snap.stale and not self.info.cluster_name:
             try:

@@ -127,7 +127,10 @@ def _libslurm_log(text: str) -> str:
 
 
 def probe_init(lib_path: Path, source: ConfigSource) -> None:
-    """Run ``slurm_init`` in a child process first: if libslurm would exit, only it dies."""
+    """Run ``slurm_init`` in a child process first: if libslurm would exit, only it dies.
+
+    The child needs ctypes only: ``-S`` skips ``site`` (a venv's ``.pth`` hooks cost it
+    40-70 ms of every console start on the bench machine)."""
     conf = source.file
     # Slurm before 20.11 has no slurm_init: its libslurm reads slurm.conf on the first call
     # through slurm_conf_init (exported, not in the headers), and exits there just the same.
@@ -141,7 +144,7 @@ def probe_init(lib_path: Path, source: ConfigSource) -> None:
     )
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+            [sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60
         )
     except subprocess.TimeoutExpired as exc:
         raise NoConfig(f"slurm_init with {source} did not finish", hint="check slurm.conf") from exc
