@@ -676,7 +676,7 @@ class CooperativeEngine(LiveEngine):
             settled = f"; its end could not be watched ({exc.message})"
         for t in targets:
             with contextlib.suppress(SckptError):
-                self._update(t, lambda r: setattr(r, "ended_at", time.time()))
+                self._update(t, lambda r: setattr(r, "ended_at", self._clock()))
         return f"; job {job.label} requeued and held (restart brings it back){settled}"
 
     def _end_steps(self, targets: list[_Target], unrequeueable: str) -> str:
@@ -761,7 +761,7 @@ class CooperativeEngine(LiveEngine):
         elif pinned:
             self.binding.set_required_nodes(job.job_id, "")
         unrecorded = self._mark_restarted(records, nodes if stick else "", stick, lost)
-        release_and_start(self._look, self.binding, job, records)
+        release_and_start(self._look, self.binding, job, records, self._clock)
         where = f" on {nodes}" if stick and nodes else ""
         resumes = [why for code, why in plan if not code]
         said = "; ".join(

@@ -1,4 +1,5 @@
-"""What restart waits for: a requeue to finish completing, and the begin time it sets.
+"""How restart brings a job back: the images it resumes from, the release, and what it
+waits for (a requeue to finish completing, and the begin time it sets).
 
 Vacate requeues a batch job held; restart releases it (or requeues a finished one) and
 starts it now.  Slurm's requeue completes in the background: until then the job keeps its
@@ -111,10 +112,15 @@ def images_under(
 
 
 def release_and_start(
-    look: Look, binding: SlurmAPI, job: Job, records: list[tuple[StepStore, StepRecord]]
+    look: Look,
+    binding: SlurmAPI,
+    job: Job,
+    records: list[tuple[StepStore, StepRecord]],
+    clock: Callable[[], float] = time.time,
 ) -> None:
     """Release the held ``job`` (or requeue it when it finished) and start it now, no
-    sooner than ``CREDENTIAL_GAP`` after its last run ended (``records``' end times)."""
+    sooner than ``CREDENTIAL_GAP`` after its last run ended (``records``' end times, which
+    the engine wrote with the same ``clock``)."""
     # slurmd refuses a job credential issued in the same second as the revocation of
     # the job's previous one ("Job credential revoked"): start a second later at least.
     ended = max((r.ended_at for _s, r in records), default=0.0)
@@ -123,12 +129,12 @@ def release_and_start(
         # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
         # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
         if wait_settled(look, job.job_id) or not ended:
-            not_before = max(not_before, time.time() + CREDENTIAL_GAP)
+            not_before = max(not_before, clock() + CREDENTIAL_GAP)
         binding.release(job.job_id)
     else:
-        if 0 < job.end_time < time.time() + 86400:
+        if 0 < job.end_time < clock() + 86400:
             not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
         binding.requeue(job.job_id, hold=False)
-    time.sleep(max(0.0, min(not_before - time.time(), CREDENTIAL_GAP)))
+    time.sleep(max(0.0, min(not_before - clock(), CREDENTIAL_GAP)))
     start_now(binding, job.job_id)
     keep_begin_time_now(look, binding, job.job_id)
