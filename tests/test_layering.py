@@ -719,14 +719,6 @@ MAX_FUNCTION_LINES = 80
 """The longest function (its ``def`` line to its last, docstring and nested functions
 included) the package may have: past it, split it into the steps it is made of."""
 
-STILL_LONG = {
-    "backend/checkpointing/engine.py::CooperativeEngine.vacate",
-    "backend/checkpointing/engine.py::CooperativeEngine.restart",
-}
-"""Functions still over ``MAX_FUNCTION_LINES`` while the branches that split them are being
-merged (issue 35, item 9). This set must be EMPTY: the lead empties it at the merge, and
-nothing is ever added to it."""
-
 
 def _long_functions(path: Path, limit: int, root: Path = ROOT) -> dict[str, int]:
     """``path::Class.function`` (``path`` from ``root``) -> its length, for every function
@@ -754,9 +746,7 @@ def test_no_function_of_the_package_is_over_80_lines() -> None:
     long: dict[str, int] = {}
     for path in _package_files():
         long.update(_long_functions(path, MAX_FUNCTION_LINES))
-    assert {name: n for name, n in long.items() if name not in STILL_LONG} == {}
-    # An allowance whose function was split (or moved) is removed with it.
-    assert sorted(STILL_LONG - set(long)) == []
+    assert long == {}
 
 
 def test_the_function_length_finder_finds_a_long_method(tmp_path: Path) -> None:

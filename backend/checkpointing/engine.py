@@ -67,7 +67,6 @@ from ..errors import (
     NotSupported,
     SckptError,
     UnsafeRestart,
-    UnsafeVacate,
     error_for,
 )
 from ..hostlist import expand_hostlist
@@ -102,7 +101,6 @@ from .records import (
     column,
     current_tasks,
     cut_refusal,
-    image_in,
     job_records,
     named,
     not_restored,
@@ -111,11 +109,13 @@ from .records import (
     step_outcome,
     task_failures,
     typed,
+    unprotected_refusal,
     unregistered,
     unregistered_job,
     unregistered_step,
+    vacate_failed,
 )
-from .restart import CREDENTIAL_GAP, keep_begin_time_now, start_now, wait_settled
+from .restart import images_under, release_and_start, wait_settled
 from .store import ImageIndex, StepStore, job_stores
 
 WAIT_POLL = 0.05
@@ -527,23 +527,49 @@ class CooperativeEngine(LiveEngine):
         targets = self._targets(job, target)
         self._refuse_blocked(job, targets)
         self._check_image_dir(job, targets, image_dir, write=True)
-        started = self._begin(job, targets, operation, max_wait, image_dir)
+        started, detail, failures = self._run(job, target, targets, operation, max_wait, image_dir)
+        if failures:
+            code, message, hint = self._failed(job, failures)
+            raise CheckpointFailed(code, message, hint=hint)
+        # Whole job: the steps that could were checkpointed; the highest refusal is reported.
         codes = [(t.step.step_id, code) for t, code, _ in started]
-        if all(code for _t, code, _ in started):
+        rules.raise_highest(target, codes)
+        return codes, detail, not_restored([(t.step.step_id, t.store) for t in targets], job)
+
+    def _run(
+        self,
+        job: Job,
+        target: StepId,
+        targets: list[_Target],
+        operation: str,
+        max_wait: int,
+        image_dir: str | None,
+        refuse_if: Callable[[Iterable[int]], bool] = all,
+    ) -> tuple[list[tuple[_Target, int, str]], str, list[tuple[int, str, str]]]:
+        """The shape create and vacate share: start the request in each step, refuse when
+        ``refuse_if`` the steps' codes (create: all refused; vacate, which must not end a
+        step that was not checkpointed: any, once the others are over), wait, and return
+        what started, how it ended and each task whose checkpoint did not complete."""
+        started = self._begin(job, targets, operation, max_wait, image_dir)
+        if refuse_if(code for _t, code, _ in started):
+            self._wait(job, started, max_wait)  # nothing to wait for when none started
             self._refuse(target, operation, started)
         detail = self._wait(job, started, max_wait)
         failures = task_failures((t.step.step_id, t.store) for t, code, _ in started if not code)
-        if failures:
-            wait_end.end_if_over(self._look, job, [])  # the job gone explains them better
-            code, message, _who = failures[0]
-            raise CheckpointFailed(
-                code,
-                message or None,
-                hint="the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
-            )
-        # Whole job: the steps that could were checkpointed; the highest refusal is reported.
-        rules.raise_highest(target, codes)
-        return codes, detail, not_restored([(t.step.step_id, t.store) for t in targets], job)
+        return started, detail, failures
+
+    def _failed(
+        self, job: Job, failures: list[tuple[int, str, str]]
+    ) -> tuple[int, str | None, str]:
+        """The first failure's code and message, and the hint naming them all; a job that
+        went away meanwhile raises that instead (it explains them better)."""
+        wait_end.end_if_over(self._look, job, [])
+        code, message, _who = failures[0]
+        return (
+            code,
+            message or None,
+            "the checkpoint did not complete: " + "; ".join(f[2] for f in failures[:6]),
+        )
 
     def create(self, target: StepId, max_wait: int, image_dir: str | None) -> ActionResult:
         codes, detail, notes = self._checkpoint(target, "create", max_wait, image_dir)
@@ -563,6 +589,42 @@ class CooperativeEngine(LiveEngine):
         without an image, or that it cannot bring the job back.
         """
         job = self._checks(target)
+        targets, unrequeueable = self._vacate_targets(job, target, force)
+        if not force:
+            self._refuse_blocked(job, targets)
+        self._check_image_dir(job, targets, image_dir, write=True)
+        # Ending a step that is disabled (a critical section) or already checkpointing would
+        # lose work: refuse the whole vacate before anything starts.
+        precheck = []
+        for t in targets:
+            rec = self._expire(t)
+            code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
+            precheck.append((t.step.step_id, code))
+        rules.raise_highest(target, precheck)
+        lost = self._unprotected(job, targets, force) if job.batch else []
+        _started, detail, failures = self._run(
+            job, target, targets, "vacate", max_wait, image_dir, refuse_if=any
+        )
+        if failures and not force:
+            code, message, hint = self._failed(job, failures)
+            raise vacate_failed(job, code, message, hint, failures)
+        lost += [f[2] for f in failures]
+        for t in targets:
+            with contextlib.suppress(SckptError):
+                self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
+        if job.batch:
+            detail += self._requeue_held(job, targets)
+        else:
+            detail += self._end_steps(targets, unrequeueable)
+        if lost:
+            detail += "; forced: restart will start without an image for " + "; ".join(lost[:6])
+        return ActionResult(target, "vacate", detail)
+
+    def _vacate_targets(self, job: Job, target: StepId, force: bool) -> tuple[list[_Target], str]:
+        """The steps a vacate checkpoints (a batch job's requeue ends every step: all of
+        its registered ones), and why Slurm cannot requeue the job ("" when it can);
+        refused when there is nothing to checkpoint, or, unless ``force``, nothing to
+        restart afterwards."""
         try:
             targets = self._targets(job, target)
         except NotSupported as exc:
@@ -590,83 +652,45 @@ class CooperativeEngine(LiveEngine):
                     for t in self._targets(job, StepId(job.job_id))
                     if t.step.step_id.step not in named
                 ]
-        if not force:
-            self._refuse_blocked(job, targets)
-        self._check_image_dir(job, targets, image_dir, write=True)
-        # Ending a step that is disabled (a critical section) or already checkpointing would
-        # lose work: refuse the whole vacate before anything starts.
-        precheck = []
-        for t in targets:
-            rec = self._expire(t)
-            code = rules.checkpoint_code(rec.disable_count, rec.in_progress is not None)
-            precheck.append((t.step.step_id, code))
-        rules.raise_highest(target, precheck)
-        lost = []
-        if job.batch:
-            plain = self._unprotected_steps(job, targets)
-            names = ", ".join(f"{s.step_id} ({s.name})" for s in plain[:6])
-            unprotected = [f"{s.step_id} ({s.name}): not under sckpt run" for s in plain]
-            if plain and not force:
-                raise UnsafeVacate(
-                    ESLURM_NOT_SUPPORTED,
-                    hint=f"the requeue of job {job.job_id} would end {names} without an "
-                    "image (not under `sckpt run`); nothing was done; --force vacates anyway "
-                    "and restart then starts them from the beginning",
-                    losses=tuple(unprotected),
-                )
-            lost += unprotected
-        started = self._begin(job, targets, "vacate", max_wait, image_dir)
-        if any(code for _t, code, _rid in started):  # changed meanwhile: do not end anything
-            self._wait(job, started, max_wait)
-            self._refuse(target, "vacate", started)
-        detail = self._wait(job, started, max_wait)
-        failures = task_failures((t.step.step_id, t.store) for t, code, _ in started if not code)
-        if failures and not force:
-            wait_end.end_if_over(self._look, job, [])  # the job gone explains them better
-            code, message, _who = failures[0]
-            what = f"job {job.job_id}" if job.batch else "the step"
-            raise UnsafeVacate(
-                code,
-                message or None,
-                hint="the checkpoint did not complete: "
-                + "; ".join(f[2] for f in failures[:6])
-                + f"; {what} keeps running, nothing was ended; --force vacates anyway and "
-                "restart then starts those tasks without an image",
-                losses=tuple(f[2] for f in failures),
-            )
-        lost += [f[2] for f in failures]
+        return targets, unrequeueable
+
+    def _unprotected(self, job: Job, targets: list[_Target], force: bool) -> list[str]:
+        """What the requeue of batch ``job`` would end without an image (steps not under
+        ``sckpt run``): refused unless ``force``, else said in the answer."""
+        plain = self._unprotected_steps(job, targets)
+        if plain and not force:
+            raise unprotected_refusal(job, plain)
+        return [f"{s.step_id} ({s.name}): not under sckpt run" for s in plain]
+
+    def _requeue_held(self, job: Job, targets: list[_Target]) -> str:
+        """End a checkpointed batch job by requeueing it held; what the answer adds."""
+        try:
+            self.binding.requeue(job.job_id, hold=True)
+        except SckptError as exc:
+            self._half_done(targets, f"job {job.job_id} was not requeued", exc)
+            raise
+        settled = ""
+        try:
+            wait_settled(self._look, job.job_id)
+        except SckptError as exc:  # requeued (Slurm said so); only the watching failed
+            settled = f"; its end could not be watched ({exc.message})"
         for t in targets:
             with contextlib.suppress(SckptError):
-                self._update(t, lambda r: setattr(r, "job_nodes", job.nodes))
-        if job.batch:
+                self._update(t, lambda r: setattr(r, "ended_at", self._clock()))
+        return f"; job {job.label} requeued and held (restart brings it back){settled}"
+
+    def _end_steps(self, targets: list[_Target], unrequeueable: str) -> str:
+        """End the checkpointed steps of a job Slurm cannot requeue (forced): SIGTERM."""
+        ended: list[StepId] = []
+        for t in targets:
             try:
-                self.binding.requeue(job.job_id, hold=True)
+                self.binding.kill_step(t.step.step_id, int(signal.SIGTERM))
             except SckptError as exc:
-                self._half_done(targets, f"job {job.job_id} was not requeued", exc)
+                done = f" ({', '.join(map(str, ended))} ended)" if ended else ""
+                self._half_done(targets, f"{t.step.step_id} was not ended{done}", exc)
                 raise
-            settled = ""
-            try:
-                wait_settled(self._look, job.job_id)
-            except SckptError as exc:  # requeued (Slurm said so); only the watching failed
-                settled = f"; its end could not be watched ({exc.message})"
-            for t in targets:
-                with contextlib.suppress(SckptError):
-                    self._update(t, lambda r: setattr(r, "ended_at", time.time()))
-            detail += f"; job {job.label} requeued and held (restart brings it back){settled}"
-        else:
-            ended: list[StepId] = []
-            for t in targets:
-                try:
-                    self.binding.kill_step(t.step.step_id, int(signal.SIGTERM))
-                except SckptError as exc:
-                    done = f" ({', '.join(map(str, ended))} ended)" if ended else ""
-                    self._half_done(targets, f"{t.step.step_id} was not ended{done}", exc)
-                    raise
-                ended.append(t.step.step_id)
-            detail += f"; step ended (SIGTERM); forced: {unrequeueable}"
-        if lost:
-            detail += "; forced: restart will start without an image for " + "; ".join(lost[:6])
-        return ActionResult(target, "vacate", detail)
+            ended.append(t.step.step_id)
+        return f"; step ended (SIGTERM); forced: {unrequeueable}"
 
     def _half_done(self, targets: list[_Target], what: str, exc: SckptError) -> None:
         """A vacate whose checkpoint finished but whose ending failed: say what is known.
@@ -716,6 +740,37 @@ class CooperativeEngine(LiveEngine):
         unless ``force``; the answer says which tasks resume from which generation and which
         start from zero.
         """
+        job = self._restartable(target)
+        records, index = self._restart_images(target, job, image_dir)
+        plan = resume_plan(job, records, index)
+        lost = [why for code, why in plan if code]
+        if lost and not force:
+            code = next(code for code, _why in plan if code)
+            raise UnsafeRestart(
+                code,
+                f"job {job.label} cannot resume every task: " + "; ".join(lost[:6]),
+                "nothing was changed; restore the image, or restart --force and those tasks "
+                "start from the beginning",
+                losses=tuple(lost),
+            )
+        images = [rec for _s, rec in records if rec.last_image]
+        nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
+        pinned = any(r.pinned_nodes for _s, r in records)
+        if stick and nodes:
+            self.binding.set_required_nodes(job.job_id, nodes)
+        elif pinned:
+            self.binding.set_required_nodes(job.job_id, "")
+        unrecorded = self._mark_restarted(records, nodes if stick else "", stick, lost)
+        release_and_start(self._look, self.binding, job, records, self._clock)
+        where = f" on {nodes}" if stick and nodes else ""
+        resumes = [why for code, why in plan if not code]
+        said = "; ".join(
+            [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
+        )
+        return ActionResult(target, "restart", f"job {job.label} released{where}; {said}")
+
+    def _restartable(self, target: StepId) -> Job:
+        """The job to restart, on fresh data, after the checks that need no state file."""
         rules.check_job_level("restart", target)
         with self._lock:
             self.refresh()
@@ -730,21 +785,21 @@ class CooperativeEngine(LiveEngine):
         unrequeueable = rules.requeue_refusal(job)
         if unrequeueable:
             raise error_for(ESLURM_BATCH_ONLY, hint=unrequeueable)
+        return job
+
+    def _restart_images(
+        self, target: StepId, job: Job, image_dir: str | None
+    ) -> tuple[list[tuple[StepStore, StepRecord]], ImageIndex]:
+        """The job's step records and image index, refused (ENOENT) when no image is
+        recorded, or none is found under the operator's ``image_dir``: those found there
+        become each step's last image first."""
         records = job_records(self._state_dir_of(job), job, strict=True)
         chosen: list[tuple[StepStore, str, dict[str, str]]] = []
         if image_dir:
             self._check_image_dir(job, [], image_dir, write=False)
             # Resume from the operator's directory: every image found there, or refuse
             # (ENOENT) before anything changes.
-            for store, rec in records:
-                leaf = Path(image_dir) / image_leaf(named(job, store.step), rec.name)
-                found = {
-                    p: image
-                    for p in set(rec.tasks) | set(rec.last_image)
-                    if (image := image_in(leaf / f"task{p}"))
-                }
-                if found:
-                    chosen.append((store, rec.name, found))
+            chosen = images_under(job, records, image_dir)
             where = f"(no image) under {image_dir}"
             have_images = bool(chosen)
         else:
@@ -773,59 +828,26 @@ class CooperativeEngine(LiveEngine):
                 if name:  # the wrappers find images by step name
                     index.remember(name, found)
             records = job_records(self._state_dir_of(job), job, strict=True)
-        plan = resume_plan(job, records, index)
-        lost = [why for code, why in plan if code]
-        if lost and not force:
-            code = next(code for code, _why in plan if code)
-            raise UnsafeRestart(
-                code,
-                f"job {job.label} cannot resume every task: " + "; ".join(lost[:6]),
-                "nothing was changed; restore the image, or restart --force and those tasks "
-                "start from the beginning",
-                losses=tuple(lost),
-            )
-        images = [rec for _s, rec in records if rec.last_image]
-        nodes = next((r.job_nodes for r in images if r.job_nodes), job.nodes)
-        pinned = any(r.pinned_nodes for _s, r in records)
-        if stick and nodes:
-            self.binding.set_required_nodes(job.job_id, nodes)
-        elif pinned:
-            self.binding.set_required_nodes(job.job_id, "")
+        return records, index
+
+    def _mark_restarted(
+        self, records: list[tuple[StepStore, StepRecord]], pinned: str, stick: bool, lost: list[str]
+    ) -> list[str]:
+        """Record the restart in each step's history; what could not be recorded (the
+        restart goes on: its answer says what is missing)."""
         forced = f"; forced: {'; '.join(lost[:6])}" if lost else ""
 
         def mark(r: StepRecord) -> None:
-            r.pinned_nodes = nodes if stick else ""
+            r.pinned_nodes = pinned
             r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", "")
 
         unrecorded = []
         for store, _rec in records:
             try:
                 store.update(mark)
-            except StoreError as exc:  # the restart goes on; its answer says what is missing
+            except StoreError as exc:
                 unrecorded.append(f"{store.step}'s record not updated: {exc.message}")
-        # slurmd refuses a job credential issued in the same second as the revocation of
-        # the job's previous one ("Job credential revoked"): start a second later at least.
-        ended = max((r.ended_at for _s, r in records), default=0.0)
-        not_before = ended + CREDENTIAL_GAP
-        if job.state == JobState.PENDING:
-            # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
-            # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
-            if wait_settled(self._look, job.job_id) or not ended:
-                not_before = max(not_before, time.time() + CREDENTIAL_GAP)
-            self.binding.release(job.job_id)
-        else:
-            if 0 < job.end_time < time.time() + 86400:
-                not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
-            self.binding.requeue(job.job_id, hold=False)
-        time.sleep(max(0.0, min(not_before - time.time(), CREDENTIAL_GAP)))
-        start_now(self.binding, job.job_id)
-        keep_begin_time_now(self._look, self.binding, job.job_id)
-        where = f" on {nodes}" if stick and nodes else ""
-        resumes = [why for code, why in plan if not code]
-        said = "; ".join(
-            [*resumes[:6], *(f"starts from zero: {w}" for w in lost[:6]), *unrecorded[:6]]
-        )
-        return ActionResult(target, "restart", f"job {job.label} released{where}; {said}")
+        return unrecorded
 
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str

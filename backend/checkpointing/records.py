@@ -16,7 +16,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .. import rules
-from ..errors import ESLURM_NOT_SUPPORTED, AccessDenied, NotSupported, SckptError, error_for
+from ..errors import (
+    ESLURM_NOT_SUPPORTED,
+    AccessDenied,
+    NotSupported,
+    SckptError,
+    UnsafeVacate,
+    error_for,
+)
 from ..model import AutoCheckpoints, CheckpointKind, CheckpointState, Job, Step, StepId, job_step_id
 from .access import image_dir_problem
 from .generations import TaskImages, generation_of, image_problem
@@ -366,3 +373,31 @@ def task_failures(stores: Iterable[tuple[StepId, StepStore]]) -> list[tuple[int,
             who = f"{step_id} " + (task.describe() if task else f"task {procid}")
             out.append((c, m, f"{who.strip()}: error({c}): {m}"))
     return sorted(out, key=lambda f: -f[0])
+
+
+def unprotected_refusal(job: Job, plain: Sequence[Step]) -> UnsafeVacate:
+    """Vacate's refusal when the requeue of ``job`` would end ``plain`` steps, which are
+    not under ``sckpt run``, without an image."""
+    names = ", ".join(f"{s.step_id} ({s.name})" for s in plain[:6])
+    return UnsafeVacate(
+        ESLURM_NOT_SUPPORTED,
+        hint=f"the requeue of job {job.job_id} would end {names} without an "
+        "image (not under `sckpt run`); nothing was done; --force vacates anyway "
+        "and restart then starts them from the beginning",
+        losses=tuple(f"{s.step_id} ({s.name}): not under sckpt run" for s in plain),
+    )
+
+
+def vacate_failed(
+    job: Job, code: int, message: str | None, hint: str, failures: Sequence[tuple[int, str, str]]
+) -> UnsafeVacate:
+    """Vacate's refusal to end what was not checkpointed: ``failures`` (``task_failures``)
+    with the first one's ``code`` and ``message``, and the ``hint`` naming them."""
+    what = f"job {job.job_id}" if job.batch else "the step"
+    return UnsafeVacate(
+        code,
+        message,
+        hint=hint + f"; {what} keeps running, nothing was ended; --force vacates anyway and "
+        "restart then starts those tasks without an image",
+        losses=tuple(f[2] for f in failures),
+    )

@@ -1,4 +1,5 @@
-"""What restart waits for: a requeue to finish completing, and the begin time it sets.
+"""How restart brings a job back: the images it resumes from, the release, and what it
+waits for (a requeue to finish completing, and the begin time it sets).
 
 Vacate requeues a batch job held; restart releases it (or requeues a finished one) and
 starts it now.  Slurm's requeue completes in the background: until then the job keeps its
@@ -11,10 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from ..errors import ESLURM_JOB_NOT_PENDING, SlurmError
 from ..model import Job, JobState, Step
 from ..slurm_api import SlurmAPI
+from .protocol import StepRecord, image_leaf
+from .records import image_in, named
+from .store import StepStore
 
 SETTLE_POLL = 0.2
 CREDENTIAL_GAP = 2.0
@@ -86,3 +91,50 @@ def start_now(binding: SlurmAPI, job_id: int) -> None:
     except SlurmError as exc:
         if exc.code != ESLURM_JOB_NOT_PENDING:
             raise
+
+
+def images_under(
+    job: Job, records: list[tuple[StepStore, StepRecord]], image_dir: str
+) -> list[tuple[StepStore, str, dict[str, str]]]:
+    """The images an operator's ``image_dir`` holds for each step of ``job``: its store,
+    its name and each task's image (steps with none are left out)."""
+    chosen = []
+    for store, rec in records:
+        leaf = Path(image_dir) / image_leaf(named(job, store.step), rec.name)
+        found = {
+            p: image
+            for p in set(rec.tasks) | set(rec.last_image)
+            if (image := image_in(leaf / f"task{p}"))
+        }
+        if found:
+            chosen.append((store, rec.name, found))
+    return chosen
+
+
+def release_and_start(
+    look: Look,
+    binding: SlurmAPI,
+    job: Job,
+    records: list[tuple[StepStore, StepRecord]],
+    clock: Callable[[], float] = time.time,
+) -> None:
+    """Release the held ``job`` (or requeue it when it finished) and start it now, no
+    sooner than ``CREDENTIAL_GAP`` after its last run ended (``records``' end times, which
+    the engine wrote with the same ``clock``)."""
+    # slurmd refuses a job credential issued in the same second as the revocation of
+    # the job's previous one ("Job credential revoked"): start a second later at least.
+    ended = max((r.ended_at for _s, r in records), default=0.0)
+    not_before = ended + CREDENTIAL_GAP
+    if job.state == JobState.PENDING:
+        # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
+        # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
+        if wait_settled(look, job.job_id) or not ended:
+            not_before = max(not_before, clock() + CREDENTIAL_GAP)
+        binding.release(job.job_id)
+    else:
+        if 0 < job.end_time < clock() + 86400:
+            not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
+        binding.requeue(job.job_id, hold=False)
+    time.sleep(max(0.0, min(not_before - clock(), CREDENTIAL_GAP)))
+    start_now(binding, job.job_id)
+    keep_begin_time_now(look, binding, job.job_id)
