@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -301,8 +300,15 @@ def test_signals_are_forwarded_to_the_program(work: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
     store = StepStore(work / ".sckpt", StepId(JOB, 0xFFFFFFFB))  # no SLURM_STEP_ID: batch
-    wait_for(lambda: store.read() is not None)
-    time.sleep(0.3)
+
+    def program() -> int:
+        rec = store.read() if store.path.exists() else None
+        task = rec.tasks.get("0") if rec is not None else None
+        return task.program_pid if task is not None else 0
+
+    pid = wait_for(program)
+    # Forwarded once bash has set its trap (before, USR2 would end the script).
+    wait_for(lambda: signal_handler(pid, signal.SIGUSR2) == "caught")
     proc.send_signal(signal.SIGUSR2)
     wait_for(lambda: marker.exists() and "USR2" in marker.read_text())
     proc.send_signal(signal.SIGURG)  # the wake signal is not forwarded
