@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.2) -> T:
-    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``."""
+def wait_for(
+    predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.2, *, what: str = ""
+) -> T:
+    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``
+    (saying ``what`` was awaited)."""
     deadline = time.monotonic() + timeout
     last: T = predicate()
     while not last:
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
+            awaited = what or "condition"
+            raise AssertionError(f"{awaited} not met within {timeout} s (last value: {last!r})")
         time.sleep(interval)
         last = predicate()
     return last
