@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SCKPT = ROOT / ".venv" / "bin" / "sckpt"
 
+from sckpt.backend.checkpointing.processes import process_tree  # noqa: E402
 from sckpt.backend.checkpointing.protocol import StepRecord  # noqa: E402
 from sckpt.backend.checkpointing.store import StepStore  # noqa: E402
-from sckpt.backend.checkpointing.transparent import process_tree  # noqa: E402
 from sckpt.backend.model import StepId  # noqa: E402
 
 

@@ -8,21 +8,28 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
+    from sckpt.backend.engines.base import Engine
+    from sckpt.backend.facade import Facade
+
     from .conftest import SlurmCluster
 
 T = TypeVar("T")
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.2) -> T:
-    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``."""
+def wait_for(
+    predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.2, *, what: str = ""
+) -> T:
+    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``
+    (saying ``what`` was awaited)."""
     deadline = time.monotonic() + timeout
     last: T = predicate()
     while not last:
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s (last value: {last!r})")
+            awaited = what or "condition"
+            raise AssertionError(f"{awaited} not met within {timeout} s (last value: {last!r})")
         time.sleep(interval)
         last = predicate()
     return last
@@ -75,3 +82,30 @@ def catches_signal(state_dir: Path, job: int, step: int = 0, tasks: int = 1) -> 
     rec = store.read() if store.path.exists() else None
     caught = [t for t in rec.running_tasks if t.handler == "caught"] if rec is not None else []
     return len(caught) >= tasks
+
+
+class ReplacedCalls:
+    """An engine whose calls named in ``calls`` answer from there; every other name reaches
+    the engine it wraps (``inner``).  Emptying ``calls`` puts the real engine back."""
+
+    def __init__(self, inner: Engine) -> None:
+        self.inner = inner
+        self.calls: dict[str, Callable[..., Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        replaced = self.calls.get(name)
+        return replaced if replaced is not None else getattr(self.inner, name)
+
+
+def replace_engine_calls(facade: Facade, **calls: Callable[..., Any]) -> ReplacedCalls:
+    """Replace some of the engine's calls behind ``facade`` (through ``Facade.wrap_engine``,
+    so the facade and everything above it stay real); returns the wrapper to change them."""
+    made: list[ReplacedCalls] = []
+
+    def wrap(inner: Engine) -> Engine:
+        made.append(ReplacedCalls(inner))
+        return cast("Engine", made[-1])
+
+    facade.wrap_engine(wrap)
+    made[0].calls.update(calls)
+    return made[0]

@@ -9,11 +9,8 @@ from __future__ import annotations
 import functools
 import os
 import socket
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -25,10 +22,9 @@ from .conftest import (
     accounting_script,
     accounting_setup,
 )
+from .helpers import wait_for
 
 pytestmark = pytest.mark.slurm
-
-T = TypeVar("T")
 
 
 def _by_cluster(output: str) -> dict[str, list[str]]:
@@ -49,18 +45,6 @@ def _by_cluster(output: str) -> dict[str, list[str]]:
 def _sacct(cluster: SlurmCluster, *argv: str) -> list[list[str]]:
     done = cluster.run("sacct", "-n", "-P", "-X", *argv)
     return [line.split("|") for line in done.stdout.splitlines() if line]
-
-
-def _wait(what: str, check: Callable[[], T], timeout: float = 60.0) -> T:
-    """Poll ``check()`` until it returns something truthy; fail saying ``what`` otherwise."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} (after {timeout:.0f} s; last: {value!r})")
-        time.sleep(0.5)
 
 
 def _state(cluster: SlurmCluster, job: str) -> str:
@@ -121,9 +105,11 @@ def test_a_job_on_each_cluster_shows_in_squeue_all_and_then_in_sacct(
         assert f"{jobs['sckpt-b']} sckpt-b-{tag} sckpt-bob" in shown["sckpt-b"]
         assert not any(tag in line for line in shown["sckpt-a"] if "sckpt-a-" not in line)
     for name, user in (("sckpt-a", "sckpt-alice"), ("sckpt-b", "sckpt-bob")):
-        rows = _wait(
-            f"{name} job {jobs[name]} completed in sacct -M {name}",
+        rows = wait_for(
             functools.partial(_completed, a, name, jobs[name]),
+            60,
+            0.5,
+            what=f"{name} job {jobs[name]} completed in sacct -M {name}",
         )
         assert rows == [[jobs[name], name, f"{name}-{tag}", user, "sckpt", "COMPLETED"]]
 
@@ -143,17 +129,19 @@ def test_a_job_requeued_twice_has_three_records_with_duplicates(
     try:
         for _ in range(2):
             # A requeued job starts again once its old credential expired (cred_expire=10).
-            _wait(f"job {job} running", lambda: _state(b, job) == "RUNNING", timeout=90)
+            wait_for(lambda: _state(b, job) == "RUNNING", 90, 0.5, what=f"job {job} running")
             b.run("scontrol", "requeue", job)
         # scancel of a job still COMPLETING its requeue is lost: cancel it once it pends.
-        _wait(f"job {job} pending again", lambda: _state(b, job) == "PENDING", timeout=60)
+        wait_for(lambda: _state(b, job) == "PENDING", 60, 0.5, what=f"job {job} pending again")
     finally:
         b.run("scancel", job, check=False)
-    rows = _wait(
-        f"three records for job {job} in sacct --duplicates",
+    rows = wait_for(
         lambda: (
             r if len(r := _sacct(b, "--duplicates", "-j", job, "-o", "jobid,state")) == 3 else []
         ),
+        60,
+        0.5,
+        what=f"three records for job {job} in sacct --duplicates",
     )
     assert [r[1] for r in rows] == ["REQUEUED", "REQUEUED", "CANCELLED by 0"]
     # Without --duplicates, sacct shows only the last one.

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT, AccountingSetup, SlurmCluster
+from .helpers import wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -40,17 +41,6 @@ def _sacct(cluster: SlurmCluster, name: str, job: str) -> list[list[str]]:
     ).stdout
     rows = [line.split("|") for line in out.splitlines() if line]
     return [[*r[:3], *("Unknown" if t == "None" else t for t in r[3:5]), *r[5:]] for r in rows]
-
-
-def _wait(what: str, check, timeout: float = 90.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} (after {timeout:.0f} s; last: {value!r})")
-        time.sleep(0.5)
 
 
 def _state(cluster: SlurmCluster, job: str) -> str:
@@ -86,19 +76,21 @@ def test_a_job_requeued_twice_shows_the_three_records_sacct_shows(
     try:
         for _ in range(2):
             # A requeued job starts again once its old credential expired (cred_expire=10).
-            _wait(f"job {job} running", lambda: _state(a, job) == "RUNNING")
+            wait_for(lambda: _state(a, job) == "RUNNING", 90, 0.5, what=f"job {job} running")
             a.run("scontrol", "requeue", job)
-        _wait(f"job {job} pending again", lambda: _state(a, job) == "PENDING", timeout=60)
+        wait_for(lambda: _state(a, job) == "PENDING", 60, 0.5, what=f"job {job} pending again")
     finally:
         a.run("scancel", job, check=False)
     # slurmdbd gets the records late: wait for sacct's third, ended one.
-    _wait(
-        f"three records of job {job} in sacct",
+    wait_for(
         lambda: (
             rows
             if len(rows := _sacct(a, name, job)) == 3 and rows[2][1].startswith("CANCELLED")
             else []
         ),
+        90,
+        0.5,
+        what=f"three records of job {job} in sacct",
     )
     # slurmdbd may still amend the last record (its end, once the cancel completed): compare
     # with sacct's answer before and after sckpt's, once those two agree.
@@ -112,7 +104,7 @@ def test_a_job_requeued_twice_shows_the_three_records_sacct_shows(
         document = json.loads(done.stdout)
         return before if before == _sacct(a, name, job) else []
 
-    expected = _wait(f"sacct's records of job {job} settled", agreed, timeout=60)
+    expected = wait_for(agreed, 60, 0.5, what=f"sacct's records of job {job} settled")
     assert document["cluster"] == name and document["job_id"] == int(job)
     records = document["records"]
     assert isinstance(records, list)
@@ -138,7 +130,7 @@ def test_the_other_clusters_job_is_not_in_this_clusters_history(
     """History asks for the controller's own cluster: job ids of the two clusters overlap."""
     a, b = slurm_accounting.clusters["sckpt-a"], slurm_accounting.clusters["sckpt-b"]
     job = b.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "true").stdout.strip()
-    _wait(f"job {job} in sacct -M sckpt-b", lambda: _sacct(b, "sckpt-b", job))
+    wait_for(lambda: _sacct(b, "sckpt-b", job), 90, 0.5, what=f"job {job} in sacct -M sckpt-b")
     on_b = json.loads(sckpt(b.conf, "history", job, "--json").stdout)
     assert {r["cluster"] for r in on_b["records"]} == {"sckpt-b"}
     on_a = sckpt(a.conf, "history", job, "--json")
@@ -299,9 +291,11 @@ def test_finished_jobs_are_the_ones_sacct_lists_for_the_window(
         for wrap in ("true", "exit 3")
     ]
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3600))
-    _wait(
-        "both jobs ended in sacct",
+    wait_for(
         lambda: {j for j, _ in _sacct_finished(a, since)} >= set(made),
+        90,
+        0.5,
+        what="both jobs ended in sacct",
     )
 
     def agreed() -> set[tuple[str, str]]:
@@ -309,5 +303,5 @@ def test_finished_jobs_are_the_ones_sacct_lists_for_the_window(
         ours = _sckpt_finished(a.conf, since)
         return ours if ours == before == _sacct_finished(a, since) else set()
 
-    found = _wait("sckpt's finished jobs equal to sacct's, twice in a row", agreed, timeout=60)
+    found = wait_for(agreed, 60, 0.5, what="sckpt's finished jobs equal to sacct's, twice in a row")
     assert {(made[0], "COMPLETED"), (made[1], "FAILED")} <= found

@@ -124,6 +124,7 @@ class Autopilot:
         facts: Callable[[int], JobFacts | None] = job_facts,
         requeue: Requeuer = requeue_job,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
         kill_wait: Callable[[], int] = kill_wait,
     ) -> None:
         self.store = store
@@ -133,6 +134,8 @@ class Autopilot:
         self.facts_of = facts
         self.requeue = requeue
         self.clock = clock
+        self.sleep = sleep
+        """How ``finish`` waits between looks: with ``clock``, what a test drives."""
         self.kill_wait = kill_wait
         """The controller's KillWait: the grace after a SIGTERM before SIGKILL."""
         self.facts: JobFacts | None = None
@@ -334,7 +337,7 @@ class Autopilot:
                 break
             if rec is None or rec.in_progress is None:
                 break
-            time.sleep(0.2)
+            self.sleep(0.2)
         self._follow_chain()
 
     # ---- SIGTERM -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ timeout, while the program's threads stay stopped.  What we saw on this machine:
 * neither SIGCONT nor killing the coordinator frees such a freeze (``stuck.py``).
 
 So before asking, the wrapper looks (``survey``): each process of the task's tree
-(``transparent.process_tree``), its sockets (``/proc/PID/fd`` -> ``socket:[N]``), matched to
+(``processes.process_tree``), its sockets (``/proc/PID/fd`` -> ``socket:[N]``), matched to
 the namespace's tables (``/proc/PID/net/tcp``, ``tcp6``; for Unix sockets the kernel's
 ``sock_diag`` answer names the peer's inode), then the peer's own socket and its owning
 process where it can be read (same user, same node).  Each connection is

@@ -61,6 +61,7 @@ from . import peers, stuck
 from .checkpointer import TaskPlace, Unavailable
 from .dmtcp import DmtcpInstall, checkpointer_label, find_dmtcp
 from .dmtcp_coordinator import NodeRelay, PrivateCoordinator
+from .processes import process_tree
 from .protocol import HANDLER_CAUGHT, StepRecord, StoreError
 from .store import job_secret
 
@@ -81,27 +82,6 @@ COORDINATOR_WAIT = 60.0
 the step's record before it runs its program without checkpoints (and says why)."""
 STEP, TASK = "step", "task"
 _GIVEN = re.compile(r'^given_ckpt_files="([^"]*)"', re.MULTILINE)
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (from ``/proc/*/stat`` parent links)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(children.get(current, []))
-    return found
 
 
 def resident_bytes(pids: Sequence[int]) -> int:

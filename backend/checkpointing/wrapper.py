@@ -104,6 +104,7 @@ from .options import (
     run_policy,
     step_from_env,
 )
+from .processes import held_for_writing, process_tree
 from .protocol import (
     ABANDONED_CODE,
     ENV_DONE,
@@ -203,6 +204,8 @@ class Wrapper:
         """How the program is checkpointed: the signal it catches, or ``--transparent``'s."""
         self.begun = 0.0
         """When the active checkpoint was asked for (monotonic): its duration is measured."""
+        self.status_seen: bytes | None = None
+        """The status file's bytes at the last turn while its writer still held it open."""
         start_policy = start_policy or AutoPolicy()
         if start_policy.before_end:
             check_before_end(self.step_id.job_id, start_policy.before_end)
@@ -522,11 +525,9 @@ class Wrapper:
             return
         except OSError as exc:
             first = f"{errno.EIO} cannot read {self.done_path}: {exc.strerror}".encode()
-        time.sleep(0.02)  # let a writer finish its line
-        with contextlib.suppress(OSError):
-            first = self.done_path.read_bytes()
-        if not first.strip():
-            return
+        if not first.strip() or not self._status_written(first):
+            return  # the next turn (``ACTIVE_POLL``) looks again
+        self.status_seen = None
         code, message = parse_status(first)
         image = ""
         if code == 0:
@@ -569,6 +570,17 @@ class Wrapper:
                 self.index.remember(self.name, cut)
         except StoreError as exc:
             note(f"could not record the checkpoint outcome: {exc}")
+
+    def _status_written(self, raw: bytes) -> bool:
+        """Whether the status file holds its whole line: its writer (the program or one of
+        its processes) has closed it.  A writer that keeps it open counts as done once the
+        next turn reads the same bytes, so a program that never closes it still completes."""
+        if self.child is None:
+            return True
+        if not held_for_writing(self.done_path, process_tree(self.child.pid)):
+            return True
+        seen, self.status_seen = self.status_seen, raw
+        return seen == raw
 
     def _ask_checkpointer(self) -> None:
         """A checkpointer that learns the outcome itself (DMTCP) writes it as the status line

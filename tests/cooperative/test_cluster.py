@@ -38,7 +38,7 @@ from sckpt.tui.reports import force_question
 
 from tests.conftest import SlurmCluster
 from tests.cooperative.conftest import ALICE, BOB, EXAMPLE, SCKPT, cancel, cli, state
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -418,7 +418,7 @@ def test_a_job_slurm_cannot_requeue_is_not_vacated_unless_forced(
         state_file = wait_for(lambda: list((cluster_work / ".sckpt").glob("*.0.json")), 60)[0]
         job_id = int(state_file.name.split(".")[0])
         wait_for(lambda: log.exists() and log.stat().st_size > 0)
-        time.sleep(0.6)
+        wait_for(lambda: catches_signal(cluster_work / ".sckpt", job_id))
         task_dir = cluster_work / f"{job_id}.counter" / "task0"
         reason = (
             f"job {job_id} has no batch script (started by srun or salloc), so Slurm "
@@ -503,7 +503,7 @@ def test_a_step_with_two_tasks_checkpoints_both(
         store = StepStore(cluster_work / ".sckpt", StepId(job_id, 0))
         wait_for(lambda: store.path.exists() and len(store.read().running_tasks) == 2, 60)  # type: ignore[union-attr]
         wait_for(lambda: all((cluster_work / f"task{p}.log").exists() for p in (0, 1)))
-        time.sleep(0.6)
+        wait_for(lambda: catches_signal(cluster_work / ".sckpt", job_id, tasks=2))
         result = facade.create(f"{job_id}.0", max_wait=20)
         rec = store.read()
         assert rec is not None and rec.error_code == 0

@@ -168,9 +168,14 @@ class Controller:
 class Clock:
     def __init__(self, now: float) -> None:
         self.now = now
+        self.slept: list[float] = []
 
     def __call__(self) -> float:
         return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
 
 
 def _pilot(
@@ -180,7 +185,15 @@ def _pilot(
     store = StepStore(tmp_path, STEP, owner=os.getuid())
     store.ensure_directory()
     pilot = Autopilot(
-        store, STEP, 0, start, facts=ctl.look, requeue=ctl.requeue, clock=clock, kill_wait=lambda: 5
+        store,
+        STEP,
+        0,
+        start,
+        facts=ctl.look,
+        requeue=ctl.requeue,
+        clock=clock,
+        sleep=clock.sleep,
+        kill_wait=lambda: 5,
     )
     pilot.first_look()
 
@@ -334,6 +347,34 @@ def test_a_preemption_whose_grace_is_too_short_requeues_without_a_checkpoint(
     ctl.facts = JobFacts(end_time=int(clock.now) + 20, batch=True, preempted=True)
     assert not pilot.on_sigterm(True)
     assert ctl.requeued == [STEP.job_id]  # resumes from its last periodic image
+
+
+def test_after_a_preemption_the_end_waits_for_the_checkpoint_then_requeues(
+    tmp_path: Path,
+) -> None:
+    pilot, ctl, clock = _pilot(tmp_path, AutoPolicy(every=600), JobFacts(batch=True))
+    pilot.store.update(lambda r: r.ckpt_seconds.update({"0": 4.0}))
+    ctl.facts = JobFacts(end_time=int(clock.now) + 20, batch=True, preempted=True)
+    assert pilot.on_sigterm(True)
+
+    def sleep(seconds: float) -> None:  # the task's answer arrives during the third wait
+        clock.sleep(seconds)
+        if len(clock.slept) == 3:
+            _answer(pilot)
+
+    pilot.sleep = sleep
+    pilot.finish()
+    assert len(clock.slept) == 3 and ctl.requeued == [STEP.job_id]
+
+
+def test_a_checkpoint_that_never_closes_is_waited_for_at_most_kill_wait(tmp_path: Path) -> None:
+    pilot, ctl, clock = _pilot(tmp_path, AutoPolicy(every=600), JobFacts(batch=True))
+    pilot.store.update(lambda r: r.ckpt_seconds.update({"0": 4.0}))
+    ctl.facts = JobFacts(end_time=int(clock.now) + 20, batch=True, preempted=True)
+    assert pilot.on_sigterm(True)
+    pilot.finish()  # the program died mid-checkpoint: the record keeps the request
+    assert _record_of(pilot).in_progress is not None
+    assert 5.0 <= sum(clock.slept) < 5.0 + 0.2 * 2  # KillWait (5 s), not more
 
 
 def test_a_scancel_is_not_a_preemption(tmp_path: Path) -> None:

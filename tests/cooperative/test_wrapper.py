@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -181,6 +180,32 @@ def test_program_failure_is_recorded_with_its_code_and_message(work: Path) -> No
     run.stop()
 
 
+SLOW_WRITER = """
+import os, signal, time
+asked = []
+signal.signal(signal.SIGUSR1, lambda *_: asked.append(1))
+while not asked:
+    time.sleep(0.01)
+with open(os.environ["SCKPT_CKPT_DONE"], "wb", buffering=0) as done:
+    for byte in b"17 written one byte at a time":  # each on its own, 10 ms apart
+        done.write(bytes([byte]))
+        time.sleep(0.01)
+time.sleep(60)
+"""
+
+
+def test_a_status_line_is_read_once_its_writer_closed_it(work: Path) -> None:
+    """A program that writes its status line slowly: the wrapper waits for it to close the
+    file (a pause of 20 ms after the first bytes used to cut the message short)."""
+    script = work / "slow_writer.py"
+    script.write_text(SLOW_WRITER)
+    run = Run(work, program=[sys.executable, str(script)], name="slow")
+    run.wait_for_handler("caught")
+    rec = run.checkpoint()
+    assert (rec.error_code, rec.error_msg) == (17, "written one byte at a time")
+    run.stop()
+
+
 def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path) -> None:
     run = Run(work)
     wait_for(lambda: len(run.counted()) >= 5)
@@ -275,8 +300,15 @@ def test_signals_are_forwarded_to_the_program(work: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
     store = StepStore(work / ".sckpt", StepId(JOB, 0xFFFFFFFB))  # no SLURM_STEP_ID: batch
-    wait_for(lambda: store.read() is not None)
-    time.sleep(0.3)
+
+    def program() -> int:
+        rec = store.read() if store.path.exists() else None
+        task = rec.tasks.get("0") if rec is not None else None
+        return task.program_pid if task is not None else 0
+
+    pid = wait_for(program)
+    # Forwarded once bash has set its trap (before, USR2 would end the script).
+    wait_for(lambda: signal_handler(pid, signal.SIGUSR2) == "caught")
     proc.send_signal(signal.SIGUSR2)
     wait_for(lambda: marker.exists() and "USR2" in marker.read_text())
     proc.send_signal(signal.SIGURG)  # the wake signal is not forwarded

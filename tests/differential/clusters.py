@@ -36,7 +36,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,7 +43,7 @@ from typing import Any, Protocol
 from unittest import mock
 
 from tests.conftest import SlurmCluster
-from tests.helpers import wait_for
+from tests.helpers import catches_signal, wait_for
 
 from .scenarios import OPERATIONS, Step
 
@@ -528,7 +527,7 @@ class Cooperative(_RealCluster):
             wait_for(lambda: _has_step(self.cluster, job, "0") and state_file.exists(), 60)
             log = work / f"step0-{job}.log"
             wait_for(lambda: log.exists() and log.stat().st_size > 0, timeout=60)
-            time.sleep(0.6)  # past the wrapper's --grace: the program has its handler
+            wait_for(lambda: catches_signal(work / ".sckpt", job), 60)
         return job
 
     def after(self, argv: Sequence[str], raw: Raw) -> None:

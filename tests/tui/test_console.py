@@ -12,7 +12,6 @@ import itertools
 import re
 from typing import Any
 
-import pytest
 from sckpt.backend.errors import SlurmError
 from sckpt.backend.model import JobState, StepId
 from sckpt.tui.app import build_app
@@ -22,6 +21,8 @@ from sckpt.tui.screens.console import ConsoleScreen
 from sckpt.tui.screens.step import StepScreen
 from sckpt.tui.widgets.header import StatusHeader
 from textual.widgets import Input
+
+from tests.helpers import replace_engine_calls
 
 from .conftest import ME, notifications, run_test, screen_text, settle, submit_mine, wait_until
 from .console_keys import SIZE, console_of, first_numbered, go_to_job, go_to_step, type_text
@@ -131,15 +132,12 @@ async def test_header_counts_only_when_a_refresh_is_late(console: Any) -> None:
         assert "updated every 1h00m" in screen_text(c.app)
 
 
-async def test_outage_marks_data_stale_and_recovers_without_a_key(
-    console: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_outage_marks_data_stale_and_recovers_without_a_key(console: Any) -> None:
     c = console(interval=0.5, manual_timers=True)
     timers = c.timers  # the refresh's time: moved on below, not waited for
     async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
         rows = console_of(pilot).jobs_table.row_count
-        engine = c.facade.engine
         pipeline = c.app.pipeline
         calls: list[tuple[str, float]] = []
 
@@ -151,8 +149,7 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
             calls.append(("ping", timers.monotonic()))
             raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
-        monkeypatch.setattr(engine, "snapshot", down)
-        monkeypatch.setattr(engine, "ping", no_ping)
+        outage = replace_engine_calls(c.facade, snapshot=down, ping=no_ping)
         c.clock.advance(7)
         for _ in range(100):  # the scheduled refreshes find the outage by themselves
             await timers.advance(pilot, 0.05)
@@ -172,8 +169,7 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
         assert [name for name, _ in calls].count("ping") >= 4
         # The controller answers again: the next ping sees it and the listing follows at
         # once (fresh within two intervals), not at the back-off (4 s by now).
-        monkeypatch.undo()
-        snapshot, ping = engine.snapshot, engine.ping
+        snapshot, ping = outage.inner.snapshot, outage.inner.ping
         calls.clear()
 
         def answering_snapshot() -> Any:
@@ -184,8 +180,7 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
             calls.append(("ping", timers.monotonic()))
             return ping()
 
-        monkeypatch.setattr(engine, "snapshot", answering_snapshot)
-        monkeypatch.setattr(engine, "ping", answering_ping)
+        outage.calls.update(snapshot=answering_snapshot, ping=answering_ping)
         for _ in range(200):  # no key pressed
             await timers.advance(pilot, 0.05)
             if not pipeline.stale:
@@ -200,23 +195,20 @@ async def test_outage_marks_data_stale_and_recovers_without_a_key(
         assert pipeline.next_delay == c.app.interval
 
 
-async def test_pings_answer_but_listings_fail_back_off(
-    console: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_pings_answer_but_listings_fail_back_off(console: Any) -> None:
     # A controller that answers pings but not job listings is not listed every interval:
     # one listing after a good ping, then the back-off decides.
     c = console(interval=0.5, manual_timers=True)
     timers = c.timers  # the refresh's time: moved on below, not waited for
     async with run_test(c.app, size=SIZE) as pilot:
         await settle(pilot)
-        engine = c.facade.engine
         listings: list[float] = []
 
         def down() -> Any:
             listings.append(timers.monotonic())
             raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
-        monkeypatch.setattr(engine, "snapshot", down)
+        replace_engine_calls(c.facade, snapshot=down)
         c.app.refresh_now()
         await timers.advance(pilot, 6.0)
         # Back-off from each failed attempt: 1, 2, 4 s (a ping-started one at 0.5 s first).

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from sckpt.backend.errors import SlurmError
 from sckpt.backend.model import StepId
 from sckpt.tui.screens.step import StepScreen
 from textual.pilot import Pilot
+
+from tests.helpers import replace_engine_calls
 
 from .conftest import Console, screen_text, settle, submit_mine
 
@@ -39,28 +40,28 @@ async def wait_header(pilot: Pilot[Any], wanted: str) -> str:
 
 
 async def test_started_during_an_outage_says_no_data_yet_and_why(
-    console: Callable[..., Console], monkeypatch: pytest.MonkeyPatch
+    console: Callable[..., Console],
 ) -> None:
     c = console(interval=0.5)
-    monkeypatch.setattr(c.facade.engine, "snapshot", down)
+    outage = replace_engine_calls(c.facade, snapshot=down)
     async with c.app.run_test(size=SIZE) as pilot:
         line = await wait_header(pilot, "NO DATA YET")
         assert "STALE" not in line
         # the reason right after the marker: nothing else on the line is known yet
         assert line.index(CONNECT) < line.index(" user ")
-        monkeypatch.undo()
+        outage.calls.clear()
         line = await wait_header(pilot, "updated every 0.5 s")
         assert "NO DATA" not in line and "STALE" not in line
 
 
 async def test_a_step_opened_during_a_later_outage_still_says_stale_since(
-    console: Callable[..., Console], monkeypatch: pytest.MonkeyPatch
+    console: Callable[..., Console],
 ) -> None:
     c = console(interval=0.5)
     job = submit_mine(c.cluster)
     async with c.app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        monkeypatch.setattr(c.facade.engine, "snapshot", down)
+        replace_engine_calls(c.facade, snapshot=down)
         c.clock.advance(7)
         await wait_header(pilot, "STALE since")
         c.app.open_step(StepId(job, 0))

@@ -10,8 +10,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import pytest
 from sckpt.tui.screens.console import ConsoleScreen
+
+from tests.helpers import replace_engine_calls
 
 from .conftest import screen_text, settle, wait_until
 
@@ -20,18 +21,17 @@ DOTS = "● ● ● ● ●"
 
 
 async def test_the_jobs_table_shows_a_loading_indicator_until_the_first_listing(
-    console: Any, monkeypatch: pytest.MonkeyPatch
+    console: Any,
 ) -> None:
     c = console()
-    engine = c.facade.engine
-    answer = engine.snapshot
+    answer = c.facade.engine.snapshot
     release = threading.Event()
 
     def slow_snapshot(*args: Any, **kwargs: Any) -> Any:
         release.wait(30)
         return answer(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "snapshot", slow_snapshot)
+    replace_engine_calls(c.facade, snapshot=slow_snapshot)
     async with c.app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: isinstance(c.app.screen, ConsoleScreen))
         screen = c.app.screen
@@ -50,20 +50,19 @@ async def test_the_jobs_table_shows_a_loading_indicator_until_the_first_listing(
 
 
 async def test_keys_pressed_while_loading_act_and_never_fill_the_filter(
-    console: Any, monkeypatch: pytest.MonkeyPatch
+    console: Any,
 ) -> None:
     # Textual moves the focus off the loading table; it went to the hidden filter box, and
     # 'q' (on a real cluster during an outage) was typed into the filter instead of quitting.
     c = console()
-    engine = c.facade.engine
     release = threading.Event()
-    answer = engine.snapshot
+    answer = c.facade.engine.snapshot
 
     def slow_snapshot(*args: Any, **kwargs: Any) -> Any:
         release.wait(30)
         return answer(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "snapshot", slow_snapshot)
+    replace_engine_calls(c.facade, snapshot=slow_snapshot)
     try:
         async with c.app.run_test(size=(80, 24)) as pilot:
             await wait_until(
@@ -81,17 +80,16 @@ async def test_keys_pressed_while_loading_act_and_never_fill_the_filter(
 
 
 async def test_a_first_listing_that_fails_ends_the_indicator(
-    console: Any, monkeypatch: pytest.MonkeyPatch
+    console: Any,
 ) -> None:
     from sckpt.backend.errors import SlurmError
 
     c = console()
-    engine = c.facade.engine
 
     def down(*args: Any, **kwargs: Any) -> Any:
         raise SlurmError(1001, "Unable to contact slurm controller (connect failure)")
 
-    monkeypatch.setattr(engine, "snapshot", down)
+    replace_engine_calls(c.facade, snapshot=down)
     async with c.app.run_test(size=(80, 24)) as pilot:
 
         def ended() -> bool:
