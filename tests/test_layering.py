@@ -12,7 +12,12 @@
 * ``sckpt run`` (``backend/checkpointing/wrapper.py`` and everything it imports, even inside
   functions) imports neither the console nor libslurm: it runs on compute nodes, where
   neither should be needed; and the checkpoint mechanism's modules import each other
-  without a loop.
+  without a loop;
+* the rooms ARCHITECTURE.md orders (``ROOMS``): every module is in one, and no import
+  climbs to a room above its own, not even inside a function or for typing;
+* no function of the package is over 80 lines, and no test file over 900;
+* no operation name is compared with a literal in the backend, and the forwarding layers
+  list no operation by hand (both derive from the operations table).
 """
 
 from __future__ import annotations
