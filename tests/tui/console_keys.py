@@ -3,11 +3,15 @@ walk to a step; shared by every console test module."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from sckpt.backend.model import StepId
 from sckpt.tui.screens.console import ConsoleScreen
 from textual.pilot import Pilot
+
+from .conftest import run_test, settle, submit_mine
 
 SIZE = (120, 36)
 """The terminal the console tests run in (columns, lines)."""
@@ -50,3 +54,16 @@ def first_numbered(cluster: Any, job_id: int) -> StepId:
                 if not view.step.step_id.step_text.isalpha():
                     return view.step.step_id  # type: ignore[no-any-return]
     raise AssertionError("no numbered step")
+
+
+@asynccontextmanager
+async def at_my_step(console: Callable[[], Any]) -> AsyncIterator[tuple[Any, Pilot[Any], StepId]]:
+    """The console on a job of the test's user (``ui-test``), the cursor on its first
+    numbered step: the opening most action tests share.  Yields the console fixture's
+    value, the pilot and the step."""
+    c = console()
+    step = first_numbered(c.cluster, submit_mine(c.cluster))
+    async with run_test(c.app, size=SIZE) as pilot:
+        await settle(pilot)
+        await go_to_step(pilot, "ui-test", step)
+        yield c, pilot, step

@@ -25,7 +25,15 @@ from textual.widgets import Input
 from tests.helpers import replace_engine_calls
 
 from .conftest import ME, notifications, run_test, screen_text, settle, submit_mine, wait_until
-from .console_keys import SIZE, console_of, first_numbered, go_to_job, go_to_step, type_text
+from .console_keys import (
+    SIZE,
+    at_my_step,
+    console_of,
+    first_numbered,
+    go_to_job,
+    go_to_step,
+    type_text,
+)
 
 # ------------------------------------------------------------------ listing
 
@@ -317,12 +325,7 @@ async def test_finished_jobs_linger_before_vanishing(console: Any) -> None:
 
 
 async def test_enter_opens_step_detail_with_processes_and_escape_returns(console: Any) -> None:
-    c = console()
-    job_id = submit_mine(c.cluster)
-    step = first_numbered(c.cluster, job_id)
-    async with run_test(c.app, size=SIZE) as pilot:
-        await settle(pilot)
-        await go_to_step(pilot, "ui-test", step)
+    async with at_my_step(console) as (c, pilot, step):
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(pilot.app.screen, StepScreen)
@@ -430,12 +433,7 @@ async def test_keys_are_remappable_from_settings(console: Any) -> None:
 
 
 async def test_every_action_is_in_the_command_palette(console: Any) -> None:
-    c = console()
-    job_id = submit_mine(c.cluster)
-    step = first_numbered(c.cluster, job_id)
-    async with run_test(c.app, size=SIZE) as pilot:
-        await settle(pilot)
-        await go_to_step(pilot, "ui-test", step)
+    async with at_my_step(console) as (c, pilot, step):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await type_text(pilot, "disable")

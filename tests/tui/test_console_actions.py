@@ -22,18 +22,13 @@ from sckpt.tui.screens.step import StepScreen
 from textual.widgets import Input
 
 from .conftest import ME, notifications, run_test, screen_text, settle, submit_mine
-from .console_keys import SIZE, console_of, first_numbered, go_to_job, go_to_step
+from .console_keys import SIZE, at_my_step, console_of, first_numbered, go_to_job, go_to_step
 
 # ------------------------------------------------------------------ actions
 
 
 async def test_disable_then_enable_a_step(console: Any) -> None:
-    c = console()
-    job_id = submit_mine(c.cluster)
-    step = first_numbered(c.cluster, job_id)
-    async with run_test(c.app, size=SIZE) as pilot:
-        await settle(pilot)
-        await go_to_step(pilot, "ui-test", step)
+    async with at_my_step(console) as (c, pilot, step):
         await pilot.press("d")
         await settle(pilot)
         assert c.cluster.step_state(step).kind is CheckpointKind.DISABLED
@@ -164,12 +159,7 @@ async def test_the_rows_checkpoint_time_counts_up_while_in_progress(console: Any
 
 
 async def test_create_form_escape_cancels(console: Any) -> None:
-    c = console()
-    job_id = submit_mine(c.cluster)
-    step = first_numbered(c.cluster, job_id)
-    async with run_test(c.app, size=SIZE) as pilot:
-        await settle(pilot)
-        await go_to_step(pilot, "ui-test", step)
+    async with at_my_step(console) as (c, pilot, step):
         await pilot.press("c")
         await pilot.pause()
         await pilot.press("escape")
@@ -277,12 +267,7 @@ async def test_whole_job_action_from_the_jobs_table(console: Any) -> None:
 
 
 async def test_check_key_asks_able_and_error_again(console: Any) -> None:
-    c = console()
-    job_id = submit_mine(c.cluster)
-    step = first_numbered(c.cluster, job_id)
-    async with run_test(c.app, size=SIZE) as pilot:
-        await settle(pilot)
-        await go_to_step(pilot, "ui-test", step)
+    async with at_my_step(console) as (c, pilot, step):
         c.cluster.disable(c.cluster.user(ME), step)  # changed behind the console's back
         await pilot.press("x")
         await settle(pilot)
