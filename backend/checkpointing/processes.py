@@ -38,17 +38,20 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
-def held_for_writing(path: Path, pids: Iterable[int]) -> bool:
+def held_for_writing(path: Path, pids: Iterable[int]) -> bool | None:
     """Whether one of ``pids`` has ``path`` open for writing (its ``/proc/PID/fd`` link and
-    the access mode in ``fdinfo``); processes that cannot be read count as not holding it."""
+    the access mode in ``fdinfo``); ``None`` when no process's descriptors could be read,
+    so the caller knows it does not know (it must not take that for "closed")."""
     wanted = str(path.resolve())
+    readable = False
     for pid in pids:
         with contextlib.suppress(OSError):
             for fd in os.scandir(f"/proc/{pid}/fd"):
+                readable = True
                 with contextlib.suppress(OSError, ValueError):
                     if str(Path(fd.path).readlink()) == wanted and _writes(pid, fd.name):
                         return True
-    return False
+    return False if readable else None
 
 
 def _writes(pid: int, fd: str) -> bool:

@@ -130,6 +130,10 @@ from .store import ImageIndex, StepStore, job_stores
 
 ACTIVE_POLL = 0.05
 """How often the status file is looked at while a checkpoint runs."""
+STILL_OPEN_QUIET = 1.0
+"""A status file its writer keeps open counts as written once it ends its line, or once its
+bytes have not changed for this many seconds (a program that never closes it still
+completes; a slow writer, or one the scheduler held back, is not cut short)."""
 HANDLER_POLL = 0.1
 HANDLER_WATCH = 10.0
 """A program that does not catch its signal yet is looked at every HANDLER_POLL seconds for
@@ -206,6 +210,8 @@ class Wrapper:
         """When the active checkpoint was asked for (monotonic): its duration is measured."""
         self.status_seen: bytes | None = None
         """The status file's bytes at the last turn while its writer still held it open."""
+        self.status_since = 0.0
+        """Since when (monotonic) the status file has held ``status_seen``."""
         start_policy = start_policy or AutoPolicy()
         if start_policy.before_end:
             check_before_end(self.step_id.job_id, start_policy.before_end)
@@ -573,14 +579,20 @@ class Wrapper:
 
     def _status_written(self, raw: bytes) -> bool:
         """Whether the status file holds its whole line: its writer (the program or one of
-        its processes) has closed it.  A writer that keeps it open counts as done once the
-        next turn reads the same bytes, so a program that never closes it still completes."""
+        its processes) has closed it.  One that keeps it open, or whose descriptors cannot
+        be read, is done once it ends the line or has left it unchanged for
+        ``STILL_OPEN_QUIET`` seconds."""
         if self.child is None:
             return True
-        if not held_for_writing(self.done_path, process_tree(self.child.pid)):
+        if held_for_writing(self.done_path, process_tree(self.child.pid)) is False:
             return True
-        seen, self.status_seen = self.status_seen, raw
-        return seen == raw
+        if raw.endswith(b"\n"):
+            return True
+        now = time.monotonic()
+        if raw != self.status_seen:
+            self.status_seen, self.status_since = raw, now
+            return False
+        return now - self.status_since >= STILL_OPEN_QUIET
 
     def _ask_checkpointer(self) -> None:
         """A checkpointer that learns the outcome itself (DMTCP) writes it as the status line

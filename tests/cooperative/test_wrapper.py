@@ -206,6 +206,37 @@ def test_a_status_line_is_read_once_its_writer_closed_it(work: Path) -> None:
     run.stop()
 
 
+HELD_BACK_WRITER = """
+import os, signal, sys, time
+asked = []
+signal.signal(signal.SIGUSR1, lambda *_: asked.append(1))
+while not asked:
+    time.sleep(0.01)
+with open(os.environ["SCKPT_CKPT_DONE"], "wb", buffering=0) as done:
+    done.write(b"1")
+    time.sleep(0.4)  # a writer the scheduler held back for many of the wrapper's turns
+    done.write(b"7 held back mid-line")
+    if sys.argv[1:] == ["keep-open"]:
+        done.write(b"\\n")
+        time.sleep(60)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("keep_open", [False, True], ids=["closes", "keeps-it-open"])
+def test_a_writer_held_back_mid_line_is_not_cut_short(work: Path, keep_open: bool) -> None:
+    """The wrapper's CI failure, made certain: the first byte, a pause of eight turns, the
+    rest.  One that keeps the file open after its whole line completes all the same."""
+    script = work / "held_back.py"
+    script.write_text(HELD_BACK_WRITER)
+    argv = [sys.executable, str(script), *(["keep-open"] if keep_open else [])]
+    run = Run(work, program=argv, name="held")
+    run.wait_for_handler("caught")
+    rec = run.checkpoint()
+    assert (rec.error_code, rec.error_msg) == (17, "held back mid-line")
+    run.stop()
+
+
 def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path) -> None:
     run = Run(work)
     wait_for(lambda: len(run.counted()) >= 5)
