@@ -69,13 +69,16 @@ class ControllerConfig:
 
 @dataclass(frozen=True, slots=True)
 class AccountingConfig:
-    """Where the controller sends accounting (``AccountingStorage*`` of slurm.conf)."""
+    """Where the controller sends accounting (``AccountingStorage*`` of slurm.conf), and
+    under which cluster name."""
 
     storage_type: str
     """``accounting_storage/slurmdbd`` when slurmdbd keeps the jobs; else none (or empty)."""
     host: str = ""
     backup_host: str = ""
     port: int = 0
+    cluster: str = ""
+    """The controller's ClusterName: the cluster whose records are this controller's."""
 
     @property
     def uses_slurmdbd(self) -> bool:

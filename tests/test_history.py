@@ -131,7 +131,9 @@ def test_the_other_clusters_job_is_not_in_this_clusters_history(
     a, b = slurm_accounting.clusters["sckpt-a"], slurm_accounting.clusters["sckpt-b"]
     job = b.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "true").stdout.strip()
     wait_for(lambda: _sacct(b, "sckpt-b", job), 90, 0.5, what=f"job {job} in sacct -M sckpt-b")
-    on_b = json.loads(sckpt(b.conf, "history", job, "--json").stdout)
+    done = sckpt(b.conf, "history", job, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    on_b = json.loads(done.stdout)
     assert {r["cluster"] for r in on_b["records"]} == {"sckpt-b"}
     on_a = sckpt(a.conf, "history", job, "--json")
     expected_a = _sacct(a, "sckpt-a", job)

@@ -224,19 +224,20 @@ class Binding:
         self, job_id: int, since: int, until: int = 0, cluster: str = ""
     ) -> tuple[JobRecord, ...]:
         """Every record of ``job_id`` in the window (``sacct --duplicates -j JOB -S``)."""
-        self.require_accounting()
-        name = cluster or self._cluster_name
+        name = self._records_cluster(cluster)
         return self.runtime.run(accounting.jobs, self.runtime, name, job_id, since, until, False)
 
     def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
         """Jobs that ended in the window (``sacct -X -s CD,CA,F,TO,... -S -E``)."""
-        self.require_accounting()
-        name = cluster or self._cluster_name
+        name = self._records_cluster(cluster)
         return self.runtime.run(accounting.jobs, self.runtime, name, 0, since, until, True)
 
-    @property
-    def _cluster_name(self) -> str:
-        return self._route.cluster.name if self._route else ""
+    def _records_cluster(self, cluster: str) -> str:
+        """Whose records to ask for, once slurmdbd listens: ``cluster``, else the route's
+        (``-M``), else the controller's own ClusterName, named as sacct names it.  Left
+        empty, slurmdbd picks the cluster of the connection, or every cluster it knows."""
+        conf = self.require_accounting()
+        return cluster or (self._route.cluster.name if self._route else conf.cluster)
 
     # -- clusters (-M) ----------------------------------------------------------------------
     def clusters(self, names: str) -> tuple[ClusterRoute, ...]:

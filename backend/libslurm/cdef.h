@@ -190,6 +190,7 @@ typedef struct {
 	const char *storage_host;
 	const char *storage_backup_host;
 	uint32_t storage_port;
+	const char *cluster_name;
 } sckpt_acct_conf_t;
 void sckpt_acct_conf_fill(void *handle, sckpt_acct_conf_t *r);
 int sckpt_acct_jobs(const char *cluster, uint32_t job_id, int64_t since, int64_t until,

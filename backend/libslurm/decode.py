@@ -251,7 +251,8 @@ def controller_config(rt: Runtime, handle: Any) -> ControllerConfig:
 
 
 def accounting_config(rt: Runtime, handle: Any) -> AccountingConfig:
-    """AccountingStorageType/Host/Port from one ``slurm_load_ctl_conf`` answer."""
+    """AccountingStorageType/Host/Port and ClusterName from one ``slurm_load_ctl_conf``
+    answer."""
     r = rt.ffi.new("sckpt_acct_conf_t *")
     rt.lib.sckpt_acct_conf_fill(handle, r)
     return AccountingConfig(
@@ -259,6 +260,7 @@ def accounting_config(rt: Runtime, handle: Any) -> AccountingConfig:
         host=rt.string(r.storage_host),
         backup_host=rt.string(r.storage_backup_host),
         port=int(r.storage_port),
+        cluster=rt.string(r.cluster_name),
     )
 
 

@@ -36,6 +36,7 @@ typedef struct {
 	const char *storage_host;
 	const char *storage_backup_host;
 	uint32_t storage_port;
+	const char *cluster_name;
 } sckpt_acct_conf_t;
 
 #if SCKPT_AT_LEAST(24, 11)
@@ -53,6 +54,7 @@ static void sckpt_acct_conf_fill(void *handle, sckpt_acct_conf_t *r)
 	r->storage_host = c->accounting_storage_host;
 	r->storage_backup_host = c->accounting_storage_backup_host;
 	r->storage_port = c->accounting_storage_port;
+	r->cluster_name = c->cluster_name;
 }
 
 /* A list that libslurm/slurmdb returned, with its records in an array for indexed reads
