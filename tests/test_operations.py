@@ -25,6 +25,7 @@ from sckpt.backend.operations import (
     MUTATING,
     NAMES,
     OPERATIONS,
+    ForceWords,
     Operation,
     operation,
 )
@@ -153,3 +154,11 @@ def test_console_binds_the_tables_keys_to_its_operations() -> None:
         assert set(op.arguments) <= form_fields, op.name  # the form holds what it takes
     bound = {b.id: b.action for b in TargetScreen.BINDINGS if isinstance(b, Binding)}
     assert {name: bound[name] for name in specs} == {s.id: s.runs for s in ACTION_KEYS}
+
+
+def test_each_operation_that_takes_force_has_its_own_force_words() -> None:
+    """The console's question when ``force`` is needed is the row's (``force_words``):
+    every row that takes ``force`` says its own, and no other row has any to say."""
+    worded = {op.name for op in OPERATIONS if op.force_words != ForceWords()}
+    assert worded == {op.name for op in OPERATIONS if "force" in op.arguments}
+    assert worded == {"vacate", "restart"}
