@@ -162,3 +162,19 @@ def test_each_operation_that_takes_force_has_its_own_force_words() -> None:
     worded = {op.name for op in OPERATIONS if op.force_words != ForceWords()}
     assert worded == {op.name for op in OPERATIONS if "force" in op.arguments}
     assert worded == {"vacate", "restart"}
+
+
+def test_the_binding_has_one_checkpoint_call_per_checkpoint_row() -> None:
+    """``Binding.ckpt_NAME`` runs ``libslurm/checkpoint.NAME`` for each checkpoint row and
+    nothing else (mypy checks each one's signature against ``SlurmAPI``; a copied line
+    running another row's function would type-check, this catches it)."""
+    from sckpt.backend.libslurm import checkpoint
+    from sckpt.backend.libslurm.binding import Binding, OnThread
+    from sckpt.backend.slurm_api import SlurmAPI
+
+    calls = {n: v for n, v in vars(Binding).items() if isinstance(v, OnThread)}
+    assert set(calls) == {f"ckpt_{name}" for name in CHECKPOINT_NAMES}
+    assert {n for n in vars(SlurmAPI) if n.startswith("ckpt_")} == set(calls)
+    assert {n: v.fn for n, v in calls.items()} == {
+        f"ckpt_{name}": getattr(checkpoint, name) for name in CHECKPOINT_NAMES
+    }
