@@ -117,7 +117,8 @@ def action_line(result: ActionResult, name: str = "") -> str:
     shown = name or result.target
     signalled = "signal" in operations.operation(result.operation).arguments
     if signalled and result.detail.startswith("signal "):
-        # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
+        # an operation given --signal (cancel's) only sent it, ending nothing: "42: cancel
+        # requested" read as if the job ended
         text = f"{shown}: {clean(result.detail)}"
     elif waited_completed(result):
         # The cooperative engine waited for the checkpoint itself: it did not stop at
