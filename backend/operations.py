@@ -13,8 +13,12 @@ dispatches one derives from the table:
 * ``mutating`` decides read-only mode's refusal, in the facade and in ``ReadOnlyEngine``
   (``readonly.py``), and the audit line; ``ClustersEngine`` routes every row to the
   target's cluster (``engines/clusters.py``): neither lists the operations again;
-* ``whole_job``, ``job_level``, ``completes``, ``own_image_dir``: each rule that concerns
-  some operations is an attribute of their rows, never a comparison of names;
+* ``whole_job``, ``job_level``, ``completes``, ``own_image_dir``, ``enables``,
+  ``ends_step``: each rule that concerns some operations is an attribute of their rows,
+  never a comparison of names, in the backend or in the front ends
+  (``tests/test_layering.py`` checks both);
+* ``force_words``: what the console's second question says when an operation that takes
+  ``force`` is refused for lost work (``tui/reports.py`` builds it from them alone);
 * the command line offers a subcommand per row, with ``summary`` as its help and an option
   per argument; its historical form matches names by ``scontrol``;
 * the console binds ``key`` (``key_help`` in the footer tooltip, help and palette) and asks
@@ -75,6 +79,24 @@ class ScontrolName:
 
 
 @dataclass(frozen=True, slots=True)
+class ForceWords:
+    """What the console's second question says of an operation refused because tasks
+    would lose their work (``NeedsForce``), and what No leaves: the row's own words, so a
+    new operation that takes ``force`` asks its own question (``tui/reports.force_question``
+    only arranges them)."""
+
+    unsaved: str = "Not saved"
+    """Why the listed tasks would lose their work (before ", <kept> for now:")."""
+    kept: str = "it stays as it is"
+    """What the target stays while nobody says Yes, and what No leaves."""
+    anyway: str = "goes ahead anyway: these tasks lose their work."
+    """What Yes does (after "Yes ")."""
+    for_good: str = ""
+    """What Yes does when the engine says acting cannot be undone (``NotRequeueable``: a
+    vacate of a job Slurm cannot requeue); "" = the operation has no such case."""
+
+
+@dataclass(frozen=True, slots=True)
 class Operation:
     """One operation: what it is called, takes and changes, and how it is offered."""
 
@@ -124,6 +146,15 @@ class Operation:
     own_image_dir: bool = False
     """An ``image_dir`` left out, with none in the config, is "" (each step's own), not
     None (tasks: slurmd is given a directory for every step it reaches)."""
+    enables: bool = False
+    """Takes one off the step's disable counter (enable): the console looks again once
+    fresh data comes, since a counter above one leaves the step disabled
+    (``tui/reports.still_disabled``)."""
+    ends_step: bool = False
+    """Ends the step it checkpoints (vacate): ``--wait`` seeing the step gone is its
+    outcome, not a failure to explain."""
+    force_words: ForceWords = ForceWords()
+    """The console's words when ``force`` is needed (an operation that takes it)."""
 
     @property
     def description(self) -> str:
@@ -183,6 +214,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "job is requeued and held; on 19.05 the step's tasks are killed after the checkpoint",
         scontrol=ScontrolName(prefix=2, rank=6),
         starts_checkpoint=True,
+        ends_step=True,
+        force_words=ForceWords(
+            unsaved="Not saved",
+            kept="it keeps running",
+            anyway="ends it anyway: restart then starts these without an image.",
+            for_good="ends it anyway, after its checkpoint: restart cannot bring it back. "
+            "A create saves an image and leaves it running.",
+        ),
     ),
     Operation(
         "restart",
@@ -194,6 +233,11 @@ OPERATIONS: tuple[Operation, ...] = (
         scontrol=ScontrolName(prefix=2, rank=7),
         resumes=True,
         job_level=True,
+        force_words=ForceWords(
+            unsaved="No image to resume from",
+            kept="it stays as it is",
+            anyway="restarts it anyway: these tasks start from the beginning.",
+        ),
     ),
     Operation(
         "enable",
@@ -201,6 +245,7 @@ OPERATIONS: tuple[Operation, ...] = (
         key="e",
         key_help="enable checkpoints (counter -1) at once; d undoes it",
         scontrol=ScontrolName(prefix=2, rank=3),
+        enables=True,
     ),
     Operation(
         "disable",

@@ -151,7 +151,7 @@ def _call(
             shown = WaitProgress(op.name, target, line, clock=timing.monotonic)
             outcome.progress = _wait_for_outcome(facade, target, shown, timing)
             outcome.watched = True
-            if outcome.progress == ENDED and op.name != "vacate":  # a vacate ends its step
+            if outcome.progress == ENDED and not op.ends_step:  # a vacate ends its step
                 outcome.error = _why_ended(facade, target)
             elif outcome.progress not in (progress.COMPLETED, ENDED):
                 outcome.error = _failure(facade, target)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sckpt.backend import history as job_history
-from sckpt.backend import progress
+from sckpt.backend import operations, progress
 from sckpt.backend.errors import SckptError
 from sckpt.backend.model import CheckpointEvent, JobHistory, StepId
 
@@ -72,9 +72,11 @@ def render_text(found: JobHistory, *, noheader: bool = False) -> str:
 
 
 def _auto_result(event: CheckpointEvent) -> str:
-    """An ``auto`` line's RESULT: the policy it set ("" for any other line, whose RESULT
-    is whether its checkpoint completed: ``backend/history.checkpoint_results``)."""
-    if event.operation == "auto" and not event.code:
+    """A policy line's RESULT (``auto``'s, of ``kind`` "policy"): the policy it set (""
+    for any other line, whose RESULT is whether its checkpoint completed:
+    ``backend/history.checkpoint_results``; a ``done`` line is no operation's)."""
+    row = operations.BY_NAME.get(event.operation)
+    if row is not None and row.kind == "policy" and not event.code:
         return event.message or "changed"
     return ""
 

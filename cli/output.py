@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sckpt.backend import progress
+from sckpt.backend import operations, progress
 from sckpt.backend.control_chars import escape_controls
 from sckpt.backend.errors import SckptError, identify
 from sckpt.backend.model import (
@@ -115,8 +115,10 @@ def action_line(result: ActionResult, name: str = "") -> str:
     detail when any; the progress words are ``backend/progress.py``'s.  ``name``: the
     target's name when its id does not say it (an array's pending record, ``7_[3-9]``)."""
     shown = name or result.target
-    if result.operation == "cancel" and result.detail.startswith("signal "):
-        # cancel --signal ends nothing: "42: cancel requested" read as if the job ended
+    signalled = "signal" in operations.operation(result.operation).arguments
+    if signalled and result.detail.startswith("signal "):
+        # an operation given --signal (cancel's) only sent it, ending nothing: "42: cancel
+        # requested" read as if the job ended
         text = f"{shown}: {clean(result.detail)}"
     elif waited_completed(result):
         # The cooperative engine waited for the checkpoint itself: it did not stop at

@@ -836,3 +836,43 @@ def test_the_layers_that_only_forward_list_no_operation() -> None:
             ):
                 listed.append(f"{path.name}:{node.lineno}")
     assert listed == []
+
+
+def _front_end_name_comparisons(tree: ast.AST, names: set[str]) -> list[str]:
+    """``_operation_name_comparisons``, and ``operation in ("restart", "vacate")`` too: a
+    name compared with a tuple, list or set of literals."""
+    found = _operation_name_comparisons(tree, names)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        held = {
+            e.value
+            for s in sides
+            if isinstance(s, ast.Tuple | ast.List | ast.Set)
+            for e in s.elts
+            if isinstance(e, ast.Constant)
+        }
+        words = {s.id for s in sides if isinstance(s, ast.Name)}
+        words |= {s.attr for s in sides if isinstance(s, ast.Attribute)}
+        if words & _OPERATION_WORDS and held & names:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_front_ends_ask_the_table_not_an_operations_name() -> None:
+    """The console and the command line read what an operation does from its row
+    (``resumes``, ``job_level``, ``enables``, ``ends_step``, ``force_words``, its
+    ``arguments`` and ``kind``), never ``operation == "restart"``: a new operation is
+    offered, reported and asked about with no edit in ``tui/`` or ``cli/``.  The finder
+    catches a planted comparison of either form."""
+    from sckpt.backend.operations import NAMES
+
+    planted = ast.parse('if operation == "restart" or op.name in ("vacate", "x"):\n    pass')
+    assert len(_front_end_name_comparisons(planted, set(NAMES))) == 2
+    bad = {}
+    for path in [*TUI.rglob("*.py"), *CLI.rglob("*.py")]:
+        found = _front_end_name_comparisons(ast.parse(path.read_text()), set(NAMES))
+        if found:
+            bad[str(path.relative_to(ROOT))] = found
+    assert bad == {}

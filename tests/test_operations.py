@@ -25,6 +25,7 @@ from sckpt.backend.operations import (
     MUTATING,
     NAMES,
     OPERATIONS,
+    ForceWords,
     Operation,
     operation,
 )
@@ -153,3 +154,27 @@ def test_console_binds_the_tables_keys_to_its_operations() -> None:
         assert set(op.arguments) <= form_fields, op.name  # the form holds what it takes
     bound = {b.id: b.action for b in TargetScreen.BINDINGS if isinstance(b, Binding)}
     assert {name: bound[name] for name in specs} == {s.id: s.runs for s in ACTION_KEYS}
+
+
+def test_each_operation_that_takes_force_has_its_own_force_words() -> None:
+    """The console's question when ``force`` is needed is the row's (``force_words``):
+    every row that takes ``force`` says its own, and no other row has any to say."""
+    worded = {op.name for op in OPERATIONS if op.force_words != ForceWords()}
+    assert worded == {op.name for op in OPERATIONS if "force" in op.arguments}
+    assert worded == {"vacate", "restart"}
+
+
+def test_the_binding_has_one_checkpoint_call_per_checkpoint_row() -> None:
+    """``Binding.ckpt_NAME`` runs ``libslurm/checkpoint.NAME`` for each checkpoint row and
+    nothing else (mypy checks each one's signature against ``SlurmAPI``; a copied line
+    running another row's function would type-check, this catches it)."""
+    from sckpt.backend.libslurm import checkpoint
+    from sckpt.backend.libslurm.binding import Binding, OnThread
+    from sckpt.backend.slurm_api import SlurmAPI
+
+    calls = {n: v for n, v in vars(Binding).items() if isinstance(v, OnThread)}
+    assert set(calls) == {f"ckpt_{name}" for name in CHECKPOINT_NAMES}
+    assert {n for n in vars(SlurmAPI) if n.startswith("ckpt_")} == set(calls)
+    assert {n: v.fn for n, v in calls.items()} == {
+        f"ckpt_{name}": getattr(checkpoint, name) for name in CHECKPOINT_NAMES
+    }

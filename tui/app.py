@@ -384,7 +384,7 @@ class SckptApp(App[int]):
                 self.notify(reports.requested(operation, answer), title=operation, markup=False)
                 if starts_checkpoint:
                     self._watch(operation, answer.target)
-                if operation == "enable":
+                if operations.operation(operation).enables:
                     self.outcomes.watch_enable(answer.target, self.now())
         self.refresh_now()
 

@@ -80,8 +80,9 @@ def foreseen_refusal(
     the words of the refusal itself; None when it may act (or the data cannot tell).
 
     Why: ``r`` on a running job and ``v`` on another user's step took a form and a
-    confirmation before Slurm's refusal.  Only what every engine refuses is foreseen:
-    restart of a job still running or suspended (``rules.check_restart``), and a checkpoint
+    confirmation before Slurm's refusal.  Only what every engine refuses is foreseen: an
+    operation that ``resumes`` a job (restart) while it still runs or is suspended
+    (``rules.check_restart``; a ``job_level`` one is named by its job), and a checkpoint
     operation on another user's job when not root (the reference's check 2; for a whole job
     the controller lets SlurmUser in too, so user ``slurm`` is left to it).
     """
@@ -89,7 +90,7 @@ def foreseen_refusal(
     if view is None or op.kind != "checkpoint":
         return None
     job = view.job
-    shown = target.whole_job if operation == "restart" else target
+    shown = target.whole_job if op.job_level else target
     try:
         # Whose job it is first, as the controller checks (check 2 before the job's state):
         # another user's running job is "not yours", not "still running".
@@ -97,7 +98,7 @@ def foreseen_refusal(
             rules.is_job_level(shown) and acting_user == "slurm"
         ):
             raise AccessDenied(hint=rules.owner_hint(job, "root"))
-        if operation == "restart" and job.state in (JobState.RUNNING, JobState.SUSPENDED):
+        if op.resumes and job.state in (JobState.RUNNING, JobState.SUSPENDED):
             rules.check_restart(shown, job)
     except SlurmError as refused:
         return refusal_message(operation, shown, refused)[1]
@@ -168,34 +169,24 @@ def check_message(
 
 
 def force_question(operation: str, described: str, exc: NeedsForce) -> Text:
-    """A vacate or restart refused because tasks would lose their work: which, and
-    whether to act anyway (``described`` names the target)."""
-    restart = operation == "restart"
-    for_good = isinstance(exc, NotRequeueable)
+    """An operation refused because tasks would lose their work: which, and whether to act
+    anyway (``described`` names the target), in the words of the operation's row
+    (``operations.ForceWords``), so a new operation asks its own question."""
+    words = operations.operation(operation).force_words
+    for_good = isinstance(exc, NotRequeueable) and words.for_good
     question = Text()
     question.append(f"{operation.capitalize()} ", style="bold")
     question.append_text(literal(described, style="bold"))
-    if restart:
-        question.append(" anyway?\n\nNo image to resume from, it stays as it is for now:\n")
-    elif for_good:  # the engine's reason (rules.requeue_refusal), as the command line says it
-        question.append(" anyway?\n\nIt keeps running for now:\n")
+    if for_good:  # the engine's reason (rules.requeue_refusal), as the command line says it
+        question.append(f" anyway?\n\n{words.kept[:1].upper()}{words.kept[1:]} for now:\n")
     else:
-        question.append(" anyway?\n\nNot saved, it keeps running for now:\n")
+        question.append(f" anyway?\n\n{words.unsaved}, {words.kept} for now:\n")
     for loss in exc.losses[:6] or (f"{exc.name} ({exc.code}): {exc.message}",):
         question.append(f"- {printable(loss)}\n")
-    if restart:
-        question.append("\nYes restarts it anyway: these tasks start from the beginning.")
-    elif for_good:
-        question.append(
-            "\nYes ends it anyway, after its checkpoint: restart cannot bring it back. "
-            "A create saves an image and leaves it running."
-        )
-    else:
-        question.append("\nYes ends it anyway: restart then starts these without an image.")
+    question.append(f"\nYes {words.for_good if for_good else words.anyway}")
     return question
 
 
 def force_declined(operation: str, target: StepId) -> str:
     """What No to ``force_question`` leaves: the target as it was."""
-    kept = "it stays as it is" if operation == "restart" else "it keeps running"
-    return f"{operation} {target} cancelled: {kept}"
+    return f"{operation} {target} cancelled: {operations.operation(operation).force_words.kept}"

@@ -11,11 +11,13 @@ unchanged.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from ..errors import SlurmError, UsageError
 from ..model import JobRecord, JobStdio, StepId, StepProcesses
@@ -24,6 +26,44 @@ from . import accounting, actions, checkpoint, clusters, decode, reads, runtime,
 from .config_source import ConfigSource, user_name
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class OnThread(Generic[P, T]):
+    """A ``Binding`` method that is a function of ``checkpoint`` (``fn(runtime, ...)``), run
+    on the runtime's thread along the binding's route: typed as ``fn`` without its first
+    parameter, so a method is one line and its signature has one home (``fn``'s).  Read on
+    the class it is that method unbound: ``Binding.ckpt_create(binding, step, 10)``, whose
+    signature is ``fn``'s with ``self`` for the runtime."""
+
+    def __init__(self, fn: Callable[Concatenate[runtime.Runtime, P], T]) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+        signature = inspect.signature(fn)
+        rest = list(signature.parameters.values())[1:]
+        self.__signature__ = signature.replace(
+            parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *rest]
+        )
+
+    def __call__(self, binding: Binding, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return binding._call(functools.partial(self.fn, **kwargs), *args)
+
+    @overload
+    def __get__(self, binding: None, owner: type[Binding]) -> OnThread[P, T]: ...
+
+    @overload
+    def __get__(self, binding: Binding, owner: type[Binding]) -> Callable[P, T]: ...
+
+    def __get__(
+        self, binding: Binding | None, owner: type[Binding]
+    ) -> OnThread[P, T] | Callable[P, T]:
+        if binding is None:
+            return self
+
+        def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            return self(binding, *args, **kwargs)
+
+        return functools.update_wrapper(call, self.fn)
 
 
 class Binding:
@@ -177,38 +217,18 @@ class Binding:
         """True when all nine checkpoint calls resolve (libslurm <= 19.05 or a stand-in)."""
         return all(self.checkpoint_symbols().values())
 
-    def ckpt_able(self, step: StepId) -> int:
-        """0 when checkpoints can be issued and none runs, else the running one's start time."""
-        return self._call(checkpoint.able, step)
-
-    def ckpt_disable(self, step: StepId) -> None:
-        self._call(checkpoint.disable, step)
-
-    def ckpt_enable(self, step: StepId) -> None:
-        self._call(checkpoint.enable, step)
-
-    def ckpt_create(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
-        self._call(checkpoint.create, step, max_wait, image_dir)
-
-    def ckpt_vacate(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
-        self._call(checkpoint.vacate, step, max_wait, image_dir)
-
-    def ckpt_restart(self, step: StepId, stick: bool = False, image_dir: str | None = None) -> None:
-        self._call(checkpoint.restart, step, stick, image_dir)
-
-    def ckpt_complete(
-        self, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
-    ) -> None:
-        self._call(checkpoint.complete, step, begin_time, error_code, error_msg)
-
-    def ckpt_error(self, step: StepId) -> tuple[int, str]:
-        """``(error_code, error_msg)`` of the step's last checkpoint."""
-        return self._call(checkpoint.error, step)
-
-    def ckpt_tasks(
-        self, step: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
-    ) -> None:
-        self._call(checkpoint.tasks, step, begin_time, image_dir, max_wait, nodelist)
+    # One attribute per checkpoint row of the table, its signature checkpoint.py's (the
+    # names are written here because mypy sees only what a class body says; the test
+    # tests/test_operations.py checks them against the table and SlurmAPI).
+    ckpt_able = OnThread(checkpoint.able)
+    ckpt_disable = OnThread(checkpoint.disable)
+    ckpt_enable = OnThread(checkpoint.enable)
+    ckpt_create = OnThread(checkpoint.create)
+    ckpt_vacate = OnThread(checkpoint.vacate)
+    ckpt_restart = OnThread(checkpoint.restart)
+    ckpt_complete = OnThread(checkpoint.complete)
+    ckpt_error = OnThread(checkpoint.error)
+    ckpt_tasks = OnThread(checkpoint.tasks)
 
     # -- accounting (slurmdbd): asked through slurm.conf's controller, for this cluster -----
     def accounting_config(self) -> AccountingConfig:

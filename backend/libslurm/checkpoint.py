@@ -72,19 +72,21 @@ def _wait(rt: Runtime, op: str, step: StepId, data: int, image_dir: str | None) 
     _check(rt, op, rc, err[0])
 
 
-def create(rt: Runtime, step: StepId, max_wait: int, image_dir: str | None) -> None:
+def create(rt: Runtime, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
     _wait(rt, "create", step, max_wait, image_dir)
 
 
-def vacate(rt: Runtime, step: StepId, max_wait: int, image_dir: str | None) -> None:
+def vacate(rt: Runtime, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
     _wait(rt, "vacate", step, max_wait, image_dir)
 
 
-def restart(rt: Runtime, step: StepId, stick: bool, image_dir: str | None) -> None:
+def restart(rt: Runtime, step: StepId, stick: bool = False, image_dir: str | None = None) -> None:
     _wait(rt, "restart", step, 1 if stick else 0, image_dir)
 
 
-def complete(rt: Runtime, step: StepId, begin_time: int, error_code: int, error_msg: str) -> None:
+def complete(
+    rt: Runtime, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
+) -> None:
     err = rt.ffi.new("int *")
     rc = rt.lib.sckpt_ck_complete(
         step.job_id, step.step, begin_time, error_code, error_msg.encode(), err

@@ -4,7 +4,9 @@ The test adds a made-up operation, ``mute`` (disable a step's checkpoints and sa
 long), for its own duration: a row in ``operations.BY_NAME`` and a method on a subclass
 of the demo's engine.  No other file knows the name, yet ``Facade.act`` runs it with its
 arguments by name, read-only mode refuses it (in the facade and in the engine-side guard),
-the ``-M`` router sends it to the target's cluster, and every attempt is audited.
+the ``-M`` router sends it to the target's cluster, and every attempt is audited.  When
+its engine refuses it for lost work, the console asks the row's own question
+(``force_words``).
 """
 
 from __future__ import annotations
@@ -15,16 +17,21 @@ import pytest
 from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.clusters import ClustersEngine
-from sckpt.backend.errors import Disabled, ReadOnlyError
+from sckpt.backend.errors import Disabled, NeedsForce, ReadOnlyError
 from sckpt.backend.facade import Facade, simulated_engine
 from sckpt.backend.model import ActionResult, StepId
-from sckpt.backend.operations import BY_NAME, Operation
+from sckpt.backend.operations import BY_NAME, ForceWords, Operation
 from sckpt.backend.readonly import ReadOnlyEngine
 from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 
 ME = "alice"
 MUTE = Operation(
-    "mute", "disable a step's checkpoints for a while", arguments=("max_wait", "force")
+    "mute",
+    "disable a step's checkpoints for a while",
+    arguments=("max_wait", "force"),
+    force_words=ForceWords(
+        unsaved="Still checkpointing", kept="it stays loud", anyway="mutes it mid-checkpoint."
+    ),
 )
 
 
@@ -42,6 +49,8 @@ def _muting(cluster: SimulatedCluster) -> object:
     class Muting(base):  # type: ignore[valid-type, misc]
         # Its parameters in another order than the row's: they are passed by name.
         def mute(self, target: StepId, force: bool, max_wait: int) -> ActionResult:
+            if max_wait == 0 and not force:  # "now": its checkpoint would be cut short
+                raise NeedsForce(losses=(f"{target}: a checkpoint in progress",))
             self.disable(target)
             return ActionResult(target, "mute", f"muted for {max_wait}s, force={force}")
 
@@ -100,3 +109,22 @@ def test_a_made_up_operation_is_routed_to_the_targets_cluster(settings: Settings
     assert result.target == StepId(step.job_id, 0, cluster="east")
     with pytest.raises(Disabled):
         facade.able(step)
+
+
+def test_a_made_up_operation_refused_for_lost_work_asks_its_own_question(
+    settings: Settings,
+) -> None:
+    from sckpt.tui.reports import force_declined, force_question
+
+    cluster, step = _running_step()
+    facade = Facade(_muting(cluster), settings)  # type: ignore[arg-type]
+    with pytest.raises(NeedsForce) as refused:
+        facade.act("mute", str(step), max_wait=0)
+    assert facade.able(step).in_progress_since == 0  # nothing was muted
+    assert force_question("mute", f"step {step}", refused.value).plain == (
+        f"Mute step {step} anyway?\n\nStill checkpointing, it stays loud for now:\n"
+        f"- {step}: a checkpoint in progress\n\nYes mutes it mid-checkpoint."
+    )
+    assert force_declined("mute", step) == f"mute {step} cancelled: it stays loud"
+    forced = facade.act("mute", str(step), max_wait=0, force=True)
+    assert forced.detail == "muted for 0s, force=True"
