@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 
-from . import progress
+from . import operations, progress
 from .errors import UsageError
 from .model import Job, JobRecord, JobState, JobView, StepCheckpointEvent
 
@@ -166,8 +166,9 @@ def record_id(record: JobRecord) -> str:
     return str(record.job_id)
 
 
-REQUESTS = frozenset({"create", "vacate"})
-"""Events that start a checkpoint: its outcome is the ``done`` that follows for the step."""
+REQUESTS = frozenset(op.name for op in operations.OPERATIONS if op.starts_checkpoint)
+"""Events that start a checkpoint (the table's rows that do): its outcome is the ``done``
+that follows for the step."""
 
 
 def checkpoint_results(
