@@ -836,3 +836,36 @@ def test_the_layers_that_only_forward_list_no_operation() -> None:
             ):
                 listed.append(f"{path.name}:{node.lineno}")
     assert listed == []
+
+
+# ------------------------------------------------------------- the simulator's parts (issue 35)
+
+
+def test_no_simulator_class_inherits_from_its_own_classes_more_than_one_level() -> None:
+    """The simulated controller was an eight-level chain of mixins, 76 methods on one
+    ``self``; now it holds its parts (``cluster.py``), and no chain may grow back (the
+    finder, and a planted chain it catches: ``tests/simulator/test_inheritance.py``)."""
+    from tests.simulator.inheritance import MAX_OWN_INHERITANCE, own_inheritance_depths
+
+    depths = own_inheritance_depths(sorted((BACKEND / "simulator").rglob("*.py")))
+    assert "SimulatedCluster" in depths and "ClusterState" in depths
+    assert {name: d for name, d in depths.items() if d > MAX_OWN_INHERITANCE} == {}
+
+
+def test_the_simulator_hooks_and_the_tests_reach_no_private_simulator_name() -> None:
+    """``SimulatorControl`` (the tests' hooks; it read the controller's private names 20
+    times), the client library and the demo's engine call the parts' public methods."""
+    simulator = BACKEND / "simulator"
+    paths = [simulator / "control.py", simulator / "client.py", simulator / "cluster.py"]
+    assert _own_private_uses([*paths, BACKEND / "engines" / "simulated.py"]) == []
+    assert _own_private_uses(sorted((ROOT / "tests").rglob("*.py"))) == []
+
+
+def test_the_simulated_checkpoint_api_asks_the_table_for_its_rules() -> None:
+    """``operation(name).completes``, not ``operation != "complete"``."""
+    from sckpt.backend.operations import NAMES
+
+    tree = ast.parse((BACKEND / "simulator" / "checkpoint.py").read_text(encoding="utf-8"))
+    assert _operation_name_comparisons(tree, set(NAMES)) == []
+    planted = ast.parse('if operation != "complete":\n    pass\n')
+    assert _operation_name_comparisons(planted, set(NAMES)) == ["line 1: operation != 'complete'"]
