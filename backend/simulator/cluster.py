@@ -90,7 +90,7 @@ class SimulatedCluster:
     the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay);
     ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
     per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
-    arrays after the generated jobs (``DemoTouches._demo_arrays``: running tasks, a pending
+    arrays after the generated jobs (``DemoTouches.arrays``: running tasks, a pending
     range with a run limit, a held array), so the other jobs keep their ids and fields;
     ``output_dir`` (the demo's) gives batch jobs real output files there (``output.py``;
     "" = none, the paths alone).
