@@ -12,6 +12,7 @@ output files grow (``output.py``).
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable
 
 from .catalog import APPS
@@ -32,13 +33,16 @@ class Timeline:
         self.state = state
         self.output = output
         self._events = EventQueue()
-        self._handlers: dict[str, Handler] = {}
+        self._handlers: dict[str, weakref.WeakMethod[Handler]] = {}
         self.push = self._events.push
         """``EventQueue.push``: (when, kind, job id, step, token)."""
 
     def on(self, kind: str, handler: Handler) -> None:
-        """Events of ``kind`` are ``handler``'s (each kind has one)."""
-        self._handlers[kind] = handler
+        """Events of ``kind`` are ``handler``'s (each kind has one: a method of the part
+        that registers it).  Held weakly: the parts hold the timeline, and a cycle back
+        would keep a dropped cluster's records for the cyclic GC, which never sees a big
+        one's (``gc_pause.freeze_built``); the cluster holds its parts."""
+        self._handlers[kind] = weakref.WeakMethod(handler)
 
     def tick(self) -> None:
         """Apply every event due by now, in time order."""
@@ -51,7 +55,8 @@ class Timeline:
         handlers = self._handlers
         while (event := due(now)) is not None:
             when, _seq, kind, job_id, step, token = event
-            if handlers[kind](when, jobs.get(job_id), step, token):
+            handler = handlers[kind]()
+            if handler is not None and handler(when, jobs.get(job_id), step, token):
                 state.version += 1
         if self.output is not None:
             for job_id in self.output.known:

@@ -8,21 +8,26 @@ checked without the others (the whole controller: ``tests/backend/test_sim_rules
 from __future__ import annotations
 
 import errno
+import gc
+import weakref
 
 import pytest
+from sckpt.backend.checkpointing.protocol import CAUSE_INTERVAL
 from sckpt.backend.errors import NoSuchImage, NotSupported
-from sckpt.backend.model import JobState, StepId
+from sckpt.backend.model import RUN_BY, AutoCheckpoints, JobState, StepId
 from sckpt.backend.rules import Caller
-from sckpt.backend.simulator import ManualClock
+from sckpt.backend.simulator import ManualClock, SimulatedCluster
 from sckpt.backend.simulator.accounting import Accounting
+from sckpt.backend.simulator.autopolicy import AutoPolicies
 from sckpt.backend.simulator.catalog import STATE_WEIGHTS, uid_for
 from sckpt.backend.simulator.checkpoint import CheckpointController
 from sckpt.backend.simulator.events import Timeline
 from sckpt.backend.simulator.jobctl import JobControl
 from sckpt.backend.simulator.lifecycle import Lifecycle
 from sckpt.backend.simulator.population import Population
-from sckpt.backend.simulator.records import JobRec
+from sckpt.backend.simulator.records import JobRec, TransparentStep
 from sckpt.backend.simulator.state import ClusterState, Settings
+from sckpt.backend.simulator.views import Views
 
 FIRST_ID = 500
 
@@ -59,18 +64,28 @@ def _lives(state: ClusterState) -> tuple[Timeline, Population, Lifecycle, Accoun
     return timeline, population, Lifecycle(state, timeline, population, dbd), dbd
 
 
+class _Recorder:
+    """A part that notes the events handed to it (the timeline holds its handlers weakly:
+    they are methods of the parts the cluster holds)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, int | None, int, int]] = []
+
+    def note(self, when: float, rec: JobRec | None, step: int, token: int) -> bool:
+        self.seen.append((when, rec.job.job_id if rec is not None else None, step, token))
+        return True
+
+    def stale(self, when: float, rec: JobRec | None, step: int, token: int) -> bool:
+        return False
+
+
 def test_the_timeline_hands_due_events_to_their_handlers_in_time_order() -> None:
     clock = ManualClock()
     state = _state(clock)
     timeline = Timeline(state, None)
-    seen: list[tuple[float, int, int]] = []
-
-    def note(when: float, rec: JobRec | None, step: int, token: int) -> bool:
-        seen.append((when, step, token))
-        return True
-
-    timeline.on("noted", note)
-    timeline.on("stale", lambda when, rec, step, token: False)
+    recorder = _Recorder()
+    timeline.on("noted", recorder.note)
+    timeline.on("stale", recorder.stale)
     t0 = clock()
     timeline.push(t0 + 30, "noted", 0, 2)
     timeline.push(t0 + 10, "noted", 0, 1, token=7)
@@ -79,14 +94,28 @@ def test_the_timeline_hands_due_events_to_their_handlers_in_time_order() -> None
     timeline.push(t0 + 100, "noted", 0, 4)
     clock.advance(50)
     timeline.tick()
-    assert seen == [(t0 + 10, 1, 7), (t0 + 10, 3, 0), (t0 + 30, 2, 0)]
+    assert recorder.seen == [(t0 + 10, None, 1, 7), (t0 + 10, None, 3, 0), (t0 + 30, None, 2, 0)]
     assert state.version == 3  # the stale event changed nothing
     assert state.now == t0 + 50
     timeline.tick()
-    assert len(seen) == 3  # each event once
+    assert len(recorder.seen) == 3  # each event once
     clock.advance(50)
     timeline.tick()
-    assert seen[-1] == (t0 + 100, 4, 0)
+    assert recorder.seen[-1] == (t0 + 100, None, 4, 0)
+
+
+def test_a_dropped_cluster_is_freed_by_reference_counting() -> None:
+    # Its parts refer to each other only one way (the timeline holds its handlers
+    # weakly), so a big cluster, hidden from the cyclic GC once built, is still freed.
+    gc.disable()
+    try:
+        cluster = SimulatedCluster(seed=2, n_jobs=30, clock=ManualClock())
+        cluster.connect("alice").load_jobs()
+        state = weakref.ref(cluster.state)
+        del cluster
+        assert state() is None
+    finally:
+        gc.enable()
 
 
 def test_the_population_alone_draws_the_same_jobs_from_the_same_seed() -> None:
@@ -111,15 +140,9 @@ def test_the_population_alone_schedules_each_running_jobs_end() -> None:
     state = _state(clock)
     timeline = Timeline(state, None)
     Population(state, timeline, 40).generate(40)
-    ends: dict[int, float] = {}
-
-    def ended(when: float, rec: JobRec | None, step: int, token: int) -> bool:
-        assert rec is not None
-        ends[rec.job.job_id] = when
-        return True
-
-    timeline.on("end", ended)
-    timeline.on("start", lambda when, rec, step, token: False)
+    recorder = _Recorder()
+    timeline.on("end", recorder.note)
+    timeline.on("start", recorder.stale)
     running = {
         r.job.job_id: r.job.end_time
         for r in state.jobs.values()
@@ -128,7 +151,7 @@ def test_the_population_alone_schedules_each_running_jobs_end() -> None:
     assert running
     clock.advance(60 * 3600)
     timeline.tick()
-    assert ends == running
+    assert {job_id: when for when, job_id, _step, _token in recorder.seen} == running
 
 
 def test_the_lifecycle_ends_a_job_and_forgets_it_after_min_job_age() -> None:
@@ -202,3 +225,43 @@ def test_the_checkpoint_rules_follow_the_plugin_and_the_saved_record_dir() -> No
     with pytest.raises(NoSuchImage):  # the whole batch job saves its record first
         checkpoints.create(alice, StepId(job_id), 0, None)
     assert checkpoints.records() == {}
+
+
+def test_the_views_alone_move_the_listing_only_when_something_changed() -> None:
+    clock = ManualClock()
+    state = _state(clock)
+    timeline, population, _lifecycle, dbd = _lives(state)
+    views = Views(state, timeline, dbd)
+    job = population.submit("alice", name="md", n_steps=2, duration=600)
+    first = views.listing()
+    assert [j.job_id for j in first.jobs] == [job.job_id]
+    assert [s.step_id.step for s in first.by_job[job.job_id]][-2:] == [0, 1]
+    assert views.listing() is first  # nothing happened: the same answer
+    snap = views.snapshot()
+    assert snap.changed and not views.snapshot().changed
+    clock.advance(600)  # the job ends
+    later = views.listing()
+    assert later.version > first.version
+    assert later.jobs[0].state is JobState.COMPLETED and later.by_job[job.job_id] == ()
+    assert views.snapshot().changed
+
+
+def test_the_policies_alone_start_a_due_checkpoint_as_sckpt_run_would() -> None:
+    clock = ManualClock()
+    state = _state(clock)
+    timeline, population, lifecycle, _dbd = _lives(state)
+    checkpoints = CheckpointController(state, timeline, lifecycle)
+    policies = AutoPolicies(state, timeline, checkpoints)
+    job_id = population.submit("alice", n_steps=1, duration=7200).job_id
+    rec = state.jobs[job_id]
+    state.transparent[job_id] = {0: TransparentStep("md", "transparent (DMTCP 4.2.0)")}
+    due = int(clock()) + 300
+    policies.put_policy(rec, 0, AutoCheckpoints(every=600), due)
+    assert policies.auto_policies(job_id)[0].next_due == due
+    clock.advance(300)
+    timeline.tick()
+    history = rec.steps[0].history or []
+    assert [(e.time, e.operation, e.by, e.cause) for e in history] == [
+        (due, "create", RUN_BY, CAUSE_INTERVAL)
+    ]
+    assert policies.auto_policies(job_id)[0].next_due == due + 600
