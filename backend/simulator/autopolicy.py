@@ -27,7 +27,7 @@ from ..checkpointing.protocol import CAUSE_BEFORE_END, CAUSE_INTERVAL
 from ..errors import NotSupported
 from ..model import RUN_BY, ActionResult, AutoCheckpoints, JobState, StepId
 from ..rules import Caller
-from .checkpoint import CheckpointController
+from .checkpoint_runs import CheckpointRuns
 from .events import Timeline
 from .records import AUTO_BEFORE_END, AUTO_INTERVAL, JobRec, in_progress, record_event
 from .state import ClusterState
@@ -43,12 +43,10 @@ NOT_UNDER_RUN = (
 class AutoPolicies:
     """The policies of the steps under ``sckpt run``: due checkpoints, and changes."""
 
-    def __init__(
-        self, state: ClusterState, timeline: Timeline, checkpoints: CheckpointController
-    ) -> None:
+    def __init__(self, state: ClusterState, timeline: Timeline, runs: CheckpointRuns) -> None:
         self.state = state
         self.timeline = timeline
-        self.checkpoints = checkpoints
+        self.runs = runs
         timeline.on("auto", self._due_event)
 
     def _due_event(self, when: float, rec: JobRec | None, step: int, token: int) -> bool:
@@ -137,7 +135,7 @@ class AutoPolicies:
             cause = CAUSE_INTERVAL
         if srec.disable_count or in_progress(srec):
             return  # its turn is skipped (the wrapper takes it as soon as it may)
-        self.checkpoints.start_checkpoint(rec, srec, when, "create", RUN_BY, 0, None, cause=cause)
+        self.runs.start(rec, srec, when, "create", RUN_BY, 0, None, cause=cause)
         self.state.dirty.add(rec.job.job_id)
 
     def auto_policies(self, job_id: int) -> Mapping[int, AutoCheckpoints]:

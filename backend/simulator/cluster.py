@@ -21,7 +21,9 @@ and each given only the parts it calls:
   and ``lifecycle.Lifecycle``: their starts and ends as time passes;
 * ``views.Views``: what is listed and answered (the tests' oracle too);
 * ``jobctl.JobControl``: scancel and scontrol;
-* ``checkpoint.CheckpointController``: the checkpoint API, by plugin (``plugins.py``);
+* ``checkpoint.CheckpointController``: the checkpoint API, by plugin (``plugins.py``), and
+  ``checkpoint_runs.CheckpointRuns``: the checkpoints it starts, while they run and as
+  they end;
 * ``autopolicy.AutoPolicies``: ``sckpt run``'s automatic checkpoints;
 * ``accounting.Accounting``: the simulated slurmdbd;
 * ``touches.DemoTouches``: what the demo adds to the generated jobs, once.
@@ -62,6 +64,7 @@ from .accounting import Accounting
 from .autopolicy import AutoPolicies
 from .catalog import DEMO_USERS, uid_for
 from .checkpoint import CheckpointController
+from .checkpoint_runs import CheckpointRuns
 from .client import SimulatedSlurm
 from .control import SimulatorControl
 from .events import Timeline
@@ -139,8 +142,9 @@ class SimulatedCluster:
         self.lifecycle = Lifecycle(state, self.timeline, self.population, self.dbd)
         self.views = Views(state, self.timeline, self.dbd)
         self.jobctl = JobControl(state, self.timeline, self.lifecycle, self.dbd)
-        self.checkpoints = CheckpointController(state, self.timeline, self.lifecycle)
-        self.policies = AutoPolicies(state, self.timeline, self.checkpoints)
+        self.runs = CheckpointRuns(state, self.timeline, self.lifecycle)
+        self.checkpoints = CheckpointController(state, self.timeline, self.lifecycle, self.runs)
+        self.policies = AutoPolicies(state, self.timeline, self.runs)
         # The records form no reference cycles, and the cyclic collector walking a
         # million young objects again and again costs half the time of a 100,000-job
         # build: pause it while building, and for big clusters move what was built out
@@ -148,7 +152,7 @@ class SimulatedCluster:
         with cyclic_gc_paused():
             self.population.generate(n_jobs)
             self.dbd.seed(state.jobs, n_jobs, int(state.now), first_job_id)
-            touches = DemoTouches(self.population, self.checkpoints, self.policies)
+            touches = DemoTouches(self.population, self.runs, self.policies)
             if demo_touches:
                 touches.touch()
             if arrays:
@@ -236,7 +240,7 @@ class SimulatedCluster:
         """What tests do to the cluster: move its clock, submit jobs, force outcomes."""
         return SimulatorControl(
             self.state, self.timeline, self.population, self.lifecycle, self.checkpoints,
-            self.views, self.dbd,
+            self.runs, self.views, self.dbd,
         )  # fmt: skip
 
     # -- what it answers (``views.Views``)

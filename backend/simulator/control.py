@@ -17,6 +17,7 @@ from ..errors import SlurmError
 from ..model import Job, JobState, StepId
 from .accounting import Accounting
 from .checkpoint import CheckpointController
+from .checkpoint_runs import CheckpointRuns
 from .clock import ManualClock
 from .events import Timeline
 from .lifecycle import Lifecycle
@@ -35,6 +36,7 @@ class SimulatorControl:
     population: Population
     lifecycle: Lifecycle
     checkpoints: CheckpointController
+    runs: CheckpointRuns
     views: Views
     dbd: Accounting
 
@@ -106,7 +108,7 @@ class SimulatorControl:
 
     def script_checkpoint(self, target: StepId, duration: float, code: int = 0) -> None:
         """Force how long the step's checkpoints take and the code they end with."""
-        self.checkpoints.script(target, duration, code)
+        self.runs.script(target, duration, code)
 
     def set_job_state(self, job_id: int, state: JobState) -> None:
         """Force a job's state (suspend/resume/finish) as an operator would."""

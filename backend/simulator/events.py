@@ -4,7 +4,7 @@ Every call first applies the events due by now (``Timeline.tick``), in time orde
 outcome does not depend on how often anyone looks.  The timeline knows when things happen,
 not what they do: each part of the controller registers the kinds it handles
 (``Timeline.on``): ``lifecycle.Lifecycle`` jobs arriving, starting, ending and being
-forgotten after MinJobAge; ``checkpoint.CheckpointController`` checkpoints ending;
+forgotten after MinJobAge; ``checkpoint_runs.CheckpointRuns`` checkpoints ending;
 ``autopolicy.AutoPolicies`` automatic checkpoints coming due.  After the events, the demo's
 output files grow (``output.py``).
 """

@@ -23,7 +23,7 @@ from .catalog import (
     TRANSPARENT_ONE_IN,
     stable_hash,
 )
-from .checkpoint import CheckpointController
+from .checkpoint_runs import CheckpointRuns
 from .population import Population
 from .records import (
     HISTORY_LIMIT,
@@ -47,12 +47,12 @@ class DemoTouches:
     def __init__(
         self,
         population: Population,
-        checkpoints: CheckpointController,
+        runs: CheckpointRuns,
         policies: AutoPolicies,
     ) -> None:
         self.state = population.state
         self.population = population
-        self.checkpoints = checkpoints
+        self.runs = runs
         self.policies = policies
 
     def touch(self) -> None:
@@ -77,7 +77,7 @@ class DemoTouches:
                 srec.ckpt_start = began
                 srec.ckpt_count = 1
                 srec.ckpt_token = 1
-                srec.image_dir = self.checkpoints.image_path(rec, srec, None)
+                srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, began, "create", rec.job.user, 0, srec.image_dir)
                 step = srec.step.step_id.step
                 self.population.timeline.push(float(now + 26), "ckpt_done", rec.job.job_id, step, 1)
@@ -86,11 +86,11 @@ class DemoTouches:
                 srec.error_code = errno.ENOSPC
                 srec.error_msg = strerror(errno.ENOSPC)
                 srec.last_ckpt = failed_at
-                srec.image_dir = self.checkpoints.image_path(rec, srec, None)
+                srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, failed_at, "create", rec.job.user, errno.ENOSPC, srec.image_dir)
             elif i == 4:
                 srec.last_ckpt = now - 900
-                srec.image_dir = self.checkpoints.image_path(rec, srec, "/scratch/ckpt")
+                srec.image_dir = self.runs.image_path(rec, srec, "/scratch/ckpt")
                 record_event(srec, now - 930, "create", rec.job.user, 0, srec.image_dir)
                 record_event(srec, now - 900, "done", "", 0, srec.image_dir)
             self.state.dirty.add(rec.job.job_id)
@@ -114,7 +114,7 @@ class DemoTouches:
             times = list(range(first, now - 60, 3600))[-(HISTORY_LIMIT // 2) :]
             if not times:
                 continue
-            srec.image_dir = self.checkpoints.image_path(rec, srec, None)
+            srec.image_dir = self.runs.image_path(rec, srec, None)
             for t in times:  # each requested, then ended as the controller logs it
                 record_event(srec, t - 30, "create", rec.job.user, 0, srec.image_dir)
                 record_event(srec, t, "done", "", 0, srec.image_dir)
@@ -163,11 +163,11 @@ class DemoTouches:
             srec.last_ckpt = 0
             for t in kept:
                 srec.ckpt_count += 1
-                took = self.checkpoints.checkpoint_outcome(rec, srec)[0]
-                srec.image_dir = self.checkpoints.image_path(rec, srec, None)
+                took = self.runs.checkpoint_outcome(rec, srec)[0]
+                srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, t - int(took), "create", rec.job.user, 0, srec.image_dir)
                 record_event(srec, t, "done", "", 0, srec.image_dir)
-                self.checkpoints.image_done(rec, srec, t, took)
+                self.runs.image_done(rec, srec, t, took)
         self.state.dirty.add(rec.job.job_id)
 
     def _demo_auto(self, now: int) -> None:

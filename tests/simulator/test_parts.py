@@ -21,6 +21,7 @@ from sckpt.backend.simulator.accounting import Accounting
 from sckpt.backend.simulator.autopolicy import AutoPolicies
 from sckpt.backend.simulator.catalog import STATE_WEIGHTS, uid_for
 from sckpt.backend.simulator.checkpoint import CheckpointController
+from sckpt.backend.simulator.checkpoint_runs import CheckpointRuns
 from sckpt.backend.simulator.events import Timeline
 from sckpt.backend.simulator.jobctl import JobControl
 from sckpt.backend.simulator.lifecycle import Lifecycle
@@ -194,10 +195,11 @@ def test_the_checkpoint_rules_alone_end_a_scripted_checkpoint() -> None:
     clock = ManualClock()
     state = _state(clock)
     timeline, population, lifecycle, _dbd = _lives(state)
-    checkpoints = CheckpointController(state, timeline, lifecycle)
+    runs = CheckpointRuns(state, timeline, lifecycle)
+    checkpoints = CheckpointController(state, timeline, lifecycle, runs)
     step = StepId(population.submit("alice", batch=False, n_steps=1).job_id, 0)
     alice = state.user("alice")
-    checkpoints.script(step, duration=5, code=errno.ENOSPC)
+    runs.script(step, duration=5, code=errno.ENOSPC)
     checkpoints.create(alice, step, 0, None)
     assert checkpoints.able(alice, step).in_progress_since == int(clock())
     clock.advance(5)
@@ -205,7 +207,7 @@ def test_the_checkpoint_rules_alone_end_a_scripted_checkpoint() -> None:
     assert (error.code, checkpoints.able(alice, step).in_progress_since) == (errno.ENOSPC, 0)
     # Vacate ends the step once its checkpoint ends, and with its last step (no batch
     # step here) the job.
-    checkpoints.script(step, duration=3)
+    runs.script(step, duration=3)
     checkpoints.vacate(alice, step, 0, None)
     clock.advance(3)
     timeline.tick()
@@ -217,7 +219,8 @@ def test_the_checkpoint_rules_follow_the_plugin_and_the_saved_record_dir() -> No
     clock = ManualClock()
     state = _state(clock, checkpoint_type="checkpoint/none", checkpoint_dir_exists=False)
     timeline, population, lifecycle, _dbd = _lives(state)
-    checkpoints = CheckpointController(state, timeline, lifecycle)
+    runs = CheckpointRuns(state, timeline, lifecycle)
+    checkpoints = CheckpointController(state, timeline, lifecycle, runs)
     job_id = population.submit("alice", n_steps=1).job_id
     alice = state.user("alice")
     with pytest.raises(NotSupported, match="checkpoint/none"):
@@ -250,8 +253,7 @@ def test_the_policies_alone_start_a_due_checkpoint_as_sckpt_run_would() -> None:
     clock = ManualClock()
     state = _state(clock)
     timeline, population, lifecycle, _dbd = _lives(state)
-    checkpoints = CheckpointController(state, timeline, lifecycle)
-    policies = AutoPolicies(state, timeline, checkpoints)
+    policies = AutoPolicies(state, timeline, CheckpointRuns(state, timeline, lifecycle))
     job_id = population.submit("alice", n_steps=1, duration=7200).job_id
     rec = state.jobs[job_id]
     state.transparent[job_id] = {0: TransparentStep("md", "transparent (DMTCP 4.2.0)")}
