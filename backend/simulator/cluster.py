@@ -74,7 +74,7 @@ from .output import DemoOutput
 from .plugins import CHECKPOINT_TYPES, CheckpointPlugin
 from .population import Population
 from .records import DEFAULT_JOB_CHECKPOINT_DIR, Listing, SavedRecord, TransparentStep
-from .state import ClusterState, Settings
+from .state import ClusterSettings, ClusterState
 from .touches import DemoTouches
 from .views import Views
 
@@ -120,7 +120,7 @@ class SimulatedCluster:
         arrays: bool = False,
     ) -> None:
         _check_arguments(n_jobs, users, checkpoint_type, numbered_steps)
-        settings = Settings(
+        settings = ClusterSettings(
             seed,
             tuple(Caller(uid_for(name), name) for name in users),
             checkpoint_type,
@@ -152,7 +152,7 @@ class SimulatedCluster:
         with cyclic_gc_paused():
             self.population.generate(n_jobs)
             self.dbd.seed(state.jobs, n_jobs, int(state.now), first_job_id)
-            touches = DemoTouches(self.population, self.runs, self.policies)
+            touches = DemoTouches(self.population, self.timeline, self.runs, self.policies)
             if demo_touches:
                 touches.touch()
             if arrays:

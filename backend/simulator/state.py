@@ -24,7 +24,7 @@ from .records import JobRec, StepRec, TransparentStep, step_of
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ClusterSettings:
     """How the simulated cluster was built (``SimulatedCluster``'s arguments say what each
     means); read by every part, changed by none."""
 
@@ -44,7 +44,9 @@ class Settings:
 class ClusterState:
     """The simulated controller's shared data and the rules its parts share."""
 
-    def __init__(self, settings: Settings, clock: Callable[[], float], first_job_id: int) -> None:
+    def __init__(
+        self, settings: ClusterSettings, clock: Callable[[], float], first_job_id: int
+    ) -> None:
         self.settings = settings
         self.clock = clock
         self.plugin: CheckpointPlugin = plugin_for(settings.checkpoint_type)

@@ -24,6 +24,7 @@ from .catalog import (
     stable_hash,
 )
 from .checkpoint_runs import CheckpointRuns
+from .events import Timeline
 from .population import Population
 from .records import (
     HISTORY_LIMIT,
@@ -47,11 +48,13 @@ class DemoTouches:
     def __init__(
         self,
         population: Population,
+        timeline: Timeline,
         runs: CheckpointRuns,
         policies: AutoPolicies,
     ) -> None:
         self.state = population.state
         self.population = population
+        self.timeline = timeline
         self.runs = runs
         self.policies = policies
 
@@ -80,7 +83,7 @@ class DemoTouches:
                 srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, began, "create", rec.job.user, 0, srec.image_dir)
                 step = srec.step.step_id.step
-                self.population.timeline.push(float(now + 26), "ckpt_done", rec.job.job_id, step, 1)
+                self.timeline.push(float(now + 26), "ckpt_done", rec.job.job_id, step, 1)
             elif i == 3:
                 failed_at = max(now - 1800, (now + srec.step.start_time) // 2)  # once it ran
                 srec.error_code = errno.ENOSPC

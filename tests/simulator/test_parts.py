@@ -27,7 +27,7 @@ from sckpt.backend.simulator.jobctl import JobControl
 from sckpt.backend.simulator.lifecycle import Lifecycle
 from sckpt.backend.simulator.population import Population
 from sckpt.backend.simulator.records import JobRec, TransparentStep
-from sckpt.backend.simulator.state import ClusterState, Settings
+from sckpt.backend.simulator.state import ClusterSettings, ClusterState
 from sckpt.backend.simulator.views import Views
 
 FIRST_ID = 500
@@ -42,7 +42,7 @@ def _state(
     checkpoint_dir_exists: bool = True,
 ) -> ClusterState:
     users = tuple(Caller(uid_for(name), name) for name in ("alice", "bob"))
-    settings = Settings(
+    settings = ClusterSettings(
         seed=seed,
         users=users,
         checkpoint_type=checkpoint_type,
