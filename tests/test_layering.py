@@ -16,8 +16,11 @@
 * the rooms ARCHITECTURE.md orders (``ROOMS``): every module is in one, and no import
   climbs to a room above its own, not even inside a function or for typing;
 * no function of the package is over 80 lines, and no test file over 900;
-* no operation name is compared with a literal in the backend, and the forwarding layers
-  list no operation by hand (both derive from the operations table).
+* no class of the simulator inherits from another of its own more than one level, and its
+  hooks, client and the tests reach no private simulator name.
+
+The operations table's rules (no name compared with a literal, no forwarder listing an
+operation) are in ``test_layering_operations.py``.
 """
 
 from __future__ import annotations
@@ -779,100 +782,24 @@ def test_no_test_file_is_over_900_lines() -> None:
     assert {path: n for path, n in sizes.items() if n > MAX_TEST_FILE_LINES} == {}
 
 
-# ---------------------------------------------------------------------- operations (issue 35)
-
-_OPERATION_WORDS = {"operation", "name"}
-"""Variables that hold an operation's name where code used to compare it with a literal."""
+# ------------------------------------------------------------- the simulator's parts (issue 35)
 
 
-def _operation_name_comparisons(tree: ast.AST, names: set[str]) -> list[str]:
-    """``operation == "restart"``-style comparisons of an operation's name with a literal."""
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare):
-            continue
-        sides = [node.left, *node.comparators]
-        words = {
-            s.id if isinstance(s, ast.Name) else s.attr
-            for s in sides
-            if isinstance(s, ast.Name | ast.Attribute)
-        }
-        literals = {s.value for s in sides if isinstance(s, ast.Constant)}
-        if words & _OPERATION_WORDS and literals & names:
-            found.append(f"line {node.lineno}: {ast.unparse(node)}")
-    return found
+def test_no_simulator_class_inherits_from_its_own_classes_more_than_one_level() -> None:
+    """The simulated controller was an eight-level chain of mixins, 76 methods on one
+    ``self``; now it holds its parts (``cluster.py``), and no chain may grow back (the
+    finder, and a planted chain it catches: ``tests/simulator/test_inheritance.py``)."""
+    from tests.simulator.inheritance import MAX_OWN_INHERITANCE, own_inheritance_depths
+
+    depths = own_inheritance_depths(sorted((BACKEND / "simulator").rglob("*.py")))
+    assert "SimulatedCluster" in depths and "ClusterState" in depths
+    assert {name: d for name, d in depths.items() if d > MAX_OWN_INHERITANCE} == {}
 
 
-def test_the_backend_asks_the_table_not_an_operations_name() -> None:
-    """Each rule that concerns some operations is an attribute of their rows
-    (``operations.py``): no ``operation == "restart"`` in the backend.  The simulated
-    controller is Slurm's own, whose code tells its request types apart as slurmctld's
-    does: it is not checked."""
-    from sckpt.backend.operations import NAMES
-
-    bad = {}
-    for path in BACKEND.rglob("*.py"):
-        if path.name == "operations.py" or "simulator" in path.parts:
-            continue
-        found = _operation_name_comparisons(ast.parse(path.read_text()), set(NAMES))
-        if found:
-            bad[str(path.relative_to(ROOT))] = found
-    assert bad == {}
-
-
-def test_the_layers_that_only_forward_list_no_operation() -> None:
-    """The read-only guard and the ``-M`` router derive their methods from the table and
-    the ``Engine`` interface: no ``guarded("create")`` or ``routed("create")`` by hand."""
-    from sckpt.backend.operations import NAMES
-
-    listed = []
-    for path in (BACKEND / "readonly.py", BACKEND / "engines" / "clusters.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in {"guarded", "routed"}
-                and any(isinstance(a, ast.Constant) and a.value in NAMES for a in node.args)
-            ):
-                listed.append(f"{path.name}:{node.lineno}")
-    assert listed == []
-
-
-def _front_end_name_comparisons(tree: ast.AST, names: set[str]) -> list[str]:
-    """``_operation_name_comparisons``, and ``operation in ("restart", "vacate")`` too: a
-    name compared with a tuple, list or set of literals."""
-    found = _operation_name_comparisons(tree, names)
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare):
-            continue
-        sides = [node.left, *node.comparators]
-        held = {
-            e.value
-            for s in sides
-            if isinstance(s, ast.Tuple | ast.List | ast.Set)
-            for e in s.elts
-            if isinstance(e, ast.Constant)
-        }
-        words = {s.id for s in sides if isinstance(s, ast.Name)}
-        words |= {s.attr for s in sides if isinstance(s, ast.Attribute)}
-        if words & _OPERATION_WORDS and held & names:
-            found.append(f"line {node.lineno}: {ast.unparse(node)}")
-    return found
-
-
-def test_the_front_ends_ask_the_table_not_an_operations_name() -> None:
-    """The console and the command line read what an operation does from its row
-    (``resumes``, ``job_level``, ``enables``, ``ends_step``, ``force_words``, its
-    ``arguments`` and ``kind``), never ``operation == "restart"``: a new operation is
-    offered, reported and asked about with no edit in ``tui/`` or ``cli/``.  The finder
-    catches a planted comparison of either form."""
-    from sckpt.backend.operations import NAMES
-
-    planted = ast.parse('if operation == "restart" or op.name in ("vacate", "x"):\n    pass')
-    assert len(_front_end_name_comparisons(planted, set(NAMES))) == 2
-    bad = {}
-    for path in [*TUI.rglob("*.py"), *CLI.rglob("*.py")]:
-        found = _front_end_name_comparisons(ast.parse(path.read_text()), set(NAMES))
-        if found:
-            bad[str(path.relative_to(ROOT))] = found
-    assert bad == {}
+def test_the_simulator_hooks_and_the_tests_reach_no_private_simulator_name() -> None:
+    """``SimulatorControl`` (the tests' hooks; it read the controller's private names 20
+    times), the client library and the demo's engine call the parts' public methods."""
+    simulator = BACKEND / "simulator"
+    paths = [simulator / "control.py", simulator / "client.py", simulator / "cluster.py"]
+    assert _own_private_uses([*paths, BACKEND / "engines" / "simulated.py"]) == []
+    assert _own_private_uses(sorted((ROOT / "tests").rglob("*.py"))) == []

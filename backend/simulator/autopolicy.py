@@ -4,7 +4,7 @@
 On a real cluster task 0's wrapper carries a step's policy out (``checkpointing/autopilot.py``)
 and the cooperative engine reads it from the step's record; Slurm 19.05 had nothing of the
 kind.  So the demo keeps the policies here, beside the steps launched under ``sckpt run
---transparent`` (``ClusterState._auto``): an ``auto`` event comes due at each step's next
+--transparent`` (``ClusterState.auto``): an ``auto`` event comes due at each step's next
 interval (and once before the job's end), starts a checkpoint as the wrapper would (its
 history lines say ``sckpt run`` and the cause), and moves the due time on by the interval.
 The demo's engine shows them (``SimulatedEngine``), as the cooperative engine shows a record's.
@@ -27,8 +27,10 @@ from ..checkpointing.protocol import CAUSE_BEFORE_END, CAUSE_INTERVAL
 from ..errors import NotSupported
 from ..model import RUN_BY, ActionResult, AutoCheckpoints, JobState, StepId
 from ..rules import Caller
-from .checkpoint import CheckpointController
-from .records import AUTO_BEFORE_END, JobRec, in_progress, record_event
+from .checkpoint_runs import CheckpointRuns
+from .events import Timeline
+from .records import AUTO_BEFORE_END, AUTO_INTERVAL, JobRec, in_progress, record_event
+from .state import ClusterState
 
 NO_POLICY = AutoCheckpoints()
 """A step's policy before anyone set one (shared)."""
@@ -38,8 +40,35 @@ NOT_UNDER_RUN = (
 )
 
 
-class AutoPolicies(CheckpointController):
+class AutoPolicies:
     """The policies of the steps under ``sckpt run``: due checkpoints, and changes."""
+
+    def __init__(self, state: ClusterState, timeline: Timeline, runs: CheckpointRuns) -> None:
+        self.state = state
+        self.timeline = timeline
+        self.runs = runs
+        timeline.on("auto", self._due_event)
+
+    def _due_event(self, when: float, rec: JobRec | None, step: int, token: int) -> bool:
+        """An ``auto`` event (``_auto_due``); it counts as a change whenever its job is
+        still known."""
+        if rec is None:
+            return False
+        self._auto_due(rec, step, int(when), token)
+        return True
+
+    def put_policy(self, rec: JobRec, step: int, policy: AutoCheckpoints, due: int) -> None:
+        """Step ``step`` of ``rec`` runs under ``policy``, its next interval checkpoint at
+        ``due`` (0: none); its before-end checkpoint, when it has one, at the job's end
+        less that.  The events come due as the clock moves (``_auto_due``)."""
+        job_id = rec.job.job_id
+        self.state.auto.setdefault(job_id, {})[step] = (policy, due)
+        if due:
+            self.timeline.push(float(due), "auto", job_id, step, AUTO_INTERVAL)
+        end = rec.job.end_time - policy.before_end if policy.before_end else 0
+        if end > self.state.now:
+            self.timeline.push(float(end), "auto", job_id, step, AUTO_BEFORE_END)
+        self.state.dirty.add(job_id)
 
     def set_auto(
         self,
@@ -51,19 +80,19 @@ class AutoPolicies(CheckpointController):
     ) -> ActionResult:
         """``sckpt auto``: the controller's checks, then each step's policy changed
         (``policy.changed``) and its next interval checkpoint one interval from now."""
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.checks(caller, target)
             job_id = rec.job.job_id
-            marked = self._transparent.get(job_id, {})
-            steps = [s for s in self._targets(rec, target) if s.step.step_id.step in marked]
+            marked = self.state.transparent.get(job_id, {})
+            steps = [s for s in self.state.targets(rec, target) if s.step.step_id.step in marked]
             if not steps:
                 raise NotSupported(hint=NOT_UNDER_RUN)
             limit = rec.job.end_time - rec.job.start_time
             if before_end and limit > 0:
                 policy.check_before_end_limit(before_end, limit, job_id)
-            now = int(self._now)
-            policies = self._auto.setdefault(job_id, {})
+            now = int(self.state.now)
+            policies = self.state.auto.setdefault(job_id, {})
             codes = []
             words = []
             for srec in steps:
@@ -76,20 +105,20 @@ class AutoPolicies(CheckpointController):
                     new = replace(new, every=policy.young_daly(cost, DEFAULT_MTBF))
                 policies.pop(step, None)
                 if new.active:
-                    self._put_policy(rec, step, new, now + new.every if new.every else 0)
+                    self.put_policy(rec, step, new, now + new.every if new.every else 0)
                 said = describe_policy(new) or "off"
                 record_event(srec, now, "auto", caller.name, 0, message=said)
                 words.append(said)
                 codes.append((srec.step.step_id, 0))
-            self._dirty.add(job_id)
-            self._version += 1
+            self.state.dirty.add(job_id)
+            self.state.version += 1
         detail = words[0] if len(set(words)) == 1 else "; ".join(words)
         return rules.aggregate(target, "auto", codes, detail)
 
     def _auto_due(self, rec: JobRec, step: int, when: int, token: int = 0) -> None:
         """A step's automatic checkpoint is due at ``when`` (``token``: interval or before
         end); an event its policy no longer names (changed, switched off) is stale."""
-        entry = self._auto.get(rec.job.job_id, {}).get(step)
+        entry = self.state.auto.get(rec.job.job_id, {}).get(step)
         srec = rec.steps.get(step)
         if entry is None or srec is None or rec.job.state is not JobState.RUNNING:
             return
@@ -101,21 +130,21 @@ class AutoPolicies(CheckpointController):
         else:
             if due != when or not pol.every:
                 return
-            self._auto[rec.job.job_id][step] = (pol, when + pol.every)
-            self._events.push(float(when + pol.every), "auto", rec.job.job_id, step)
+            self.state.auto[rec.job.job_id][step] = (pol, when + pol.every)
+            self.timeline.push(float(when + pol.every), "auto", rec.job.job_id, step)
             cause = CAUSE_INTERVAL
         if srec.disable_count or in_progress(srec):
             return  # its turn is skipped (the wrapper takes it as soon as it may)
-        self._start_checkpoint(rec, srec, when, "create", RUN_BY, 0, None, cause=cause)
-        self._dirty.add(rec.job.job_id)
+        self.runs.start(rec, srec, when, "create", RUN_BY, 0, None, cause=cause)
+        self.state.dirty.add(rec.job.job_id)
 
     def auto_policies(self, job_id: int) -> Mapping[int, AutoCheckpoints]:
         """The job's steps' policies with their next due time (and the job's end where a
         before-end policy needs it), by step number; empty for a job without."""
-        with self._lock:
-            self._tick()
-            entries = self._auto.get(job_id)
-            rec = self._jobs.get(job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            entries = self.state.auto.get(job_id)
+            rec = self.state.jobs.get(job_id)
             if not entries or rec is None:
                 return MappingProxyType({})
             end = rec.job.end_time

@@ -26,11 +26,11 @@ SLURM_USER = "slurm"
 SLURM_UID = 64030
 
 DEMO_HISTORY_JOBS = 40
-"""The demo's jobs with an hourly checkpoint history (``DemoTouches._demo_hourly``)."""
+"""The demo's jobs with an hourly checkpoint history (``DemoTouches`` hourly history)."""
 
 TRANSPARENT_ONE_IN = 10
 """One running job in this many (chosen by a hash of the seed and its id) runs its steps
-under ``sckpt run --transparent`` in the demo (``DemoTouches._demo_transparent``)."""
+under ``sckpt run --transparent`` in the demo (``DemoTouches``)."""
 
 DEMO_DMTCP = DmtcpInstall(Path("/var/cache/sckpt/dmtcp-4.2.0"), "4.2.0", "cache")
 """The DMTCP the demo's transparent steps pretend to run under (only its label is shown)."""
@@ -45,7 +45,7 @@ DEMO_POLICIES: tuple[AutoCheckpoints, ...] = (
 )
 """The automatic-checkpoint policies of the demo's steps under ``sckpt run`` (``sckpt run
 --every 30m``, ``--every auto``, ``--before-end 10m``, both), each job's in turn: shared by
-every step that has one, so they cost nothing per step (``DemoTouches._demo_auto``)."""
+every step that has one, so they cost nothing per step (``DemoTouches``)."""
 DEMO_AUTO_JOBS = 40
 """At most this many of the demo's transparent jobs run under a policy, and as many of the
 first user's, whom the demo acts as: a 100,000-job demo keeps its memory."""

@@ -19,7 +19,8 @@ RUNNING step and reports the highest code; ``123.batch`` acts on the batch step 
 
 A checkpoint the plugin starts runs for at most ``max_wait`` seconds (0 = no limit) in
 simulated time; at its end the error code/message record the result (ETIME when max_wait
-ran out); vacate then terminates the step (the batch step's end ends the job).
+ran out); vacate then terminates the step (the batch step's end ends the job).  Those
+running checkpoints are ``checkpoint_runs.CheckpointRuns``'s.
 Restart: whole job/batch only (else ESLURM_NOT_SUPPORTED), ESLURM_JOB_NOT_FINISHED while
 the job runs, ENOENT without the saved record ``<dir>/<jobid>.ckpt``, EINVAL when the
 record is for another job, EPERM for a non-owner who is neither root nor SlurmUser; the
@@ -29,11 +30,10 @@ tasks get ``SLURM_RESTART_DIR``.
 
 from __future__ import annotations
 
-import errno as _errno
 from collections.abc import Callable
 from dataclasses import replace
 
-from .. import rules
+from .. import operations, rules
 from ..errors import (
     ESLURM_NOT_SUPPORTED,
     ESLURM_USER_ID_MISSING,
@@ -60,33 +60,60 @@ from ..model import (
 )
 from ..rules import Caller
 from .catalog import APPS, stable_hash
-from .jobctl import JobControl
+from .checkpoint_runs import CheckpointRuns
+from .events import Timeline
+from .lifecycle import Lifecycle
 from .records import (
     JobRec,
     SavedRecord,
     StepRec,
     in_progress,
     keep_highest,
+    pending_again,
     record_event,
-    srun_parent_pid,
 )
+from .state import ClusterState
 
-ETIME = _errno.ETIME
 
+class CheckpointController:
+    """The nine checkpoint operations (plus requeue), acting as ``caller``: the
+    controller's checks, then the plugin on each step acted on; the checkpoints they
+    start run in ``runs``, and create/vacate of a batch job save its record here."""
 
-class CheckpointController(JobControl):
-    """The nine checkpoint operations (plus requeue), acting as ``caller``."""
+    def __init__(
+        self, state: ClusterState, timeline: Timeline, lifecycle: Lifecycle, runs: CheckpointRuns
+    ) -> None:
+        self.state = state
+        self.timeline = timeline
+        self.lifecycle = lifecycle
+        self.runs = runs
+        self._records: dict[str, SavedRecord] = {}
+        """Saved job records by path (the simulated ``<dir>/<jobid>.ckpt`` files)."""
+
+    def put_record(self, path: str, record: SavedRecord) -> None:
+        """Place a saved record at ``path`` (a copied or foreign file: restart's EINVAL)."""
+        with self.state.lock:
+            self._records[path] = record
+
+    def records(self) -> dict[str, SavedRecord]:
+        """Saved job records by path (the simulated ``<dir>/<jobid>.ckpt`` files)."""
+        with self.state.lock:
+            return dict(self._records)
 
     def _batch_job_plugin_call(self, rec: JobRec, target: StepId) -> bool:
         """The plugin answers a job-level request on a batch job without a step
         (checkpoint/ompi's ``job_checkpoint``: ESLURM_NOT_SUPPORTED)."""
-        return self.plugin.refuses_job_level(target, rec.job.batch)
+        return self.state.plugin.refuses_job_level(target, rec.job.batch)
 
     def _aggregate(
         self, target: StepId, operation: str, codes: list[tuple[StepId, int]], detail: str = ""
     ) -> ActionResult:
         """``rules.aggregate``, saying which CheckpointType refused a single step."""
-        hint = f"CheckpointType is {self.checkpoint_type}" if not self.plugin.supported else ""
+        hint = (
+            f"CheckpointType is {self.state.settings.checkpoint_type}"
+            if not self.state.plugin.supported
+            else ""
+        )
         return rules.aggregate(target, operation, codes, detail, hint)
 
     def _run(
@@ -100,32 +127,33 @@ class CheckpointController(JobControl):
         *,
         suspended_ok: bool = False,
     ) -> ActionResult:
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target, suspended_ok=suspended_ok)
-            if operation != "complete" and self._batch_job_plugin_call(rec, target):
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.checks(caller, target, suspended_ok=suspended_ok)
+            completes = operations.operation(operation).completes
+            if not completes and self._batch_job_plugin_call(rec, target):
                 if before is not None:
                     before(rec)  # create/vacate save the job record first
                 raise NotSupported()
-            steps = self._targets(rec, target)
+            steps = self.state.targets(rec, target)
             if before is not None:
                 before(rec)
             codes = []
             for srec in steps:
-                code = per_step(rec, srec) if self.plugin.supported else ESLURM_NOT_SUPPORTED
+                code = per_step(rec, srec) if self.state.plugin.supported else ESLURM_NOT_SUPPORTED
                 codes.append((srec.step.step_id, code))
-            self._dirty.add(rec.job.job_id)
-            self._version += 1
+            self.state.dirty.add(rec.job.job_id)
+            self.state.version += 1
             return self._aggregate(target, operation, codes, detail)
 
     def able(self, caller: Caller, target: StepId) -> AbleResult:
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.checks(caller, target)
             if self._batch_job_plugin_call(rec, target):
                 raise NotSupported()
-            steps = self._targets(rec, target)
-            if not self.plugin.supported:
+            steps = self.state.targets(rec, target)
+            if not self.state.plugin.supported:
                 self._aggregate(
                     target, "able", [(s.step.step_id, ESLURM_NOT_SUPPORTED) for s in steps]
                 )
@@ -135,13 +163,13 @@ class CheckpointController(JobControl):
             return AbleResult(target, min(starts) if starts else 0)
 
     def error(self, caller: Caller, target: StepId) -> CheckpointError:
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.checks(caller, target)
             if self._batch_job_plugin_call(rec, target):
                 raise NotSupported()
-            steps = self._targets(rec, target)
-            if not self.plugin.supported:
+            steps = self.state.targets(rec, target)
+            if not self.state.plugin.supported:
                 self._aggregate(
                     target, "error", [(s.step.step_id, ESLURM_NOT_SUPPORTED) for s in steps]
                 )
@@ -151,26 +179,29 @@ class CheckpointController(JobControl):
 
     def enable(self, caller: Caller, target: StepId) -> ActionResult:
         def op(rec: JobRec, srec: StepRec) -> int:
-            srec.disable_count = self.plugin.enabled(srec.disable_count)
-            record_event(srec, int(self._now), "enable", caller.name, 0)
+            srec.disable_count = self.state.plugin.enabled(srec.disable_count)
+            record_event(srec, int(self.state.now), "enable", caller.name, 0)
             return 0
 
         return self._run(caller, target, "enable", op)
 
     def disable(self, caller: Caller, target: StepId) -> ActionResult:
         def op(rec: JobRec, srec: StepRec) -> int:
-            srec.disable_count = self.plugin.disabled(srec.disable_count)
-            record_event(srec, int(self._now), "disable", caller.name, 0)
+            srec.disable_count = self.state.plugin.disabled(srec.disable_count)
+            record_event(srec, int(self.state.now), "disable", caller.name, 0)
             return 0
 
         return self._run(caller, target, "disable", op)
 
     def _save_record(self, rec: JobRec, image_dir: str | None) -> None:
         """Batch job, create/vacate: save ``<dir>/<jobid>.ckpt`` first (no dir: DISABLED)."""
-        directory = image_dir or self.job_checkpoint_dir
+        directory = image_dir or self.state.settings.job_checkpoint_dir
         if not directory:
             raise Disabled(hint="no ImageDir given and JobCheckpointDir is not set")
-        if directory == self.job_checkpoint_dir and not self.checkpoint_dir_exists:
+        if (
+            directory == self.state.settings.job_checkpoint_dir
+            and not self.state.settings.checkpoint_dir_exists
+        ):
             raise NoSuchImage()  # creat() of the record fails
         path = rules.saved_record_path(directory, rec.job.job_id)
         self._records[path] = SavedRecord(path, rec.job.job_id, rec.job.uid, rec.job.user, rec.job)
@@ -185,7 +216,7 @@ class CheckpointController(JobControl):
         vacate: bool,
         requeue: bool = False,
     ) -> ActionResult:
-        now = int(self.clock())
+        now = int(self.state.clock())
 
         def before(rec: JobRec) -> None:
             if requeue and not rec.job.batch:
@@ -196,47 +227,12 @@ class CheckpointController(JobControl):
                 rec.requeue = True
 
         def op(rec: JobRec, srec: StepRec) -> int:
-            return self._start_checkpoint(
+            return self.runs.start(
                 rec, srec, now, operation, caller.name, max_wait, image_dir, vacate or requeue
             )
 
         detail = f"max_wait {max_wait}s" + (f", image dir {image_dir}" if image_dir else "")
         return self._run(caller, target, operation, op, before, detail)
-
-    def _start_checkpoint(
-        self,
-        rec: JobRec,
-        srec: StepRec,
-        now: int,
-        operation: str,
-        by: str,
-        max_wait: int,
-        image_dir: str | None,
-        vacate: bool = False,
-        cause: str = "",
-    ) -> int:
-        """The plugin starts a checkpoint of one step (an operator's, or with ``cause`` the
-        step's own policy's); its end is an event.  The plugin's refusal code, else 0."""
-        answered = self.plugin.checkpoint(srec, now, srun_parent_pid(rec))
-        if answered is not None:
-            return answered
-        srec.error_code = 0
-        srec.error_msg = ""
-        srec.ckpt_start = now
-        srec.ckpt_count += 1
-        srec.ckpt_token += 1
-        srec.ckpt_vacate = vacate
-        srec.image_dir = self._image_path(rec, srec, image_dir)
-        duration, code = self._checkpoint_outcome(rec, srec)
-        if max_wait and duration > max_wait:
-            duration, code = float(max_wait), ETIME
-        record_event(srec, now, operation, by, 0, srec.image_dir, cause)
-        sid = srec.step.step_id
-        self._pending_codes[(sid, srec.ckpt_token)] = code
-        if cause:
-            self._pending_causes[(sid, srec.ckpt_token)] = cause
-        self._events.push(now + duration, "ckpt_done", sid.job_id, sid.step, srec.ckpt_token)
-        return 0
 
     def create(
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
@@ -253,8 +249,8 @@ class CheckpointController(JobControl):
     ) -> ActionResult:
         """Checkpoint every step, end the job, put it back to PENDING (batch jobs only)."""
         if not rules.is_job_level(target):
-            with self._lock:
-                self._checks(caller, target)
+            with self.state.lock:
+                self.state.checks(caller, target)
             raise NotSupported(hint="requeue applies to a whole batch job")
         return self._checkpoint(
             caller, target, "requeue", max_wait, image_dir, vacate=True, requeue=True
@@ -263,10 +259,10 @@ class CheckpointController(JobControl):
     def complete(
         self, caller: Caller, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:
-        now = int(self.clock())
+        now = int(self.state.clock())
 
         def op(rec: JobRec, srec: StepRec) -> int:
-            answered = self.plugin.complete(srec, error_code, error_msg, now)
+            answered = self.state.plugin.complete(srec, error_code, error_msg, now)
             if answered is not None:
                 return answered
             keep_highest(srec, error_code, error_msg)
@@ -277,10 +273,10 @@ class CheckpointController(JobControl):
                 srec.last_ckpt = now
                 if srec.ckpt_vacate:
                     srec.ckpt_vacate = False
-                    self._terminate_step(rec, srec, now)
+                    self.lifecycle.terminate_step(rec, srec, now)
             return 0
 
-        target = self.plugin.complete_target(target)
+        target = self.state.plugin.complete_target(target)
         return self._run(caller, target, "complete", op, suspended_ok=True)
 
     def tasks(
@@ -293,7 +289,7 @@ class CheckpointController(JobControl):
         nodelist: str,
     ) -> ActionResult:
         wanted = set(expand_hostlist(nodelist)) if nodelist else set()
-        if self.plugin.tasks_at_slurmd:
+        if self.state.plugin.tasks_at_slurmd:
             self._tasks_at_slurmd(caller, target, begin_time, wanted)
         outside: list[str] = []  # why a step refused: the nodes it does not run on
 
@@ -303,8 +299,8 @@ class CheckpointController(JobControl):
             if refused:
                 outside.append(rules.tasks_hint(srec.step.step_id, nodes, wanted, srec.step.nodes))
                 return refused
-            srec.last_ckpt = begin_time or int(self._now)
-            record_event(srec, int(self._now), "tasks", caller.name, 0, image_dir)
+            srec.last_ckpt = begin_time or int(self.state.now)
+            record_event(srec, int(self.state.now), "tasks", caller.name, 0, image_dir)
             return 0
 
         try:
@@ -320,9 +316,9 @@ class CheckpointController(JobControl):
         """``slurm_checkpoint_tasks`` never reaches slurmctld: slurmd and the step's
         slurmstepd answer, in their order (OMPI.md); checkpoint/ompi cannot signal the
         tasks, which slurmd reports as ESLURMD_JOB_NOTRUNNING.  Always raises."""
-        with self._lock:
-            self._tick()
-            rec = self._jobs.get(target.job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs.get(target.job_id)
             srec = None
             alive = rec is not None and rec.job.state in (JobState.RUNNING, JobState.SUSPENDED)
             if rec is not None and alive and not rules.is_job_level(target):
@@ -344,11 +340,11 @@ class CheckpointController(JobControl):
     def restart(
         self, caller: Caller, target: StepId, stick: bool, image_dir: str | None
     ) -> ActionResult:
-        with self._lock:
-            self._tick()
-            rec = self._jobs.get(target.job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs.get(target.job_id)
             rules.check_restart(target, rec.job if rec is not None else None)
-            directory = image_dir or self.job_checkpoint_dir
+            directory = image_dir or self.state.settings.job_checkpoint_dir
             path = rules.saved_record_path(directory, target.job_id)
             saved = self._records.get(path)
             rules.check_saved_record(
@@ -360,39 +356,33 @@ class CheckpointController(JobControl):
                 caller,
             )
             assert saved is not None
-            now = int(self.clock())
+            now = int(self.state.clock())
             if rec is None:  # forgotten (MinJobAge): rebuilt from the saved record
                 app = next((i for i, a in enumerate(APPS) if a[0] == saved.job.name), 0)
                 rec = JobRec(replace(saved.job), app, 3600, False, 1)
-                self._jobs[target.job_id] = rec
+                self.state.jobs[target.job_id] = rec
             rec.n_nodes = saved.job.num_nodes or rec.n_nodes
             rec.token += 1
             rec.steps = {}
             rec.env = {rules.RESTART_DIR_ENV: directory}
-            rec.job = replace(
+            rec.job = pending_again(
                 rec.job,
-                state=JobState.PENDING,
-                state_reason="Priority",
-                nodes="",
-                num_nodes=0,
-                start_time=0,
-                end_time=0,
+                "Priority",
                 submit_time=now,
-                restart_count=rec.job.restart_count + 1,
                 required_nodes=saved.job.nodes if stick else "",
                 comment=f"restarted from {directory}",
             )
-            self._events.push(float(now + 5), "start", target.job_id, token=rec.token)
-            self._dirty.add(target.job_id)
-            self._version += 1
+            self.timeline.push(float(now + 5), "start", target.job_id, token=rec.token)
+            self.state.dirty.add(target.job_id)
+            self.state.version += 1
             where = f" on {saved.job.nodes}" if stick and saved.job.nodes else ""
             return ActionResult(target, "restart", f"resubmitted as job {target.job_id}{where}")
 
     def step_processes(self, caller: Caller, target: StepId) -> StepProcesses:
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target)
-            steps = self._targets(rec, target)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.checks(caller, target)
+            steps = self.state.targets(rec, target)
             nodes: list[NodePids] = []
             for srec in steps:
                 names = expand_hostlist(srec.step.nodes)
@@ -403,9 +393,9 @@ class CheckpointController(JobControl):
             return StepProcesses(target, tuple(nodes), "proctrack/cgroup")
 
     def interconnect(self, caller: Caller, target: StepId) -> Interconnect:
-        with self._lock:
-            self._tick()
-            rec = self._checks(caller, target)
-            steps = self._targets(rec, target)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.checks(caller, target)
+            steps = self.state.targets(rec, target)
             network = next((s.step.network for s in steps if s.step.network), "")
             return Interconnect(target, "switch/none", network)

@@ -11,7 +11,10 @@ from ..model import JobRecord, JobStdio, StepId, StepProcesses
 from ..rules import Caller
 from ..slurm_api import ControllerConfig, JobsResult, StepsResult
 from .checkpoint import CheckpointController
+from .jobctl import JobControl
 from .records import SIMULATED_RELEASE
+from .state import ClusterState
+from .views import Views
 
 T = TypeVar("T")
 
@@ -25,8 +28,15 @@ class SimulatedSlurm:
     engines explain refusals themselves, the same way on a real cluster).
     """
 
-    def __init__(self, cluster: CheckpointController, caller: Caller) -> None:
+    def __init__(
+        self,
+        cluster: object,
+        parts: tuple[ClusterState, Views, JobControl, CheckpointController],
+        caller: Caller,
+    ) -> None:
         self.cluster = cluster
+        """The ``SimulatedCluster`` it connects to (the demo's engine reads it there)."""
+        self.state, self.views, self.jobctl, self.checkpoints = parts
         self.caller = caller
 
     @property
@@ -48,7 +58,7 @@ class SimulatedSlurm:
     @property
     def clock(self) -> Callable[[], float]:
         """The controller's clock (a ``ManualClock`` in tests): the engines read time here."""
-        return self.cluster.clock
+        return self.state.clock
 
     def _answer(self, call: Callable[[], T], *, acting: bool = False) -> T:
         """Run a controller call; a refusal comes back bare, as libslurm returns it.
@@ -66,25 +76,25 @@ class SimulatedSlurm:
 
     # -- reads
     def load_jobs(self, prev_update: int = 0) -> JobsResult:
-        listed = self.cluster.listing()
+        listed = self.views.listing()
         if prev_update and prev_update == listed.version:
             return JobsResult(False, prev_update)
         return JobsResult(True, listed.version, listed.jobs)
 
     def get_steps(self, prev_update: int = 0) -> StepsResult:
-        listed = self.cluster.listing()
+        listed = self.views.listing()
         if prev_update and prev_update == listed.version:
             return StepsResult(False, prev_update)
         return StepsResult(True, listed.version, listed.steps, listed.by_job)
 
     def job_stdio(self, job_id: int) -> JobStdio:
-        return self._answer(lambda: self.cluster.job_stdio(job_id))
+        return self._answer(lambda: self.views.job_stdio(job_id))
 
     def step_pids(self, step: StepId) -> StepProcesses:
-        return self._answer(lambda: self.cluster.step_processes(self.caller, step), acting=True)
+        return self._answer(lambda: self.checkpoints.step_processes(self.caller, step), acting=True)
 
     def ctl_conf(self) -> ControllerConfig:
-        return self.cluster.controller_config()
+        return self.views.controller_config()
 
     def checkpoint_symbols(self) -> dict[str, bool]:
         return dict.fromkeys(operations.CHECKPOINT_NAMES, True)
@@ -96,80 +106,79 @@ class SimulatedSlurm:
     def job_records(
         self, job_id: int, since: int, until: int = 0, cluster: str = ""
     ) -> tuple[JobRecord, ...]:
-        return self.cluster.accounting(job_id, since, until)
+        return self.views.accounting(job_id, since, until)
 
     def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
-        return self.cluster.accounting(0, since, until, finished=True)
+        return self.views.accounting(0, since, until, finished=True)
 
     # -- job control
     def signal_step(self, step: StepId, signal: int) -> None:
         self._answer(
-            lambda: self.cluster.signal_step(self.caller, step, signal, end=False), acting=True
+            lambda: self.jobctl.signal_step(self.caller, step, signal, end=False), acting=True
         )
 
     def kill_step(self, step: StepId, signal: int = 9) -> None:
         self._answer(
-            lambda: self.cluster.signal_step(self.caller, step, signal, end=True), acting=True
+            lambda: self.jobctl.signal_step(self.caller, step, signal, end=True), acting=True
         )
 
     def kill_job(self, job_id: int, signal: int = 9) -> None:
-        self._answer(lambda: self.cluster.kill_job(self.caller, job_id, signal), acting=True)
+        self._answer(lambda: self.jobctl.kill_job(self.caller, job_id, signal), acting=True)
 
     def requeue(self, job_id: int, hold: bool = False) -> None:
-        self._answer(lambda: self.cluster.requeue_job(self.caller, job_id, hold), acting=True)
+        self._answer(lambda: self.jobctl.requeue_job(self.caller, job_id, hold), acting=True)
 
     def hold(self, job_id: int) -> None:
-        self._answer(lambda: self.cluster.hold_job(self.caller, job_id), acting=True)
+        self._answer(lambda: self.jobctl.hold_job(self.caller, job_id), acting=True)
 
     def release(self, job_id: int) -> None:
-        self._answer(lambda: self.cluster.release(self.caller, job_id), acting=True)
+        self._answer(lambda: self.jobctl.release(self.caller, job_id), acting=True)
 
     def hold_task(self, array_job_id: int, task: int, hold: bool = True) -> None:
         self._answer(
-            lambda: self.cluster.hold_task(self.caller, array_job_id, task, hold), acting=True
+            lambda: self.jobctl.hold_task(self.caller, array_job_id, task, hold), acting=True
         )
 
     def set_required_nodes(self, job_id: int, nodelist: str) -> None:
         self._answer(
-            lambda: self.cluster.set_required_nodes(self.caller, job_id, nodelist), acting=True
+            lambda: self.jobctl.set_required_nodes(self.caller, job_id, nodelist), acting=True
         )
 
     def set_begin_time(self, job_id: int, when: int = 0) -> None:
-        self._answer(lambda: self.cluster.set_begin_time(self.caller, job_id, when), acting=True)
+        self._answer(lambda: self.jobctl.set_begin_time(self.caller, job_id, when), acting=True)
 
     # -- the checkpoint API
     def ckpt_able(self, step: StepId) -> int:
-        return self._answer(lambda: self.cluster.able(self.caller, step)).in_progress_since
+        return self._answer(lambda: self.checkpoints.able(self.caller, step)).in_progress_since
 
     def ckpt_disable(self, step: StepId) -> None:
-        self._answer(lambda: self.cluster.disable(self.caller, step))
+        self._answer(lambda: self.checkpoints.disable(self.caller, step))
 
     def ckpt_enable(self, step: StepId) -> None:
-        self._answer(lambda: self.cluster.enable(self.caller, step))
+        self._answer(lambda: self.checkpoints.enable(self.caller, step))
 
     def ckpt_create(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
-        self._answer(lambda: self.cluster.create(self.caller, step, max_wait, image_dir))
+        self._answer(lambda: self.checkpoints.create(self.caller, step, max_wait, image_dir))
 
     def ckpt_vacate(self, step: StepId, max_wait: int, image_dir: str | None = None) -> None:
-        self._answer(lambda: self.cluster.vacate(self.caller, step, max_wait, image_dir))
+        self._answer(lambda: self.checkpoints.vacate(self.caller, step, max_wait, image_dir))
 
     def ckpt_restart(self, step: StepId, stick: bool = False, image_dir: str | None = None) -> None:
-        self._answer(lambda: self.cluster.restart(self.caller, step, stick, image_dir))
+        self._answer(lambda: self.checkpoints.restart(self.caller, step, stick, image_dir))
 
     def ckpt_complete(
         self, step: StepId, begin_time: int, error_code: int, error_msg: str = ""
     ) -> None:
         self._answer(
-            lambda: self.cluster.complete(self.caller, step, begin_time, error_code, error_msg)
+            lambda: self.checkpoints.complete(self.caller, step, begin_time, error_code, error_msg)
         )
 
     def ckpt_error(self, step: StepId) -> tuple[int, str]:
-        err = self._answer(lambda: self.cluster.error(self.caller, step))
+        err = self._answer(lambda: self.checkpoints.error(self.caller, step))
         return err.code, err.message
 
     def ckpt_tasks(
         self, step: StepId, begin_time: int, image_dir: str, max_wait: int, nodelist: str
     ) -> None:
-        self._answer(
-            lambda: self.cluster.tasks(self.caller, step, begin_time, image_dir, max_wait, nodelist)
-        )
+        tasks = self.checkpoints.tasks
+        self._answer(lambda: tasks(self.caller, step, begin_time, image_dir, max_wait, nodelist))

@@ -10,33 +10,76 @@ The rules themselves are ``backend/rules.py``'s; the controller calls them
 (``checkpoint.py`` lists them in order), and its plugin (``plugins.py``) decides the rest.
 Tests make things happen through ``SimulatedCluster.control`` (``control.py``).
 
+The controller is made of parts it holds, none a subclass of another, each with one concern
+and each given only the parts it calls:
+
+* ``state.ClusterState``: the data they share (settings, jobs, what changed, the listing's
+  version) and the caller's rights (checks 1-6);
+* ``events.Timeline``: the clock and the events to come, applied in time order; each part
+  registers the kinds of event it handles;
+* ``population.Population``: what jobs exist (the seeded ones, the submitted ones, arrays)
+  and ``lifecycle.Lifecycle``: their starts and ends as time passes;
+* ``views.Views``: what is listed and answered (the tests' oracle too);
+* ``jobctl.JobControl``: scancel and scontrol;
+* ``checkpoint.CheckpointController``: the checkpoint API, by plugin (``plugins.py``), and
+  ``checkpoint_runs.CheckpointRuns``: the checkpoints it starts, while they run and as
+  they end;
+* ``autopolicy.AutoPolicies``: ``sckpt run``'s automatic checkpoints;
+* ``accounting.Accounting``: the simulated slurmdbd;
+* ``touches.DemoTouches``: what the demo adds to the generated jobs, once.
+
+``SimulatedCluster`` builds them and offers their public methods under one name (what the
+client library, ``SimulatedSlurm``, and the tests call).
+
 Everything random comes from ``random.Random(seed)`` or from a hash of ids, so the same
 seed, size and clock give the same cluster.
 """
 
 from __future__ import annotations
 
-import random
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
 from ..errors import UsageError
 from ..gc_pause import cyclic_gc_paused, freeze_built
+from ..model import (
+    AbleResult,
+    ActionResult,
+    AutoCheckpoints,
+    CheckpointError,
+    CheckpointState,
+    Interconnect,
+    Job,
+    JobRecord,
+    JobStdio,
+    Snapshot,
+    StepCheckpointEvent,
+    StepId,
+    StepProcesses,
+)
 from ..rules import Caller
+from ..slurm_api import ControllerConfig
 from .accounting import Accounting
 from .autopolicy import AutoPolicies
-from .catalog import DEMO_USERS, SLURM_UID, SLURM_USER, uid_for
+from .catalog import DEMO_USERS, uid_for
+from .checkpoint import CheckpointController
+from .checkpoint_runs import CheckpointRuns
 from .client import SimulatedSlurm
-from .clock import EventQueue
 from .control import SimulatorControl
+from .events import Timeline
+from .jobctl import JobControl
+from .lifecycle import Lifecycle
 from .output import DemoOutput
-from .plugins import CHECKPOINT_TYPES, plugin_for
-from .records import DEFAULT_JOB_CHECKPOINT_DIR, Listing
+from .plugins import CHECKPOINT_TYPES, CheckpointPlugin
+from .population import Population
+from .records import DEFAULT_JOB_CHECKPOINT_DIR, Listing, SavedRecord, TransparentStep
+from .state import ClusterSettings, ClusterState
+from .touches import DemoTouches
+from .views import Views
 
 
-class SimulatedCluster(AutoPolicies):
+class SimulatedCluster:
     """A deterministic in-process cluster following Slurm 19.05's checkpoint rules.
 
     Arguments: ``seed`` and ``n_jobs`` fix the generated cluster; ``clock`` (default
@@ -50,7 +93,7 @@ class SimulatedCluster(AutoPolicies):
     the simulation stays known (slurm.conf's MinJobAge; jobs generated as finished stay);
     ``numbered_steps`` fixes how many numbered steps a batch job runs (default: 1-5 drawn
     per job), for benchmarks that need many steps per job; ``arrays`` adds the demo's job
-    arrays after the generated jobs (``DemoTouches._demo_arrays``: running tasks, a pending
+    arrays after the generated jobs (``DemoTouches.arrays``: running tasks, a pending
     range with a run limit, a held array), so the other jobs keep their ids and fields;
     ``output_dir`` (the demo's) gives batch jobs real output files there (``output.py``;
     "" = none, the paths alone).
@@ -77,65 +120,256 @@ class SimulatedCluster(AutoPolicies):
         arrays: bool = False,
     ) -> None:
         _check_arguments(n_jobs, users, checkpoint_type, numbered_steps)
-        self.seed = seed
-        self.clock = clock if clock is not None else time.time
-        self._output_paths = {}
-        self._output = DemoOutput(output_dir) if output_dir else None
-        self.users = tuple(Caller(uid_for(name), name) for name in users)
-        self.slurm_user = Caller(SLURM_UID, SLURM_USER, is_slurm_user=True)
-        self.checkpoint_type = checkpoint_type
-        self.plugin = plugin_for(checkpoint_type)
-        self.prolog_contain = prolog_contain
-        self.checkpoint_dir_exists = checkpoint_dir_exists
-        self.job_checkpoint_dir = job_checkpoint_dir
-        self.cluster_name = cluster_name
-        self.arrivals = arrivals
-        self.min_job_age = min_job_age
-        self.numbered_steps = numbered_steps
-        self._lock = threading.RLock()
-        self._rng = random.Random(seed)
-        self._jobs = {}
-        self._listed_jobs = {}
-        self._step_records = {}
-        self._dirty = set()
-        self._events = EventQueue()
-        self._version = 0
-        self._returned_version = -1
-        self._listed = Listing(-1, (), (), {})
-        self._last_snapshot = ()
-        self._records = {}
-        self._scripts = {}
-        self._pending_codes = {}
-        self._next_job_id = first_job_id
-        self._first_job_id = first_job_id
-        self._transparent = {}
-        self._auto = {}
-        self._pending_causes = {}
-        self._dbd = Accounting(cluster_name, self.users)
-        self._families = node_families(n_jobs)
-        self._now = self.clock()
+        settings = ClusterSettings(
+            seed,
+            tuple(Caller(uid_for(name), name) for name in users),
+            checkpoint_type,
+            prolog_contain,
+            checkpoint_dir_exists,
+            job_checkpoint_dir,
+            cluster_name,
+            arrivals,
+            min_job_age,
+            numbered_steps,
+        )
+        self.state = state = ClusterState(
+            settings, clock if clock is not None else time.time, first_job_id
+        )
+        self.settings = settings
+        self.timeline = Timeline(state, DemoOutput(output_dir) if output_dir else None)
+        self.dbd = Accounting(cluster_name, settings.users)
+        self.population = Population(state, self.timeline, n_jobs)
+        self.lifecycle = Lifecycle(state, self.timeline, self.population, self.dbd)
+        self.views = Views(state, self.timeline, self.dbd)
+        self.jobctl = JobControl(state, self.timeline, self.lifecycle, self.dbd)
+        self.runs = CheckpointRuns(state, self.timeline, self.lifecycle)
+        self.checkpoints = CheckpointController(state, self.timeline, self.lifecycle, self.runs)
+        self.policies = AutoPolicies(state, self.timeline, self.runs)
         # The records form no reference cycles, and the cyclic collector walking a
         # million young objects again and again costs half the time of a 100,000-job
         # build: pause it while building, and for big clusters move what was built out
         # of its sight (gc.freeze; the objects are still freed by reference counting).
         with cyclic_gc_paused():
-            self._generate(n_jobs)
-            self._dbd.seed(self._jobs, n_jobs, int(self._now), self._first_job_id)
+            self.population.generate(n_jobs)
+            self.dbd.seed(state.jobs, n_jobs, int(state.now), first_job_id)
+            touches = DemoTouches(self.population, self.timeline, self.runs, self.policies)
             if demo_touches:
-                self._demo_touches()
+                touches.touch()
             if arrays:
-                self._demo_arrays()
-            self._rebuild_dirty()
+                touches.arrays()
+            self.views.rebuild_dirty()
             freeze_built(n_jobs)
+
+    # -- the settings it was built with (read-only: the parts read ``settings``)
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock the controller reads (a ``ManualClock`` in tests)."""
+        return self.state.clock
+
+    @property
+    def users(self) -> tuple[Caller, ...]:
+        """The job owners."""
+        return self.settings.users
+
+    @property
+    def slurm_user(self) -> Caller:
+        return self.state.slurm_user
+
+    @property
+    def checkpoint_type(self) -> str:
+        return self.settings.checkpoint_type
+
+    @property
+    def plugin(self) -> CheckpointPlugin:
+        return self.state.plugin
+
+    @property
+    def cluster_name(self) -> str:
+        return self.settings.cluster_name
+
+    @property
+    def job_checkpoint_dir(self) -> str:
+        return self.settings.job_checkpoint_dir
+
+    @property
+    def checkpoint_dir_exists(self) -> bool:
+        return self.settings.checkpoint_dir_exists
+
+    @property
+    def prolog_contain(self) -> bool:
+        return self.settings.prolog_contain
+
+    @property
+    def arrivals(self) -> bool:
+        return self.settings.arrivals
+
+    @property
+    def min_job_age(self) -> int:
+        return self.settings.min_job_age
+
+    @property
+    def numbered_steps(self) -> int | None:
+        return self.settings.numbered_steps
+
+    def now(self) -> float:
+        """The cluster's current time (its clock)."""
+        return self.state.clock()
+
+    def user(self, name: str) -> Caller:
+        """The simulated user called ``name`` (root, slurm, a job owner, anyone)."""
+        return self.state.user(name)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(jobs, steps) currently known."""
+        with self.state.lock:
+            jobs = self.state.jobs
+            return len(jobs), sum(len(r.steps) for r in jobs.values())
 
     def connect(self, user: str) -> SimulatedSlurm:
         """This controller's client library, acting as ``user`` (a ``SlurmAPI``)."""
-        return SimulatedSlurm(self, self.user(user))
+        parts = (self.state, self.views, self.jobctl, self.checkpoints)
+        return SimulatedSlurm(self, parts, self.user(user))
 
     @cached_property
     def control(self) -> SimulatorControl:
         """What tests do to the cluster: move its clock, submit jobs, force outcomes."""
-        return SimulatorControl(self)
+        return SimulatorControl(
+            self.state, self.timeline, self.population, self.lifecycle, self.checkpoints,
+            self.runs, self.views, self.dbd,
+        )  # fmt: skip
+
+    # -- what it answers (``views.Views``)
+    def accounting(
+        self, job_id: int, since: int, until: int = 0, finished: bool = False
+    ) -> tuple[JobRecord, ...]:
+        return self.views.accounting(job_id, since, until, finished)
+
+    def snapshot(self) -> Snapshot:
+        return self.views.snapshot()
+
+    def listing(self) -> Listing:
+        return self.views.listing()
+
+    def controller_config(self) -> ControllerConfig:
+        return self.views.controller_config()
+
+    def checkpoint_events(self, job_id: int) -> tuple[StepCheckpointEvent, ...]:
+        return self.views.checkpoint_events(job_id)
+
+    def transparent_steps(self, job_id: int) -> Mapping[int, TransparentStep]:
+        return self.views.transparent_steps(job_id)
+
+    def job_stdio(self, job_id: int) -> JobStdio:
+        return self.views.job_stdio(job_id)
+
+    def job(self, job_id: int) -> Job:
+        return self.views.job(job_id)
+
+    def step_state(self, target: StepId) -> CheckpointState:
+        return self.views.step_state(target)
+
+    def job_environment(self, job_id: int) -> dict[str, str]:
+        return self.views.job_environment(job_id)
+
+    def jobs_where(self, predicate: Callable[[Job], bool]) -> list[Job]:
+        return self.views.jobs_where(predicate)
+
+    def records(self) -> dict[str, SavedRecord]:
+        return self.checkpoints.records()
+
+    # -- scancel and scontrol (``jobctl.JobControl``)
+    def signal_step(self, caller: Caller, target: StepId, signal: int, end: bool) -> None:
+        self.jobctl.signal_step(caller, target, signal, end)
+
+    def kill_job(self, caller: Caller, job_id: int, signal: int) -> None:
+        self.jobctl.kill_job(caller, job_id, signal)
+
+    def hold_job(self, caller: Caller, job_id: int) -> None:
+        self.jobctl.hold_job(caller, job_id)
+
+    def requeue_job(self, caller: Caller, job_id: int, hold: bool) -> None:
+        self.jobctl.requeue_job(caller, job_id, hold)
+
+    def release(self, caller: Caller, job_id: int) -> None:
+        self.jobctl.release(caller, job_id)
+
+    def set_begin_time(self, caller: Caller, job_id: int, when: int) -> None:
+        self.jobctl.set_begin_time(caller, job_id, when)
+
+    def set_required_nodes(self, caller: Caller, job_id: int, nodelist: str) -> None:
+        self.jobctl.set_required_nodes(caller, job_id, nodelist)
+
+    def hold_task(self, caller: Caller, array_id: int, task: int, hold: bool) -> None:
+        self.jobctl.hold_task(caller, array_id, task, hold)
+
+    # -- the checkpoint API (``checkpoint.CheckpointController``)
+    def able(self, caller: Caller, target: StepId) -> AbleResult:
+        return self.checkpoints.able(caller, target)
+
+    def error(self, caller: Caller, target: StepId) -> CheckpointError:
+        return self.checkpoints.error(caller, target)
+
+    def enable(self, caller: Caller, target: StepId) -> ActionResult:
+        return self.checkpoints.enable(caller, target)
+
+    def disable(self, caller: Caller, target: StepId) -> ActionResult:
+        return self.checkpoints.disable(caller, target)
+
+    def create(
+        self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
+    ) -> ActionResult:
+        return self.checkpoints.create(caller, target, max_wait, image_dir)
+
+    def vacate(
+        self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
+    ) -> ActionResult:
+        return self.checkpoints.vacate(caller, target, max_wait, image_dir)
+
+    def requeue(
+        self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None = None
+    ) -> ActionResult:
+        return self.checkpoints.requeue(caller, target, max_wait, image_dir)
+
+    def complete(
+        self, caller: Caller, target: StepId, begin_time: int, error_code: int, error_msg: str
+    ) -> ActionResult:
+        return self.checkpoints.complete(caller, target, begin_time, error_code, error_msg)
+
+    def tasks(
+        self,
+        caller: Caller,
+        target: StepId,
+        begin_time: int,
+        image_dir: str,
+        max_wait: int,
+        nodelist: str,
+    ) -> ActionResult:
+        return self.checkpoints.tasks(caller, target, begin_time, image_dir, max_wait, nodelist)
+
+    def restart(
+        self, caller: Caller, target: StepId, stick: bool, image_dir: str | None
+    ) -> ActionResult:
+        return self.checkpoints.restart(caller, target, stick, image_dir)
+
+    def step_processes(self, caller: Caller, target: StepId) -> StepProcesses:
+        return self.checkpoints.step_processes(caller, target)
+
+    def interconnect(self, caller: Caller, target: StepId) -> Interconnect:
+        return self.checkpoints.interconnect(caller, target)
+
+    # -- automatic checkpoints (``autopolicy.AutoPolicies``)
+    def set_auto(
+        self, caller: Caller, target: StepId, every: int | None, before_end: int | None, off: bool
+    ) -> ActionResult:
+        return self.policies.set_auto(caller, target, every, before_end, off)
+
+    def auto_policies(self, job_id: int) -> Mapping[int, AutoCheckpoints]:
+        return self.policies.auto_policies(job_id)
 
 
 def _check_arguments(
@@ -150,16 +384,3 @@ def _check_arguments(
         raise UsageError(f"checkpoint_type must be one of {', '.join(CHECKPOINT_TYPES)}")
     if numbered_steps is not None and numbered_steps < 0:
         raise UsageError("numbered_steps must be 0 or more")
-
-
-def node_families(n_jobs: int) -> dict[str, tuple[str, int, int]]:
-    """The cluster's node families for ``n_jobs`` jobs: kind -> (name prefix, width of the
-    number, node count); a bigger cluster has more nodes (``cn001``... ``gpu01``...)."""
-    cpu = max(32, n_jobs // 3)
-    gpu = max(8, n_jobs // 40)
-    bigmem = max(2, n_jobs // 200)
-    return {
-        "cpu": ("cn", max(3, len(str(cpu))), cpu),
-        "gpu": ("gpu", 2 if n_jobs < 400 else len(str(gpu)), gpu),
-        "bigmem": ("bigmem", 2 if n_jobs < 400 else len(str(bigmem)), bigmem),
-    }

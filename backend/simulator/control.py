@@ -4,36 +4,50 @@
 they stand for what happens outside the controller on a real cluster (time passing, a user
 running sbatch, an operator's scontrol, a checkpoint that fails, a record copied by hand),
 so the tests reach them by public names, in one place, and the controller's own API stays
-what slurmctld offers.  The tests read the cluster's state through the controller's views
+what slurmctld offers.  Each hook calls the public methods of the part it concerns.
+The tests read the cluster's state through the controller's views
 (``snapshot``, ``job``, ``step_state``, ``jobs_where``, ``records``).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..errors import SlurmError
 from ..model import Job, JobState, StepId
+from .accounting import Accounting
 from .checkpoint import CheckpointController
+from .checkpoint_runs import CheckpointRuns
 from .clock import ManualClock
-from .records import CheckpointScript, SavedRecord
+from .events import Timeline
+from .lifecycle import Lifecycle
+from .population import Population
+from .records import SavedRecord
+from .state import ClusterState
+from .views import Views
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class SimulatorControl:
-    """The test hooks of one simulated cluster."""
+    """The test hooks of one simulated cluster, on the parts it is made of."""
 
-    def __init__(self, cluster: CheckpointController) -> None:
-        self._cluster = cluster
+    state: ClusterState
+    timeline: Timeline
+    population: Population
+    lifecycle: Lifecycle
+    checkpoints: CheckpointController
+    runs: CheckpointRuns
+    views: Views
+    dbd: Accounting
 
     def advance(self, seconds: float) -> None:
         """Move the cluster's ``ManualClock`` forward and apply what happened meanwhile."""
-        cluster = self._cluster
-        clock = cluster.clock
+        clock = self.state.clock
         if not isinstance(clock, ManualClock):
             raise TypeError("advance() needs the cluster to run on a ManualClock")
-        with cluster._lock:
+        with self.state.lock:
             clock.advance(seconds)
-            cluster._tick()
+            self.timeline.tick()
 
     def submit(
         self,
@@ -51,7 +65,7 @@ class SimulatorControl:
         account: str = "",
     ) -> Job:
         """Add one job in a given state; running jobs get their steps now."""
-        return self._cluster._submit(
+        return self.population.submit(
             user,
             name=name,
             state=state,
@@ -79,8 +93,8 @@ class SimulatorControl:
         partition: str = "batch",
     ) -> tuple[Job, ...]:
         """A job array as ``sbatch --array=TASKS[%MAX_TASKS]`` makes it
-        (``Population._submit_array``); the records, array record last."""
-        return self._cluster._submit_array(
+        (``Population.submit_array``); the records, array record last."""
+        return self.population.submit_array(
             user,
             tasks,
             running=running,
@@ -94,47 +108,43 @@ class SimulatorControl:
 
     def script_checkpoint(self, target: StepId, duration: float, code: int = 0) -> None:
         """Force how long the step's checkpoints take and the code they end with."""
-        with self._cluster._lock:
-            self._cluster._scripts[target] = CheckpointScript(duration, code)
+        self.runs.script(target, duration, code)
 
     def set_job_state(self, job_id: int, state: JobState) -> None:
         """Force a job's state (suspend/resume/finish) as an operator would."""
-        cluster = self._cluster
-        with cluster._lock:
-            cluster._tick()
-            rec = cluster._jobs[job_id]
-            now = int(cluster.clock())
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs[job_id]
+            now = int(self.state.clock())
             if state.is_finished:
-                cluster._end_job(rec, now, state)
+                self.lifecycle.end_job(rec, now, state)
             else:
                 rec.job = _suspended_or_resumed(rec.job, state, now)
                 for srec in rec.steps.values():
                     srec.step = replace(srec.step, state=str(state))
-            cluster._dirty.add(job_id)
-            cluster._version += 1
+            self.state.dirty.add(job_id)
+            self.state.version += 1
 
     def set_output_paths(self, job_id: int, std_out: str, std_err: str = "") -> None:
         """Where job ``job_id`` writes (as ``sbatch -o/-e`` would set it); the console tests
         point it at files they write."""
-        with self._cluster._lock:
-            self._cluster._output_paths[job_id] = (std_out, std_err or std_out)
+        self.views.set_output_paths(job_id, std_out, std_err)
 
     def refuse_accounting(self, error: SlurmError | None) -> None:
         """Make the simulated slurmdbd answer every query with ``error``, as a cluster
         without accounting does (None: it answers again)."""
-        self._cluster._dbd.refusal = error
+        self.dbd.refusal = error
 
     def record_accounting_queries(self) -> list[tuple[int, bool]]:
         """From now on, note every accounting query as (job id, finished) in the list
         returned (the console asks accounting only when it must)."""
         queries: list[tuple[int, bool]] = []
-        self._cluster._dbd.queries = queries
+        self.dbd.queries = queries
         return queries
 
     def put_record(self, path: str, record: SavedRecord) -> None:
         """Place a saved record at ``path`` (a copied or foreign file: restart's EINVAL)."""
-        with self._cluster._lock:
-            self._cluster._records[path] = record
+        self.checkpoints.put_record(path, record)
 
 
 def _suspended_or_resumed(job: Job, state: JobState, now: int) -> Job:

@@ -1,139 +1,71 @@
-"""Time: what the simulated controller does as its clock moves.
+"""Time: the clock the simulated controller reads and the events that wait for it.
 
-Every call first applies the events due by now (``Timeline._tick``), in time order, so the
-outcome does not depend on how often anyone looks: jobs start and end, checkpoints end
-(vacate then terminates the step), new jobs arrive, finished jobs are forgotten after
-MinJobAge (accounting keeps them), and the demo's output files grow.
+Every call first applies the events due by now (``Timeline.tick``), in time order, so the
+outcome does not depend on how often anyone looks.  The timeline knows when things happen,
+not what they do: each part of the controller registers the kinds it handles
+(``Timeline.on``): ``lifecycle.Lifecycle`` jobs arriving, starting, ending and being
+forgotten after MinJobAge; ``checkpoint_runs.CheckpointRuns`` checkpoints ending;
+``autopolicy.AutoPolicies`` automatic checkpoints coming due.  After the events, the demo's
+output files grow (``output.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
+import weakref
+from collections.abc import Callable
 
-from ..model import STEP_BATCH, STEP_EXTERN, JobState, StepId
-from .catalog import APPS, Bits
-from .records import JobRec, StepRec, keep_highest, record_event
-from .touches import DemoTouches
+from .catalog import APPS
+from .clock import EventQueue
+from .output import DemoOutput
+from .records import JobRec
+from .state import ClusterState
+
+Handler = Callable[[float, JobRec | None, int, int], bool]
+"""What an event does: (when, its job's record if still known, step, token) -> whether it
+changed anything (a stale event changes nothing)."""
 
 
-class Timeline(DemoTouches):
-    """The events the controller applies as time passes, and the transitions they make."""
+class Timeline:
+    """The events to come, applied in time order as the clock moves."""
 
-    def _tick(self) -> None:
+    def __init__(self, state: ClusterState, output: DemoOutput | None) -> None:
+        self.state = state
+        self.output = output
+        self._events = EventQueue()
+        self._handlers: dict[str, weakref.WeakMethod[Handler]] = {}
+        self.push = self._events.push
+        """``EventQueue.push``: (when, kind, job id, step, token)."""
+
+    def on(self, kind: str, handler: Handler) -> None:
+        """Events of ``kind`` are ``handler``'s (each kind has one: a method of the part
+        that registers it).  Held weakly: the parts hold the timeline, and a cycle back
+        would keep a dropped cluster's records for the cyclic GC, which never sees a big
+        one's (``gc_pause.freeze_built``); the cluster holds its parts."""
+        self._handlers[kind] = weakref.WeakMethod(handler)
+
+    def tick(self) -> None:
         """Apply every event due by now, in time order."""
-        now = self.clock()
-        if now > self._now:
-            self._now = now
+        state = self.state
+        now = state.clock()
+        if now > state.now:
+            state.now = now
         due = self._events.pop_due
+        jobs = state.jobs
+        handlers = self._handlers
         while (event := due(now)) is not None:
             when, _seq, kind, job_id, step, token = event
-            self._apply(when, kind, job_id, step, token)
-        if self._output is not None:
-            for job_id in self._output.known:
-                self._write_output(job_id)
+            handler = handlers[kind]()
+            if handler is not None and handler(when, jobs.get(job_id), step, token):
+                state.version += 1
+        if self.output is not None:
+            for job_id in self.output.known:
+                self.write_output(job_id)
 
-    def _write_output(self, job_id: int) -> None:
+    def write_output(self, job_id: int) -> None:
         """Bring the job's demo output file up to now (made when first asked for)."""
-        rec = self._jobs.get(job_id)
-        if rec is None or self._output is None:
+        rec = self.state.jobs.get(job_id)
+        if rec is None or self.output is None:
             return
         with contextlib.suppress(OSError):  # the demo's directory is gone: no output
-            self._output.update(rec.job, APPS[rec.app][1], int(self._now))
-
-    def _apply(self, when: float, kind: str, job_id: int, step: int, token: int) -> None:
-        t = int(when)
-        if kind == "arrive":
-            rng = self._rng
-            new = self._new_job(rng, JobState.PENDING, when)
-            expected = when + rng.randint(20, 240)
-            new.job = replace(
-                new.job,
-                submit_time=t,
-                state_reason="Priority",
-                held=False,
-                start_time=int(expected),
-            )
-            self._events.push(expected, "start", new.job.job_id, token=new.token)
-            self._events.push(when + rng.randint(45, 180), "arrive", 0)
-            self._version += 1
-            return
-        rec = self._jobs.get(job_id)
-        if rec is None:
-            return
-        if kind == "start":
-            if rec.token != token or rec.job.state is not JobState.PENDING or rec.job.held:
-                return
-            self._start(rec, t, Bits(self._rng.getrandbits(128)))
-        elif kind == "end":
-            if rec.token != token or rec.job.state is not JobState.RUNNING:
-                return
-            self._end_job(rec, t, JobState.FAILED if rec.fails else JobState.COMPLETED)
-        elif kind == "purge":
-            if rec.token != token or not rec.job.state.is_finished:
-                return
-            self._dbd.keep_final_record(rec.job)
-            del self._jobs[job_id]
-            self._transparent.pop(job_id, None)
-            self._auto.pop(job_id, None)
-            self._dirty.add(job_id)
-        elif kind == "auto":
-            self._auto_due(rec, step, t, token)
-        elif kind == "ckpt_done":
-            srec = rec.steps.get(step)
-            code = self._pending_codes.pop((StepId(job_id, step), token), 0)
-            if srec is None or srec.ckpt_token != token or not srec.ckpt_start:
-                return
-            self._finish_checkpoint(rec, srec, t, code)
-        self._version += 1
-
-    def _finish_checkpoint(self, rec: JobRec, srec: StepRec, t: int, code: int) -> None:
-        """A checkpoint ends: start_time back to 0, the result recorded, vacate terminates."""
-        started, srec.ckpt_start = srec.ckpt_start, 0
-        keep_highest(srec, code, "")
-        srec.last_ckpt = t
-        cause = self._pending_causes.pop((srec.step.step_id, srec.ckpt_token), "")
-        by = "sckpt run" if cause else ""
-        record_event(srec, t, "done", by, code, srec.image_dir, cause)
-        if not code:
-            self._image_done(rec, srec, t, float(t - started))
-        self._dirty.add(rec.job.job_id)
-        if srec.ckpt_vacate:
-            srec.ckpt_vacate = False
-            self._terminate_step(rec, srec, t)
-
-    def _terminate_step(self, rec: JobRec, srec: StepRec, t: int) -> None:
-        """SIGTERM after vacate: the step goes; the batch step (or the last step) ends the job."""
-        sid = srec.step.step_id
-        rec.steps.pop(sid.step, None)
-        self._dirty.add(sid.job_id)
-        left = [k for k in rec.steps if k != STEP_EXTERN]
-        if sid.step == STEP_BATCH or not left:
-            self._end_job(rec, t, JobState.CANCELLED, reason="Vacated")
-
-    def _end_job(self, rec: JobRec, t: int, state: JobState, reason: str = "") -> None:
-        rec.token += 1
-        rec.steps = {}
-        self._dirty.add(rec.job.job_id)
-        if rec.requeue:
-            rec.requeue = False
-            self._dbd.close_run(rec.job, t, "REQUEUED")
-            rec.job = replace(
-                rec.job,
-                state=JobState.PENDING,
-                state_reason="BeginTime",
-                nodes="",
-                num_nodes=0,
-                end_time=0,
-                start_time=0,
-                restart_count=rec.job.restart_count + 1,
-            )
-            self._events.push(float(t + 30), "start", rec.job.job_id, token=rec.token)
-            return
-        if state is JobState.FAILED and not reason:
-            reason = "NonZeroExitCode"
-        rec.job = replace(rec.job, state=state, end_time=t, state_reason=reason)
-        self._dbd.close_run(rec.job, t, state.value, exit_code=1 if state is JobState.FAILED else 0)
-        # Like MinJobAge: the controller forgets finished jobs after a while (and a
-        # restart then recreates the job from its saved record).
-        self._events.push(float(t + self.min_job_age), "purge", rec.job.job_id, token=rec.token)
+            self.output.update(rec.job, APPS[rec.app][1], int(self.state.now))

@@ -1,6 +1,6 @@
 """Data generation: the jobs a simulated cluster starts with and the ones it is given.
 
-A seeded cluster of ``n_jobs`` jobs in every state (``Population._generate``), a job's
+A seeded cluster of ``n_jobs`` jobs in every state (``Population.generate``), a job's
 nodes and steps when it starts, and the jobs and arrays submitted later (the tests'
 ``SimulatorControl.submit`` and ``submit_array``, the demo's arrays: ``touches.py``).
 
@@ -41,14 +41,23 @@ from .catalog import (
     node_memory_mb,
     tres,
 )
+from .events import Timeline
 from .records import JobRec, StepRec, make_job, make_step, make_step_id, with_allocation
 from .state import ClusterState
 
 
-class Population(ClusterState):
+class Population:
     """The jobs: generated from the seed, the demo's, and the ones submitted."""
 
-    def _allocate(
+    def __init__(self, state: ClusterState, timeline: Timeline, n_jobs: int) -> None:
+        self.state = state
+        self.timeline = timeline
+        self.rng = random.Random(state.settings.seed)
+        """The generator's stream: every generated job's draw, and the arrivals'."""
+        self._families = node_families(n_jobs)
+        """Node families: kind -> (prefix, width of the number, count)."""
+
+    def allocate(
         self, kind: str, bits: Bits, required: str = "", n_nodes: int = 0
     ) -> tuple[str, int, int, str]:
         """A contiguous block of nodes: (nodelist, node count, cpus per node, first node).
@@ -73,14 +82,14 @@ class Population(ClusterState):
             f"{prefix}{first:0{width}d}",
         )
 
-    def _new_job(self, rng: random.Random, state: JobState, now: float) -> JobRec:
+    def new_job(self, rng: random.Random, state: JobState, now: float) -> JobRec:
         """One job in ``state``; every choice comes from one draw of ``rng`` (fast, stable),
         and its record is built once, directly in its final state (100,000 jobs: every
         object counts)."""
         bits = Bits(rng.getrandbits(192))
-        job_id = self._next_job_id
-        self._next_job_id += 1
-        user = self.users[bits.take(len(self.users))]
+        job_id = self.state.next_job_id
+        self.state.next_job_id += 1
+        user = self.state.settings.users[bits.take(len(self.state.settings.users))]
         app = bits.take(len(APPS))
         name, _exe, kind = APPS[app]
         partition = CPU_PARTITIONS[bits.take(len(CPU_PARTITIONS))] if kind == "cpu" else kind
@@ -88,8 +97,8 @@ class Population(ClusterState):
         batch = bits.take(100) < 85
         duration = 600 + bits.take(36 * 3600 - 600)
         n_numbered = NUMBERED[bits.take(len(NUMBERED))] if batch else 1
-        if batch and self.numbered_steps is not None:
-            n_numbered = self.numbered_steps
+        if batch and self.state.settings.numbered_steps is not None:
+            n_numbered = self.state.settings.numbered_steps
         fails = bits.take(10) == 0
         submit = int(now) - 30 - bits.take(6 * 3600)
         drawn = _Drawn(job_id, user, app, kind, partition, f"{home}/{user.name}/{name}", batch)
@@ -100,12 +109,12 @@ class Population(ClusterState):
         else:
             job = self._finished_job(drawn, bits, state, int(now), submit, duration)
         rec = JobRec(job, app, duration, fails, n_numbered)
-        self._jobs[job_id] = rec
+        self.state.jobs[job_id] = rec
         if drawn.placed is not None:  # running: its steps now
             rec.n_nodes = drawn.placed[1]
             self._make_steps(rec, drawn.placed, job.start_time, job.suspend_time != 0)
         else:
-            self._dirty.add(job_id)
+            self.state.dirty.add(job_id)
         return rec
 
     def _running_job(
@@ -116,7 +125,7 @@ class Population(ClusterState):
         start = max(submit + 5, now - 60 - bits.take(20 * 3600))
         if start + duration <= now:  # running means it ends in the future
             duration = now - start + 120 + bits.take(8 * 3600)
-        placed = drawn.placed = self._allocate(drawn.kind, bits)
+        placed = drawn.placed = self.allocate(drawn.kind, bits)
         cpus = placed[1] * placed[2]
         shape = tres(drawn.partition, placed[1], cpus)
         job = drawn.job(
@@ -143,7 +152,7 @@ class Population(ClusterState):
         expected = 0
         if reason in ("Priority", "Resources"):
             at = now + 20 + bits.take(880)
-            self._events.push(at, "start", drawn.job_id)  # token 0: a new record's
+            self.timeline.push(at, "start", drawn.job_id)  # token 0: a new record's
             expected = int(at)
         cpus = 32 if drawn.kind == "gpu" else 64
         return drawn.job(
@@ -164,7 +173,7 @@ class Population(ClusterState):
         nodes, what it asked for while pending (``tres_req``) and what it was given."""
         start = submit + 5 + bits.take(1200)
         end = min(now - 5, start + 30 + bits.take(4 * 3600))
-        nodes, n_nodes, cpn, _first = self._allocate(drawn.kind, bits)
+        nodes, n_nodes, cpn, _first = self.allocate(drawn.kind, bits)
         return drawn.job(
             state=state,
             reason="NonZeroExitCode" if state is JobState.FAILED else "",
@@ -178,10 +187,10 @@ class Population(ClusterState):
             duration=duration,
         )
 
-    def _start(self, rec: JobRec, start: int, bits: Bits, suspended: bool = False) -> None:
+    def start(self, rec: JobRec, start: int, bits: Bits, suspended: bool = False) -> None:
         """PENDING -> RUNNING at ``start``: nodes, the batch/extern/numbered steps, the end."""
         kind = APPS[rec.app][2]
-        placed = self._allocate(kind, bits, rec.job.required_nodes, rec.n_nodes)
+        placed = self.allocate(kind, bits, rec.job.required_nodes, rec.n_nodes)
         rec.n_nodes = placed[1]
         state = JobState.SUSPENDED if suspended else JobState.RUNNING
         rec.job = with_allocation(
@@ -219,7 +228,7 @@ class Population(ClusterState):
                           step_state, first_node, 1, cpn, start),
                 work_dir,
             )  # fmt: skip
-        if self.prolog_contain:
+        if self.state.settings.prolog_contain:
             steps[STEP_EXTERN] = StepRec(
                 make_step(make_step_id(jid, STEP_EXTERN), "extern", user, uid, partition,
                           step_state, nodes, n_nodes, n_nodes, start),
@@ -233,12 +242,12 @@ class Population(ClusterState):
                 work_dir,
             )  # fmt: skip
         rec.steps = steps
-        self._dirty.add(jid)
-        self._events.push(float(start + rec.duration), "end", jid, token=rec.token)
+        self.state.dirty.add(jid)
+        self.timeline.push(float(start + rec.duration), "end", jid, token=rec.token)
 
-    def _generate(self, n_jobs: int) -> None:
-        rng = self._rng
-        now = self._now
+    def generate(self, n_jobs: int) -> None:
+        rng = self.rng
+        now = self.state.now
         states = rng.choices(
             [s for s, _ in STATE_WEIGHTS], weights=[w for _, w in STATE_WEIGHTS], k=n_jobs
         )
@@ -247,11 +256,11 @@ class Population(ClusterState):
             if n_jobs >= len(REQUIRED_STATES) and state not in states:
                 states[(k * 7) % n_jobs] = state
         for state in states:
-            self._new_job(rng, state, now)
-        if self.arrivals:
-            self._events.push(now + rng.randint(45, 180), "arrive", 0)
+            self.new_job(rng, state, now)
+        if self.state.settings.arrivals:
+            self.timeline.push(now + rng.randint(45, 180), "arrive", 0)
 
-    def _submit(
+    def submit(
         self,
         user: str,
         *,
@@ -265,17 +274,18 @@ class Population(ClusterState):
         held: bool = False,
         comment: str = "",
         account: str = "",
-        _job_id: int = 0,
+        reuse_id: int = 0,
     ) -> Job:
         """Add one job in a given state (``SimulatorControl.submit``); running jobs get their
-        steps now."""
-        with self._lock:
-            self._tick()
-            now = int(self.clock())
-            owner = self.user(user)
-            job_id = _job_id or self._next_job_id
-            if not _job_id:
-                self._next_job_id += 1
+        steps now.  ``reuse_id``: the job's id is that one (an array's own record), not a
+        new one."""
+        with self.state.lock:
+            self.timeline.tick()
+            now = int(self.state.clock())
+            owner = self.state.user(user)
+            job_id = reuse_id or self.state.next_job_id
+            if not reuse_id:
+                self.state.next_job_id += 1
             job = Job(
                 job_id=job_id,
                 name=name,
@@ -296,20 +306,20 @@ class Population(ClusterState):
                 min_memory=node_memory_mb(partition),
             )
             rec = JobRec(job, 0, duration, False, n_steps)
-            self._jobs[job_id] = rec
-            self._dirty.add(job_id)
+            self.state.jobs[job_id] = rec
+            self.state.dirty.add(job_id)
             bits = Bits(random.Random(job_id).getrandbits(128))
             if state in (JobState.RUNNING, JobState.SUSPENDED):
-                self._start(rec, now, bits, suspended=state is JobState.SUSPENDED)
+                self.start(rec, now, bits, suspended=state is JobState.SUSPENDED)
             elif state is not JobState.PENDING:
-                nodes, n_nodes, cpn, _first = self._allocate("cpu", bits)
+                nodes, n_nodes, cpn, _first = self.allocate("cpu", bits)
                 rec.job = with_allocation(
                     job, state, "", nodes, n_nodes, n_nodes * cpn, now - 60, now
                 )
-            self._version += 1
+            self.state.version += 1
             return rec.job
 
-    def _submit_array(
+    def submit_array(
         self,
         user: str,
         tasks: str,
@@ -332,25 +342,25 @@ class Population(ClusterState):
         ids = expand_task_ranges(tasks)
         if not ids or not 0 <= running <= len(ids):
             raise UsageError("submit_array: a non-empty task range and 0..len running tasks")
-        with self._lock:
-            array_id = self._next_job_id
-            self._next_job_id += 1
+        with self.state.lock:
+            array_id = self.state.next_job_id
+            self.state.next_job_id += 1
             made: list[Job] = []
             started = ids[:running]
             rest = ids[running:]
             for k, task in enumerate(started):
                 last_one = not rest and k == len(started) - 1
-                job = self._submit(
+                job = self.submit(
                     user,
                     name=name,
                     n_steps=n_steps,
                     duration=duration,
                     partition=partition,
-                    _job_id=array_id if last_one else 0,
+                    reuse_id=array_id if last_one else 0,
                 )
                 made.append(self._relabel(job.job_id, array_id, task, "", max_tasks))
             if rest:
-                job = self._submit(
+                job = self.submit(
                     user,
                     name=name,
                     state=JobState.PENDING,
@@ -358,16 +368,16 @@ class Population(ClusterState):
                     duration=duration,
                     partition=partition,
                     held=held,
-                    _job_id=array_id,
+                    reuse_id=array_id,
                 )
                 limited = max_tasks and running >= max_tasks and not held
                 text = compress_task_ids(rest) + (f"%{max_tasks}" if max_tasks else "")
                 made.append(self._relabel(job.job_id, array_id, None, text, max_tasks))
                 if limited:
-                    rec = self._jobs[array_id]
+                    rec = self.state.jobs[array_id]
                     rec.job = replace(rec.job, state_reason="JobArrayTaskLimit")
                     made[-1] = rec.job
-            self._version += 1
+            self.state.version += 1
             return tuple(made)
 
     def _relabel(
@@ -378,7 +388,7 @@ class Population(ClusterState):
         text: str,
         max_tasks: int,
     ) -> Job:
-        rec = self._jobs[job_id]
+        rec = self.state.jobs[job_id]
         rec.job = replace(
             rec.job,
             array_job_id=array_id,
@@ -386,7 +396,7 @@ class Population(ClusterState):
             array_task_str=text,
             array_max_tasks=max_tasks,
         )
-        self._dirty.add(job_id)
+        self.state.dirty.add(job_id)
         return rec.job
 
 
@@ -399,7 +409,7 @@ def demo_comment(job_id: int) -> str:
 @dataclass(slots=True)
 class _Drawn:
     """What a generated job's first draws decided, which its record is built from
-    (``Population._new_job``), and the nodes a running one was placed on."""
+    (``Population.new_job``), and the nodes a running one was placed on."""
 
     job_id: int
     user: Caller
@@ -476,3 +486,16 @@ def priority_of(job_id: int) -> int:
 
 PRIORITY_TOP = 4_294_901_760
 """priority/basic's first priority (it counts down from there, one per job)."""
+
+
+def node_families(n_jobs: int) -> dict[str, tuple[str, int, int]]:
+    """The cluster's node families for ``n_jobs`` jobs: kind -> (name prefix, width of the
+    number, node count); a bigger cluster has more nodes (``cn001``... ``gpu01``...)."""
+    cpu = max(32, n_jobs // 3)
+    gpu = max(8, n_jobs // 40)
+    bigmem = max(2, n_jobs // 200)
+    return {
+        "cpu": ("cn", max(3, len(str(cpu))), cpu),
+        "gpu": ("gpu", 2 if n_jobs < 400 else len(str(gpu)), gpu),
+        "bigmem": ("bigmem", 2 if n_jobs < 400 else len(str(bigmem)), bigmem),
+    }

@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from .. import rules
 from ..errors import describe
@@ -203,6 +204,22 @@ def with_allocation(
         job.dependency,
         job.min_memory,
         job.memory_per_cpu,
+    )
+
+
+def pending_again(job: Job, reason: str, **changes: Any) -> Job:
+    """``job`` back to PENDING for another run (requeued, or restarted from its record):
+    off its nodes, no start or end yet, one more restart; ``changes`` besides."""
+    return replace(
+        job,
+        state=JobState.PENDING,
+        state_reason=reason,
+        nodes="",
+        num_nodes=0,
+        start_time=0,
+        end_time=0,
+        restart_count=job.restart_count + 1,
+        **changes,
     )
 
 

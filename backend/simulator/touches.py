@@ -13,7 +13,8 @@ import errno
 import random
 from dataclasses import replace
 
-from ..model import STEP_EXTERN, AutoCheckpoints, Job, JobState
+from ..model import STEP_EXTERN, Job, JobState
+from .autopolicy import AutoPolicies
 from .catalog import (
     DEMO_AUTO_JOBS,
     DEMO_CHECKPOINTER,
@@ -22,10 +23,10 @@ from .catalog import (
     TRANSPARENT_ONE_IN,
     stable_hash,
 )
+from .checkpoint_runs import CheckpointRuns
+from .events import Timeline
 from .population import Population
 from .records import (
-    AUTO_BEFORE_END,
-    AUTO_INTERVAL,
     HISTORY_LIMIT,
     JobRec,
     TransparentStep,
@@ -40,17 +41,30 @@ ARRAY_TASK_GAP = 1500
 """Seconds between the starts of the demo arrays' running tasks (not all 'now')."""
 
 
-class DemoTouches(Population):
+class DemoTouches:
     """The demo's touches on the generated jobs (``SimulatedCluster(demo_touches=True)``)
-    and its job arrays (``arrays=True``)."""
+    and its job arrays (``arrays=True``), made once while the cluster is built."""
 
-    def _demo_touches(self) -> None:
+    def __init__(
+        self,
+        population: Population,
+        timeline: Timeline,
+        runs: CheckpointRuns,
+        policies: AutoPolicies,
+    ) -> None:
+        self.state = population.state
+        self.population = population
+        self.timeline = timeline
+        self.runs = runs
+        self.policies = policies
+
+    def touch(self) -> None:
         """Make the demo show every checkpoint state: disabled, in progress, an old error."""
-        running = [r for r in self._jobs.values() if r.job.state is JobState.RUNNING]
+        running = [r for r in self.state.jobs.values() if r.job.state is JobState.RUNNING]
         if not running:
             return
-        now = int(self._now)
-        rng = random.Random(self.seed + 1)
+        now = int(self.state.now)
+        rng = random.Random(self.state.settings.seed + 1)
         picks = rng.sample(running, min(len(running), 6))
         for i, rec in enumerate(picks):
             numbered = [s for k, s in rec.steps.items() if k < STEP_EXTERN - 16]
@@ -66,23 +80,23 @@ class DemoTouches(Population):
                 srec.ckpt_start = began
                 srec.ckpt_count = 1
                 srec.ckpt_token = 1
-                srec.image_dir = self._image_path(rec, srec, None)
+                srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, began, "create", rec.job.user, 0, srec.image_dir)
                 step = srec.step.step_id.step
-                self._events.push(float(now + 26), "ckpt_done", rec.job.job_id, step, 1)
+                self.timeline.push(float(now + 26), "ckpt_done", rec.job.job_id, step, 1)
             elif i == 3:
                 failed_at = max(now - 1800, (now + srec.step.start_time) // 2)  # once it ran
                 srec.error_code = errno.ENOSPC
                 srec.error_msg = strerror(errno.ENOSPC)
                 srec.last_ckpt = failed_at
-                srec.image_dir = self._image_path(rec, srec, None)
+                srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, failed_at, "create", rec.job.user, errno.ENOSPC, srec.image_dir)
             elif i == 4:
                 srec.last_ckpt = now - 900
-                srec.image_dir = self._image_path(rec, srec, "/scratch/ckpt")
+                srec.image_dir = self.runs.image_path(rec, srec, "/scratch/ckpt")
                 record_event(srec, now - 930, "create", rec.job.user, 0, srec.image_dir)
                 record_event(srec, now - 900, "done", "", 0, srec.image_dir)
-            self._dirty.add(rec.job.job_id)
+            self.state.dirty.add(rec.job.job_id)
         self._demo_hourly(running, picks, now)
         self._demo_transparent(running, picks, now)
         self._demo_auto(now)
@@ -103,12 +117,12 @@ class DemoTouches(Population):
             times = list(range(first, now - 60, 3600))[-(HISTORY_LIMIT // 2) :]
             if not times:
                 continue
-            srec.image_dir = self._image_path(rec, srec, None)
+            srec.image_dir = self.runs.image_path(rec, srec, None)
             for t in times:  # each requested, then ended as the controller logs it
                 record_event(srec, t - 30, "create", rec.job.user, 0, srec.image_dir)
                 record_event(srec, t, "done", "", 0, srec.image_dir)
             srec.last_ckpt = times[-1]
-            self._dirty.add(rec.job.job_id)
+            self.state.dirty.add(rec.job.job_id)
 
     def _demo_transparent(self, running: list[JobRec], picks: list[JobRec], now: int) -> None:
         """One running job in ``TRANSPARENT_ONE_IN`` (a hash of the seed and its id, so no
@@ -119,11 +133,11 @@ class DemoTouches(Population):
         touched = {rec.job.job_id for rec in picks}
         eligible = [r for r in running if r.job.job_id not in touched and numbered_of(r)]
         for rec in eligible:
-            if not stable_hash(self.seed, rec.job.job_id, 26) % TRANSPARENT_ONE_IN:
-                self._mark_transparent(rec, now, len(self._transparent) < DEMO_HISTORY_JOBS)
-        first = self.users[0].name
+            if not stable_hash(self.state.settings.seed, rec.job.job_id, 26) % TRANSPARENT_ONE_IN:
+                self._mark_transparent(rec, now, len(self.state.transparent) < DEMO_HISTORY_JOBS)
+        first = self.state.settings.users[0].name
         if not any(
-            rec.job.user == first for rec in eligible if rec.job.job_id in self._transparent
+            rec.job.user == first for rec in eligible if rec.job.job_id in self.state.transparent
         ):
             # Their newest running job: the oldest ones, at the top of the list, keep what
             # the demo showed before (the README's picture, the snapshot tests).
@@ -138,7 +152,7 @@ class DemoTouches(Population):
         is recorded, so that a cluster of 100,000 jobs builds about as fast as before."""
         numbered = numbered_of(rec)
         marked: dict[int, TransparentStep] = {}
-        self._transparent[rec.job.job_id] = marked
+        self.state.transparent[rec.job.job_id] = marked
         for srec in numbered:
             step = srec.step
             # Each step its own --name, as sckpt run asks of several steps of one job.
@@ -152,12 +166,12 @@ class DemoTouches(Population):
             srec.last_ckpt = 0
             for t in kept:
                 srec.ckpt_count += 1
-                took = self._checkpoint_outcome(rec, srec)[0]
-                srec.image_dir = self._image_path(rec, srec, None)
+                took = self.runs.checkpoint_outcome(rec, srec)[0]
+                srec.image_dir = self.runs.image_path(rec, srec, None)
                 record_event(srec, t - int(took), "create", rec.job.user, 0, srec.image_dir)
                 record_event(srec, t, "done", "", 0, srec.image_dir)
-                self._image_done(rec, srec, t, took)
-        self._dirty.add(rec.job.job_id)
+                self.runs.image_done(rec, srec, t, took)
+        self.state.dirty.add(rec.job.job_id)
 
     def _demo_auto(self, now: int) -> None:
         """Some steps under ``sckpt run`` run under a policy (``DEMO_POLICIES``, drawn by a
@@ -165,10 +179,10 @@ class DemoTouches(Population):
         as the clock moves (``autopolicy.py``), and their due times with them.  The first
         ``DEMO_AUTO_JOBS`` transparent jobs, each policy in turn, and as many of the first
         user's (whom the demo acts as, so the console shows theirs)."""
-        first = self.users[0].name
+        first = self.state.settings.users[0].name
         chosen = mine = 0
-        for job_id, marked in self._transparent.items():
-            rec = self._jobs[job_id]
+        for job_id, marked in self.state.transparent.items():
+            rec = self.state.jobs[job_id]
             if rec.job.user == first and mine < DEMO_AUTO_JOBS:
                 mine += 1
             elif chosen >= DEMO_AUTO_JOBS:
@@ -176,31 +190,20 @@ class DemoTouches(Population):
             pick = DEMO_POLICIES[chosen % len(DEMO_POLICIES)]
             chosen += 1
             for step in marked:
-                spread = stable_hash(self.seed, job_id, step, 33)
+                spread = stable_hash(self.state.settings.seed, job_id, step, 33)
                 due = now + 60 + spread % pick.every if pick.every else 0
-                self._put_policy(rec, step, pick, due)
+                self.policies.put_policy(rec, step, pick, due)
 
-    def _put_policy(self, rec: JobRec, step: int, policy: AutoCheckpoints, due: int) -> None:
-        """Step ``step`` of ``rec`` runs under ``policy``, its next interval checkpoint at
-        ``due`` (0: none); its before-end checkpoint, when it has one, at the job's end
-        less that.  The events come due as the clock moves (``_auto_due``)."""
-        job_id = rec.job.job_id
-        self._auto.setdefault(job_id, {})[step] = (policy, due)
-        if due:
-            self._events.push(float(due), "auto", job_id, step, AUTO_INTERVAL)
-        end = rec.job.end_time - policy.before_end if policy.before_end else 0
-        if end > self._now:
-            self._events.push(float(end), "auto", job_id, step, AUTO_BEFORE_END)
-        self._dirty.add(job_id)
-
-    def _demo_arrays(self) -> None:
+    def arrays(self) -> None:
         """The demo's job arrays: three tasks running, a range held by its run limit behind
         two running tasks, and a held array of 50 (``sbatch --array=1-50%2 --hold``)."""
-        users = [u.name for u in self.users]
+        users = [u.name for u in self.state.settings.users]
         made = [
-            *self._submit_array(users[0], "1-3", running=3, name="sweep", n_steps=1),
-            *self._submit_array(users[1 % len(users)], "1-20", running=2, max_tasks=2, name="scan"),
-            *self._submit_array(
+            *self.population.submit_array(users[0], "1-3", running=3, name="sweep", n_steps=1),
+            *self.population.submit_array(
+                users[1 % len(users)], "1-20", running=2, max_tasks=2, name="scan"
+            ),
+            *self.population.submit_array(
                 users[2 % len(users)], "1-50", max_tasks=2, held=True, name="param"
             ),
         ]
@@ -220,18 +223,18 @@ class DemoTouches(Population):
             submitted = tasks[0].start_time - ARRAY_TASK_GAP * len(tasks) - 60
             for k, job in enumerate(tasks):
                 ago = ARRAY_TASK_GAP * (len(tasks) - 1 - k) + ARRAY_TASK_GAP // 5
-                rec = self._jobs[job.job_id]
+                rec = self.state.jobs[job.job_id]
                 rec.job = replace(
                     rec.job, submit_time=submitted, start_time=rec.job.start_time - ago
                 )
                 for srec in rec.steps.values():
                     srec.step = replace(srec.step, start_time=srec.step.start_time - ago)
-                self._dirty.add(job.job_id)
-            pending = self._jobs.get(tasks[0].array_job_id)
+                self.state.dirty.add(job.job_id)
+            pending = self.state.jobs.get(tasks[0].array_job_id)
             if pending is not None and pending.job.state is JobState.PENDING:
                 pending.job = replace(pending.job, submit_time=submitted)
         for job in made:
-            rec = self._jobs[job.job_id]
+            rec = self.state.jobs[job.job_id]
             if rec.job.state is JobState.PENDING and not rec.job.num_nodes:
                 rec.job = replace(rec.job, num_nodes=1)
-                self._dirty.add(job.job_id)
+                self.state.dirty.add(job.job_id)

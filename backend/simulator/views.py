@@ -26,24 +26,26 @@ from ..model import (
     JobStdio,
     JobView,
     Snapshot,
+    Step,
     StepCheckpointEvent,
     StepId,
     StepView,
     label_steps,
 )
 from ..slurm_api import ControllerConfig
+from .accounting import Accounting
 from .catalog import SLURM_USER
 from .events import Timeline
 from .records import (
     SIMULATED_VERSION,
     JobRec,
     Listing,
-    SavedRecord,
     StepRec,
     TransparentStep,
     in_progress,
     untouched,
 )
+from .state import ClusterState
 
 _ABLE = CheckpointState(kind=CheckpointKind.ABLE)
 _STEP = attrgetter("step")
@@ -51,30 +53,54 @@ _STEP = attrgetter("step")
 _NO_TRANSPARENT: Mapping[int, TransparentStep] = MappingProxyType({})
 
 
-class Views(Timeline):
+class Views:
     """The controller's answers about jobs, steps and their checkpoint state."""
+
+    def __init__(self, state: ClusterState, timeline: Timeline, dbd: Accounting) -> None:
+        self.state = state
+        self.timeline = timeline
+        self.dbd = dbd
+        self._plugin = state.plugin
+        self._checkpoint_type = state.settings.checkpoint_type
+        self._listed_jobs: dict[int, Job] = {}
+        """Each job's record, in job id order: what ``load_jobs`` lists."""
+        self._step_records: dict[int, tuple[Step, ...]] = {}
+        """Each job's step records as listed, one tuple per job, replaced only when the job
+        changes (``StepsResult.by_job``: see ``listing``)."""
+        self._returned_version = -1
+        self._listed = Listing(-1, (), (), {})
+        self._last_snapshot: tuple[JobView, ...] = ()
+        self._output_paths: dict[int, tuple[str, str]] = {}
+        """Where jobs write, as ``sbatch -o/-e`` set it (``set_output_paths``)."""
+
+    def set_output_paths(self, job_id: int, std_out: str, std_err: str = "") -> None:
+        """Where job ``job_id`` writes (as ``sbatch -o/-e`` would set it)."""
+        with self.state.lock:
+            self._output_paths[job_id] = (std_out, std_err or std_out)
 
     def accounting(
         self, job_id: int, since: int, until: int = 0, finished: bool = False
     ) -> tuple[JobRecord, ...]:
         """What slurmdbd answers (``Accounting.query``), up to now."""
-        self._dbd.asked(job_id, finished)
-        with self._lock:
-            self._tick()
-            return self._dbd.query(self._jobs, int(self._now), job_id, since, until, finished)
+        self.dbd.asked(job_id, finished)
+        with self.state.lock:
+            self.timeline.tick()
+            return self.dbd.query(
+                self.state.jobs, int(self.state.now), job_id, since, until, finished
+            )
 
     def _ckpt_view(self, rec: JobRec, srec: StepRec) -> CheckpointState:
         # A plain running step (no history, counter 0, no error) shares one state object.
-        if untouched(srec) and rec.job.state is JobState.RUNNING and self.plugin.supported:
+        if untouched(srec) and rec.job.state is JobState.RUNNING and self._plugin.supported:
             return _ABLE
         by_job = rules.column_for_job(rec.job)
         if by_job is not None:
             kind, reason = by_job
         else:
-            plugin = rules.Plugin.WORKS if self.plugin.supported else rules.Plugin.NONE
+            plugin = rules.Plugin.WORKS if self._plugin.supported else rules.Plugin.NONE
             kind = rules.column_for_step(srec.disable_count, in_progress(srec), plugin)
             reason = {
-                CheckpointKind.NOT_SUPPORTED: f"CheckpointType is {self.checkpoint_type}",
+                CheckpointKind.NOT_SUPPORTED: f"CheckpointType is {self._checkpoint_type}",
                 CheckpointKind.IN_PROGRESS: "vacate" if srec.ckpt_vacate else "create",
                 CheckpointKind.DISABLED: f"disabled {srec.disable_count}x",
             }.get(kind, "")
@@ -93,26 +119,26 @@ class Views(Timeline):
             history=tuple(srec.history or ()),
         )
 
-    def _rebuild_dirty(self) -> None:
+    def rebuild_dirty(self) -> None:
         """Bring the listing (each job's record and step records, in id order) up to date
         with the jobs that changed."""
-        if not self._dirty:
+        if not self.state.dirty:
             return
         everything = not self._listed_jobs  # the first build: every job, in id order
         with cyclic_gc_paused(everything):  # no cycles here either: gc_pause.py
             if everything:
                 self._list_all()
             else:
-                self._relist(sorted(self._dirty))
-        self._dirty.clear()
-        self._version += 1
+                self._relist(sorted(self.state.dirty))
+        self.state.dirty.clear()
+        self.state.version += 1
 
     def _list_all(self) -> None:
         """The first listing: every job's record and step records, in one pass each (a
         100,000-job demo builds this before its first screen).  Listed in id order: the
         jobs were made in that order but for the demo arrays' own records (an array's id
         is taken before its tasks' ids)."""
-        jobs = self._jobs
+        jobs = self.state.jobs
         self._listed_jobs = {job_id: jobs[job_id].job for job_id in sorted(jobs)}
         steps_of = self._step_records
         for job_id, rec in jobs.items():
@@ -122,7 +148,7 @@ class Views(Timeline):
         """The listing's entries of the jobs ``order`` names (id order), from their records."""
         listed = self._listed_jobs
         for job_id in order:
-            rec = self._jobs.get(job_id)
+            rec = self.state.jobs.get(job_id)
             if rec is None:
                 listed.pop(job_id, None)
                 self._step_records.pop(job_id, None)
@@ -142,16 +168,16 @@ class Views(Timeline):
         (the tests' oracle).  Built when asked, not kept: the demo's console reads the
         controller through ``connect``, and views of 300,000 steps kept here for nobody
         were ~30 MB of the demo's memory at 100,000 jobs."""
-        with self._lock:
-            self._tick()
-            self._rebuild_dirty()
-            changed = self._version != self._returned_version
+        with self.state.lock:
+            self.timeline.tick()
+            self.rebuild_dirty()
+            changed = self.state.version != self._returned_version
             if changed:
                 self._last_snapshot = tuple(
-                    self._view(self._jobs[job_id]) for job_id in self._listed_jobs
+                    self._view(self.state.jobs[job_id]) for job_id in self._listed_jobs
                 )
-                self._returned_version = self._version
-            return Snapshot(jobs=self._last_snapshot, taken_at=self.clock(), changed=changed)
+                self._returned_version = self.state.version
+            return Snapshot(jobs=self._last_snapshot, taken_at=self.state.clock(), changed=changed)
 
     def _view(self, rec: JobRec) -> JobView:
         view = self._ckpt_view
@@ -170,16 +196,16 @@ class Views(Timeline):
         The counter moves whenever anything changed (like slurmctld's ``last_job_update``,
         it never moves back), so a client passing it back gets "no change" until then.
         """
-        with self._lock:
-            self._tick()
-            self._rebuild_dirty()
-            if self._listed.version != self._version + 1:
+        with self.state.lock:
+            self.timeline.tick()
+            self.rebuild_dirty()
+            if self._listed.version != self.state.version + 1:
                 # C-level passes over kept per-job tuples: the demo lists its 100,000
                 # steps on every changed refresh, in the console's own process.  The
                 # copy of the per-job tuples is the answer's own (later changes do not
                 # reach it), and an unchanged job's tuple is the last answer's object.
                 self._listed = Listing(
-                    self._version + 1,
+                    self.state.version + 1,
                     tuple(self._listed_jobs.values()),
                     tuple(
                         chain.from_iterable(map(self._step_records.__getitem__, self._listed_jobs))
@@ -191,7 +217,7 @@ class Views(Timeline):
     def controller_config(self) -> ControllerConfig:
         """What ``slurm_load_ctl_conf`` answers."""
         return ControllerConfig(
-            cluster_name=self.cluster_name,
+            cluster_name=self.state.settings.cluster_name,
             version=SIMULATED_VERSION,
             switch_type="switch/none",
             proctrack_type="proctrack/cgroup",
@@ -200,16 +226,16 @@ class Views(Timeline):
             control_host="localhost",
             slurmctld_port=6817,
             prolog_contain=True,
-            checkpoint_type=self.checkpoint_type,
-            last_update=int(self._now),
+            checkpoint_type=self.state.settings.checkpoint_type,
+            last_update=int(self.state.now),
         )
 
     def checkpoint_events(self, job_id: int) -> tuple[StepCheckpointEvent, ...]:
         """Every checkpoint event the controller keeps of the job's steps, oldest first
         (the last ``HISTORY_LIMIT`` per step; a job no longer known has none)."""
-        with self._lock:
-            self._tick()
-            rec = self._jobs.get(job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs.get(job_id)
             if rec is None:
                 return ()
             found = [
@@ -222,42 +248,42 @@ class Views(Timeline):
     def transparent_steps(self, job_id: int) -> Mapping[int, TransparentStep]:
         """The job's steps launched under ``sckpt run --transparent``, by step number
         (the demo's; none on a cluster built without ``demo_touches``)."""
-        with self._lock:
-            marked = self._transparent.get(job_id)
+        with self.state.lock:
+            marked = self.state.transparent.get(job_id)
             return MappingProxyType(dict(marked)) if marked else _NO_TRANSPARENT
 
     def job_stdio(self, job_id: int) -> JobStdio:
         """``scontrol show job``'s StdOut/StdErr: Slurm's default for a batch job
         (``WORK_DIR/slurm-JOB.out``, errors to the same file), none for an interactive one.
         Anyone may ask, as on a Slurm without PrivateData=jobs."""
-        with self._lock:
-            self._tick()
-            rec = self._jobs.get(job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs.get(job_id)
             if rec is None:
                 raise InvalidJobId()
             job = rec.job
             default = f"{job.work_dir}/slurm-{job_id}.out" if job.batch else ""
-            if self._output is not None and job.batch:
-                default = self._output.path(job_id)
-                self._write_output(job_id)
+            if self.timeline.output is not None and job.batch:
+                default = self.timeline.output.path(job_id)
+                self.timeline.write_output(job_id)
             out, err = self._output_paths.get(job_id, (default, default))
-            user = next((u.name for u in self.users if u.uid == job.uid), job.user)
+            user = next((u.name for u in self.state.settings.users if u.uid == job.uid), job.user)
             return JobStdio(job_id, out, err, job.state, job.uid, user, job.batch)
 
     def job(self, job_id: int) -> Job:
         """The current record of one job (the tests' oracle)."""
-        with self._lock:
-            self._tick()
-            rec = self._jobs.get(job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs.get(job_id)
             if rec is None:
                 raise InvalidJobId(hint=f"no job {job_id}")
             return rec.job
 
     def step_state(self, target: StepId) -> CheckpointState:
         """The checkpoint state of one step, as the snapshot shows it (the tests' oracle)."""
-        with self._lock:
-            self._tick()
-            rec = self._jobs.get(target.job_id)
+        with self.state.lock:
+            self.timeline.tick()
+            rec = self.state.jobs.get(target.job_id)
             srec = rec.steps.get(target.step) if rec is not None else None
             if rec is None or srec is None:
                 raise InvalidJobId(hint=f"no step {target}")
@@ -265,17 +291,12 @@ class Views(Timeline):
 
     def job_environment(self, job_id: int) -> dict[str, str]:
         """Environment the job's tasks get from the cluster (``SLURM_RESTART_DIR``)."""
-        with self._lock:
-            rec = self._jobs.get(job_id)
+        with self.state.lock:
+            rec = self.state.jobs.get(job_id)
             return dict(rec.env) if rec is not None else {}
 
     def jobs_where(self, predicate: Callable[[Job], bool]) -> list[Job]:
         """Jobs matching ``predicate``, by id (for the tests to pick a job in a state)."""
-        with self._lock:
-            self._tick()
-            return [r.job for r in self._jobs.values() if predicate(r.job)]
-
-    def records(self) -> dict[str, SavedRecord]:
-        """Saved job records by path (the simulated ``<dir>/<jobid>.ckpt`` files)."""
-        with self._lock:
-            return dict(self._records)
+        with self.state.lock:
+            self.timeline.tick()
+            return [r.job for r in self.state.jobs.values() if predicate(r.job)]
