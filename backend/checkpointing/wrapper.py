@@ -542,6 +542,10 @@ class Wrapper:
             first = f"{errno.EIO} cannot read {self.done_path}: {exc.strerror}".encode()
         if not first.strip() or not self._status_written(first):
             return  # the next turn (``ACTIVE_POLL``) looks again
+        # Read again: a writer that wrote its last bytes and closed the file between the
+        # read above and the look at its descriptors left more than ``first`` holds.
+        with contextlib.suppress(OSError):
+            first = self.done_path.read_bytes() or first
         self.status_seen = None
         code, message = parse_status(first)
         image = ""
