@@ -110,7 +110,6 @@ class SckptApp(App[int]):
             interval=self.interval,
             clock=self.now,
             post=self.broadcast,
-            planner=self._planner,
             timers=timers,
         )
         self.actions = ActionRunner(self, facade, self.broadcast)
@@ -227,13 +226,10 @@ class SckptApp(App[int]):
         """Refresh as soon as possible: now, or right after the request in flight."""
         self.pipeline.refresh_now()
 
-    def _planner(self) -> Planner | None:
-        """On the UI thread as a refresh starts: the console's plan maker for the data
-        the refresh will bring (None before the console is mounted)."""
-        console = self.console_screen()
-        if console is None or not console.is_mounted:
-            return None
-        return console.planner()
+    def plan_with(self, planner: Planner) -> None:
+        """The console's plan maker for its view now (it hands one down each time it shows
+        its rows): the next refreshes plan the console's rows with it on their worker."""
+        self.pipeline.planner = planner
 
     def broadcast(self, make: Callable[[], Message]) -> None:
         """Post a message made by ``make`` to every screen on the stack (one each: a

@@ -21,6 +21,7 @@ from textual.message_pump import MessagePump
 from .messages import Freshness, OutputRequest
 from .outcomes import Shown
 from .params import ActionParams
+from .refresh import Planner
 
 
 class ScreenContext(Protocol):
@@ -55,6 +56,9 @@ class ScreenContext(Protocol):
     def describe_target(self, target: StepId, *, every_step: bool = True) -> str: ...
 
     def refresh_now(self) -> None: ...
+
+    def plan_with(self, planner: Planner) -> None:
+        """The console's plan maker for its view now: refreshes plan with it."""
 
     def open_step(self, target: StepId) -> None: ...
 

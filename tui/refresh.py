@@ -7,7 +7,9 @@ overlap and a slow controller is never asked twice at once; the interval comes f
 settings and grows when the controller is slow.  "No change" answers (``Snapshot.changed``
 False) cost no table work at all.  A changed answer is turned into the next job data and
 the console's plan on the worker's thread too (``Planner``): the UI thread then only
-applies it, so a key pressed during a refresh is not queued behind the queue's size.
+applies it, so a key pressed during a refresh is not queued behind the queue's size.  The
+console hands its plan maker down whenever its view changes (``planner``); the pipeline
+never asks the app or a screen for it.
 
 A controller that is down or paused does not fail fast: libslurm retries a refused
 connection, or waits for an answer, for Slurm's MessageTimeout (often 10-20 s), and every
@@ -195,7 +197,7 @@ class JobData:
 
 
 Planner = Callable[[JobData, float], object]
-"""Made on the UI thread when a refresh starts (it captures the console's view state),
+"""Made on the UI thread whenever the console's view changes (it captures the view state),
 called on the worker's thread with the next data: the console's plan for it."""
 
 
@@ -221,7 +223,6 @@ class RefreshPipeline:
         interval: float,
         clock: Callable[[], float],
         post: Callable[[Callable[[], Message]], None],
-        planner: Callable[[], Planner | None],
         timers: Timers | None = None,
     ) -> None:
         self.app = app
@@ -231,7 +232,11 @@ class RefreshPipeline:
         self.interval = interval
         self.now = clock
         self._post = post
-        self._planner = planner
+        self.planner: Planner | None = None
+        """The console's plan maker for its current view, which the console sets (on the
+        UI thread) each time it shows its rows; None before it first did.  A refresh takes
+        the one set when it starts: a plan made for a view changed meanwhile is made again
+        on the UI thread (``RowPlan.view``), never shown wrong."""
         self.info: ClusterInfo = facade.known_info()
         """Cluster facts for the headers, without asking the controller on the UI thread
         (the refresh worker fills in what the controller says once it answers)."""
@@ -304,8 +309,7 @@ class RefreshPipeline:
             self.app.run_worker(self._probe(), group="refresh", exit_on_error=False)
             return
         self._watchdog = self.timers.after(self.overdue_after(), self._refresh_overdue)
-        planner = self._planner()
-        self.app.run_worker(self._refresh(planner), group="refresh", exit_on_error=False)
+        self.app.run_worker(self._refresh(self.planner), group="refresh", exit_on_error=False)
 
     def overdue_after(self) -> float:
         """Seconds after which a running refresh counts as "controller not answering"."""

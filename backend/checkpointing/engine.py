@@ -41,7 +41,9 @@ Waiting: create and vacate block the calling thread (the facade's worker) for at
 max_wait seconds while polling the state file; the engine's lock is not held meanwhile, so
 refreshes and other operations go on.  max_wait 0 means "no limit" as in the simulated
 engine; a console that dies while waiting leaves the deadline in the file, and whoever
-looks next (console or wrapper) records the timeout.
+looks next (console or wrapper) records the timeout.  Every wait (these, and restart's
+settling) reads the engine's ``clock`` and passes on its ``sleep``, both injected: a test
+gives a fake pair and no wait is real time in it (tests/backend/test_engine_time.py).
 """
 
 from __future__ import annotations
@@ -148,10 +150,14 @@ class CooperativeEngine(LiveEngine):
         binding: SlurmAPI,
         state_dir: str | None = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(binding, clock)
         self._state_dir = state_dir
         self._clock = clock
+        self._sleep = sleep
+        """How every wait here passes (create's and vacate's, restart's settling): with
+        ``clock``, what a test drives (a fake sleep moves a fake clock on)."""
         self._cache: dict[Path, tuple[bytes, StepRecord]] = {}
         """Parsed state files for the snapshot; records are never mutated once cached."""
         self._due_for: tuple[Job, ...] | None = None
@@ -474,12 +480,13 @@ class CooperativeEngine(LiveEngine):
     def _wait(self, job: Job, started: list[tuple[_Target, int, str]], max_wait: int) -> str:
         """Wait until each request is closed (or its deadline passes); say how it ended.
         A job or step that goes away meanwhile ends it (``wait_end.end_if_over``)."""
-        begin = looked = time.monotonic()
+        begin = looked = self._clock()
         pending = [(t, rid) for t, code, rid in started if code == 0]
         while pending:
-            if time.monotonic() - looked >= wait_end.LOOK_EVERY:
-                looked = time.monotonic()
-                wait_end.end_if_over(self._look, job, [(t.store, rid) for t, rid in pending])
+            if self._clock() - looked >= wait_end.LOOK_EVERY:
+                looked = self._clock()
+                stores = [(t.store, rid) for t, rid in pending]
+                wait_end.end_if_over(self._look, job, stores, self._sleep)
             still = []
             for t, rid in pending:
                 try:
@@ -495,8 +502,8 @@ class CooperativeEngine(LiveEngine):
                     still.append((t, rid))
             pending = still
             if pending:
-                time.sleep(WAIT_POLL)
-        took = time.monotonic() - begin
+                self._sleep(WAIT_POLL)
+        took = self._clock() - begin
         outcomes = []
         failed = False
         for t, code, _rid in started:
@@ -563,7 +570,7 @@ class CooperativeEngine(LiveEngine):
     ) -> tuple[int, str | None, str]:
         """The first failure's code and message, and the hint naming them all; a job that
         went away meanwhile raises that instead (it explains them better)."""
-        wait_end.end_if_over(self._look, job, [])
+        wait_end.end_if_over(self._look, job, [], self._sleep)
         code, message, _who = failures[0]
         return (
             code,
@@ -671,7 +678,7 @@ class CooperativeEngine(LiveEngine):
             raise
         settled = ""
         try:
-            wait_settled(self._look, job.job_id)
+            wait_settled(self._look, job.job_id, clock=self._clock, sleep=self._sleep)
         except SckptError as exc:  # requeued (Slurm said so); only the watching failed
             settled = f"; its end could not be watched ({exc.message})"
         for t in targets:
@@ -761,7 +768,7 @@ class CooperativeEngine(LiveEngine):
         elif pinned:
             self.binding.set_required_nodes(job.job_id, "")
         unrecorded = self._mark_restarted(records, nodes if stick else "", stick, lost)
-        release_and_start(self._look, self.binding, job, records, self._clock)
+        release_and_start(self._look, self.binding, job, records, self._clock, self._sleep)
         where = f" on {nodes}" if stick and nodes else ""
         resumes = [why for code, why in plan if not code]
         said = "; ".join(

@@ -5,7 +5,9 @@ Vacate requeues a batch job held; restart releases it (or requeues a finished on
 starts it now.  Slurm's requeue completes in the background: until then the job keeps its
 nodes and steps, and the end of the requeue sets a begin time about two minutes ahead, so
 a restart that cleared it too early would wait those two minutes.  These functions watch the
-job through ``look`` (the engine's fresh listing) and act through the binding.
+job through ``look`` (the engine's fresh listing) and act through the binding; they read
+time and wait on the engine's ``clock`` and ``sleep`` only (a test's fake pair moves time
+on when slept, so no wait here is real time in it).
 """
 
 from __future__ import annotations
@@ -34,26 +36,39 @@ Look = Callable[[int], tuple[Job | None, Sequence[Step]]]
 """A fresh look at one job: the job (None when Slurm no longer lists it) and its steps."""
 
 
-def wait_settled(look: Look, job_id: int, timeout: float = SETTLE_TIMEOUT) -> bool:
+def wait_settled(
+    look: Look,
+    job_id: int,
+    timeout: float = SETTLE_TIMEOUT,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
     """Wait until a requeued job has finished completing: no nodes, no steps left.
 
     Until then its steps still run (vacate has not "ended the step" yet), and the end of
     the requeue would set the begin time again after a restart had cleared it.
     Returns whether it had to wait.
     """
-    deadline = time.monotonic() + timeout
+    deadline = clock() + timeout
     waited = False
-    while time.monotonic() < deadline:
+    while clock() < deadline:
         job, steps = look(job_id)
         if job is None or (not job.nodes and not steps):
             return waited
         waited = True
-        time.sleep(SETTLE_POLL)
+        sleep(SETTLE_POLL)
     return waited
 
 
 def keep_begin_time_now(
-    look: Look, binding: SlurmAPI, job_id: int, timeout: float = BEGIN_WATCH
+    look: Look,
+    binding: SlurmAPI,
+    job_id: int,
+    timeout: float = BEGIN_WATCH,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> None:
     """A requeue still completing sets the begin time ahead again: clear it again.
 
@@ -63,14 +78,14 @@ def keep_begin_time_now(
     watched until it pends (at most SETTLE_TIMEOUT), or it would wait out the begin time
     the requeue then sets, two minutes ahead.
     """
-    deadline = time.monotonic() + timeout
+    deadline = clock() + timeout
     extended = False
-    while time.monotonic() < deadline:
-        time.sleep(SETTLE_POLL)
+    while clock() < deadline:
+        sleep(SETTLE_POLL)
         job, _steps = look(job_id)
         if job is not None and job.state.is_finished:
             if not extended:  # once: the longest a completion is waited for
-                deadline = max(deadline, time.monotonic() + SETTLE_TIMEOUT)
+                deadline = max(deadline, clock() + SETTLE_TIMEOUT)
                 extended = True
             continue
         if job is None or job.state != JobState.PENDING:
@@ -117,10 +132,11 @@ def release_and_start(
     job: Job,
     records: list[tuple[StepStore, StepRecord]],
     clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> None:
     """Release the held ``job`` (or requeue it when it finished) and start it now, no
     sooner than ``CREDENTIAL_GAP`` after its last run ended (``records``' end times, which
-    the engine wrote with the same ``clock``)."""
+    the engine wrote with the same ``clock``); every wait is on ``sleep``."""
     # slurmd refuses a job credential issued in the same second as the revocation of
     # the job's previous one ("Job credential revoked"): start a second later at least.
     ended = max((r.ended_at for _s, r in records), default=0.0)
@@ -128,13 +144,13 @@ def release_and_start(
     if job.state == JobState.PENDING:
         # A job sckpt did not end (``scontrol requeuehold``, a node lost) may have been
         # requeued a moment ago, and a held job's end time is Unknown: wait the gap.
-        if wait_settled(look, job.job_id) or not ended:
+        if wait_settled(look, job.job_id, clock=clock, sleep=sleep) or not ended:
             not_before = max(not_before, clock() + CREDENTIAL_GAP)
         binding.release(job.job_id)
     else:
         if 0 < job.end_time < clock() + 86400:
             not_before = max(not_before, job.end_time + CREDENTIAL_GAP)
         binding.requeue(job.job_id, hold=False)
-    time.sleep(max(0.0, min(not_before - clock(), CREDENTIAL_GAP)))
+    sleep(max(0.0, min(not_before - clock(), CREDENTIAL_GAP)))
     start_now(binding, job.job_id)
-    keep_begin_time_now(look, binding, job.job_id)
+    keep_begin_time_now(look, binding, job.job_id, clock=clock, sleep=sleep)

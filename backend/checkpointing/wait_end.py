@@ -90,10 +90,16 @@ Look = Callable[[int], tuple[Job | None, tuple[Step, ...]]]
 """A fresh listing's job and its steps (the engine's ``_look``)."""
 
 
-def end_if_over(look: Look, job: Job, pending: Sequence[tuple[StepStore, str]]) -> None:
+def end_if_over(
+    look: Look,
+    job: Job,
+    pending: Sequence[tuple[StepStore, str]],
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
     """Raise ``why_over``'s error when ``job`` or a step waited on is gone, after closing
     the requests ``pending`` (each step's store and request id) that no wrapper will answer
-    any more; nothing when the wait may go on (or Slurm did not answer: next time)."""
+    any more; nothing when the wait may go on (or Slurm did not answer: next time).
+    ``sleep`` is the engine's (a test's fake one moves its clock on)."""
     watched = [store.step for store, _rid in pending]
     try:
         now, steps = look(job.job_id)
@@ -102,7 +108,7 @@ def end_if_over(look: Look, job: Job, pending: Sequence[tuple[StepStore, str]]) 
             return
         # A requeue ends the steps before the job's listing shows it pending, and a job's
         # end can lag its steps' too: one more look says which it was.
-        time.sleep(SETTLE)
+        sleep(SETTLE)
         now, steps = look(job.job_id)
         ended = why_over(job, now, steps, watched) or ended
     except SckptError:

@@ -77,7 +77,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..config import ENV_SIGNAL, Settings
@@ -159,7 +159,16 @@ class Wrapper:
         settings: Settings | None = None,
         checkpointer: Checkpointer | None = None,
         start_policy: AutoPolicy | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.clock = clock
+        """The time of day written in the record (registration, ends, images, deadlines)."""
+        self.monotonic = monotonic
+        """What every timing decision reads: the grace, the handler watch, the duration
+        of a checkpoint and a still-open status line's ``STILL_OPEN_QUIET``; a test gives
+        its own and moves it on (tests/backend/test_wrapper_time.py)."""
         step_id = step_from_env()
         if step_id is None:
             raise UsageError(
@@ -216,7 +225,7 @@ class Wrapper:
         if start_policy.before_end:
             check_before_end(self.step_id.job_id, start_policy.before_end)
         self.autopilot = (
-            Autopilot(self.store, self.step_id, self.restart_count, start_policy)
+            Autopilot(self.store, self.step_id, self.restart_count, start_policy, clock=clock)
             if self.procid == 0
             else None
         )
@@ -281,7 +290,7 @@ class Wrapper:
             procid=self.procid,
             host=self.host,
             pid=os.getpid(),
-            since=int(time.time()),
+            since=int(self.clock()),
             signal=self.ckpt_signal.name,
             image_dir=self.image_dir,
             restart_count=self.restart_count,
@@ -321,7 +330,7 @@ class Wrapper:
             rec.rename(self.name)
             rec.coordinator = self.checkpointer.coordinator_kind
             if self.autopilot is not None:
-                self.autopilot.register(rec, time.time())
+                self.autopilot.register(rec, self.clock())
             rec.tasks[str(self.procid)] = self._task(resumed_from=previous, start_note=note)
             if previous:
                 rec.last_image[str(self.procid)] = previous
@@ -375,7 +384,7 @@ class Wrapper:
             task = rec.tasks.get(str(self.procid))
             if task is not None and task.pid == os.getpid():
                 task.state = "ended"
-                task.ended_at = int(time.time())
+                task.ended_at = int(self.clock())
                 task.exit_status = status
             req = rec.in_progress
             if req is not None and self.procid in req.pending:
@@ -453,9 +462,9 @@ class Wrapper:
         if rec is None:
             return
         req = rec.in_progress
-        if req is not None and req.deadline and time.time() >= req.deadline:
+        if req is not None and req.deadline and self.clock() >= req.deadline:
             with contextlib.suppress(StoreError):
-                self.store.update(lambda r: r.expire())
+                self.store.update(lambda r: r.expire(int(self.clock())))
             return
         if req is None or self.procid not in req.pending:
             return
@@ -464,7 +473,7 @@ class Wrapper:
             # older (expired) one: the new one waits until it answers, never moves
             # ``current`` under it.
             return
-        if time.monotonic() - self.started < self.grace:
+        if self.monotonic() - self.started < self.grace:
             self.deferred = True  # looked at again on every turn until the grace ends
             return
         cut = incomplete_cut(rec, self.restart_count)
@@ -504,8 +513,8 @@ class Wrapper:
             self._write_status(status_line(code, message))
         self.active = req
         self.partial = partial
-        self.begun = time.monotonic()
-        asked = int(time.time())
+        self.begun = self.monotonic()
+        asked = int(self.clock())
 
         def mark(r: StepRecord) -> None:
             if r.in_progress is not None and r.in_progress.request_id == req.request_id:
@@ -533,6 +542,10 @@ class Wrapper:
             first = f"{errno.EIO} cannot read {self.done_path}: {exc.strerror}".encode()
         if not first.strip() or not self._status_written(first):
             return  # the next turn (``ACTIVE_POLL``) looks again
+        # Read again: a writer that wrote its last bytes and closed the file between the
+        # read above and the look at its descriptors left more than ``first`` holds.
+        with contextlib.suppress(OSError):
+            first = self.done_path.read_bytes() or first
         self.status_seen = None
         code, message = parse_status(first)
         image = ""
@@ -546,7 +559,7 @@ class Wrapper:
         # checkpointer measured its own (``_record_image``).
         measured = None
         if code == 0 and not self.checkpointer.label:
-            measured = (round(time.monotonic() - self.begun, 3), generation_bytes(image))
+            measured = (round(self.monotonic() - self.begun, 3), generation_bytes(image))
 
         one_cut = self.checkpointer.coordinator_kind == "step"
         cut: dict[str, str] = {}
@@ -558,10 +571,11 @@ class Wrapper:
             if measured is not None:
                 rec.ckpt_seconds[str(self.procid)], rec.image_bytes[str(self.procid)] = measured
             if code == 0 and one_cut:
-                cut.update(_whole_cut(rec, req.request_id, self.procid, image, self.restart_count))
+                run, now = self.restart_count, int(self.clock())
+                cut.update(_whole_cut(rec, req.request_id, self.procid, image, run, now))
             elif code == 0:
                 rec.last_image[str(self.procid)] = image
-                rec.last_image_time = int(time.time())
+                rec.last_image_time = int(self.clock())
             if not rec.report(self.procid, code, message, req.request_id):
                 rec.log("late", f"task{self.procid}", code, message, image)
 
@@ -588,7 +602,7 @@ class Wrapper:
             return True
         if raw.endswith(b"\n"):
             return True
-        now = time.monotonic()
+        now = self.monotonic()
         if raw != self.status_seen:
             self.status_seen, self.status_since = raw, now
             return False
@@ -709,15 +723,15 @@ class Wrapper:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
             self._end(127)
             raise UsageError(f"cannot start {self.program[0]!r}: {exc.strerror}") from None
-        self.started = time.monotonic()
+        self.started = self.monotonic()
         status: int | None = None
         last_poll = 0.0
         while status is None:
             timeout = ACTIVE_POLL if self.active is not None else self.poll
-            if time.monotonic() - self.started < self.grace:
+            if self.monotonic() - self.started < self.grace:
                 timeout = min(timeout, self.grace / 4 or ACTIVE_POLL)
             watching = (
-                self.handler != HANDLER_CAUGHT and time.monotonic() - self.started < HANDLER_WATCH
+                self.handler != HANDLER_CAUGHT and self.monotonic() - self.started < HANDLER_WATCH
             )
             if watching or self.deferred:
                 timeout = min(timeout, HANDLER_POLL)
@@ -725,7 +739,7 @@ class Wrapper:
             if info is not None:
                 self._on_signal(info)
             status = self.child.poll()
-            now = time.monotonic()
+            now = self.monotonic()
             if info is not None and info.si_signo == self.wake_signal:
                 last_poll = 0.0
             if now - last_poll >= self.poll or self.active is not None or self.deferred:
@@ -778,7 +792,7 @@ class Wrapper:
 
 
 def _whole_cut(
-    rec: StepRecord, request_id: str, procid: int, image: str, run: int
+    rec: StepRecord, request_id: str, procid: int, image: str, run: int, now: int
 ) -> dict[str, str]:
     """Step coordinator: task ``procid``'s image joins the cut of ``request_id``; once every
     task of this run has one, they become every task's last image together (returned, for
@@ -793,7 +807,7 @@ def _whole_cut(
     if not tasks <= set(rec.cut_images):
         return {}
     rec.last_image.update(rec.cut_images)
-    rec.last_image_time = int(time.time())
+    rec.last_image_time = now
     return dict(rec.cut_images)
 
 

@@ -23,6 +23,8 @@ from sckpt.backend.model import JobState, StepId
 from sckpt.backend.simulator import SimulatedCluster
 from sckpt.cli import WaitTiming
 
+from tests.helpers import wait_for
+
 from .conftest import CliEnv
 
 
@@ -213,10 +215,7 @@ def test_sigint_to_the_installed_command_while_it_waits(cli_env: CliEnv) -> None
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while not cli_env.audit(demo=True) and time.monotonic() < deadline:  # the demo's log
-        time.sleep(0.05)
-    assert cli_env.audit(demo=True), "the create was never requested"
+    wait_for(lambda: cli_env.audit(demo=True), interval=0.05, what="the create requested")
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, err

@@ -114,7 +114,7 @@ def test_auto_every_makes_a_running_step_checkpoint_by_itself_and_off_stops_it(
     rec = _record(cluster_work, job)
     assert not rec.policy.active and rec.next_due == 0 and rec.policy.set_by == "root"
     taken = len([e for e in rec.events() if e.operation == "create"])
-    time.sleep(2 * EVERY + 2)
+    time.sleep(2 * EVERY + 2)  # real time: two intervals in which none may start
     rec = _record(cluster_work, job)
     assert len([e for e in rec.events() if e.operation == "create"]) == taken
     assert [(e.operation, e.by, e.message) for e in rec.events() if e.operation == "auto"] == [

@@ -315,7 +315,7 @@ def test_slurmd_stopped_and_started_mid_checkpoint_resumes_from_a_complete_gener
     slurmd = job.cluster.pid("slurmd")
     os.kill(slurmd, signal.SIGTERM)
     wait_for(lambda: not Path(f"/proc/{slurmd}").exists(), timeout=30)
-    time.sleep(2)
+    time.sleep(2)  # real time: an outage the step lives through, not an instant restart
     up = job.cluster.script("up")
     assert up.returncode == 0, up.stderr[-2000:]
     job.cluster.run("scontrol", "requeuehold", str(job.id))

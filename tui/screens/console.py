@@ -156,7 +156,8 @@ class ConsoleScreen(TargetScreen):
 
     def planner(self) -> Planner:
         """A plan maker for the data a refresh will bring, with the view state of now (made
-        on the UI thread, called on the refresh worker's)."""
+        on the UI thread each time the rows are shown, handed to the refresh pipeline, and
+        called on the refresh worker's)."""
         view = self.view_state()
         accounted = self.accounted if self.show_finished else ()
 
@@ -267,6 +268,9 @@ class ConsoleScreen(TargetScreen):
             self._shown_view = planned.view
             self.jobs_table.refresh_expired()
             self.refresh_steps()
+        # Every change of the view (filter, sort, ``m``, ``f``, layout) ends here: the next
+        # refresh plans with this view on its worker.
+        self.sckpt.plan_with(self.planner())
         count = self._job_count()
         if count != self.count_text:
             self.count_text = count
