@@ -104,7 +104,6 @@ from .options import (
     run_policy,
     step_from_env,
 )
-from .processes import held_for_writing, process_tree
 from .protocol import (
     ABANDONED_CODE,
     ENV_DONE,
@@ -126,14 +125,11 @@ from .protocol import (
     status_line,
 )
 from .signal_checkpointer import SignalCheckpointer
+from .status_file import StatusFile
 from .store import ImageIndex, StepStore, job_stores
 
 ACTIVE_POLL = 0.05
 """How often the status file is looked at while a checkpoint runs."""
-STILL_OPEN_QUIET = 1.0
-"""A status file its writer keeps open counts as written once it ends its line, or once its
-bytes have not changed for this many seconds (a program that never closes it still
-completes; a slow writer, or one the scheduler held back, is not cut short)."""
 HANDLER_POLL = 0.1
 HANDLER_WATCH = 10.0
 """A program that does not catch its signal yet is looked at every HANDLER_POLL seconds for
@@ -217,10 +213,8 @@ class Wrapper:
         """How the program is checkpointed: the signal it catches, or ``--transparent``'s."""
         self.begun = 0.0
         """When the active checkpoint was asked for (monotonic): its duration is measured."""
-        self.status_seen: bytes | None = None
-        """The status file's bytes at the last turn while its writer still held it open."""
-        self.status_since = 0.0
-        """Since when (monotonic) the status file has held ``status_seen``."""
+        self.status = StatusFile(self.done_path, self.monotonic)
+        """The program's status line, read once it is whole (``status_file``)."""
         start_policy = start_policy or AutoPolicy()
         if start_policy.before_end:
             check_before_end(self.step_id.job_id, start_policy.before_end)
@@ -534,19 +528,9 @@ class Wrapper:
             return
         if not self.done_path.exists():
             self._ask_checkpointer()
-        try:
-            first = self.done_path.read_bytes()
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            first = f"{errno.EIO} cannot read {self.done_path}: {exc.strerror}".encode()
-        if not first.strip() or not self._status_written(first):
+        first = self.status.whole_line(self.child.pid if self.child is not None else None)
+        if first is None:
             return  # the next turn (``ACTIVE_POLL``) looks again
-        # Read again: a writer that wrote its last bytes and closed the file between the
-        # read above and the look at its descriptors left more than ``first`` holds.
-        with contextlib.suppress(OSError):
-            first = self.done_path.read_bytes() or first
-        self.status_seen = None
         code, message = parse_status(first)
         image = ""
         if code == 0:
@@ -590,23 +574,6 @@ class Wrapper:
                 self.index.remember(self.name, cut)
         except StoreError as exc:
             note(f"could not record the checkpoint outcome: {exc}")
-
-    def _status_written(self, raw: bytes) -> bool:
-        """Whether the status file holds its whole line: its writer (the program or one of
-        its processes) has closed it.  One that keeps it open, or whose descriptors cannot
-        be read, is done once it ends the line or has left it unchanged for
-        ``STILL_OPEN_QUIET`` seconds."""
-        if self.child is None:
-            return True
-        if held_for_writing(self.done_path, process_tree(self.child.pid)) is False:
-            return True
-        if raw.endswith(b"\n"):
-            return True
-        now = self.monotonic()
-        if raw != self.status_seen:
-            self.status_seen, self.status_since = raw, now
-            return False
-        return now - self.status_since >= STILL_OPEN_QUIET
 
     def _ask_checkpointer(self) -> None:
         """A checkpointer that learns the outcome itself (DMTCP) writes it as the status line

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from sckpt.backend.checkpointing.processes import held_for_writing
 from sckpt.backend.checkpointing.protocol import StepRecord, TaskInfo
-from sckpt.backend.checkpointing.wrapper import STILL_OPEN_QUIET, Wrapper, build_parser
+from sckpt.backend.checkpointing.status_file import STILL_OPEN_QUIET
+from sckpt.backend.checkpointing.wrapper import Wrapper, build_parser
 from sckpt.backend.config import ENV_WORK_DIR
 
 from tests.helpers import wait_for
@@ -63,14 +64,15 @@ def test_a_line_still_open_counts_once_unchanged_for_the_quiet_time(
     wrapper: tuple[Wrapper, Clock],
 ) -> None:
     w, clock = wrapper
-    assert not w._status_written(b"0 half a mess")
+    pid = w.child.pid  # type: ignore[union-attr]
+    assert not w.status.written(b"0 half a mess", pid)
     clock.now += STILL_OPEN_QUIET / 2
-    assert not w._status_written(b"0 half a message")  # it changed: counted from now
+    assert not w.status.written(b"0 half a message", pid)  # it changed: counted from now
     clock.now += STILL_OPEN_QUIET * 0.9
-    assert not w._status_written(b"0 half a message")
+    assert not w.status.written(b"0 half a message", pid)
     clock.now += STILL_OPEN_QUIET * 0.1
-    assert w._status_written(b"0 half a message")
-    assert w._status_written(b"0 a whole line\n")  # an ended line at once
+    assert w.status.written(b"0 half a message", pid)
+    assert w.status.written(b"0 a whole line\n", pid)  # an ended line at once
 
 
 def test_a_request_inside_the_grace_waits_for_the_clock(wrapper: tuple[Wrapper, Clock]) -> None:
