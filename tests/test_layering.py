@@ -836,3 +836,24 @@ def test_the_layers_that_only_forward_list_no_operation() -> None:
             ):
                 listed.append(f"{path.name}:{node.lineno}")
     assert listed == []
+
+
+# ---------------------------------------------------------------------- one resolution (issue 35)
+
+
+def test_an_actions_target_is_resolved_by_one_call_that_later_steps_only_read() -> None:
+    """``Facade.act`` resolves its target by one call of ``targets.resolve`` (imported as
+    ``resolve_target``); nothing after it parses, looks up, routes or checks the target
+    again, and no engine has a resolution of its own (the ``-M`` router reads the cluster
+    by the same rule, ``targets.on_cluster``)."""
+    tree = ast.parse((BACKEND / "facade.py").read_text())
+    act = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "act")
+    called = [ast.unparse(n.func) for n in ast.walk(act) if isinstance(n, ast.Call)]
+    assert called.count("resolve_target") == 1
+    again = {"to_target", "self.resolve", "on_cluster", "require_whole_job", "complete_matching"}
+    assert sorted(set(called) & again) == []
+    assert [n for n in called if n.endswith(".resolve_target")] == []
+    engines = sorted(
+        p.name for p in (BACKEND / "engines").glob("*.py") if "resolve_target" in p.read_text()
+    )
+    assert engines == []
