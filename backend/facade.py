@@ -307,8 +307,9 @@ class Facade:
 
     def job_stdio(self, target: Target) -> JobStdio:
         """Where the job's output and error go, as ``scontrol show job`` says (a step
-        names its job: steps of a batch job write to the job's files)."""
-        return self._engine.job_stdio(StepId(self.resolve(target).job_id))
+        names its job: steps of a batch job write to the job's files; with ``-M``, on the
+        target's cluster)."""
+        return self._engine.job_stdio(self.resolve(target).whole_job)
 
     def read_output(
         self, stdio: JobStdio, stream: str = "stdout", offset: int | None = None

@@ -154,3 +154,25 @@ def test_a_lookup_that_finds_no_record_is_its_answer(settings: Settings) -> None
     with pytest.raises(InvalidJobId):
         facade.act("create", "40_1")
     assert [name for name, _ in watched.calls] == ["snapshot"]  # the lookup's listing only
+
+
+def test_a_jobs_output_paths_are_asked_on_the_targets_own_cluster(settings: Settings) -> None:
+    """The job a step names stays on the step's cluster: with two ``-M`` clusters the
+    console's output view of a job on ``a`` was refused ("which cluster?")."""
+    clock = ManualClock()
+    sims = {
+        name: SimulatedCluster(
+            seed=3 + i, n_jobs=0, clock=clock, users=demo_users_for(ME), arrivals=False,
+            demo_touches=False, cluster_name=name,
+        )
+        for i, name in enumerate(("a", "b"))
+    }  # fmt: skip
+    job = sims["a"].control.submit(ME, name="x").job_id
+    engines = [(name, simulated_engine(sim, ME)) for name, sim in sims.items()]
+    facade = Facade(ClustersEngine(engines), settings)  # type: ignore[abstract]
+    watched = _watched(facade)
+    stdio = facade.job_stdio(StepId(job, 0, cluster="a"))
+    assert stdio.job_id == job
+    assert watched.calls == [("job_stdio", StepId(job, cluster="a"))]
+    with pytest.raises(UsageError, match="which cluster"):
+        facade.job_stdio(StepId(job))
