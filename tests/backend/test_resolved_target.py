@@ -59,10 +59,13 @@ def _watched(facade: Facade) -> Watched:
     return made[0]
 
 
-def _cluster() -> SimulatedCluster:
+def _cluster(
+    name: str = "east", seed: int = 3, clock: ManualClock | None = None
+) -> SimulatedCluster:
+    """An empty simulated controller named ``name`` (one ``-M`` cluster)."""
     return SimulatedCluster(
-        seed=3, n_jobs=0, clock=ManualClock(), users=demo_users_for(ME), arrivals=False,
-        demo_touches=False, cluster_name="east",
+        seed=seed, n_jobs=0, clock=clock or ManualClock(), users=demo_users_for(ME),
+        arrivals=False, demo_touches=False, cluster_name=name,
     )  # fmt: skip
 
 
@@ -160,13 +163,7 @@ def test_a_jobs_output_paths_are_asked_on_the_targets_own_cluster(settings: Sett
     """The job a step names stays on the step's cluster: with two ``-M`` clusters the
     console's output view of a job on ``a`` was refused ("which cluster?")."""
     clock = ManualClock()
-    sims = {
-        name: SimulatedCluster(
-            seed=3 + i, n_jobs=0, clock=clock, users=demo_users_for(ME), arrivals=False,
-            demo_touches=False, cluster_name=name,
-        )
-        for i, name in enumerate(("a", "b"))
-    }  # fmt: skip
+    sims = {name: _cluster(name, 3 + i, clock) for i, name in enumerate(("a", "b"))}
     job = sims["a"].control.submit(ME, name="x").job_id
     engines = [(name, simulated_engine(sim, ME)) for name, sim in sims.items()]
     facade = Facade(ClustersEngine(engines), settings)  # type: ignore[abstract]
