@@ -1,10 +1,11 @@
 """What the facade adds around an engine's action: its audit lines, and ``complete``'s
 check that the report matched a checkpoint.
 
-``Facade.act`` (``facade.py``) validates an action, refuses it in read-only mode, reserves
-its audit line, calls the engine and writes the line; the lines themselves are written
-here, by ``ActionLog``: one per attempt, allowed or refused, with Slurm's code, its ESLURM
-name and message, how long the attempt took and who asked.
+``Facade.act`` (``facade.py``) resolves an action's target once (``targets.resolve``),
+validates its arguments, refuses it in read-only mode, reserves its audit line, calls the
+engine (``perform``) and writes the line; the lines themselves are written here, by
+``ActionLog``: one per attempt, allowed or refused, with Slurm's code, its ESLURM name and
+message, how long the attempt took and who asked.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .audit import AuditLog, AuditReservation, monotonic
 from .engines.base import Engine
 from .errors import AuditLogError, NothingMatched, SckptError, identify
 from .model import ActionResult, StepId
+from .targets import ResolvedTarget
 
 
 class ActionLog:
@@ -100,25 +102,28 @@ class ActionLog:
         return problem
 
 
-def complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -> ActionResult:
-    """``complete`` (the row that ``completes``); a report of success (error code 0) whose
-    begin time names no checkpoint in progress raises ``NothingMatched``: Slurm answers
-    success and did nothing.
+def perform(
+    engine: Engine, operation: str, target: ResolvedTarget, args: Mapping[str, Any]
+) -> ActionResult:
+    """The engine's ``operation`` on the resolved target, its arguments by name; for a
+    target that ``matches_checkpoint`` (``complete`` on one step), a report of success
+    (error code 0) whose begin time names no checkpoint in progress raises
+    ``NothingMatched``: Slurm answers success and did nothing.
 
     A report of an error is kept by Slurm whatever the begin time (the step's last error):
     it did something, and is not asked about.  The checkpoint in progress is asked with
     ``able`` just before; when ``able`` is refused (a disabled step), Slurm's answer stands.
-    A whole job (JOB) is not asked either: what ``able`` answers for one differs between
-    Slurm 19.05 (the batch step's record) and the cooperative engine (every step).
     """
+    step = target.step
+    act: Callable[..., ActionResult] = getattr(engine, operation)
+    if not target.matches_checkpoint or args["error_code"]:
+        return act(step, **args)
+    try:
+        began: int | None = engine.able(step).in_progress_since
+    except SckptError:
+        began = None
+    result = act(step, **args)
     begin_time = args["begin_time"]
-    began: int | None = None
-    if not args["error_code"] and not target.is_whole_job:
-        try:
-            began = engine.able(target).in_progress_since
-        except SckptError:
-            began = None
-    result = engine.complete(target, **args)
     if began is None or (began and began == begin_time):
         return result
     asked = (
@@ -132,9 +137,9 @@ def complete_matching(engine: Engine, target: StepId, args: Mapping[str, Any]) -
             f"--begin-time {began} names it"
         )
     else:
-        hint = f"no checkpoint of {target} is in progress: 'sckpt able {target}' says when one is"
+        hint = f"no checkpoint of {step} is in progress: 'sckpt able {step}' says when one is"
     raise NothingMatched(
-        f"nothing matched: no checkpoint of {target} {asked}, so none was completed", hint
+        f"nothing matched: no checkpoint of {step} {asked}, so none was completed", hint
     )
 
 

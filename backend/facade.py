@@ -7,9 +7,11 @@ mutating operation) goes through ``act(name, target, **arguments)``, which the n
 methods call, so a caller holding a table row dispatches with ``facade.act(op.name,
 target, **values)``.  Each action:
 
-1. **validates** its input (``targets.py``, and ``arguments.py`` for each argument the
-   table gives the operation): a bad id or argument raises ``UsageError`` saying what was
-   expected, and no engine is called;
+1. **resolves** its target once (``targets.resolve``: parsed, an array task's job record
+   looked up, its ``-M`` cluster named, the row's whole-job rule checked) into a
+   ``ResolvedTarget`` that every later step only reads, and **validates** each argument
+   the table gives the operation (``arguments.py``): a bad id or argument raises
+   ``UsageError`` saying what was expected, and no engine is called;
 2. for a mutating operation (its row's ``mutating``): refuses with ``ReadOnlyError`` in
    read-only mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then
    opens the audit log (``AuditLogError`` and no action when it cannot be opened and is
@@ -54,7 +56,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import accounting, progress
-from .acting import ActionLog, complete_matching, printable
+from .acting import ActionLog, perform, printable
 from .arguments import check as check_arguments
 from .arguments import given_values
 from .arrays import ArrayIndex, needs_listing
@@ -96,7 +98,8 @@ from .operations import Operation
 from .operations import operation as find_operation
 from .readonly import ReadOnlyEngine, refusal
 from .slurm_api import SlurmAPI
-from .targets import require_whole_job, to_target
+from .targets import resolve as resolve_target
+from .targets import to_target
 
 if TYPE_CHECKING:
     from .libslurm.binding import Binding
@@ -239,12 +242,19 @@ class Facade:
 
     # ---------------------------------------------------------- array targets
 
-    def resolve(self, target: object, *, label: bool = False, pending_ok: bool = False) -> StepId:
+    def resolve(self, target: object, *, label: bool = False) -> StepId:
         """``target`` as a job record: an array task typed as ``7_3`` looked up in the
         listing (``arrays.py``; ``InvalidJobId`` when no record holds it); with ``label``,
         a record that is an array task also gets its array names (what the audit log and
-        the answers show), from the listing at hand."""
+        the answers show), from the listing at hand.  An action's target is resolved
+        further, once: ``targets.resolve`` (``act``)."""
         step = to_target(target)
+        return self._record(step, label=label)
+
+    def _record(self, step: StepId, pending_ok: bool = False, *, label: bool = True) -> StepId:
+        """The job record ``step`` (parsed) names: ``resolve``'s lookup, and the one
+        ``targets.resolve`` is given for an action (``pending_ok``: a pending array task
+        stays named by its array, ``arrays.py``)."""
         if step.unresolved:
             return self._array_index(step, fresh=True).resolve(step, pending_ok=pending_ok)
         if label and step.array_task_id is None and self._last is not None:
@@ -297,8 +307,9 @@ class Facade:
 
     def job_stdio(self, target: Target) -> JobStdio:
         """Where the job's output and error go, as ``scontrol show job`` says (a step
-        names its job: steps of a batch job write to the job's files)."""
-        return self._engine.job_stdio(StepId(self.resolve(target).job_id))
+        names its job: steps of a batch job write to the job's files; with ``-M``, on the
+        target's cluster)."""
+        return self._engine.job_stdio(self.resolve(target).whole_job)
 
     def read_output(
         self, stdio: JobStdio, stream: str = "stdout", offset: int | None = None
@@ -417,27 +428,20 @@ class Facade:
         started = monotonic()
         shown = str(target) if isinstance(target, StepId | str) else repr(target)
         try:
-            step = self._engine.resolve_target(
-                self.resolve(target, label=True, pending_ok=op.pending_task_by_name)
-            )
-            if op.whole_job:
-                require_whole_job(name, step)
+            resolved = resolve_target(target, op, self.clusters, self._record)
             args = self._with_defaults(op, check_arguments(op, values))
         except UsageError as exc:
             raw = printable(given_values(op, values))
             self._log.refusal(name, shown[:200], raw, exc, started)
             raise
+        step = resolved.step
         if self.read_only:
             refused = refusal(name, step)
             self._log.refusal(name, str(step), args, refused, started, cluster=step.cluster)
             raise refused
         reservation = self.audit.reserve()  # AuditLogError here: nothing was done
-        result: ActionResult
         try:
-            if op.completes:
-                result = complete_matching(self._engine, step, args)
-            else:
-                result = getattr(self._engine, name)(step, **args)
+            result = perform(self._engine, name, resolved, args)
         except SckptError as exc:
             problem = self._log.outcome(reservation, name, step, args, exc, started)
             if problem:

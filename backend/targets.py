@@ -3,11 +3,19 @@
 Everything here runs before any engine is called, so invalid input never reaches Slurm.
 Each refusal is a ``UsageError`` whose message says what was expected.  The operations'
 other arguments (max_wait, image_dir, ...) have their rules in ``arguments.py``.
+
+An action's target is resolved once, by ``resolve``, into a ``ResolvedTarget``: the job
+record it names (an array task's own job id, found in a listing: ``arrays.py``), with
+``-M`` its cluster (``on_cluster``), checked against its operation's row (``whole_job``),
+and what the row asks of it (``completes``).  Every later step of ``Facade.act`` (the
+read-only guard, the audit line, the engine, ``acting.perform``) only reads that value.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from .errors import UsageError
 from .model import (
@@ -18,6 +26,7 @@ from .model import (
     StepId,
     expand_task_ranges,
 )
+from .operations import Operation
 
 MAX_JOB_ID = 0xFFFFFFF0
 """Job ids above this collide with Slurm's special values."""
@@ -129,3 +138,51 @@ def require_whole_job(operation: str, target: StepId) -> None:
         raise UsageError(
             f"{operation} acts on a whole job: give JOB ({target.job_id}), not the step {target}"
         )
+
+
+def on_cluster(target: StepId, clusters: Sequence[str]) -> StepId:
+    """``target`` with its cluster, one of ``-M``'s ``clusters``: the only one when it names
+    none; as it is without ``-M`` (no ``clusters``).  With several clusters a target must
+    name its own (job ids repeat across clusters)."""
+    if not clusters:
+        return target
+    if target.cluster:
+        if target.cluster not in clusters:
+            raise UsageError(f"cluster {target.cluster} is not one of -M's ({', '.join(clusters)})")
+        return target
+    if len(clusters) == 1:
+        return replace(target, cluster=clusters[0])
+    raise UsageError(
+        f"{target}: which cluster? -M names {', '.join(clusters)}: name one with "
+        "-M NAME to act on a job"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTarget:
+    """An action's target, resolved once (``resolve``): what every later step reads."""
+
+    step: StepId
+    """The job record acted on: an array task's own job id and array names, and with
+    ``-M`` its cluster; what the guard refuses, the audit line names and the engine is given."""
+    matches_checkpoint: bool = False
+    """A success reported on it must name the checkpoint in progress (the row's
+    ``completes``, on one step: what ``able`` answers for a whole job differs between
+    engines, ``acting.perform``)."""
+
+
+def resolve(
+    target: object,
+    op: Operation,
+    clusters: Sequence[str],
+    record: Callable[[StepId, bool], StepId],
+) -> ResolvedTarget:
+    """``target`` for the operation ``op``, in this order: parsed (``to_target``), looked
+    up as a job record (``record(step, pending_ok)``: the facade's listing, ``arrays.py``),
+    given its ``-M`` cluster (``on_cluster``), refused as a step where the row acts on
+    whole jobs only (``require_whole_job``).  ``UsageError`` (or the lookup's
+    ``InvalidJobId``) when it cannot be."""
+    step = on_cluster(record(to_target(target), op.pending_task_by_name), clusters)
+    if op.whole_job:
+        require_whole_job(op.name, step)
+    return ResolvedTarget(step, matches_checkpoint=op.completes and not step.is_whole_job)

@@ -17,7 +17,9 @@
   climbs to a room above its own, not even inside a function or for typing;
 * no function of the package is over 80 lines, and no test file over 900;
 * no class of the simulator inherits from another of its own more than one level, and its
-  hooks, client and the tests reach no private simulator name.
+  hooks, client and the tests reach no private simulator name;
+* ``Facade.act`` resolves an action's target by one call, and nothing after it resolves it
+  again.
 
 The operations table's rules (no name compared with a literal, no forwarder listing an
 operation) are in ``test_layering_operations.py``.
@@ -803,3 +805,24 @@ def test_the_simulator_hooks_and_the_tests_reach_no_private_simulator_name() -> 
     paths = [simulator / "control.py", simulator / "client.py", simulator / "cluster.py"]
     assert _own_private_uses([*paths, BACKEND / "engines" / "simulated.py"]) == []
     assert _own_private_uses(sorted((ROOT / "tests").rglob("*.py"))) == []
+
+
+# ---------------------------------------------------------------------- one resolution (issue 35)
+
+
+def test_an_actions_target_is_resolved_by_one_call_that_later_steps_only_read() -> None:
+    """``Facade.act`` resolves its target by one call of ``targets.resolve`` (imported as
+    ``resolve_target``); nothing after it parses, looks up, routes or checks the target
+    again, and no engine has a resolution of its own (the ``-M`` router reads the cluster
+    by the same rule, ``targets.on_cluster``)."""
+    tree = ast.parse((BACKEND / "facade.py").read_text())
+    act = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "act")
+    called = [ast.unparse(n.func) for n in ast.walk(act) if isinstance(n, ast.Call)]
+    assert called.count("resolve_target") == 1
+    again = {"to_target", "self.resolve", "on_cluster", "require_whole_job", "complete_matching"}
+    assert sorted(set(called) & again) == []
+    assert [n for n in called if n.endswith(".resolve_target")] == []
+    engines = sorted(
+        p.name for p in (BACKEND / "engines").glob("*.py") if "resolve_target" in p.read_text()
+    )
+    assert engines == []

@@ -196,11 +196,6 @@ class Engine(ABC):
         """The checkpoint history the engine keeps of a job's steps (none by default)."""
         return ()
 
-    def resolve_target(self, target: StepId) -> StepId:
-        """``target`` as this engine routes it: with ``-M``, its cluster filled in or a
-        ``UsageError`` (``engines/clusters.py``); one cluster's engines take it as it is."""
-        return target
-
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release threads and libraries; the default has nothing to release."""
 

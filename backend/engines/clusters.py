@@ -20,7 +20,8 @@ What this engine adds:
   Slurm's MessageTimeout.
 * every other call goes to the engine of the target's cluster (``StepId.cluster``); with
   one cluster chosen a target without a cluster is that cluster's, with several a target
-  must name its cluster (``resolve_target``).
+  must name its cluster (``targets.on_cluster``, which ``Facade.act`` has already applied
+  to an action's target: ``targets.resolve``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from ..model import (
     StepId,
 )
 from ..operations import BY_NAME, NAMES
+from ..targets import on_cluster
 from .base import Engine
 
 T = TypeVar("T")
@@ -168,24 +170,11 @@ class ClustersEngine(Engine):
 
     # ------------------------------------------------------------------ targets
 
-    def resolve_target(self, target: StepId) -> StepId:
-        """``target`` with its cluster: one of ``-M``'s; the only one when it names none."""
-        if target.cluster:
-            if target.cluster not in self._parts:
-                raise UsageError(
-                    f"cluster {target.cluster} is not one of -M's ({', '.join(self._parts)})"
-                )
-            return target
-        if len(self._parts) == 1:
-            return replace(target, cluster=next(iter(self._parts)))
-        raise UsageError(
-            f"{target}: which cluster? -M names {', '.join(self._parts)}: name one with "
-            "-M NAME to act on a job"
-        )
-
     def _route(self, target: StepId) -> tuple[Engine, StepId, StepId]:
-        """(the cluster's engine, the target as that engine knows it, the full target)."""
-        full = self.resolve_target(target)
+        """(the cluster's engine, the target as that engine knows it, the full target).
+        An action's target comes resolved, its cluster named (``targets.resolve``); a read's
+        or a direct caller's is given its cluster here, by the same rule (``on_cluster``)."""
+        full = on_cluster(target, self.cluster_names)
         return self._parts[full.cluster].engine, replace(full, cluster=""), full
 
     # ------------------------------------------------------------------ reading
