@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -80,9 +80,11 @@ from ..model import (
     CheckpointState,
     Job,
     JobState,
+    Snapshot,
     Step,
     StepCheckpointEvent,
     StepId,
+    StepView,
 )
 from ..slurm_api import SlurmAPI
 from . import policy, wait_end
@@ -116,11 +118,12 @@ from .records import (
     vacate_failed,
 )
 from .restart import images_under, release_and_start, wait_settled
-from .store import ImageIndex, StepStore, job_stores
+from .store import ImageIndex, RefreshWalks, StepStore, job_stores
 
 WAIT_POLL = 0.05
 CACHE_LIMIT = 20_000
-"""Parsed state files kept for snapshots (cleared when exceeded: ended jobs' files)."""
+"""Parsed state files (and their stores) kept for snapshots (cleared when exceeded: ended
+jobs' files)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,16 @@ class CooperativeEngine(LiveEngine):
         self._due_for: tuple[Job, ...] | None = None
         self._due_ids: set[int] = set()
         """``states_due`` for the job listing ``_due_for``."""
+        self._walks = RefreshWalks()
+        """Each state directory walked once per snapshot, not once per step."""
+        self._stores: dict[tuple[Path, StepId, int], StepStore] = {}
+        """The snapshots' ``StepStore`` per (directory, step, owner): made once, not per
+        refresh (their paths cost more than reading a state file)."""
+
+    def snapshot(self) -> Snapshot:
+        """``LiveEngine.snapshot``, its state files read with one walk per directory."""
+        with self._lock, self._walks.batch():
+            return super().snapshot()
 
     def states_due(self) -> set[int] | None:
         """The jobs whose steps' columns come from state files: those whose own state does
@@ -208,7 +221,7 @@ class CooperativeEngine(LiveEngine):
         A refresh still reads every running step's file (a stat is not enough: a rewrite
         can reuse the inode, size and timestamp), but skips the JSON parsing.
         """
-        raw = store.read_raw()
+        raw = store.read_raw(self._walks)
         if raw is None:
             self._cache.pop(store.path, None)
             return None
@@ -221,8 +234,17 @@ class CooperativeEngine(LiveEngine):
         self._cache[store.path] = (raw, rec)
         return rec
 
+    def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
+        """Each step's ``checkpoint_state``, the job's state directory worked out once."""
+        directory = self._state_dir_of(job)
+        return tuple(StepView(step, self._step_state(job, step, directory)) for step in steps)
+
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """A step's checkpoint column: from the job's state, then from its state file."""
+        return self._step_state(job, step, self._state_dir_of(job))
+
+    def _step_state(self, job: Job, step: Step, directory: Path) -> CheckpointState:
+        """``checkpoint_state`` with the job's state directory (``_state_dir_of``)."""
         by_job = rules.column_for_job(job)
         if by_job is not None:
             return CheckpointState(by_job[0], reason=by_job[1])
@@ -232,7 +254,12 @@ class CooperativeEngine(LiveEngine):
             )
         if self.caller_uid not in (None, 0, job.uid):  # as able and error: nothing (issue 34)
             return rules.not_asked(job)
-        store = self._store(job, step.step_id)
+        key = (directory, step.step_id, job.uid)
+        store = self._stores.get(key)
+        if store is None:
+            if len(self._stores) > CACHE_LIMIT:
+                self._stores.clear()
+            store = self._stores[key] = StepStore(directory, step.step_id, owner=job.uid)
         try:
             rec = self._cached_read(store)
         except StoreError as exc:
