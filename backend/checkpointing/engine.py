@@ -235,16 +235,19 @@ class CooperativeEngine(LiveEngine):
         return rec
 
     def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
-        """Each step's ``checkpoint_state``, the job's state directory worked out once."""
+        """Each step's ``checkpoint_state``, a running job's state directory worked out
+        once for all its steps (and not at all for the other jobs: most of a queue)."""
+        if not steps or rules.column_for_job(job) is not None:
+            return super().step_views(job, steps)
         directory = self._state_dir_of(job)
         return tuple(StepView(step, self._step_state(job, step, directory)) for step in steps)
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """A step's checkpoint column: from the job's state, then from its state file."""
-        return self._step_state(job, step, self._state_dir_of(job))
+        return self._step_state(job, step, None)
 
-    def _step_state(self, job: Job, step: Step, directory: Path) -> CheckpointState:
-        """``checkpoint_state`` with the job's state directory (``_state_dir_of``)."""
+    def _step_state(self, job: Job, step: Step, directory: Path | None) -> CheckpointState:
+        """``checkpoint_state``; ``directory``: the job's (``_state_dir_of``), when known."""
         by_job = rules.column_for_job(job)
         if by_job is not None:
             return CheckpointState(by_job[0], reason=by_job[1])
@@ -254,6 +257,8 @@ class CooperativeEngine(LiveEngine):
             )
         if self.caller_uid not in (None, 0, job.uid):  # as able and error: nothing (issue 34)
             return rules.not_asked(job)
+        if directory is None:
+            directory = self._state_dir_of(job)
         key = (directory, step.step_id, job.uid)
         store = self._stores.get(key)
         if store is None:
