@@ -118,12 +118,10 @@ from .records import (
     vacate_failed,
 )
 from .restart import images_under, release_and_start, wait_settled
-from .store import ImageIndex, RefreshWalks, StepStore, job_stores
+from .state_reads import StateReads
+from .store import ImageIndex, StepStore, job_stores
 
 WAIT_POLL = 0.05
-CACHE_LIMIT = 20_000
-"""Parsed state files (and their stores) kept for snapshots (cleared when exceeded: ended
-jobs' files)."""
 
 
 @dataclass(frozen=True)
@@ -155,20 +153,15 @@ class CooperativeEngine(LiveEngine):
         super().__init__(binding, clock)
         self._state_dir = state_dir
         self._clock = clock
-        self._cache: dict[Path, tuple[bytes, StepRecord]] = {}
-        """Parsed state files for the snapshot; records are never mutated once cached."""
+        self._reads = StateReads()
+        """What the snapshots read of the state files (``state_reads.py``)."""
         self._due_for: tuple[Job, ...] | None = None
         self._due_ids: set[int] = set()
         """``states_due`` for the job listing ``_due_for``."""
-        self._walks = RefreshWalks()
-        """Each state directory walked once per snapshot, not once per step."""
-        self._stores: dict[tuple[Path, StepId, int], StepStore] = {}
-        """The snapshots' ``StepStore`` per (directory, step, owner): made once, not per
-        refresh (their paths cost more than reading a state file)."""
 
     def snapshot(self) -> Snapshot:
         """``LiveEngine.snapshot``, its state files read with one walk per directory."""
-        with self._lock, self._walks.batch():
+        with self._lock, self._reads.batch():
             return super().snapshot()
 
     def states_due(self) -> set[int] | None:
@@ -215,25 +208,6 @@ class CooperativeEngine(LiveEngine):
             self.refresh()
             return self._by_job.get(job_id), self._steps_by_job.get(job_id, ())
 
-    def _cached_read(self, store: StepStore) -> StepRecord | None:
-        """``store.read()``, parsed again only when the file's bytes changed.
-
-        A refresh still reads every running step's file (a stat is not enough: a rewrite
-        can reuse the inode, size and timestamp), but skips the JSON parsing.
-        """
-        raw = store.read_raw(self._walks)
-        if raw is None:
-            self._cache.pop(store.path, None)
-            return None
-        hit = self._cache.get(store.path)
-        if hit is not None and hit[0] == raw:
-            return hit[1]
-        rec = store.parse(raw)
-        if len(self._cache) > CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[store.path] = (raw, rec)
-        return rec
-
     def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
         """Each step's ``checkpoint_state``, a running job's state directory worked out
         once for all its steps (and not at all for the other jobs: most of a queue)."""
@@ -259,14 +233,9 @@ class CooperativeEngine(LiveEngine):
             return rules.not_asked(job)
         if directory is None:
             directory = self._state_dir_of(job)
-        key = (directory, step.step_id, job.uid)
-        store = self._stores.get(key)
-        if store is None:
-            if len(self._stores) > CACHE_LIMIT:
-                self._stores.clear()
-            store = self._stores[key] = StepStore(directory, step.step_id, owner=job.uid)
+        store = self._reads.store(directory, step.step_id, job.uid)
         try:
-            rec = self._cached_read(store)
+            rec = self._reads.record(store)
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
         return column(rec, job) or unregistered(step, store.path, self._clock())
