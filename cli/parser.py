@@ -189,18 +189,31 @@ _COMPLETION_PREAMBLE = {
 
 
 def _complete_with(action: argparse.Action, spec: object) -> argparse.Action:
-    """Tell shtab how to complete an option's value (files, directories)."""
-    vars(action)["complete"] = spec
+    """Tell shtab how to complete an option's value (files, directories; None: nothing)."""
+    if spec is not None:
+        vars(action)["complete"] = spec
     return action
 
 
-def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+def _shtab_spec(name: str, completing: bool) -> object:
+    """shtab's completion spec ``name`` (``FILE``, ``DIRECTORY``) for a parser that writes a
+    completion script; None for one that parses: importing shtab cost every start ~20 ms
+    (with ``importlib.metadata``), and only ``sckpt completion`` needs it."""
+    if not completing:
+        return None
+    import shtab
+
+    return getattr(shtab, name)
+
+
+def _global_options(
+    parser: argparse.ArgumentParser, *, suppress: bool, completing: bool = False
+) -> None:
     """Options accepted before or after the command (``sckpt --demo ls`` = ``sckpt ls --demo``).
 
     Sub-parsers get them with SUPPRESS defaults, so a value given before the command is not
     overwritten by the sub-parser's default.
     """
-    import shtab
 
     def default(value: object) -> object:
         return argparse.SUPPRESS if suppress else value
@@ -228,7 +241,7 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
             default=default(None),
             help="configuration file (default: $SCKPT_CONFIG, else the XDG config path)",
         ),
-        shtab.FILE,
+        _shtab_spec("FILE", completing),
     )
     parser.add_argument(
         "--engine",
@@ -369,11 +382,10 @@ this order (the one ``--help`` has always shown); each option's ``dest`` is the
 argument's name, so the parsed values are the facade's keyword arguments as they are."""
 
 
-def _operation_options() -> dict[Argument, tuple[str, dict[str, Any], object]]:
-    """``_OPERATION_OPTIONS`` with how shtab completes each value (None: not at all)."""
-    import shtab
-
-    completions: dict[Argument, object] = {"image_dir": shtab.DIRECTORY}
+def _operation_options(completing: bool) -> dict[Argument, tuple[str, dict[str, Any], object]]:
+    """``_OPERATION_OPTIONS`` with how shtab completes each value (None: not at all, or not
+    ``completing``: ``_shtab_spec``)."""
+    completions: dict[Argument, object] = {"image_dir": _shtab_spec("DIRECTORY", completing)}
     return {
         argument: (flag, spec, completions.get(argument))
         for argument, (flag, spec) in _OPERATION_OPTIONS.items()
@@ -417,9 +429,25 @@ class _Commands(Protocol):
     def add_parser(self, name: str, **kwargs: Any) -> _Parser: ...
 
 
-def build_parser() -> _Parser:
-    """The whole command line (also the source of the shell completion scripts)."""
+def build_parser(*, completing: bool = False) -> _Parser:
+    """The whole command line (``completing``: with shtab's completion specs, the source of
+    the shell completion scripts)."""
+    parser = _top_level(completing)
+    common = _Parser(add_help=False, allow_abbrev=False)
+    _global_options(common, suppress=True, completing=completing)
 
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_operation_commands(sub, common, completing)
+    _add_ls(sub, common)
+    _add_history(sub, common)
+    _add_show_and_output(sub, common)
+    _add_other_commands(sub, common)
+    return parser
+
+
+def _top_level(completing: bool) -> _Parser:
+    """The parser's own options, before any command: all ``split_command`` needs, so it
+    does not build the commands' parsers too (a start parsed its command line twice)."""
     parser = _Parser(
         prog="sckpt",
         description=(
@@ -434,7 +462,7 @@ def build_parser() -> _Parser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"sckpt {__version__}")
-    _global_options(parser, suppress=False)
+    _global_options(parser, suppress=False, completing=completing)
     parser.add_argument(
         "--step",
         metavar="JOB.STEP",
@@ -442,21 +470,12 @@ def build_parser() -> _Parser:
         default=None,
         help="open the console on this step (same as 'sckpt JOB.STEP')",
     )
-    common = _Parser(add_help=False, allow_abbrev=False)
-    _global_options(common, suppress=True)
-
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    _add_operation_commands(sub, common)
-    _add_ls(sub, common)
-    _add_history(sub, common)
-    _add_show_and_output(sub, common)
-    _add_other_commands(sub, common)
     return parser
 
 
-def _add_operation_commands(sub: _Commands, common: _Parser) -> None:
+def _add_operation_commands(sub: _Commands, common: _Parser, completing: bool) -> None:
     """One command per checkpoint operation, in the table's order: its targets and options."""
-    options = _operation_options()
+    options = _operation_options(completing)
     for op in OPERATIONS:
         action = sub.add_parser(
             op.name,
@@ -479,8 +498,7 @@ def _add_operation_commands(sub: _Commands, common: _Parser) -> None:
             if argument in op.arguments:
                 own = _OWN_HELP.get((op.name, flag))
                 added = action.add_argument(flag, **({**spec, "help": own} if own else spec))
-                if completion is not None:
-                    _complete_with(added, completion)
+                _complete_with(added, completion)
         if op.starts_checkpoint:
             action.add_argument(
                 "--wait",
@@ -787,7 +805,8 @@ def completion_script(shell: str) -> str:
     """The bash or zsh completion script, generated from ``build_parser()`` by shtab."""
     import shtab
 
-    return str(shtab.complete(build_parser(), shell=shell, preamble=_COMPLETION_PREAMBLE[shell]))
+    parser = build_parser(completing=True)
+    return str(shtab.complete(parser, shell=shell, preamble=_COMPLETION_PREAMBLE[shell]))
 
 
 @dataclass(frozen=True)
@@ -814,10 +833,11 @@ def _command_locator() -> _Locator:
     but converting and checking none, and every word from the first positional on kept.
 
     It answers one question, where the command word is, from the parser's own declarations,
-    so that which option takes a value is written once (in ``build_parser``).
+    so that which option takes a value is written once (in ``_top_level``, where
+    ``build_parser`` starts).
     """
     twin = _Locator(prog="sckpt", add_help=False, allow_abbrev=False)
-    for action in build_parser().declared:
+    for action in _top_level(completing=False).declared:
         if not action.option_strings:
             continue
         if action.nargs == 0:  # a flag (--demo, --help, --version)

@@ -826,3 +826,20 @@ def test_an_actions_target_is_resolved_by_one_call_that_later_steps_only_read() 
         p.name for p in (BACKEND / "engines").glob("*.py") if "resolve_target" in p.read_text()
     )
     assert engines == []
+
+
+def test_parsing_a_command_line_imports_no_shtab() -> None:
+    """shtab (with ``importlib.metadata``) is only for ``sckpt completion``: a start that
+    parses its command line (the console's, ``ls``) does not import it (issue 34, first
+    rows); the completion script still gets its file and directory completions."""
+    code = (
+        "import sys\n"
+        "from sckpt.cli.parser import completion_script, parse\n"
+        "parse([]); parse(['--config', 'c.toml', 'ls', '-t', 'R']); parse(['create', '1'])\n"
+        "print('shtab' in sys.modules)\n"
+        "script = completion_script('bash')\n"
+        "print('shtab' in sys.modules, '_shtab_compgen_files' in script,"
+        " '_shtab_compgen_dirs' in script)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True", "True"]

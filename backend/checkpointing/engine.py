@@ -51,7 +51,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -82,9 +82,11 @@ from ..model import (
     CheckpointState,
     Job,
     JobState,
+    Snapshot,
     Step,
     StepCheckpointEvent,
     StepId,
+    StepView,
 )
 from ..slurm_api import SlurmAPI
 from . import policy, wait_end
@@ -118,11 +120,10 @@ from .records import (
     vacate_failed,
 )
 from .restart import images_under, release_and_start, wait_settled
+from .state_reads import StateReads
 from .store import ImageIndex, StepStore, job_stores
 
 WAIT_POLL = 0.05
-CACHE_LIMIT = 20_000
-"""Parsed state files kept for snapshots (cleared when exceeded: ended jobs' files)."""
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,16 @@ class CooperativeEngine(LiveEngine):
         self._sleep = sleep
         """How every wait here passes (create's and vacate's, restart's settling): with
         ``clock``, what a test drives (a fake sleep moves a fake clock on)."""
-        self._cache: dict[Path, tuple[bytes, StepRecord]] = {}
-        """Parsed state files for the snapshot; records are never mutated once cached."""
+        self._reads = StateReads()
+        """What the snapshots read of the state files (``state_reads.py``)."""
         self._due_for: tuple[Job, ...] | None = None
         self._due_ids: set[int] = set()
         """``states_due`` for the job listing ``_due_for``."""
+
+    def snapshot(self) -> Snapshot:
+        """``LiveEngine.snapshot``, its state files read with one walk per directory."""
+        with self._lock, self._reads.batch():
+            return super().snapshot()
 
     def states_due(self) -> set[int] | None:
         """The jobs whose steps' columns come from state files: those whose own state does
@@ -208,27 +214,20 @@ class CooperativeEngine(LiveEngine):
             self.refresh()
             return self._by_job.get(job_id), self._steps_by_job.get(job_id, ())
 
-    def _cached_read(self, store: StepStore) -> StepRecord | None:
-        """``store.read()``, parsed again only when the file's bytes changed.
-
-        A refresh still reads every running step's file (a stat is not enough: a rewrite
-        can reuse the inode, size and timestamp), but skips the JSON parsing.
-        """
-        raw = store.read_raw()
-        if raw is None:
-            self._cache.pop(store.path, None)
-            return None
-        hit = self._cache.get(store.path)
-        if hit is not None and hit[0] == raw:
-            return hit[1]
-        rec = store.parse(raw)
-        if len(self._cache) > CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[store.path] = (raw, rec)
-        return rec
+    def step_views(self, job: Job, steps: Sequence[Step]) -> tuple[StepView, ...]:
+        """Each step's ``checkpoint_state``, a running job's state directory worked out
+        once for all its steps (and not at all for the other jobs: most of a queue)."""
+        if not steps or rules.column_for_job(job) is not None:
+            return super().step_views(job, steps)
+        directory = self._state_dir_of(job)
+        return tuple(StepView(step, self._step_state(job, step, directory)) for step in steps)
 
     def checkpoint_state(self, job: Job, step: Step) -> CheckpointState:
         """A step's checkpoint column: from the job's state, then from its state file."""
+        return self._step_state(job, step, None)
+
+    def _step_state(self, job: Job, step: Step, directory: Path | None) -> CheckpointState:
+        """``checkpoint_state``; ``directory``: the job's (``_state_dir_of``), when known."""
         by_job = rules.column_for_job(job)
         if by_job is not None:
             return CheckpointState(by_job[0], reason=by_job[1])
@@ -238,9 +237,11 @@ class CooperativeEngine(LiveEngine):
             )
         if self.caller_uid not in (None, 0, job.uid):  # as able and error: nothing (issue 34)
             return rules.not_asked(job)
-        store = self._store(job, step.step_id)
+        if directory is None:
+            directory = self._state_dir_of(job)
+        store = self._reads.store(directory, step.step_id, job.uid)
         try:
-            rec = self._cached_read(store)
+            rec = self._reads.record(store)
         except StoreError as exc:
             return CheckpointState(CheckpointKind.UNKNOWN, reason=exc.message)
         return column(rec, job) or unregistered(step, store.path, self._clock())

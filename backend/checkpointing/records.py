@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import itertools
 import shlex
 from collections.abc import Iterable, Sequence
@@ -42,12 +43,18 @@ def runs_the_wrapper(step: Step) -> bool:
     (``srun -J md .venv/bin/sckpt run -- ./app``, whatever the step is named; Slurm 21.08
     and later report it), or srun named the step ``sckpt``, its program's base name (the
     only sign on older releases)."""
-    if step.name == WRAPPER_STEP_NAME:
-        return True
+    return step.name == WRAPPER_STEP_NAME or _runs_sckpt_run(step.submit_line)
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs_sckpt_run(submit_line: str) -> bool:
+    """Whether srun's command line runs ``sckpt run``.  Kept per line: every refresh asks
+    it of each running step without a state file, and ``shlex`` splitting the same lines
+    again was a third of the idle console's CPU (bench/README.md)."""
     try:
-        words = shlex.split(step.submit_line)
+        words = shlex.split(submit_line)
     except ValueError:  # an unbalanced quote: srun's own words, split as they are
-        words = step.submit_line.split()
+        words = submit_line.split()
     return any(
         Path(word).name == WRAPPER_STEP_NAME and after == "run"
         for word, after in itertools.pairwise(words)

@@ -47,6 +47,7 @@ import json
 import os
 import pwd
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -75,6 +76,16 @@ MAX_STATE_BYTES = 4 * 1024 * 1024
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+@contextlib.contextmanager
+def _walked(directory: Path, owner: int | None, what: str) -> Iterator[int]:
+    """``open_trusted_dir``'s descriptor for the block, closed after it."""
+    fd = open_trusted_dir(directory, owner, what=what)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 class _GuardedFile:
     """One JSON file of a state directory, read and written so that nobody can steer sckpt.
 
@@ -95,19 +106,20 @@ class _GuardedFile:
         self.lock_path = self.directory / f"{stem}{LOCK_SUFFIX}"
 
     @contextlib.contextmanager
-    def _directory(self) -> Iterator[int]:
+    def _directory(self, walks: RefreshWalks | None = None) -> Iterator[int]:
         """The directory's descriptor (``open_trusted_dir``): every file operation is
-        relative to it.  ``FileNotFoundError`` when the directory does not exist."""
-        fd = open_trusted_dir(self.directory, self.owner, what=f"{self.kind} directory")
-        try:
+        relative to it.  ``FileNotFoundError`` when the directory does not exist.  With
+        ``walks``, the walk its batch already made to this directory, if any."""
+        opened = _walked if walks is None else walks.opened
+        with opened(self.directory, self.owner, f"{self.kind} directory") as fd:
             yield fd
-        finally:
-            os.close(fd)
 
-    def read_raw(self) -> bytes | None:
-        """The file's bytes (``None`` when missing): for callers that cache parsed records."""
+    def read_raw(self, walks: RefreshWalks | None = None) -> bytes | None:
+        """The file's bytes (``None`` when missing): for callers that cache parsed records.
+
+        ``walks``: a refresh reading many files shares one walk per directory."""
         try:
-            with self._directory() as dfd:
+            with self._directory(walks) as dfd:
                 return self._read_at(dfd)
         except FileNotFoundError:  # no directory yet
             return None
@@ -285,6 +297,70 @@ class _GuardedFile:
                 f"cannot create checkpoint state directory {self.directory}: {exc.strerror}",
                 errno=exc.errno or 0,
             ) from None
+
+
+class RefreshWalks:
+    """State directories walked once per batch of reads (one refresh of the console).
+
+    A refresh reads the state file of every running step, and ``open_trusted_dir`` walks
+    from "/" to the file's directory, checking each component, for every one of them; the
+    steps of a job share that directory, and often every job of a user does.  On a
+    10,000-job queue with 50 running jobs those walks were most of the idle console's CPU.
+    Inside ``batch()`` the first walk to a (directory, owner) is kept: its descriptor, or
+    the directory's absence, or the refusal (``StoreError``), and later reads of the same
+    batch start from it; the descriptors are closed when the batch ends, so the next
+    refresh walks again and sees a directory replaced meanwhile.  Every file is still
+    opened and read (``O_NOFOLLOW``, checked) relative to the descriptor.
+
+    Only the thread that opened the batch shares its walks: another thread (an operation
+    on the facade's worker) walks on its own, as without a batch, and never holds a
+    descriptor the batch may close.
+    """
+
+    def __init__(self) -> None:
+        self._thread: int | None = None
+        self._found: dict[tuple[Path, int | None], int | StoreError | None] = {}
+        """Per (directory, owner): its descriptor, None (missing) or the refusal."""
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Share walks until the block ends (a batch already open goes on as it is)."""
+        if self._thread is not None:
+            yield
+            return
+        self._thread = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._thread = None
+            found, self._found = self._found, {}
+            for fd in found.values():
+                if isinstance(fd, int):
+                    os.close(fd)
+
+    @contextlib.contextmanager
+    def opened(self, directory: Path, owner: int | None, what: str) -> Iterator[int]:
+        """``directory``'s descriptor as ``open_trusted_dir`` gives it (raising what it
+        raises), walked once per batch; outside a batch (or in another thread), walked now
+        and closed after the block."""
+        if self._thread != threading.get_ident():
+            with _walked(directory, owner, what) as fd:
+                yield fd
+            return
+        key = (directory, owner)
+        if key not in self._found:
+            try:
+                self._found[key] = open_trusted_dir(directory, owner, what=what)
+            except FileNotFoundError:
+                self._found[key] = None
+            except StoreError as exc:
+                self._found[key] = exc
+        found = self._found[key]
+        if found is None:
+            raise FileNotFoundError(f"{what} {directory} does not exist")
+        if isinstance(found, StoreError):
+            raise found.with_traceback(None)
+        yield found
 
 
 def state_file_step(step: StepId) -> StepId:
