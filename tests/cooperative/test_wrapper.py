@@ -180,38 +180,29 @@ def test_program_failure_is_recorded_with_its_code_and_message(work: Path) -> No
     run.stop()
 
 
-SLOW_WRITER = """
-import os, signal, time
+WAITS_FOR_ITS_SIGNAL = """
+import os, signal, sys, time
 asked = []
 signal.signal(signal.SIGUSR1, lambda *_: asked.append(1))
 while not asked:
     time.sleep(0.01)
+"""
+"""The start of a program that writes its status line by hand once it is asked."""
+
+SLOW_WRITER = (
+    WAITS_FOR_ITS_SIGNAL
+    + """
 with open(os.environ["SCKPT_CKPT_DONE"], "wb", buffering=0) as done:
     for byte in b"17 written one byte at a time":  # each on its own, 10 ms apart
         done.write(bytes([byte]))
         time.sleep(0.01)
 time.sleep(60)
 """
+)
 
-
-def test_a_status_line_is_read_once_its_writer_closed_it(work: Path) -> None:
-    """A program that writes its status line slowly: the wrapper waits for it to close the
-    file (a pause of 20 ms after the first bytes used to cut the message short)."""
-    script = work / "slow_writer.py"
-    script.write_text(SLOW_WRITER)
-    run = Run(work, program=[sys.executable, str(script)], name="slow")
-    run.wait_for_handler("caught")
-    rec = run.checkpoint()
-    assert (rec.error_code, rec.error_msg) == (17, "written one byte at a time")
-    run.stop()
-
-
-HELD_BACK_WRITER = """
-import os, signal, sys, time
-asked = []
-signal.signal(signal.SIGUSR1, lambda *_: asked.append(1))
-while not asked:
-    time.sleep(0.01)
+HELD_BACK_WRITER = (
+    WAITS_FOR_ITS_SIGNAL
+    + """
 with open(os.environ["SCKPT_CKPT_DONE"], "wb", buffering=0) as done:
     done.write(b"1")
     time.sleep(0.4)  # a writer the scheduler held back for many of the wrapper's turns
@@ -221,20 +212,32 @@ with open(os.environ["SCKPT_CKPT_DONE"], "wb", buffering=0) as done:
         time.sleep(60)
 time.sleep(60)
 """
+)
+
+
+def _outcome_of(work: Path, source: str, name: str, *args: str) -> tuple[int, str]:
+    """The code and message a checkpoint of the program ``source`` recorded."""
+    script = work / f"{name}.py"
+    script.write_text(source)
+    run = Run(work, program=[sys.executable, str(script), *args], name=name)
+    run.wait_for_handler("caught")
+    rec = run.checkpoint()
+    run.stop()
+    return rec.error_code, rec.error_msg
+
+
+def test_a_status_line_is_read_once_its_writer_closed_it(work: Path) -> None:
+    """A program that writes its status line slowly: the wrapper waits for it to close the
+    file (a pause of 20 ms after the first bytes used to cut the message short)."""
+    assert _outcome_of(work, SLOW_WRITER, "slow") == (17, "written one byte at a time")
 
 
 @pytest.mark.parametrize("keep_open", [False, True], ids=["closes", "keeps-it-open"])
 def test_a_writer_held_back_mid_line_is_not_cut_short(work: Path, keep_open: bool) -> None:
     """The wrapper's CI failure, made certain: the first byte, a pause of eight turns, the
     rest.  One that keeps the file open after its whole line completes all the same."""
-    script = work / "held_back.py"
-    script.write_text(HELD_BACK_WRITER)
-    argv = [sys.executable, str(script), *(["keep-open"] if keep_open else [])]
-    run = Run(work, program=argv, name="held")
-    run.wait_for_handler("caught")
-    rec = run.checkpoint()
-    assert (rec.error_code, rec.error_msg) == (17, "held back mid-line")
-    run.stop()
+    args = ["keep-open"] if keep_open else []
+    assert _outcome_of(work, HELD_BACK_WRITER, "held", *args) == (17, "held back mid-line")
 
 
 def test_restart_hands_the_image_and_the_count_continues_without_gaps(work: Path) -> None:
