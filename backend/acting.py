@@ -1,11 +1,12 @@
-"""What the facade adds around an engine's action: its audit lines, and ``complete``'s
-check that the report matched a checkpoint.
+"""What the facade adds around an engine's action: its audit lines, the refusal of a step
+where a row acts on a job (restart's ``job_level``), and ``complete``'s check that the
+report matched a checkpoint.
 
 ``Facade.act`` (``facade.py``) resolves an action's target once (``targets.resolve``),
-validates its arguments, refuses it in read-only mode, reserves its audit line, calls the
-engine (``perform``) and writes the line; the lines themselves are written here, by
-``ActionLog``: one per attempt, allowed or refused, with Slurm's code, its ESLURM name and
-message, how long the attempt took and who asked.
+validates its arguments, refuses it in read-only mode, reserves its audit line, acts
+(``perform``: the row's refusals, then the engine) and writes the line; the lines
+themselves are written here, by ``ActionLog``: one per attempt, allowed or refused, with
+Slurm's code, its ESLURM name and message, how long the attempt took and who asked.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import history as history_rules
+from . import rules
 from .audit import AuditLog, AuditReservation, monotonic
 from .engines.base import Engine
 from .errors import AuditLogError, NothingMatched, SckptError, identify
@@ -105,18 +107,27 @@ class ActionLog:
 def perform(
     engine: Engine, operation: str, target: ResolvedTarget, args: Mapping[str, Any]
 ) -> ActionResult:
-    """The engine's ``operation`` on the resolved target, its arguments by name; for a
-    target that ``matches_checkpoint`` (``complete`` on one step), a report of success
-    (error code 0) whose begin time names no checkpoint in progress raises
-    ``NothingMatched``: Slurm answers success and did nothing.
+    """The engine's ``operation`` on the resolved target, its arguments by name.
 
-    A report of an error is kept by Slurm whatever the begin time (the step's last error):
-    it did something, and is not asked about.  The checkpoint in progress is asked with
-    ``able`` just before; when ``able`` is refused (a disabled step), Slurm's answer stands.
+    A ``job_level`` target that is not the job or its batch step (restart of ``12.0``) is
+    refused before any engine is asked, with the controller's answer
+    (``rules.check_job_level``, ESLURM_NOT_SUPPORTED): the one place that rule is applied,
+    after read-only mode's refusal (``Facade.act``) and audited as the engine's would be.
+
+    For a target that ``matches_checkpoint`` (``complete`` on one step), a report of
+    success (error code 0) whose begin time names no checkpoint in progress raises
+    ``NothingMatched``: Slurm answers success and did nothing.  A report of an error is
+    kept by Slurm whatever the begin time (the step's last error): it did something, and
+    is not asked about.  The checkpoint in progress is asked with ``able`` just before,
+    of an engine that ``runs_checkpoints`` only: one that does not (``LiveEngine``) is
+    asked nothing but the report, so its own refusal is the answer; when ``able`` is
+    refused (a disabled step), Slurm's answer stands.
     """
     step = target.step
+    if target.job_level:
+        rules.check_job_level(operation, step)
     act: Callable[..., ActionResult] = getattr(engine, operation)
-    if not target.matches_checkpoint or args["error_code"]:
+    if not (target.matches_checkpoint and engine.runs_checkpoints) or args["error_code"]:
         return act(step, **args)
     try:
         began: int | None = engine.able(step).in_progress_since

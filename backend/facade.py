@@ -16,7 +16,9 @@ target, **values)``.  Each action:
    read-only mode (the engine is also wrapped in ``ReadOnlyEngine``, a second guard), then
    opens the audit log (``AuditLogError`` and no action when it cannot be opened and is
    required);
-3. calls the engine, which applies Slurm's rules and raises typed ``SlurmError``s;
+3. refuses a step where the row acts on a job (restart's ``job_level``: the controller's
+   ESLURM_NOT_SUPPORTED, ``acting.perform``), else calls the engine, which applies
+   Slurm's rules and raises typed ``SlurmError``s;
 4. appends one JSON line to the audit log for every mutating attempt, allowed or refused.
 
 ``snapshot()`` never raises on a controller outage: it returns the last data it had,

@@ -138,8 +138,10 @@ class Operation:
     job_level: bool = False
     """Acts on a job-level target only: the job, or its batch step (both were ``NO_VAL``
     in 19.05).  Another step is the controller's refusal, ESLURM_NOT_SUPPORTED
-    (``rules.check_job_level``), not bad usage as for ``whole_job``; a JOB target is the
-    job itself, never each of its steps (``on_every_step``)."""
+    (``rules.check_job_level``), not bad usage as for ``whole_job``: ``Facade.act`` gives
+    it after read-only mode's refusal and before any engine is asked (``acting.perform``),
+    and no engine checks it again.  A JOB target is the job itself, never each of its
+    steps (``on_every_step``)."""
     completes: bool = False
     """Reports a checkpoint's end (complete): a success must name a checkpoint that began,
     which the facade checks against the engine's answer (``acting.complete_matching``)."""

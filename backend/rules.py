@@ -301,7 +301,11 @@ def refusal_hint(codes: Sequence[tuple[StepId, int]]) -> str:
 
 def check_job_level(operation: str, target: StepId) -> None:
     """An operation whose row is ``job_level`` (restart) applies to the job or its batch
-    step only: another step is ESLURM_NOT_SUPPORTED, the controller's answer."""
+    step only: another step is ESLURM_NOT_SUPPORTED, the controller's answer (19.05's
+    ``job_restart`` gave it before any lookup, even for an unknown job).
+
+    Checked once, before any engine is asked (``acting.perform``, from the row read by
+    ``targets.resolve``): no engine checks it again."""
     if not is_job_level(target):
         raise NotSupported(
             hint=f"{operation} applies to a whole job (JOB or JOB.batch), not one step"
@@ -309,13 +313,13 @@ def check_job_level(operation: str, target: StepId) -> None:
 
 
 def check_restart(target: StepId, job: Job | None, ended: bool | None = None) -> None:
-    """Restart's first checks: job level only (``check_job_level``), then
-    ESLURM_JOB_NOT_FINISHED.
+    """Restart's check of the job it is given: ESLURM_JOB_NOT_FINISHED while it runs.
+    (That the target is the job or its batch step was checked before any engine was
+    asked: ``check_job_level``.)
 
     ``ended`` overrides "the job has finished" for engines whose meaning of an ended job
     is wider (the cooperative engine's vacated job waits held in PENDING).
     """
-    check_job_level("restart", target)
     if job is None:
         return
     if not (job.state.is_finished if ended is None else ended):

@@ -7,8 +7,9 @@ other arguments (max_wait, image_dir, ...) have their rules in ``arguments.py``.
 An action's target is resolved once, by ``resolve``, into a ``ResolvedTarget``: the job
 record it names (an array task's own job id, found in a listing: ``arrays.py``), with
 ``-M`` its cluster (``on_cluster``), checked against its operation's row (``whole_job``),
-and what the row asks of it (``completes``).  Every later step of ``Facade.act`` (the
-read-only guard, the audit line, the engine, ``acting.perform``) only reads that value.
+and what the row asks of it (``job_level``, ``completes``).  Every later step of
+``Facade.act`` (the read-only guard, the audit line, ``acting.perform``, the engine) only
+reads that value.
 """
 
 from __future__ import annotations
@@ -165,6 +166,11 @@ class ResolvedTarget:
     step: StepId
     """The job record acted on: an array task's own job id and array names, and with
     ``-M`` its cluster; what the guard refuses, the audit line names and the engine is given."""
+    job_level: bool = False
+    """It must be the job or its batch step (the row's ``job_level``: restart): another
+    step is the controller's refusal, ESLURM_NOT_SUPPORTED (``rules.check_job_level``),
+    which ``acting.perform`` gives after read-only mode's refusal and before any engine is
+    asked; no engine checks it."""
     matches_checkpoint: bool = False
     """A success reported on it must name the checkpoint in progress (the row's
     ``completes``, on one step: what ``able`` answers for a whole job differs between
@@ -181,8 +187,11 @@ def resolve(
     up as a job record (``record(step, pending_ok)``: the facade's listing, ``arrays.py``),
     given its ``-M`` cluster (``on_cluster``), refused as a step where the row acts on
     whole jobs only (``require_whole_job``).  ``UsageError`` (or the lookup's
-    ``InvalidJobId``) when it cannot be."""
+    ``InvalidJobId``) when it cannot be.  A ``job_level`` row's refusal of a step is the
+    controller's, not bad usage: it is only noted here (``ResolvedTarget.job_level``)."""
     step = on_cluster(record(to_target(target), op.pending_task_by_name), clusters)
     if op.whole_job:
         require_whole_job(op.name, step)
-    return ResolvedTarget(step, matches_checkpoint=op.completes and not step.is_whole_job)
+    return ResolvedTarget(
+        step, job_level=op.job_level, matches_checkpoint=op.completes and not step.is_whole_job
+    )

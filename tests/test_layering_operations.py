@@ -110,3 +110,30 @@ def test_the_front_ends_ask_the_table_not_an_operations_name() -> None:
         if found:
             bad[str(path.relative_to(ROOT))] = found
     assert bad == {}
+
+
+def _calls_of(tree: ast.AST, function: str) -> list[int]:
+    """Lines that call ``function`` (``rules.check_job_level(...)`` or a bare name)."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr == function)
+            or (isinstance(node.func, ast.Name) and node.func.id == function)
+        )
+    ]
+
+
+def test_a_rows_job_level_rule_is_applied_in_one_place() -> None:
+    """Restart's "the job or its batch step only" (the row's ``job_level``) is refused by
+    ``acting.perform`` before any engine is asked: no engine, simulated controller or
+    front end checks it again (issue 35: it was written in four engines)."""
+    planted = ast.parse('rules.check_job_level("restart", target)\ncheck_job_level(op, t)')
+    assert _calls_of(planted, "check_job_level") == [1, 2]
+    callers = {
+        str(path.relative_to(ROOT))
+        for path in [*BACKEND.rglob("*.py"), *TUI.rglob("*.py"), *CLI.rglob("*.py")]
+        if _calls_of(ast.parse(path.read_text()), "check_job_level")
+    }
+    assert callers == {"backend/acting.py"}

@@ -142,6 +142,7 @@ class CooperativeEngine(LiveEngine):
     """
 
     name = "cooperative"
+    runs_checkpoints = True
     volatile_states = True
     """State files change while Slurm's job list does not: the running jobs' views are
     rebuilt on every snapshot (``states_due``)."""
@@ -738,9 +739,9 @@ class CooperativeEngine(LiveEngine):
         self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
     ) -> ActionResult:
         """Restart in the reference's order (``rules.check_restart`` and
-        ``rules.check_saved_record``): whole job only, not finished, no image (ENOENT),
-        before anything changes; but whose job it is first (ESLURM_ACCESS_DENIED, as for
-        every other checkpoint command), where the reference says EPERM after the rest.
+        ``rules.check_saved_record``; a step was refused before: ``acting.perform``): not
+        finished, no image (ENOENT), before anything changes; but whose job it is first
+        (ESLURM_ACCESS_DENIED, as for every checkpoint command; the reference: EPERM last).
 
         "Finished" is wider here: a vacated job waits held in PENDING for its restart.
         Then every task's last image is looked at where its record says (``records.resume_plan``):
@@ -779,7 +780,6 @@ class CooperativeEngine(LiveEngine):
 
     def _restartable(self, target: StepId) -> Job:
         """The job to restart, on fresh data, after the checks that need no state file."""
-        rules.check_job_level("restart", target)
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)

@@ -46,6 +46,11 @@ class Engine(ABC):
     waits_on_controller: bool = False
     """``cluster_info`` asks a controller over the network (up to Slurm's MessageTimeout
     when it is down): the console's UI thread then shows what it knows instead."""
+    runs_checkpoints: bool = True
+    """It carries out the checkpoint operations; False: each one answers the controller's
+    checks, then ESLURM_NOT_SUPPORTED (``LiveEngine``, a modern Slurm without the
+    cooperative engine), so the facade asks it nothing before one (``acting.perform``'s
+    ``able`` before a ``complete``) and the engine's own refusal is the answer."""
     caller_uid: int | None = None
     """The uid the engine acts as on this host (a real cluster's engine: the user running
     sckpt), whose file permissions a job's output is read with; None: not a real user's."""
@@ -121,7 +126,8 @@ class Engine(ABC):
     def restart(
         self, target: StepId, stick: bool, image_dir: str | None, force: bool = False
     ) -> ActionResult:
-        """Resume a checkpointed job (whole job only) under the same job id.
+        """Resume a checkpointed job under the same job id: ``target`` is the job or its
+        batch step (the row's ``job_level``: the facade refused any other step first).
 
         ``force``: the cooperative engine refuses a restart in which a task's recorded image
         is missing or unreadable (the task would start from zero) unless it is set.  The

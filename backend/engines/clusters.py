@@ -151,6 +151,11 @@ class ClustersEngine(Engine):
         return self._first.waits_on_controller
 
     @property
+    def runs_checkpoints(self) -> bool:  # type: ignore[override]
+        """As the first one's (auto makes native or cooperative: both do)."""
+        return self._first.runs_checkpoints
+
+    @property
     def caller_uid(self) -> int | None:  # type: ignore[override]
         """One user runs sckpt: the first engine's."""
         return self._first.caller_uid

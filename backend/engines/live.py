@@ -76,6 +76,7 @@ class LiveEngine(Engine):
 
     name = "live"
     waits_on_controller = True
+    runs_checkpoints = False  # a subclass that carries them out says True
 
     def __init__(self, binding: SlurmAPI, clock: Callable[[], float] = time.time) -> None:
         self.binding = binding
@@ -389,8 +390,9 @@ class LiveEngine(Engine):
         return rules.check_target(target, job, steps, self.caller(), suspended_ok=suspended_ok)
 
     def check_restart(self, target: StepId) -> Job | None:
-        """``rules.check_restart`` (job level only, then ESLURM_JOB_NOT_FINISHED)."""
-        rules.check_job_level("restart", target)
+        """``rules.check_restart`` (ESLURM_JOB_NOT_FINISHED) on fresh data; the job's
+        listing, None when it is not listed.  (A step that is not the batch step never
+        gets here: ``acting.perform`` refused it, the row's ``job_level``.)"""
         with self._lock:
             self.refresh()
             job = self._by_job.get(target.job_id)
@@ -437,7 +439,7 @@ class LiveEngine(Engine):
     def complete(
         self, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:
-        self.check_target(target)
+        self.check_target(target, suspended_ok=True)  # as job_step_checkpoint_comp
         raise self.not_supported()
 
     def tasks(

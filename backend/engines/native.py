@@ -2,9 +2,10 @@
 
 Listing is ``LiveEngine``'s.  The nine operations go straight to ``slurm_checkpoint_*``:
 the controller applies its own rules and order of checks, so this engine adds none (the
-facade has already validated the input).  Targets map one to one: the whole job is
-``NO_VAL``, ``.batch`` the batch script (the binding translates sckpt's canonical step
-numbers to the release's).
+facade has already validated the input, and refused a step where the row acts on the job:
+restart's ``job_level``, with the controller's own answer).  Targets map one to one: the
+whole job is ``NO_VAL``, ``.batch`` the batch script (the binding translates sckpt's
+canonical step numbers to the release's).
 
 The snapshot asks the controller ``able`` and ``error`` for each running step the caller may
 ask about (the owner's or root's), because that is the only way the API reports checkpoint
@@ -59,6 +60,7 @@ class NativeEngine(LiveEngine):
     """``slurm_checkpoint_*`` through a ``SlurmAPI``; the controller enforces the rules."""
 
     name = "native"
+    runs_checkpoints = True
     volatile_states = True
 
     def __init__(

@@ -21,11 +21,11 @@ A checkpoint the plugin starts runs for at most ``max_wait`` seconds (0 = no lim
 simulated time; at its end the error code/message record the result (ETIME when max_wait
 ran out); vacate then terminates the step (the batch step's end ends the job).  Those
 running checkpoints are ``checkpoint_runs.CheckpointRuns``'s.
-Restart: whole job/batch only (else ESLURM_NOT_SUPPORTED), ESLURM_JOB_NOT_FINISHED while
-the job runs, ENOENT without the saved record ``<dir>/<jobid>.ckpt``, EINVAL when the
-record is for another job, EPERM for a non-owner who is neither root nor SlurmUser; the
-job is resubmitted under the same id, pinned to its old nodes with ``stick``, and its
-tasks get ``SLURM_RESTART_DIR``.
+Restart (given the job or its batch step: another step is refused before any engine, by
+restart's row, ``acting.perform``): ESLURM_JOB_NOT_FINISHED while the job runs, ENOENT
+without the saved record ``<dir>/<jobid>.ckpt``, EINVAL when the record is for another job,
+EPERM for a non-owner who is neither root nor SlurmUser; the job is resubmitted under the
+same id, pinned to its old nodes with ``stick``, and its tasks get ``SLURM_RESTART_DIR``.
 """
 
 from __future__ import annotations

@@ -19,10 +19,18 @@ from sckpt.backend.audit import read_records
 from sckpt.backend.config import Settings
 from sckpt.backend.engines.base import Engine
 from sckpt.backend.engines.clusters import ClustersEngine
-from sckpt.backend.errors import InvalidJobId, NothingMatched, ReadOnlyError, UsageError
+from sckpt.backend.engines.registry import FACTORIES
+from sckpt.backend.errors import (
+    Disabled,
+    InvalidJobId,
+    NothingMatched,
+    NotSupported,
+    ReadOnlyError,
+    UsageError,
+)
 from sckpt.backend.facade import Facade, simulated_engine
-from sckpt.backend.model import StepId
-from sckpt.backend.operations import operation
+from sckpt.backend.model import STEP_BATCH, ActionResult, JobState, StepId
+from sckpt.backend.operations import BY_NAME, Operation, operation
 from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
 from sckpt.backend.targets import ResolvedTarget, resolve
 
@@ -173,3 +181,91 @@ def test_a_jobs_output_paths_are_asked_on_the_targets_own_cluster(settings: Sett
     assert watched.calls == [("job_stdio", StepId(job, cluster="a"))]
     with pytest.raises(UsageError, match="which cluster"):
         facade.job_stdio(StepId(job))
+
+
+# ---------------------------------------------------------------- a row's job-level rule
+
+RESUME = Operation("resume", "bring a job back (the job or its batch step only)", job_level=True)
+"""A made-up row with restart's whole-job rule: no engine checks it, the facade does."""
+
+
+def _resuming(cluster: SimulatedCluster) -> Engine:
+    """The demo's engine plus the made-up operation's one method, which checks nothing."""
+    base = type(simulated_engine(cluster, ME))
+
+    class Resuming(base):  # type: ignore[valid-type, misc]
+        def resume(self, target: StepId) -> ActionResult:
+            return ActionResult(target, "resume", "resumed")
+
+    return Resuming(cluster.connect(ME))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_job_level_row_refuses_a_step_before_any_engine_call(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, read_only: bool
+) -> None:
+    """The row alone makes the refusal (the engine's method would accept anything), after
+    read-only mode's: the controller's answer, ESLURM_NOT_SUPPORTED, audited as such."""
+    monkeypatch.setitem(BY_NAME, RESUME.name, RESUME)
+    cluster = _cluster()
+    job = cluster.control.submit(ME, name="r", n_steps=2).job_id
+    facade = Facade(_resuming(cluster), settings, read_only=read_only)
+    watched = _watched(facade)
+    refused = ReadOnlyError if read_only else NotSupported
+    with pytest.raises(refused) as exc:
+        facade.act("resume", f"{job}.1")
+    assert watched.calls == []
+    (line,) = read_records(settings.audit_log)
+    assert line["target"] == f"{job}.1"
+    if read_only:
+        assert line["result"]["name"] == "READ_ONLY"
+        return
+    assert exc.value.hint == "resume applies to a whole job (JOB or JOB.batch), not one step"
+    assert (line["result"]["code"], line["result"]["name"]) == (2036, "ESLURM_NOT_SUPPORTED")
+    for target in (str(job), f"{job}.batch"):
+        assert facade.act("resume", target).detail == "resumed"
+    assert watched.calls == [("resume", StepId(job)), ("resume", StepId(job, STEP_BATCH))]
+
+
+def test_restart_of_a_step_is_refused_before_the_engine_even_of_an_unknown_job(
+    settings: Settings,
+) -> None:
+    """19.05's ``job_restart`` refused ``JOB.STEP`` before any lookup (OMPI.md): so does
+    the facade, from restart's row, for every engine; the engine is not asked."""
+    cluster = _cluster()
+    job = cluster.control.submit(ME, name="r").job_id
+    live = FACTORIES["live"](settings, cluster.connect(ME))
+    for engine in (simulated_engine(cluster, ME), live):
+        facade = Facade(engine, settings)
+        watched = _watched(facade)
+        for target in (f"{job}.0", "999999.0"):
+            with pytest.raises(NotSupported, match="whole job"):
+                facade.act("restart", target)
+        assert watched.calls == []
+    assert resolve(f"{job}.0", operation("restart"), (), _lookup([])) == ResolvedTarget(
+        StepId(job, 0), job_level=True
+    )
+
+
+# ---------------------------------------------------------------- an engine without checkpoints
+
+
+def test_complete_asks_nothing_before_an_engine_that_runs_no_checkpoints(
+    settings: Settings,
+) -> None:
+    """The live engine (a modern Slurm without the cooperative one) answers every
+    checkpoint operation with its own refusal: no ``able`` is asked before a ``complete``,
+    and a suspended job's report is refused as unsupported, not as suspended (the report
+    skips check 4, as ``job_step_checkpoint_comp`` did)."""
+    cluster = _cluster()
+    job = cluster.control.submit(ME, name="c").job_id
+    facade = Facade(FACTORIES["live"](settings, cluster.connect(ME)), settings)
+    watched = _watched(facade)
+    with pytest.raises(NotSupported, match="not supported by this Slurm"):
+        facade.act("complete", f"{job}.0", begin_time=5)
+    assert [name for name, _ in watched.calls] == ["complete"]
+    cluster.control.set_job_state(job, JobState.SUSPENDED)
+    with pytest.raises(NotSupported, match="not supported by this Slurm"):
+        facade.act("complete", f"{job}.0", begin_time=5)
+    with pytest.raises(Disabled):  # the other operations keep check 4
+        facade.act("create", f"{job}.0")

@@ -161,8 +161,11 @@ def test_image_directory_is_dir_slash_job_dot_step_or_job_for_batch() -> None:
 
 # Restart ---------------------------------------------------------------------------------------
 def test_restart_only_for_the_whole_job() -> None:
-    assert code_of(rules.check_restart, STEP, None) == ESLURM_NOT_SUPPORTED
-    assert code_of(rules.check_restart, BATCH, None) == 0
+    assert code_of(rules.check_job_level, "restart", STEP) == ESLURM_NOT_SUPPORTED
+    assert code_of(rules.check_job_level, "restart", BATCH) == 0
+    assert code_of(rules.check_job_level, "restart", JOB) == 0
+    # the job's own check is another: a step's record is no refusal there any more
+    assert code_of(rules.check_restart, STEP, None) == 0
 
 
 def test_restart_job_known_and_not_finished() -> None:

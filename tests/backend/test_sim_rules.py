@@ -11,8 +11,9 @@ import errno
 
 import pytest
 from sckpt.backend import errors as E
+from sckpt.backend.config import Settings
 from sckpt.backend.engines.base import Engine
-from sckpt.backend.facade import simulated_engine
+from sckpt.backend.facade import Facade, simulated_engine
 from sckpt.backend.model import (
     STEP_BATCH,
     STEP_EXTERN,
@@ -395,10 +396,14 @@ def _vacated(sim: SimulatedCluster, alice: Engine, image_dir: str | None = None)
     return job
 
 
-def test_restart_only_for_the_whole_job(sim: SimulatedCluster, alice: Engine) -> None:
+def test_restart_only_for_the_whole_job(
+    sim: SimulatedCluster, alice: Engine, settings: Settings
+) -> None:
+    """The facade refuses it before the engine is asked (the row's ``job_level``)."""
     job = _vacated(sim, alice)
-    with pytest.raises(E.NotSupported):
-        alice.restart(StepId(job, 0), False, None)
+    with pytest.raises(E.NotSupported, match="whole job"):
+        Facade(alice, settings).restart(f"{job}.0")
+    assert sim.job(job).state.is_finished  # not restarted
 
 
 def test_restart_of_a_job_not_finished(sim: SimulatedCluster, alice: Engine) -> None:
