@@ -308,18 +308,23 @@ class SckptApp(App[int]):
             with contextlib.suppress(RuntimeError):  # the console has ended meanwhile
                 self.call_from_thread(self._demo_built)
 
+        self._expect_whole_listing()  # a refresh may find it built before _demo_built runs
         self.demo_thread(build)
         self.set_timer(terminal.FIRST_SCREEN_GC_LIMIT, terminal.resume_gc)
 
     def _demo_built(self) -> None:
-        """The rest is built: refresh at once.  That refresh lists the whole cluster (the
-        engine's views and the plan of every row, ~1 s at 100,000 jobs): the watchdog is
-        told to expect as much (``RefreshPipeline.typical_duration``), or it would call
-        the in-process controller "not answering" while the refresh works."""
+        """The rest is built: refresh at once."""
+        self._expect_whole_listing()
+        self.refresh_now()
+
+    def _expect_whole_listing(self) -> None:
+        """The next refreshes may list the whole demo cluster (the engine's views and the
+        plan of every row, ~1 s at 100,000 jobs) or wait for the end of its build: the
+        watchdog is told to expect as much (``RefreshPipeline.typical_duration``), or it
+        would call the in-process controller "not answering" while a refresh works."""
         pipeline = self.pipeline
         expected = DEMO_REFRESH_PER_JOB * self.settings.demo_jobs
         pipeline.typical_duration = max(pipeline.typical_duration, expected)
-        self.refresh_now()
 
     def _report_outcomes(self) -> None:
         """Toast how each checkpoint requested here ended, once the data shows it (the
