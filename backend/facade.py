@@ -672,7 +672,7 @@ def _simulated_client(
 ) -> SlurmAPI:
     """The simulated controller's client for the acting user (``--as-user``, else the
     login name): a fresh demo cluster from the settings, or the test's ``cluster``."""
-    from .simulator import SimulatedCluster, demo_users_for
+    from .simulator import DEMO_FIRST_PART, SimulatedCluster, demo_users_for
 
     user = as_user if as_user is not None else current_user()
     if as_user is not None:
@@ -685,6 +685,7 @@ def _simulated_client(
             users=demo_users_for(user),
             output_dir=_demo_output_dir(),
             arrays=True,
+            first_part=DEMO_FIRST_PART,  # the rest when first needed (simulator/staging.py)
         )
     client: SlurmAPI = cluster.connect(user)
     return client

@@ -19,6 +19,9 @@ table's (``dialogs/help.py``).
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -63,6 +66,10 @@ from .screens.console import ConsoleScreen
 from .screens.output import OutputScreen
 from .screens.step import StepScreen
 from .theme import ThemeKeeper
+
+DEMO_REFRESH_PER_JOB = 12e-6
+"""Seconds a changed refresh of the demo takes per job, snapshot and plan (~1.2 s at
+100,000 jobs on the project VM, bench/README issue 34)."""
 
 
 def _stylesheet() -> str:
@@ -114,6 +121,11 @@ class SckptApp(App[int]):
         )
         self.actions = ActionRunner(self, facade, self.broadcast)
         """Runs the facade's calls in workers; their answers come back as Messages."""
+        self.demo_part = 0
+        """While the data shown is the first part of a demo cluster whose rest is still
+        being built (``show_demo_part``): how many jobs that part lists; else 0."""
+        self.demo_thread: Callable[[Callable[[], None]], object] = _on_daemon_thread
+        """Runs the build of the demo's rest (a test holds it back, then runs it)."""
         self.theme_keeper = ThemeKeeper(self, lambda: self.settings, self._saved_settings)
         self.set_keymap(keymap(settings.keys))
         if terminal.animations_off():
@@ -247,10 +259,72 @@ class SckptApp(App[int]):
             if self.focus_target is not None:
                 self.call_after_refresh(self._select, self.focus_target)
             self.call_after_refresh(terminal.freeze_heap)
+        if isinstance(message, DataReady) and self.demo_part:
+            self._demo_progress(message.first)
         for screen in self.screen_stack:
             if isinstance(screen, TargetScreen):
                 screen.post_message(message)
                 message = make()
+
+    # ------------------------------------------------------------------ the demo's start
+
+    def show_demo_part(self) -> None:
+        """``sckpt --demo`` with more jobs than its first part (``simulator/staging.py``):
+        the first screen shows the first part, the top of the list by id, as soon as it
+        is listed, with the job count saying it is still loading; the rest is built once
+        that screen is painted, and arrives with the refresh after it.  A focused step
+        may be past the first part: then the whole cluster is built first, as before."""
+        cluster = self.facade.simulated_cluster
+        if cluster is None or not cluster.building:
+            return
+        if self.focus_target is not None:
+            cluster.finish_building()
+            return
+        cluster.allow_part()
+        self.demo_part = cluster.first_part
+
+    def _demo_progress(self, first: bool) -> None:
+        """The first part's screen is up: build the rest.  The whole cluster's data is in:
+        the count loses its "loading", and what was built is frozen as the first screen's
+        was (``terminal.freeze_heap``)."""
+        if first:
+            self.call_after_refresh(self._build_demo_rest)
+        elif len(self.pipeline.data.jobs) > self.demo_part:
+            self.demo_part = 0
+            self.call_after_refresh(_freeze_built)
+
+    def _build_demo_rest(self) -> None:
+        """The rest of the demo cluster, on a thread of its own (the console's reads are
+        answered from the first part meanwhile), then a refresh at once.  The cyclic GC
+        stays paused until its data is shown (``_demo_progress``; at most
+        ``terminal.FIRST_SCREEN_GC_LIMIT`` s), as for the first screen (``pause_gc``)."""
+        cluster = self.facade.simulated_cluster
+        if cluster is None:
+            return
+
+        def build() -> None:
+            terminal.pause_gc()
+            cluster.finish_building()
+            with contextlib.suppress(RuntimeError):  # the console has ended meanwhile
+                self.call_from_thread(self._demo_built)
+
+        self._expect_whole_listing()  # a refresh may find it built before _demo_built runs
+        self.demo_thread(build)
+        self.set_timer(terminal.FIRST_SCREEN_GC_LIMIT, terminal.resume_gc)
+
+    def _demo_built(self) -> None:
+        """The rest is built: refresh at once."""
+        self._expect_whole_listing()
+        self.refresh_now()
+
+    def _expect_whole_listing(self) -> None:
+        """The next refreshes may list the whole demo cluster (the engine's views and the
+        plan of every row, ~1 s at 100,000 jobs) or wait for the end of its build: the
+        watchdog is told to expect as much (``RefreshPipeline.typical_duration``), or it
+        would call the in-process controller "not answering" while a refresh works."""
+        pipeline = self.pipeline
+        expected = DEMO_REFRESH_PER_JOB * self.settings.demo_jobs
+        pipeline.typical_duration = max(pipeline.typical_duration, expected)
 
     def _report_outcomes(self) -> None:
         """Toast how each checkpoint requested here ended, once the data shows it (the
@@ -445,8 +519,22 @@ def run_console(facade: Facade, settings: Settings, *, focus: StepId | None = No
     terminal.trust_the_terminal()
     app = build_app(facade, settings, focus=focus)
     app.terminal_fd = terminal.controlling_terminal()
+    app.show_demo_part()
     terminal.pause_gc()
     code = app.run()
     if app.return_code not in (None, 0):
         return int(app.return_code)
     return int(code or 0)
+
+
+def _freeze_built() -> None:
+    """The demo's whole cluster and its first views are in: out of the cyclic GC's sight
+    (as ``gc_pause.freeze_built`` and ``terminal.freeze_heap`` do for a cluster built whole
+    and its first screen), and the collector back on."""
+    gc.freeze()
+    gc.enable()
+
+
+def _on_daemon_thread(work: Callable[[], None]) -> None:
+    """``work`` on a daemon thread of its own (a quit never waits for it)."""
+    threading.Thread(target=work, name="sckpt-demo-build", daemon=True).start()

@@ -31,6 +31,8 @@ class ScreenContext(Protocol):
     facade: Facade
     interval: float
     read_only: bool
+    demo_part: int
+    """Not 0 while the data is the first part of a demo cluster still being built."""
 
     @property
     def many_clusters(self) -> bool: ...

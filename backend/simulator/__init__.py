@@ -14,9 +14,11 @@ from .cluster import SimulatedCluster
 from .control import SimulatorControl
 from .plugins import CHECKPOINT_TYPES, CheckpointPlugin
 from .records import SavedRecord, TransparentStep
+from .staging import DEMO_FIRST_PART
 
 __all__ = [
     "CHECKPOINT_TYPES",
+    "DEMO_FIRST_PART",
     "DEMO_USERS",
     "CheckpointPlugin",
     "ManualClock",

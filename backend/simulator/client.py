@@ -60,11 +60,14 @@ class SimulatedSlurm:
         """The controller's clock (a ``ManualClock`` in tests): the engines read time here."""
         return self.state.clock
 
-    def _answer(self, call: Callable[[], T], *, acting: bool = False) -> T:
+    def _answer(self, call: Callable[[], T], *, acting: bool = False, part: bool = False) -> T:
         """Run a controller call; a refusal comes back bare, as libslurm returns it.
         ``acting``: a call the binding checks with ``check(acting=True)`` (job control,
         a step's pids), whose non-owner refusal is ``AccessDenied`` with its hint there
-        too; a checkpoint call's is Slurm's bare error (as 19.05 prints it)."""
+        too; a checkpoint call's is Slurm's bare error (as 19.05 prints it).  The cluster
+        is built whole first, unless ``part`` (a read the console may have answered from a
+        cluster's first part while the rest is built: ``staging.py``)."""
+        self.state.staging.ready(part=part)
         try:
             return call()
         except SlurmError as exc:
@@ -76,12 +79,14 @@ class SimulatedSlurm:
 
     # -- reads
     def load_jobs(self, prev_update: int = 0) -> JobsResult:
+        self.state.staging.ready(part=True)
         listed = self.views.listing()
         if prev_update and prev_update == listed.version:
             return JobsResult(False, prev_update)
         return JobsResult(True, listed.version, listed.jobs)
 
     def get_steps(self, prev_update: int = 0) -> StepsResult:
+        self.state.staging.ready(part=True)
         listed = self.views.listing()
         if prev_update and prev_update == listed.version:
             return StepsResult(False, prev_update)
@@ -106,9 +111,11 @@ class SimulatedSlurm:
     def job_records(
         self, job_id: int, since: int, until: int = 0, cluster: str = ""
     ) -> tuple[JobRecord, ...]:
+        self.state.staging.ready()
         return self.views.accounting(job_id, since, until)
 
     def finished_jobs(self, since: int, until: int = 0, cluster: str = "") -> tuple[JobRecord, ...]:
+        self.state.staging.ready()
         return self.views.accounting(0, since, until, finished=True)
 
     # -- job control
@@ -149,7 +156,8 @@ class SimulatedSlurm:
 
     # -- the checkpoint API
     def ckpt_able(self, step: StepId) -> int:
-        return self._answer(lambda: self.checkpoints.able(self.caller, step)).in_progress_since
+        able = self._answer(lambda: self.checkpoints.able(self.caller, step), part=True)
+        return able.in_progress_since
 
     def ckpt_disable(self, step: StepId) -> None:
         self._answer(lambda: self.checkpoints.disable(self.caller, step))
@@ -174,7 +182,7 @@ class SimulatedSlurm:
         )
 
     def ckpt_error(self, step: StepId) -> tuple[int, str]:
-        err = self._answer(lambda: self.checkpoints.error(self.caller, step))
+        err = self._answer(lambda: self.checkpoints.error(self.caller, step), part=True)
         return err.code, err.message
 
     def ckpt_tasks(

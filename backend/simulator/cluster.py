@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import cached_property
+from dataclasses import dataclass
+from functools import cached_property, partial
 
 from ..errors import UsageError
 from ..gc_pause import cyclic_gc_paused, freeze_built
@@ -52,6 +53,7 @@ from ..model import (
     Interconnect,
     Job,
     JobRecord,
+    JobState,
     JobStdio,
     Snapshot,
     StepCheckpointEvent,
@@ -96,7 +98,9 @@ class SimulatedCluster:
     arrays after the generated jobs (``DemoTouches.arrays``: running tasks, a pending
     range with a run limit, a held array), so the other jobs keep their ids and fields;
     ``output_dir`` (the demo's) gives batch jobs real output files there (``output.py``;
-    "" = none, the paths alone).
+    "" = none, the paths alone); ``first_part`` (the demo's console) builds only that many
+    jobs now and the rest when first needed or when ``finish_building`` is called
+    (``staging.py``: the same cluster, its first screen sooner).
     """
 
     def __init__(
@@ -118,6 +122,7 @@ class SimulatedCluster:
         numbered_steps: int | None = None,
         output_dir: str = "",
         arrays: bool = False,
+        first_part: int | None = None,
     ) -> None:
         _check_arguments(n_jobs, users, checkpoint_type, numbered_steps)
         settings = ClusterSettings(
@@ -150,15 +155,66 @@ class SimulatedCluster:
         # build: pause it while building, and for big clusters move what was built out
         # of its sight (gc.freeze; the objects are still freed by reference counting).
         with cyclic_gc_paused():
-            self.population.generate(n_jobs)
-            self.dbd.seed(state.jobs, n_jobs, int(state.now), first_job_id)
-            touches = DemoTouches(self.population, self.timeline, self.runs, self.policies)
-            if demo_touches:
-                touches.touch()
-            if arrays:
-                touches.arrays()
-            self.views.rebuild_dirty()
-            freeze_built(n_jobs)
+            states = self.population.draw_states(n_jobs)
+            first = n_jobs if first_part is None else max(0, min(first_part, n_jobs))
+            rest = _Rest(states[first:], n_jobs, first_job_id, demo_touches, arrays)
+            if first < n_jobs:
+                self.population.generate_jobs(states[:first])
+                self.views.rebuild_dirty()  # the first part's listing
+                state.staging.defer(partial(self._build_rest, rest), first)
+                return
+            self.population.generate_jobs(states)
+            self._complete(rest)
+
+    def _build_rest(self, rest: _Rest) -> None:
+        """The jobs after the first part, then ``_complete`` (``staging.py``).  The jobs are
+        made without the lock: nothing else changes the cluster meanwhile (any call that
+        would waits for this build), and the reads allowed meanwhile (the first part's
+        listing, the probes of its steps) do not look at them."""
+        with cyclic_gc_paused():
+            self.population.generate_jobs(rest.states)
+            with self.state.lock:
+                self._complete(rest, anew=True)
+
+    def _complete(self, rest: _Rest, anew: bool = False) -> None:
+        """What a build makes after the seeded jobs, in this order: the first arrival, the
+        accounting past, the demo's touches and arrays, the listing (``anew``: of every
+        job, after a first part's)."""
+        state = self.state
+        self.population.first_arrival()
+        self.dbd.seed(state.jobs, rest.n_jobs, int(state.now), rest.first_job_id)
+        touches = DemoTouches(self.population, self.timeline, self.runs, self.policies)
+        if rest.touches:
+            touches.touch()
+        state.staging.building = False  # the clock moves again: the arrays' submissions tick
+        if rest.arrays:
+            touches.arrays()
+        self.views.rebuild_dirty(anew=anew)
+        freeze_built(rest.n_jobs)
+
+    # -- a cluster built in two parts (``staging.py``)
+    @property
+    def building(self) -> bool:
+        """Only the first part of the jobs exists yet (``first_part``)."""
+        return self.state.staging.pending
+
+    @property
+    def first_part(self) -> int:
+        """How many jobs the first part's listing holds (0: the cluster was built whole)."""
+        return self.state.staging.first_part
+
+    def allow_part(self) -> None:
+        """The console's listing and able/error probes may be answered from the first part
+        until the rest is built; every other call still waits for the whole cluster."""
+        self.state.staging.allow_part()
+
+    def finish_building(self) -> None:
+        """Build the rest of a cluster built in two parts (at once if it was built whole)."""
+        self.state.staging.finish()
+
+    def _whole(self) -> None:
+        """Before a call that must see the whole cluster: the rest built first."""
+        self.state.staging.ready()
 
     # -- the settings it was built with (read-only: the parts read ``settings``)
     @property
@@ -226,6 +282,7 @@ class SimulatedCluster:
     @property
     def size(self) -> tuple[int, int]:
         """(jobs, steps) currently known."""
+        self._whole()
         with self.state.lock:
             jobs = self.state.jobs
             return len(jobs), sum(len(r.steps) for r in jobs.values())
@@ -238,6 +295,7 @@ class SimulatedCluster:
     @cached_property
     def control(self) -> SimulatorControl:
         """What tests do to the cluster: move its clock, submit jobs, force outcomes."""
+        self._whole()
         return SimulatorControl(
             self.state, self.timeline, self.population, self.lifecycle, self.checkpoints,
             self.runs, self.views, self.dbd,
@@ -247,97 +305,123 @@ class SimulatedCluster:
     def accounting(
         self, job_id: int, since: int, until: int = 0, finished: bool = False
     ) -> tuple[JobRecord, ...]:
+        self._whole()
         return self.views.accounting(job_id, since, until, finished)
 
     def snapshot(self) -> Snapshot:
+        self._whole()
         return self.views.snapshot()
 
     def listing(self) -> Listing:
+        self._whole()
         return self.views.listing()
 
     def controller_config(self) -> ControllerConfig:
         return self.views.controller_config()
 
     def checkpoint_events(self, job_id: int) -> tuple[StepCheckpointEvent, ...]:
+        self._whole()
         return self.views.checkpoint_events(job_id)
 
     def transparent_steps(self, job_id: int) -> Mapping[int, TransparentStep]:
         return self.views.transparent_steps(job_id)
 
     def job_stdio(self, job_id: int) -> JobStdio:
+        self._whole()
         return self.views.job_stdio(job_id)
 
     def job(self, job_id: int) -> Job:
+        self._whole()
         return self.views.job(job_id)
 
     def step_state(self, target: StepId) -> CheckpointState:
+        self._whole()
         return self.views.step_state(target)
 
     def job_environment(self, job_id: int) -> dict[str, str]:
+        self._whole()
         return self.views.job_environment(job_id)
 
     def jobs_where(self, predicate: Callable[[Job], bool]) -> list[Job]:
+        self._whole()
         return self.views.jobs_where(predicate)
 
     def records(self) -> dict[str, SavedRecord]:
+        self._whole()
         return self.checkpoints.records()
 
     # -- scancel and scontrol (``jobctl.JobControl``)
     def signal_step(self, caller: Caller, target: StepId, signal: int, end: bool) -> None:
+        self._whole()
         self.jobctl.signal_step(caller, target, signal, end)
 
     def kill_job(self, caller: Caller, job_id: int, signal: int) -> None:
+        self._whole()
         self.jobctl.kill_job(caller, job_id, signal)
 
     def hold_job(self, caller: Caller, job_id: int) -> None:
+        self._whole()
         self.jobctl.hold_job(caller, job_id)
 
     def requeue_job(self, caller: Caller, job_id: int, hold: bool) -> None:
+        self._whole()
         self.jobctl.requeue_job(caller, job_id, hold)
 
     def release(self, caller: Caller, job_id: int) -> None:
+        self._whole()
         self.jobctl.release(caller, job_id)
 
     def set_begin_time(self, caller: Caller, job_id: int, when: int) -> None:
+        self._whole()
         self.jobctl.set_begin_time(caller, job_id, when)
 
     def set_required_nodes(self, caller: Caller, job_id: int, nodelist: str) -> None:
+        self._whole()
         self.jobctl.set_required_nodes(caller, job_id, nodelist)
 
     def hold_task(self, caller: Caller, array_id: int, task: int, hold: bool) -> None:
+        self._whole()
         self.jobctl.hold_task(caller, array_id, task, hold)
 
     # -- the checkpoint API (``checkpoint.CheckpointController``)
     def able(self, caller: Caller, target: StepId) -> AbleResult:
+        self._whole()
         return self.checkpoints.able(caller, target)
 
     def error(self, caller: Caller, target: StepId) -> CheckpointError:
+        self._whole()
         return self.checkpoints.error(caller, target)
 
     def enable(self, caller: Caller, target: StepId) -> ActionResult:
+        self._whole()
         return self.checkpoints.enable(caller, target)
 
     def disable(self, caller: Caller, target: StepId) -> ActionResult:
+        self._whole()
         return self.checkpoints.disable(caller, target)
 
     def create(
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
     ) -> ActionResult:
+        self._whole()
         return self.checkpoints.create(caller, target, max_wait, image_dir)
 
     def vacate(
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None
     ) -> ActionResult:
+        self._whole()
         return self.checkpoints.vacate(caller, target, max_wait, image_dir)
 
     def requeue(
         self, caller: Caller, target: StepId, max_wait: int, image_dir: str | None = None
     ) -> ActionResult:
+        self._whole()
         return self.checkpoints.requeue(caller, target, max_wait, image_dir)
 
     def complete(
         self, caller: Caller, target: StepId, begin_time: int, error_code: int, error_msg: str
     ) -> ActionResult:
+        self._whole()
         return self.checkpoints.complete(caller, target, begin_time, error_code, error_msg)
 
     def tasks(
@@ -349,23 +433,28 @@ class SimulatedCluster:
         max_wait: int,
         nodelist: str,
     ) -> ActionResult:
+        self._whole()
         return self.checkpoints.tasks(caller, target, begin_time, image_dir, max_wait, nodelist)
 
     def restart(
         self, caller: Caller, target: StepId, stick: bool, image_dir: str | None
     ) -> ActionResult:
+        self._whole()
         return self.checkpoints.restart(caller, target, stick, image_dir)
 
     def step_processes(self, caller: Caller, target: StepId) -> StepProcesses:
+        self._whole()
         return self.checkpoints.step_processes(caller, target)
 
     def interconnect(self, caller: Caller, target: StepId) -> Interconnect:
+        self._whole()
         return self.checkpoints.interconnect(caller, target)
 
     # -- automatic checkpoints (``autopolicy.AutoPolicies``)
     def set_auto(
         self, caller: Caller, target: StepId, every: int | None, before_end: int | None, off: bool
     ) -> ActionResult:
+        self._whole()
         return self.policies.set_auto(caller, target, every, before_end, off)
 
     def auto_policies(self, job_id: int) -> Mapping[int, AutoCheckpoints]:
@@ -384,3 +473,15 @@ def _check_arguments(
         raise UsageError(f"checkpoint_type must be one of {', '.join(CHECKPOINT_TYPES)}")
     if numbered_steps is not None and numbered_steps < 0:
         raise UsageError("numbered_steps must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class _Rest:
+    """What a cluster built in two parts still has to build (``SimulatedCluster._build_rest``):
+    the states of the jobs after the first part, and the build's arguments it needs."""
+
+    states: list[JobState]
+    n_jobs: int
+    first_job_id: int
+    touches: bool
+    arrays: bool

@@ -45,8 +45,11 @@ class Timeline:
         self._handlers[kind] = weakref.WeakMethod(handler)
 
     def tick(self) -> None:
-        """Apply every event due by now, in time order."""
+        """Apply every event due by now, in time order (none while the cluster is still
+        being built: its clock stands still then, as during a build in one go)."""
         state = self.state
+        if state.staging.building:
+            return
         now = state.clock()
         if now > state.now:
             state.now = now

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
@@ -246,19 +247,36 @@ class Population:
         self.timeline.push(float(start + rec.duration), "end", jid, token=rec.token)
 
     def generate(self, n_jobs: int) -> None:
-        rng = self.rng
-        now = self.state.now
-        states = rng.choices(
+        """The seeded jobs, and the first arrival (``draw_states``, ``generate_jobs`` and
+        ``first_arrival`` in one go)."""
+        self.generate_jobs(self.draw_states(n_jobs))
+        self.first_arrival()
+
+    def draw_states(self, n_jobs: int) -> list[JobState]:
+        """The state of each of the ``n_jobs`` seeded jobs, in id order: the generator
+        stream's first draws (every job's own draws follow, ``generate_jobs``)."""
+        states = self.rng.choices(
             [s for s, _ in STATE_WEIGHTS], weights=[w for _, w in STATE_WEIGHTS], k=n_jobs
         )
         # Every state at least once (when there are enough jobs), at spread positions.
         for k, state in enumerate(REQUIRED_STATES):
             if n_jobs >= len(REQUIRED_STATES) and state not in states:
                 states[(k * 7) % n_jobs] = state
+        return states
+
+    def generate_jobs(self, states: Sequence[JobState]) -> None:
+        """The next seeded jobs, one in each of ``states``, at the time the cluster was made
+        (a cluster built in two parts calls this once per part: ``staging.py``; its clock
+        stands still meanwhile)."""
+        rng = self.rng
+        now = self.state.now
         for state in states:
             self.new_job(rng, state, now)
+
+    def first_arrival(self) -> None:
+        """After the seeded jobs: when the first new job arrives (the stream's next draw)."""
         if self.state.settings.arrivals:
-            self.timeline.push(now + rng.randint(45, 180), "arrive", 0)
+            self.timeline.push(self.state.now + self.rng.randint(45, 180), "arrive", 0)
 
     def submit(
         self,

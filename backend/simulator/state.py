@@ -21,6 +21,7 @@ from ..rules import Caller
 from .catalog import SLURM_UID, SLURM_USER, uid_for
 from .plugins import CheckpointPlugin, plugin_for
 from .records import JobRec, StepRec, TransparentStep, step_of
+from .staging import Staging
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,8 @@ class ClusterState:
         few), so a step under one costs a tuple, not a policy of its own."""
         self.now = clock()
         """The latest time the controller has seen (its clock never goes back)."""
+        self.staging = Staging()
+        """A cluster built in two parts: whether the rest is still to come (``staging.py``)."""
 
     def user(self, name: str) -> Caller:
         """The simulated user called ``name`` (root, slurm, a job owner, anyone)."""

@@ -119,12 +119,14 @@ class Views:
             history=tuple(srec.history or ()),
         )
 
-    def rebuild_dirty(self) -> None:
+    def rebuild_dirty(self, *, anew: bool = False) -> None:
         """Bring the listing (each job's record and step records, in id order) up to date
-        with the jobs that changed."""
-        if not self.state.dirty:
+        with the jobs that changed; ``anew``: list every job again (the end of a build in
+        two parts, ``staging.py``).  While the cluster is still being built the listing
+        stays the first part's."""
+        if self.state.staging.building or not (self.state.dirty or anew):
             return
-        everything = not self._listed_jobs  # the first build: every job, in id order
+        everything = anew or not self._listed_jobs  # the first build: every job, in id order
         with cyclic_gc_paused(everything):  # no cycles here either: gc_pause.py
             if everything:
                 self._list_all()

@@ -280,9 +280,10 @@ class ConsoleScreen(TargetScreen):
         """``42 jobs`` in the table; ``12/42 jobs`` when a filter or ``m`` hides some of
         the jobs the controller lists (squeue's total)."""
         shown = self.jobs_table.row_count
+        loading = ", loading…" if self.sckpt.demo_part else ""  # the demo's first part
         if not (self.filter_text or self.mine_only):
-            return f"{shown} job{'s' if shown != 1 else ''}"
-        return f"{shown}/{len(list(self.sckpt.jobs()))} jobs"
+            return f"{shown} job{'s' if shown != 1 else ''}{loading}"
+        return f"{shown}/{len(list(self.sckpt.jobs()))} jobs{loading}"
 
     def refresh_steps(self) -> None:
         """Show the steps of the job under the cursor."""
