@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import pwd
 import re
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -33,6 +34,18 @@ def wait_for(
         time.sleep(interval)
         last = predicate()
     return last
+
+
+@contextlib.contextmanager
+def sleeping_process() -> Iterator[subprocess.Popen[bytes]]:
+    """A real process that only sleeps (state ``S``), for a test that looks at one in
+    ``/proc`` or stops it; killed and reaped afterwards."""
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait()
 
 
 def rpc_count(cluster: SlurmCluster, user: str) -> int:
