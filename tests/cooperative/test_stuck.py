@@ -12,13 +12,12 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sckpt.backend.checkpointing import stuck
 from sckpt.backend.simulator import ManualClock
 
-from tests.helpers import sleeping_process, wait_for
+from tests.helpers import process_state, sleeping_process, wait_for
 
 
 @pytest.fixture
@@ -27,13 +26,9 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
         yield child
 
 
-def _state(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-
-
 def test_a_stopped_process_is_continued_then_a_still_checkpoint_is_named(sleeper) -> None:  # type: ignore[no-untyped-def]
     os.kill(sleeper.pid, signal.SIGSTOP)
-    wait_for(lambda: _state(sleeper.pid) == "T")
+    wait_for(lambda: process_state(sleeper.pid) == "T")
     clock = ManualClock()
     watch = stuck.Watch(clock)
     began = clock() - 30
@@ -41,7 +36,7 @@ def test_a_stopped_process_is_continued_then_a_still_checkpoint_is_named(sleeper
     assert watch.check(clock() + 60, began, lambda: [sleeper.pid], lambda: 0) is None
     past = clock() - 1
     assert watch.check(past, began, lambda: [sleeper.pid], lambda: 0) is None
-    wait_for(lambda: _state(sleeper.pid) == "S")  # SIGCONT sent
+    wait_for(lambda: process_state(sleeper.pid) == "S")  # SIGCONT sent
     clock.advance(stuck.AFTER_CONTINUE / 2)  # whole seconds: exact on the fake clock
     assert watch.check(past, began, lambda: [sleeper.pid], lambda: 0) is None  # not yet
     clock.advance(stuck.AFTER_CONTINUE / 2)
