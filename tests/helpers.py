@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import pwd
 import re
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -33,6 +34,30 @@ def wait_for(
         time.sleep(interval)
         last = predicate()
     return last
+
+
+def process_state(pid: int) -> str:
+    """The process's one-letter state in ``/proc`` (``R``, ``S``, ``T`` ...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+@contextlib.contextmanager
+def sleeping_process() -> Iterator[subprocess.Popen[bytes]]:
+    """A real process that only sleeps, for a test that looks at one in ``/proc`` or stops
+    it: yielded once it is asleep (state ``S``; while it starts it is ``R``), killed and
+    reaped afterwards."""
+    child = subprocess.Popen(["sleep", "60"])
+
+    def asleep() -> bool:  # exec'd into sleep, and in its nanosleep
+        comm = Path(f"/proc/{child.pid}/comm").read_text()
+        return comm == "sleep\n" and process_state(child.pid) == "S"
+
+    try:
+        wait_for(asleep, interval=0.01, what="asleep")
+        yield child
+    finally:
+        child.kill()
+        child.wait()
 
 
 def rpc_count(cluster: SlurmCluster, user: str) -> int:

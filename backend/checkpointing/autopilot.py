@@ -305,17 +305,17 @@ class Autopilot:
         else:
             why = decision.why
         note(f"the job is not requeued: {why}")
-        self._record(lambda r: self._chain_ends(r, why))
+        self._record(lambda r: self._chain_ends(r, why, self.clock))
 
     def _requeued(self, rec: StepRecord, why: str) -> None:
         rec.requeued_run = self.restart_count
-        rec.log("requeue", BY, 0, f"job requeued to continue ({why})")
+        rec.log("requeue", BY, 0, f"job requeued to continue ({why})", clock=self.clock)
 
     @staticmethod
-    def _chain_ends(rec: StepRecord, why: str) -> None:
+    def _chain_ends(rec: StepRecord, why: str, clock: Callable[[], float]) -> None:
         rec.chain_end = why
         rec.keep_highest(CHAIN_END_CODE, f"requeue chain ended: {why}")
-        rec.log("chain", BY, CHAIN_END_CODE, f"requeue chain ended: {why}")
+        rec.log("chain", BY, CHAIN_END_CODE, f"requeue chain ended: {why}", clock=clock)
 
     def _record(self, change: Callable[[StepRecord], None]) -> None:
         try:

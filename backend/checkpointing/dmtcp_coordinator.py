@@ -99,7 +99,12 @@ def _loopback_listener() -> socket.socket:
     return listener
 
 
-def _fork(body: Callable[[int], int], keep: list[socket.socket], table: int) -> int:
+def _fork(
+    body: Callable[[int], int],
+    keep: list[socket.socket],
+    table: int,
+    monotonic: Callable[[], float],
+) -> int:
     """Fork a relay running ``body(ready_fd)``; its pid once it wrote ``ok`` on ``ready_fd``
     (``CoordinatorError`` with what it wrote instead).  ``keep`` and ``table`` belong to the
     child from then on: the parent closes its copies."""
@@ -117,9 +122,9 @@ def _fork(body: Callable[[int], int], keep: list[socket.socket], table: int) -> 
     os.close(table)
     os.close(ready_w)
     answer = b""
-    deadline = time.monotonic() + START_TIMEOUT
+    deadline = monotonic() + START_TIMEOUT
     with os.fdopen(ready_r, "rb") as ready:
-        while b"\n" not in answer and time.monotonic() < deadline:
+        while b"\n" not in answer and monotonic() < deadline:
             chunk = ready.read1(256)
             if not chunk:
                 break
@@ -158,9 +163,23 @@ class PrivateCoordinator:
     it; ``close()`` ends relay and coordinator (they also end with the wrapper: parent-death
     signal, and the coordinator's ``--exit-on-last``).  ``close(drain=True)`` waits for the
     step's other tasks to leave first: their processes are clients of this coordinator.
+
+    ``monotonic`` and ``sleep`` measure and wait out ``START_TIMEOUT`` (the transparent
+    checkpointer's, injected: tests/backend/test_checkpointing_time.py runs it out in fake time).
     """
 
-    def __init__(self, coordinator: str, ckpt_dir: Path, log: Path, secret: bytes = b"") -> None:
+    def __init__(
+        self,
+        coordinator: str,
+        ckpt_dir: Path,
+        log: Path,
+        secret: bytes = b"",
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.monotonic = monotonic
+        self.sleep = sleep
         self.coordinator = coordinator
         self.ckpt_dir = ckpt_dir
         self.log = log
@@ -192,7 +211,10 @@ class PrivateCoordinator:
         owner = os.getuid()
         table = os.open("/proc/self/net/tcp", os.O_RDONLY | os.O_CLOEXEC)
         self.pid = _fork(
-            lambda ready: _relay_main(self, listener, table, owner, ready), keep, table
+            lambda ready: _relay_main(self, listener, table, owner, ready),
+            keep,
+            table,
+            self.monotonic,
         )
         self._public = None
         return self.port
@@ -208,7 +230,15 @@ class NodeRelay:
     connection forwarded to the step relay's public port after proving the secret.  The
     node's tasks use it instead of a coordinator of their own (``env()``)."""
 
-    def __init__(self, step_relay: tuple[str, int], secret: bytes) -> None:
+    def __init__(
+        self,
+        step_relay: tuple[str, int],
+        secret: bytes,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.monotonic = monotonic
+        """What the start's wait and the relay's handshake deadlines are measured with."""
         self.step_relay = step_relay
         self.secret = secret
         self.port = 0
@@ -231,6 +261,7 @@ class NodeRelay:
                 owner,
                 self.secret,
                 connector(self.step_relay, self.secret),
+                monotonic=self.monotonic,
             )
             _drain_on(signal.SIGUSR1, relay)
             os.write(ready, b"ok\n")
@@ -238,7 +269,7 @@ class NodeRelay:
             relay.run()
             return 0
 
-        self.pid = _fork(body, [listener], table)
+        self.pid = _fork(body, [listener], table, self.monotonic)
         return self.port
 
     def close(self, drain: bool = False) -> None:
@@ -298,13 +329,13 @@ def _relay_main(
         answer(f"cannot start {coord.coordinator}: {exc.strerror}")
         return 1
     inner = 0
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline and child.poll() is None:
+    deadline = coord.monotonic() + START_TIMEOUT
+    while coord.monotonic() < deadline and child.poll() is None:
         with contextlib.suppress(OSError, ValueError):
             inner = int(port_file.read_text().strip() or 0)
         if inner:
             break
-        time.sleep(0.02)
+        coord.sleep(0.02)
     with contextlib.suppress(OSError):
         port_file.unlink()
     if not inner:
@@ -327,6 +358,7 @@ def _relay_main(
         coord.secret,
         connector(("127.0.0.1", inner)),
         alive=lambda: child.poll() is None,
+        monotonic=coord.monotonic,
     )
     _drain_on(signal.SIGUSR1, relay)
     relay.run()

@@ -396,8 +396,8 @@ class CooperativeEngine(LiveEngine):
         for t in self._targets(job, target):
 
             def change(rec: StepRecord) -> None:
-                rec.disable_count = count(rec.disable_count)
-                rec.log(operation, self.caller_name, 0, f"counter {rec.disable_count}")
+                rec.disable_count = n = count(rec.disable_count)
+                rec.log(operation, self.caller_name, 0, f"counter {n}", clock=self._clock)
 
             self._update(t, change)
             codes.append((t.step.step_id, 0))
@@ -488,7 +488,7 @@ class CooperativeEngine(LiveEngine):
             if self._clock() - looked >= wait_end.LOOK_EVERY:
                 looked = self._clock()
                 stores = [(t.store, rid) for t, rid in pending]
-                wait_end.end_if_over(self._look, job, stores, self._sleep)
+                wait_end.end_if_over(self._look, job, stores, self._sleep, self._clock)
             still = []
             for t, rid in pending:
                 try:
@@ -721,11 +721,11 @@ class CooperativeEngine(LiveEngine):
                     images.append(f"{t.step.step_id} checkpoint error({err.code})")
         reason = f"{exc.message} ({getattr(exc, 'name', type(exc).__name__)})"
         line = f"vacate half done: checkpoint finished, but {what}: {reason}"
+        code = getattr(exc, "code", 1) or 1
         for t in targets:
             with contextlib.suppress(SckptError):
                 self._update(
-                    t,
-                    lambda r: r.log("vacate", self.caller_name, getattr(exc, "code", 1) or 1, line),
+                    t, lambda r: r.log("vacate", self.caller_name, code, line, clock=self._clock)
                 )
         saved = "; ".join(images) or "no image recorded"
         known = (
@@ -847,7 +847,7 @@ class CooperativeEngine(LiveEngine):
 
         def mark(r: StepRecord) -> None:
             r.pinned_nodes = pinned
-            r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", "")
+            r.log("restart", self.caller_name, 0, f"stick={int(stick)}{forced}", clock=self._clock)
 
         unrecorded = []
         for store, _rec in records:
@@ -866,7 +866,7 @@ class CooperativeEngine(LiveEngine):
 
             def change(rec: StepRecord) -> None:
                 rec.keep_highest(error_code, error_msg)
-                rec.log("complete", self.caller_name, error_code, error_msg)
+                rec.log("complete", self.caller_name, error_code, error_msg, clock=self._clock)
                 req = rec.in_progress
                 if req is not None and begin_time == req.start:
                     req.pending = []

@@ -118,7 +118,7 @@ def set_by_operator(
         rec.policy.every = step
     rec.next_due = now + step if step else 0
     said = describe(rec.policy) or "off"
-    rec.log("auto", by, 0, said)
+    rec.log("auto", by, 0, said, now=now)
     return said
 
 

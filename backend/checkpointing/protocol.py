@@ -30,7 +30,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -417,10 +417,14 @@ class StepRecord:
         message: str = "",
         image_dir: str = "",
         cause: str = "",
+        *,
+        now: int | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        """Append one history line (bounded); ``cause`` for a checkpoint's lines."""
+        """Append one history line (bounded); ``cause`` for a checkpoint's lines.  Its time
+        is ``now``, else the caller's ``clock`` (the wrapper's or engine's, injected)."""
         line: dict[str, Any] = {
-            "time": int(time.time()),
+            "time": int(clock()) if now is None else now,
             "operation": operation,
             "by": by,
             "code": code,
@@ -437,7 +441,15 @@ class StepRecord:
         code, message = rules.kept_error(self.error_code, self.error_msg, code, message)
         self.error_code, self.error_msg = code, _text(message)
 
-    def report(self, procid: int, code: int, message: str, request_id: str = "") -> bool:
+    def report(
+        self,
+        procid: int,
+        code: int,
+        message: str,
+        request_id: str = "",
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> bool:
         """Task ``procid``'s outcome of the checkpoint in progress (of ``request_id``, when
         given): kept with the other tasks', and the request closed once every task reported.
         False when that request is no longer in progress (nothing is changed)."""
@@ -448,30 +460,32 @@ class StepRecord:
             req.pending.remove(procid)
         req.results[str(procid)] = [code, message]
         if not req.pending:
-            self.finish_request()
+            self.finish_request(clock=clock)
         return True
 
-    def finish_request(self, now: int | None = None) -> None:
+    def finish_request(
+        self, now: int | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
         """Close the request in progress once every task reported (or it expired)."""
         req = self.in_progress
         if req is None:
             return
-        now = int(time.time()) if now is None else now
+        now = int(clock()) if now is None else now
         codes = []
         for _procid, (code, message) in sorted(req.results.items()):
             self.keep_highest(int(code), str(message))
             codes.append(int(code))
         worst = max(codes, default=0)
         message = self.error_msg if worst else ""
-        self.log("done", req.by, worst, message, req.image_dir, cause=req.cause)
+        self.log("done", req.by, worst, message, req.image_dir, cause=req.cause, now=now)
         self.last_results = {k: [int(c), str(m)] for k, (c, m) in req.results.items()}
         self.last_request = req.request_id
         self.in_progress = None
 
-    def expire(self, now: int | None = None) -> bool:
+    def expire(self, now: int | None = None, *, clock: Callable[[], float] = time.time) -> bool:
         """Record a timeout when the request in progress is past its deadline."""
         req = self.in_progress
-        now = int(time.time()) if now is None else now
+        now = int(clock()) if now is None else now
         if req is None or not req.deadline or now < req.deadline:
             return False
         for procid in req.pending:
@@ -491,10 +505,12 @@ class StepRecord:
         operation: str,
         now: int | None = None,
         cause: str = CAUSE_OPERATOR,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> Request:
         """Start a checkpoint of every running task: reset the error, record who asked and
         why (``cause``)."""
-        now = int(time.time()) if now is None else now
+        now = int(clock()) if now is None else now
         req = Request(
             request_id=f"{now}-{os.getpid()}-{uuid.uuid4().hex[:8]}",
             start=now,
@@ -510,7 +526,7 @@ class StepRecord:
         self.error_msg = ""
         self.last_results = {}
         self.in_progress = req
-        self.log(operation, by, 0, "", image_dir, cause=cause)
+        self.log(operation, by, 0, "", image_dir, cause=cause, now=now)
         return req
 
     # ---- (de)serialisation ---------------------------------------------------------------
@@ -578,7 +594,7 @@ class StepRecord:
             check_step_name(rec.name)
         return rec
 
-    def rename(self, name: str) -> None:
+    def rename(self, name: str, *, clock: Callable[[], float] = time.time) -> None:
         """Make this record the step ``name``'s: what belonged to another program goes.
 
         A restarted job's steps may take their ids in another order, so the record found at
@@ -589,7 +605,7 @@ class StepRecord:
         if name == self.name:
             return
         if self.name:
-            self.log("rename", "", 0, f"step was {self.name}, now {name}")
+            self.log("rename", "", 0, f"step was {self.name}, now {name}", clock=clock)
         self.name = name
         self.last_image = {}
         self.last_image_time = 0

@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .checkpointer import NotSent
@@ -56,8 +56,19 @@ class SignalCheckpointer:
     label = ""
     """The console shows the signal and what the program does with it instead."""
 
-    def __init__(self, ckpt_signal: signal.Signals) -> None:
+    def __init__(
+        self,
+        ckpt_signal: signal.Signals,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.signal = ckpt_signal
+        self.monotonic = monotonic
+        self.sleep = sleep
+        """What ``STOP_WAIT`` is measured with (the wrapper's ``monotonic``): a test's
+        fake clock runs the wait out with no real one
+        (tests/backend/test_checkpointing_time.py)."""
         self.last_seconds = 0.0
         """Not measured: the program alone knows when it began to save."""
 
@@ -107,7 +118,7 @@ class SignalCheckpointer:
         except ProcessLookupError:
             return ""
         try:
-            if not _wait_stopped(pid):
+            if not self.wait_stopped(pid):
                 return ""  # still running after STOP_WAIT: not looked at, asked again
             handler = signal_handler(pid, self.signal)
             if handler == HANDLER_CAUGHT:
@@ -118,6 +129,20 @@ class SignalCheckpointer:
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
+
+    def wait_stopped(self, pid: int) -> bool:
+        """Wait until SIGSTOP has stopped every thread of ``pid``; False when it has not
+        within ``STOP_WAIT`` of ``monotonic`` (or the process is gone or a zombie)."""
+        deadline = self.monotonic() + STOP_WAIT
+        while True:
+            states = _thread_states(pid)
+            if not states or "Z" in states or "X" in states:
+                return False
+            if all(s == "T" for s in states):
+                return True
+            if self.monotonic() >= deadline:
+                return False
+            self.sleep(0.001)
 
     def poll(self) -> tuple[int, str] | None:
         """None: the program writes its status line itself, and the wrapper reads it."""
@@ -156,18 +181,3 @@ def _thread_states(pid: int) -> list[str]:
 def _stopped(pid: int) -> bool:
     """Whether ``pid`` is stopped by someone (``T``: a signal, ``t``: a debugger)."""
     return any(s in ("T", "t") for s in _thread_states(pid))
-
-
-def _wait_stopped(pid: int, timeout: float = STOP_WAIT) -> bool:
-    """Wait until SIGSTOP has stopped every thread of ``pid``; False when it has not (or
-    the process is gone or a zombie)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        states = _thread_states(pid)
-        if not states or "Z" in states or "X" in states:
-            return False
-        if all(s == "T" for s in states):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.001)

@@ -436,13 +436,15 @@ class StepStore(_GuardedFile):
         create: bool = False,
         reset_corrupt: bool = False,
         locked: bool = True,
+        clock: Callable[[], float] = time.time,
     ) -> T:
         """Locked read-modify-write.  Missing file: ``StoreError`` unless ``create``.
 
         ``reset_corrupt`` (the wrapper's registration) moves a corrupt file aside to
-        ``<name>.corrupt-<time>`` and starts afresh instead of failing.  ``locked=False``
-        skips the lock: only for the wrapper's note that checkpointing is off because the
-        lock could not be had (a lost update is then better than saying nothing).
+        ``<name>.corrupt-<time>`` (``clock``'s, the wrapper's) and starts afresh instead of
+        failing.  ``locked=False`` skips the lock: only for the wrapper's note that
+        checkpointing is off because the lock could not be had (a lost update is then
+        better than saying nothing).
         """
         with self._changing(locked) as dfd:
             try:
@@ -450,7 +452,7 @@ class StepStore(_GuardedFile):
             except StoreError:
                 if not reset_corrupt:
                     raise
-                aside = f"{self.path.name}.corrupt-{int(time.time())}"
+                aside = f"{self.path.name}.corrupt-{int(clock())}"
                 with contextlib.suppress(OSError):
                     os.rename(self.path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
                 record = None

@@ -70,15 +70,21 @@ def ceiling() -> float:
     return CEILING
 
 
-def arm(checkpointer: object, deadline: int, max_wait: int) -> None:
+def arm(
+    checkpointer: object,
+    deadline: int,
+    max_wait: int,
+    clock: Callable[[], float] = time.time,
+) -> None:
     """Tell a ``Limited`` checkpointer when to give up on the checkpoint it is asked for:
-    shortly before the request's ``deadline``, or ``ceiling()`` from now without one."""
+    shortly before the request's ``deadline``, or ``ceiling()`` from now (the wrapper's
+    ``clock``) without one."""
     if not isinstance(checkpointer, Limited):
         return
     if deadline:
         checkpointer.give_up_at = deadline - min(MARGIN, max_wait / 3)
     else:
-        checkpointer.give_up_at = time.time() + ceiling()
+        checkpointer.give_up_at = clock() + ceiling()
 
 
 def _state(pid: int) -> str:
@@ -184,9 +190,11 @@ class Watch:
     At ``give_up_at`` it SIGCONTs the task's stopped processes and notes how much image was
     written; ``AFTER_CONTINUE`` seconds later the checkpoint is stuck when nothing more was
     written.  One still writing is left alone (MaxWait's ETIME is recorded by whoever sees the
-    deadline, and its image is kept when it completes, as before)."""
+    deadline, and its image is kept when it completes, as before).  ``clock`` is the
+    time of day the limit is read against (tests/cooperative/test_stuck.py moves it on)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self.continued: list[int] = []
         self.looked_at = 0.0
         self.seen = -1
@@ -200,7 +208,7 @@ class Watch:
     ) -> tuple[int, str] | None:
         """None while the checkpoint may still finish; ``(ETIME, what was stuck)`` once
         it has passed its limit and has written nothing for ``AFTER_CONTINUE`` seconds."""
-        now = time.time()
+        now = self.clock()
         if not give_up_at or now < give_up_at or now < self.looked_at + AFTER_CONTINUE:
             return None
         tree, size = tree_of(), written_of()

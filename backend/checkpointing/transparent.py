@@ -117,7 +117,18 @@ class DmtcpCheckpointer:
         *,
         gzip: bool = False,
         coordinator: str = TASK,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ):
+        self.clock = clock
+        """The time of day: when a checkpoint began (images older than that are not its
+        own) and its stuck limit (``stuck.Watch``)."""
+        self.monotonic = monotonic
+        self.sleep = sleep
+        """What ``COORDINATOR_WAIT`` and the coordinator's start are measured and waited
+        with: a test's fake clock runs them out with no real wait
+        (tests/backend/test_checkpointing_time.py)."""
         self.install = install
         self.spool = Path(task_dir) / SPOOL
         self.gzip = gzip
@@ -131,7 +142,7 @@ class DmtcpCheckpointer:
         """Connections to outside the computation at the last checkpoint (``peers.py``)."""
         self.give_up_at = 0.0
         """When the checkpoint asked for is given up on (``stuck.arm``; 0: never)."""
-        self.watch = stuck.Watch()
+        self.watch = stuck.Watch(clock)
         self.root = 0
         """The first process of the computation being checkpointed (``begin``'s ``pid``)."""
 
@@ -187,6 +198,8 @@ class DmtcpCheckpointer:
                 self.install.program("dmtcp_coordinator"),
                 self.spool,
                 self.spool / "coordinator.log",
+                monotonic=self.monotonic,
+                sleep=self.sleep,
             )
             self.port = coordinator.start()
             self.coordinator = coordinator
@@ -211,6 +224,8 @@ class DmtcpCheckpointer:
                 self.script_dir,
                 self.script_dir / "coordinator.log",
                 secret=secret,
+                monotonic=self.monotonic,
+                sleep=self.sleep,
             )
             self.port = step.start()
             self.coordinator = step
@@ -223,7 +238,7 @@ class DmtcpCheckpointer:
             return
         if place.localid == 0:
             host, _, port = rec.coord_public.rpartition(":")
-            relay = NodeRelay((host, int(port)), secret)
+            relay = NodeRelay((host, int(port)), secret, monotonic=self.monotonic)
             self.port = relay.start()
             self.coordinator = relay
             self._publish(lambda r: r.coord_ports.update({place.node: self.port}))
@@ -241,13 +256,13 @@ class DmtcpCheckpointer:
         """The step's record once ``ready(record)`` holds for this run (bounded)."""
         place = self.place
         assert place is not None
-        deadline = time.monotonic() + COORDINATOR_WAIT
-        while time.monotonic() < deadline:
+        deadline = self.monotonic() + COORDINATOR_WAIT
+        while self.monotonic() < deadline:
             with contextlib.suppress(StoreError):
                 rec = place.store.read()
                 if rec is not None and rec.coord_run == place.run and ready(rec):
                     return rec
-            time.sleep(0.1)
+            self.sleep(0.1)
         raise OSError(
             errno.ETIME,
             f"task 0's step coordinator did not appear in the step's record within "
@@ -292,7 +307,7 @@ class DmtcpCheckpointer:
                         f"No space left on device: the image needs about {_size(need)} and "
                         f"{where} has {_size(free)} free; not checkpointed, the program runs on"
                     )
-        self.began = since or time.time()
+        self.began = since or self.clock()
         if self.step_mode and self.place is not None and self.place.procid != 0:
             # Task 0 asks the step's coordinator once for every task; this task's images
             # are the ones the restart script lists in its spool (``images``).
@@ -303,7 +318,7 @@ class DmtcpCheckpointer:
             for old in self.script_dir.glob("dmtcp_restart_script*.sh"):
                 with contextlib.suppress(OSError):
                     old.unlink()
-        self.root, self.watch = pid, stuck.Watch()
+        self.root, self.watch = pid, stuck.Watch(self.clock)
         try:
             done = subprocess.run(
                 [self.install.program("dmtcp_command"), "--checkpoint"],
@@ -363,7 +378,7 @@ class DmtcpCheckpointer:
                     os.close(fd)
             except OSError as exc:
                 return exc.errno or errno.EIO, f"cannot flush {image}: {exc.strerror}"
-        self.last_seconds = time.time() - self.began
+        self.last_seconds = self.clock() - self.began
         return 0, ""
 
     def collect(self, into: Path) -> int:

@@ -76,14 +76,20 @@ def closing_words(ended: WaitEnded) -> str:
     return f"no outcome: {ended.message} during the checkpoint"
 
 
-def close_request(rec: StepRecord, request_id: str, ended: WaitEnded) -> None:
+def close_request(
+    rec: StepRecord,
+    request_id: str,
+    ended: WaitEnded,
+    clock: Callable[[], float] = time.time,
+) -> None:
     """Close request ``request_id`` in ``rec`` (if still open): every task that has not
-    reported gets ECANCELED and the reason, so ``able`` stops saying "in progress"."""
+    reported gets ECANCELED and the reason, so ``able`` stops saying "in progress"; the
+    history's line has ``clock``'s time (the engine's)."""
     req = rec.in_progress
     if req is None or req.request_id != request_id:
         return
     for procid in list(req.pending):
-        rec.report(procid, errno.ECANCELED, closing_words(ended), request_id)
+        rec.report(procid, errno.ECANCELED, closing_words(ended), request_id, clock=clock)
 
 
 Look = Callable[[int], tuple[Job | None, tuple[Step, ...]]]
@@ -95,11 +101,12 @@ def end_if_over(
     job: Job,
     pending: Sequence[tuple[StepStore, str]],
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
 ) -> None:
     """Raise ``why_over``'s error when ``job`` or a step waited on is gone, after closing
     the requests ``pending`` (each step's store and request id) that no wrapper will answer
     any more; nothing when the wait may go on (or Slurm did not answer: next time).
-    ``sleep`` is the engine's (a test's fake one moves its clock on)."""
+    ``sleep`` and ``clock`` are the engine's (a test's fake sleep moves its clock on)."""
     watched = [store.step for store, _rid in pending]
     try:
         now, steps = look(job.job_id)
@@ -115,5 +122,5 @@ def end_if_over(
         return  # Slurm did not answer: next time
     for store, rid in pending:
         with contextlib.suppress(StoreError):
-            store.update(partial(close_request, request_id=rid, ended=ended))
+            store.update(partial(close_request, request_id=rid, ended=ended, clock=clock))
     raise ended

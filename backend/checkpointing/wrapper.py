@@ -209,7 +209,9 @@ class Wrapper:
         self.partial: Path | None = None
         """The generation the active request's image is written into."""
         self.restart_dir = ""
-        self.checkpointer: Checkpointer = checkpointer or SignalCheckpointer(self.ckpt_signal)
+        self.checkpointer: Checkpointer = checkpointer or SignalCheckpointer(
+            self.ckpt_signal, monotonic=monotonic
+        )
         """How the program is checkpointed: the signal it catches, or ``--transparent``'s."""
         self.begun = 0.0
         """When the active checkpoint was asked for (monotonic): its duration is measured."""
@@ -321,14 +323,14 @@ class Wrapper:
                 # programs in one step): one name, one image directory per step.
                 self.name = rec.name
             previous, note = self._previous_image(rec, index)
-            rec.rename(self.name)
+            rec.rename(self.name, clock=self.clock)
             rec.coordinator = self.checkpointer.coordinator_kind
             if self.autopilot is not None:
                 self.autopilot.register(rec, self.clock())
             rec.tasks[str(self.procid)] = self._task(resumed_from=previous, start_note=note)
             if previous:
                 rec.last_image[str(self.procid)] = previous
-                rec.log("resume", who, 0, note, previous)
+                rec.log("resume", who, 0, note, previous, clock=self.clock)
                 return previous
             rec.last_image.pop(str(self.procid), None)
             lost = note.startswith("started fresh: ") and self.restart_count > 0
@@ -336,12 +338,15 @@ class Wrapper:
             if code:  # an operator asked for a restart and this task lost its image
                 rec.keep_highest(code, f"task {self.procid} {note}")
             # where this task's images go, as the history said before generations
-            rec.log("fresh" if self.restart_count else "register", who, code, note, self.image_dir)
+            first = "fresh" if self.restart_count else "register"
+            rec.log(first, who, code, note, self.image_dir, clock=self.clock)
             return ""
 
         if self.autopilot is not None:
             self.autopilot.first_look()
-        self.restart_dir = self.store.update(change, create=True, reset_corrupt=True)
+        self.restart_dir = self.store.update(
+            change, create=True, reset_corrupt=True, clock=self.clock
+        )
         try:
             self.images.ready()  # the first generation the program's link points at
         except OSError as exc:
@@ -364,7 +369,7 @@ class Wrapper:
                 off=why, start_note=f"checkpointing is off: {why}"
             )
             rec.keep_highest(code, message)
-            rec.log("off", f"task{self.procid}", code, message)
+            rec.log("off", f"task{self.procid}", code, message, clock=self.clock)
 
         try:
             self.store.update(change, create=True, locked=locked)
@@ -383,7 +388,7 @@ class Wrapper:
             req = rec.in_progress
             if req is not None and self.procid in req.pending:
                 ended = f"program ended (status {status}) before completing the checkpoint"
-                rec.report(self.procid, ABANDONED_CODE, ended)
+                rec.report(self.procid, ABANDONED_CODE, ended, clock=self.clock)
 
         try:
             self.store.update(change)
@@ -439,7 +444,7 @@ class Wrapper:
             task = rec.tasks.get(str(self.procid))
             if handler and task is not None and task.pid == os.getpid():
                 task.handler = handler
-            rec.report(self.procid, code, message, req.request_id)
+            rec.report(self.procid, code, message, req.request_id, clock=self.clock)
 
         with contextlib.suppress(StoreError):
             self.store.update(change)
@@ -492,7 +497,8 @@ class Wrapper:
             self.done_path.unlink()
         if self.child is None or self.child.poll() is not None:
             return
-        stuck.arm(self.checkpointer, req.deadline, req.max_wait)  # the stuck-checkpoint limit
+        # the stuck-checkpoint limit
+        stuck.arm(self.checkpointer, req.deadline, req.max_wait, self.clock)
         try:
             code, message = self.checkpointer.begin(self.child.pid, since=req.start)
         except NotSent as not_sent:
@@ -560,8 +566,8 @@ class Wrapper:
             elif code == 0:
                 rec.last_image[str(self.procid)] = image
                 rec.last_image_time = int(self.clock())
-            if not rec.report(self.procid, code, message, req.request_id):
-                rec.log("late", f"task{self.procid}", code, message, image)
+            if not rec.report(self.procid, code, message, req.request_id, clock=self.clock):
+                rec.log("late", f"task{self.procid}", code, message, image, clock=self.clock)
 
         try:
             # The index first: the step record's report is what a waiting create or vacate

@@ -211,7 +211,7 @@ def test_a_two_task_step_where_one_task_does_not_catch(
     assert column.kind == CheckpointKind.NOT_SUPPORTED
     assert column.reason.startswith("task 1: program does not catch SIGUSR1")
     before = len(job.counted("t0.log"))
-    time.sleep(1.5)
+    time.sleep(1.5)  # "nothing happens": a signal sent to task 1 would have killed it by now
     assert alive(pids[0], "python3") and alive(pids[1], "sleep")
     assert len(job.counted("t0.log")) > before  # task 0 kept counting, undisturbed
     assert job.field("JobState") == "RUNNING" and KILLED not in job.output()
