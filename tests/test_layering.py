@@ -607,6 +607,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "history",
                     "audit",
                     "gc_pause",
+                    "give_way",
                     "control_chars",
                 )
             ),

@@ -28,11 +28,12 @@ from dataclasses import replace
 from functools import partial
 from importlib.resources import files
 
-from sckpt.backend import operations
+from sckpt.backend import give_way, operations
 from sckpt.backend.config import Settings
 from sckpt.backend.errors import NeedsForce, SckptError, SlurmError
 from sckpt.backend.facade import Facade
 from sckpt.backend.model import ClusterInfo, JobView, StepId, StepView
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
@@ -185,6 +186,22 @@ class SckptApp(App[int]):
                     active_bindings=screen.active_bindings,
                 )
             )
+
+    # ------------------------------------------------------------------ keys first
+    # A key holds the refresh worker's long passes until its screen update is written
+    # (``backend/give_way.py``: they share one GIL with this thread).
+
+    def post_message(self, message: Message) -> bool:
+        """Queue ``message``; a key arriving also holds the refresh worker (any thread may
+        post; a key bubbling back up from the focused widget is posted here again)."""
+        if isinstance(message, events.Key) and not message.is_forwarded:
+            give_way.hold()
+        return super().post_message(message)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key reached the app (its bindings have run): the worker may go on once the
+        screen is written.  A key a widget kept (an input field's) ends by ``MAX_HOLD``."""
+        self.call_after_refresh(give_way.release)
 
     # ------------------------------------------------------------------ data access
     # What screens read (``context.ScreenContext``): the pipeline's latest data.

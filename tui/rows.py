@@ -22,6 +22,7 @@ from functools import total_ordering
 from typing import Any, TypeAlias
 
 from rich.text import Text
+from sckpt.backend.give_way import paced
 from sckpt.backend.model import (
     FINISHED_STATES,
     NO_VAL,
@@ -164,7 +165,7 @@ def plan(
     ``view``.  ``reset``: the table's view is not ``view`` (plan every row)."""
     reset = reset or view.sort_column in TIME_SORTED
     visible: dict[str, RowData] = {}
-    for job_view in jobs:
+    for job_view in paced(jobs):  # on the refresh worker: a key goes first (give_way)
         if passes(job_view, view, recent):
             visible[row_key(job_view)] = job_view
     for job_view in gone:

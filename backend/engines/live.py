@@ -41,6 +41,7 @@ from ..errors import (
     SlurmError,
 )
 from ..gc_pause import cyclic_gc_paused, freeze_built
+from ..give_way import paced
 from ..model import (
     STEP_PENDING,
     AbleResult,
@@ -256,7 +257,7 @@ class LiveEngine(Engine):
         listed_then = self._listed_by_id.get
         views: list[JobView] = []
         keep = views.append
-        for job in self._jobs:
+        for job in paced(self._jobs):  # a key goes first: give_way.py
             job_id = job.job_id
             listed = listed_now(job_id, ())
             old = old_view(job_id)
@@ -566,7 +567,7 @@ def _group_steps(
     ordered: dict[int, tuple[Step, ...]] = {}
     before = raw_before.get
     if result.by_job is not None:
-        for job_id, listed in result.by_job.items():
+        for job_id, listed in paced(result.by_job.items()):
             old = before(job_id)
             same = old is listed or (old is not None and old == listed)
             ordered[job_id] = sorted_before[job_id] if same else _in_squeue_order(listed)
