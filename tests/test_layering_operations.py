@@ -137,3 +137,30 @@ def test_a_rows_job_level_rule_is_applied_in_one_place() -> None:
         if _calls_of(ast.parse(path.read_text()), "check_job_level")
     }
     assert callers == {"backend/acting.py"}
+
+
+def test_each_checkpoint_row_is_one_binding_line_and_one_api_method() -> None:
+    """The binding forwards each checkpoint row to its libslurm call: one ``ckpt_NAME =
+    OnThread(checkpoint.NAME)`` line per row of the operations table, and the interface
+    (``SlurmAPI``) names the same calls with the same parameters.  The lines are written,
+    not generated from the table in a loop, so that mypy checks ``Binding`` against
+    ``SlurmAPI``; this test keeps the two and the table in step (issue 35 item 2)."""
+    import inspect
+
+    from sckpt.backend.libslurm import checkpoint
+    from sckpt.backend.libslurm.binding import Binding, OnThread
+    from sckpt.backend.operations import CHECKPOINT_NAMES
+    from sckpt.backend.slurm_api import SlurmAPI
+
+    def ckpt_names(cls: type) -> set[str]:
+        return {n.removeprefix("ckpt_") for n in vars(cls) if n.startswith("ckpt_")}
+
+    assert ckpt_names(Binding) == set(CHECKPOINT_NAMES) == ckpt_names(SlurmAPI)
+    for name in CHECKPOINT_NAMES:
+        line = vars(Binding)[f"ckpt_{name}"]
+        assert isinstance(line, OnThread) and line.fn is getattr(checkpoint, name)
+        bound = inspect.signature(line).parameters
+        api = inspect.signature(getattr(SlurmAPI, f"ckpt_{name}")).parameters
+        assert [(p.name, p.default) for p in bound.values()] == [
+            (p.name, p.default) for p in api.values()
+        ], name
