@@ -104,8 +104,9 @@ class Console:
 
 @pytest.fixture
 def console(tmp_path: Path) -> Callable[..., Console]:
-    """Build a console; keyword arguments choose read-only, keys, focus, size of the cluster,
-    and whether the test moves the refresh's time itself (``manual_timers``)."""
+    """Build a console; keyword arguments choose read-only, keys, focus, size of the cluster
+    (and the demo's ``first_part``), and whether the test moves the refresh's time itself
+    (``manual_timers``)."""
 
     def make(
         *,
@@ -118,6 +119,7 @@ def console(tmp_path: Path) -> Callable[..., Console]:
         interval: float = 3600.0,
         arrays: bool = False,
         manual_timers: bool = False,
+        first_part: int | None = None,
     ) -> Console:
         clock = ManualClock()
         cluster = SimulatedCluster(
@@ -128,6 +130,7 @@ def console(tmp_path: Path) -> Callable[..., Console]:
             arrivals=False,
             demo_touches=demo_touches,
             arrays=arrays,
+            first_part=first_part,
         )
         audit = tmp_path / "audit.log"
         settings = Settings(

@@ -7,37 +7,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
-from sckpt.backend.config import Settings
-from sckpt.backend.facade import open_facade
 from sckpt.backend.model import StepId
-from sckpt.backend.simulator import ManualClock, SimulatedCluster, demo_users_for
-from sckpt.tui.app import SckptApp, build_app
+from sckpt.backend.simulator import SimulatedCluster
+from sckpt.tui.app import SckptApp
 from sckpt.tui.screens.console import ConsoleScreen
 
-from .conftest import ME, settle, wait_until
+from .conftest import Console, settle, wait_until
 
 JOBS = 400
 FIRST = 40
 
 
 def _app(
-    tmp_path: Path, first_part: int | None, focus: StepId | None = None
+    console: Callable[..., Console], first_part: int | None, focus: StepId | None = None
 ) -> tuple[SckptApp, SimulatedCluster]:
-    clock = ManualClock()
-    cluster = SimulatedCluster(
-        seed=7,
-        n_jobs=JOBS,
-        clock=clock,
-        users=demo_users_for(ME),
-        arrivals=False,
-        arrays=True,
-        first_part=first_part,
-    )
-    settings = Settings(refresh_interval=3600.0, audit_log=tmp_path / "audit.log")
-    facade = open_facade(settings, as_user=ME, cluster=cluster)
-    return build_app(facade, settings, focus=focus, clock=clock), cluster
+    built = console(n_jobs=JOBS, arrays=True, demo_touches=True, first_part=first_part, focus=focus)
+    return built.app, built.cluster
 
 
 def _console(app: SckptApp) -> ConsoleScreen:
@@ -46,25 +32,27 @@ def _console(app: SckptApp) -> ConsoleScreen:
     return screen
 
 
-async def test_the_first_screen_is_the_first_part_and_says_it_is_loading(tmp_path: Path) -> None:
-    whole, _ = _app(tmp_path, None)
+async def test_the_first_screen_is_the_first_part_and_says_it_is_loading(
+    console: Callable[..., Console],
+) -> None:
+    whole, _ = _app(console, None)
     async with whole.run_test(size=(160, 40)) as pilot:
         await settle(pilot)
         expected = _console(whole).jobs_table.row_keys_in_order
         assert "loading" not in _console(whole).count_text
 
-    app, cluster = _app(tmp_path, FIRST)
+    app, cluster = _app(console, FIRST)
     held: list[Callable[[], None]] = []
     app.demo_thread = held.append
     app.show_demo_part()
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot)
-        console = _console(app)
-        first = console.jobs_table.row_keys_in_order
+        screen = _console(app)
+        first = screen.jobs_table.row_keys_in_order
         # The top rows of the whole listing, and a count that does not pass for a total.
         assert first and first == expected[: len(first)]
         assert int(first[-1]) < 184_201 + FIRST < int(expected[-1])
-        assert console.count_text == f"{len(first)} jobs, loading…"
+        assert screen.count_text == f"{len(first)} jobs, loading…"
         assert cluster.building and len(held) == 1
         builder = threading.Thread(target=held[0])
         builder.start()
@@ -72,13 +60,15 @@ async def test_the_first_screen_is_the_first_part_and_says_it_is_loading(tmp_pat
         builder.join()
         await settle(pilot)
         assert not cluster.building
-        assert console.jobs_table.row_keys_in_order == expected
-        assert console.count_text == f"{len(expected)} jobs"
+        assert screen.jobs_table.row_keys_in_order == expected
+        assert screen.count_text == f"{len(expected)} jobs"
 
 
-async def test_a_focused_job_waits_for_the_whole_cluster(tmp_path: Path) -> None:
+async def test_a_focused_job_waits_for_the_whole_cluster(
+    console: Callable[..., Console],
+) -> None:
     """``sckpt --demo JOB``: the job may be past the first part."""
-    app, cluster = _app(tmp_path, FIRST, StepId(184_201 + JOBS - 1))
+    app, cluster = _app(console, FIRST, StepId(184_201 + JOBS - 1))
     started: list[Callable[[], None]] = []
     app.demo_thread = started.append
     app.show_demo_part()
